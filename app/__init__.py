@@ -1,0 +1,1 @@
+"""Qt desktop application over core/."""

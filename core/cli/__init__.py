@@ -1,0 +1,56 @@
+"""Command line over the same core functions the GUI uses.
+
+Each sub-command group lives in its own module exposing `register(subparsers)`; the
+parser it adds sets `func(args) -> int`. User errors (WorkbenchError) are printed as
+one clear line on stderr with exit status 2; programming errors keep their traceback.
+"""
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+
+from core.errors import WorkbenchError
+
+# Order is the order of `--help`.
+COMMAND_MODULES = [
+    "corpus", "train", "translate", "evaluate", "align", "bench", "demo", "gui",
+]
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="nmt-workbench",
+        description="NMT Attention Workbench: train, inspect and use attention-based NMT. "
+        "Run without arguments to open the desktop workbench.",
+    )
+    parser.add_argument(
+        "--workspace", metavar="DIR", default=None,
+        help="workspace folder (default: the per-user data folder)",
+    )
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for name in COMMAND_MODULES:
+        try:
+            module = importlib.import_module(f"core.cli.{name}_cmd")
+        except ModuleNotFoundError as exc:
+            if exc.name != f"core.cli.{name}_cmd":
+                raise
+            continue
+        module.register(sub)
+    return parser
+
+
+def run_cli(argv: list[str]) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not getattr(args, "func", None):
+        parser.print_help()
+        return 1
+    try:
+        return int(args.func(args) or 0)
+    except WorkbenchError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130

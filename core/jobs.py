@@ -1,0 +1,97 @@
+"""Long work as plain functions that report through a JobContext.
+
+A job is `fn(..., ctx: JobContext)`. It calls `ctx.emit(kind, **data)` for events
+(progress, metrics, partial results), polls `ctx.cancelled` between units of work and
+calls `ctx.wait_if_paused()` at safe points. The CLI prints the events, the GUI turns
+them into Qt signals (app/workers.py), the store keeps them. Nothing here knows Qt.
+"""
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass(frozen=True)
+class JobEvent:
+    """One thing a job reports. `kind` is e.g. 'progress', 'step', 'validation',
+    'checkpoint', 'log', 'finished', 'failed'; `data` carries the numbers."""
+
+    kind: str
+    data: dict[str, Any] = field(default_factory=dict)
+    time: float = field(default_factory=time.time)
+
+
+Listener = Callable[[JobEvent], None]
+
+
+class JobCancelled(Exception):
+    """Raised by `JobContext.check_cancelled` to unwind a job the user stopped."""
+
+
+class JobContext:
+    """Thread-safe channel between a running job and whoever watches it.
+
+    Listeners are called synchronously in the job's thread; they must be quick
+    (the Qt adapter only re-emits a signal).
+    """
+
+    def __init__(self, listeners: list[Listener] | None = None):
+        self._listeners: list[Listener] = list(listeners or [])
+        self._cancel = threading.Event()
+        self._resume = threading.Event()
+        self._resume.set()
+
+    # --- the watcher's side -------------------------------------------------
+    def add_listener(self, listener: Listener) -> None:
+        self._listeners.append(listener)
+
+    def cancel(self) -> None:
+        self._cancel.set()
+        self._resume.set()  # a paused job must wake up to notice the cancel
+
+    def pause(self) -> None:
+        self._resume.clear()
+
+    def resume(self) -> None:
+        self._resume.set()
+
+    # --- the job's side -------------------------------------------------------
+    @property
+    def cancelled(self) -> bool:
+        return self._cancel.is_set()
+
+    @property
+    def paused(self) -> bool:
+        return not self._resume.is_set()
+
+    def check_cancelled(self) -> None:
+        if self._cancel.is_set():
+            raise JobCancelled()
+
+    def wait_if_paused(self, poll_s: float = 0.1) -> None:
+        """Block while paused; returns at once when running or cancelled."""
+        while not self._resume.wait(poll_s):
+            pass
+
+    def emit(self, kind: str, **data: Any) -> None:
+        event = JobEvent(kind, data)
+        for listener in self._listeners:
+            listener(event)
+
+    def progress(self, done: int, total: int | None = None, message: str = "") -> None:
+        self.emit("progress", done=done, total=total, message=message)
+
+
+class RecordingContext(JobContext):
+    """A JobContext that keeps every event: for tests and scripts."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.events: list[JobEvent] = []
+        self.add_listener(self.events.append)
+
+    def of_kind(self, kind: str) -> list[JobEvent]:
+        return [e for e in self.events if e.kind == kind]

@@ -1,0 +1,82 @@
+"""The contract every translation model honours, so that training, search,
+heatmaps, AER and unknown-word replacement treat all families alike.
+
+Token ids: the special ids are fixed for every vocabulary (see core/data/vocab.py):
+PAD=0, UNK=1, BOS=2, EOS=3.
+
+Teacher-forced pass (training, forced decoding):
+    out = model(src, src_lens, tgt_in, **extra)       -> Seq2SeqOutput
+        src:      batch x src_len   (long, PAD-padded, already reversed if the model
+                                     reverses: NO - reversal is the model's job, see
+                                     `reverse_source` in the config; inputs are always
+                                     in natural order and attention is always reported
+                                     over natural source positions)
+        src_lens: batch             (long, true lengths, no BOS/EOS on the source)
+        tgt_in:   batch x tgt_len   (BOS y1 ... yn, PAD-padded)
+    out.log_probs: batch x tgt_len x vocab   (log-softmax over the target vocabulary)
+    out.attention: batch x tgt_len x src_len (rows sum to 1 over real source tokens,
+                                     exactly 0 on padding and outside local windows;
+                                     all zeros for models without attention)
+    out.positions: batch x tgt_len or None   (local-p's predicted p_t, natural order)
+    out.gates:     batch x src_len or None   (context models' lambda per source token)
+
+Incremental decoding (greedy, beam search, ensembles):
+    enc   = model.encode(src, src_lens, **extra)        -> dict[str, Tensor]
+    state = model.init_state(enc)                       -> dict[str, Tensor]
+    logp, attn, state, pos = model.step(y_prev, state, enc)
+        y_prev: batch (long), the previous target token (BOS at the first step)
+        logp:   batch x vocab, attn: batch x src_len, pos: batch or None
+Every tensor in `enc` and `state` has the batch on dim 0, so search can expand and
+reorder hypotheses generically with `select_batch` below.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+from torch import Tensor, nn
+
+PAD, UNK, BOS, EOS = 0, 1, 2, 3
+
+State = dict[str, Tensor]
+
+
+@dataclass
+class Seq2SeqOutput:
+    log_probs: Tensor  # batch x tgt_len x vocab
+    attention: Tensor  # batch x tgt_len x src_len
+    positions: Tensor | None = None  # batch x tgt_len (local-p)
+    gates: Tensor | None = None  # batch x src_len (context models)
+
+
+class Seq2Seq(nn.Module):
+    """Base class: subclasses implement forward, encode, init_state and step."""
+
+    #: the family name in the registry ('luong', 'rnnsearch', ...)
+    family: str = ""
+
+    def forward(self, src: Tensor, src_lens: Tensor, tgt_in: Tensor, **extra) -> Seq2SeqOutput:
+        raise NotImplementedError
+
+    def encode(self, src: Tensor, src_lens: Tensor, **extra) -> State:
+        raise NotImplementedError
+
+    def init_state(self, enc: State) -> State:
+        raise NotImplementedError
+
+    def step(
+        self, y_prev: Tensor, state: State, enc: State
+    ) -> tuple[Tensor, Tensor, State, Tensor | None]:
+        raise NotImplementedError
+
+
+def select_batch(tree: State, index: Tensor) -> State:
+    """Pick rows `index` (1-D long) along dim 0 of every tensor: expands a batch for
+    beam search (repeat_interleave indices) or reorders surviving hypotheses."""
+    return {k: v.index_select(0, index) for k, v in tree.items()}
+
+
+def length_mask(lens: Tensor, max_len: int | None = None) -> Tensor:
+    """batch -> batch x max_len bool, True on real tokens."""
+    max_len = int(lens.max()) if max_len is None else max_len
+    return torch.arange(max_len, device=lens.device)[None, :] < lens[:, None]
