@@ -8,6 +8,12 @@ from pathlib import Path
 from typing import BinaryIO
 
 
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
 def write_atomic(path: str | Path, writer: Callable[[BinaryIO], None]) -> Path:
     """Write `path` through `writer(fileobj)` so readers see the old or the new file,
     never a half-written one. Returns the path."""
@@ -15,6 +21,8 @@ def write_atomic(path: str | Path, writer: Callable[[BinaryIO], None]) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
+        # mkstemp creates 0600 files; give the file the mode a plain open() would
+        os.chmod(tmp, 0o666 & ~_umask())
         with os.fdopen(fd, "wb") as f:
             writer(f)
             f.flush()

@@ -1,0 +1,618 @@
+"""The workspace: an SQLite index (`workspace.sqlite`) plus a folder of files.
+
+`Workspace.open(dir)` creates or opens one; its methods take and return plain Python
+types and dataclasses, so the CLI, the GUI and a background training thread all use
+the same calls. Thread-safe: each thread gets its own connection. Several processes
+may write at once (WAL journal, busy timeout, writes in BEGIN IMMEDIATE transactions).
+The schema is versioned with PRAGMA user_version and brought forward by MIGRATIONS.
+See core/workspace_paths.py for the folder layout.
+"""
+from __future__ import annotations
+
+import json
+import math
+import shutil
+import sqlite3
+import threading
+import time
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from core.atomic import write_text_atomic
+from core.data.corpus import Corpus
+from core.errors import StoreError
+from core.workspace_paths import (
+    CORPORA_DIR,
+    DB_NAME,
+    EXPORTS_DIR,
+    LATEST_VERSION,
+    RUNS_DIR,
+    apply_migrations,
+    corpus_needs_escaping,
+    read_corpus_files,
+    resolve_workspace_dir,
+    schema_version,
+    write_corpus_files,
+)
+
+RUN_STATUSES = ("queued", "running", "paused", "finished", "failed", "cancelled")
+METRIC_KINDS = ("train", "valid")
+CHECKPOINT_KINDS = ("last", "best")
+BUSY_TIMEOUT_S = 60.0  # how long a writer waits for another process's transaction
+
+# --- plain records returned by the API -------------------------------------------------
+
+
+@dataclass
+class CorpusInfo:
+    id: int
+    name: str
+    format: str
+    src_lang: str
+    tgt_lang: str
+    n_pairs: int
+    n_documents: int
+    created: float  # seconds since the epoch
+    sources: list[str]
+    options: dict[str, Any]
+    warnings: list[str]
+    path: Path  # corpora/<id>/
+
+
+@dataclass
+class SplitInfo:
+    corpus_id: int
+    seed: int
+    ratios: list[float]
+    assignment: dict[str, list[int]]  # split name -> pair indices
+    created: float
+
+    @property
+    def sizes(self) -> dict[str, int]:
+        return {name: len(idx) for name, idx in self.assignment.items()}
+
+
+@dataclass
+class RunInfo:
+    id: int
+    name: str
+    family: str
+    config: dict[str, Any]
+    corpus_id: int | None
+    status: str
+    device: str
+    error: str
+    created: float
+    started: float | None
+    finished: float | None
+    steps: int
+    elapsed_s: float
+    path: Path  # runs/<id>/
+
+
+@dataclass
+class MetricPoint:
+    step: int
+    kind: str
+    name: str
+    value: float  # NaN stays NaN
+    time: float
+
+
+@dataclass
+class CheckpointInfo:
+    id: int
+    run_id: int
+    step: int
+    path: Path
+    kind: str
+    dev_ppl: float | None
+    created: float
+
+
+@dataclass
+class EvaluationInfo:
+    id: int
+    run_ids: list[int]
+    test_name: str
+    metrics: dict[str, Any]
+    created: float
+
+
+@dataclass
+class TranslationInfo:
+    id: int
+    run_id: int | None
+    document: str
+    path: Path
+    created: float
+
+
+def _connect(db_path: Path) -> sqlite3.Connection:
+    # isolation_level=None: no implicit transactions; writes use explicit BEGIN IMMEDIATE
+    # so a writer takes the lock up front and waits (busy_timeout) instead of failing.
+    conn = sqlite3.connect(
+        str(db_path), timeout=BUSY_TIMEOUT_S, isolation_level=None, check_same_thread=False
+    )
+    conn.execute(f"PRAGMA busy_timeout = {int(BUSY_TIMEOUT_S * 1000)}")
+    conn.execute("PRAGMA foreign_keys = ON")
+    conn.execute("PRAGMA synchronous = NORMAL")  # durable enough with WAL, much faster
+    conn.row_factory = sqlite3.Row
+    return conn
+
+
+def _loads(text: str | None, default: Any) -> Any:
+    return default if text is None else json.loads(text)
+
+
+class Workspace:
+    """A workspace folder. Open with `Workspace.open(path)`; use as a context manager."""
+
+    def __init__(self, root: Path):
+        self.root = root
+        self.db_path = root / DB_NAME
+        self._local = threading.local()
+        self._conns: list[sqlite3.Connection] = []
+        self._lock = threading.Lock()
+        self._closed = False
+
+    # --- opening and closing ------------------------------------------------------------
+    @classmethod
+    def open(
+        cls, path: str | Path | None = None, create: bool = True, allow_nonempty: bool = False
+    ) -> Workspace:
+        """Open the workspace in `path` (None: the per-user default), migrating an older
+        schema. With `create`, a missing or empty folder becomes a new workspace; a
+        non-empty folder that is not a workspace is refused unless `allow_nonempty`."""
+        root = resolve_workspace_dir(path)
+        db = root / DB_NAME
+        if not db.exists():
+            if root.exists() and not root.is_dir():
+                raise StoreError(f"{root}: is a file, not a workspace folder; choose a folder.")
+            if not create:
+                raise StoreError(
+                    f"{root}: is not a workspace (no {DB_NAME}); choose an existing "
+                    "workspace or let the workbench create one."
+                )
+            if root.exists() and any(root.iterdir()) and not allow_nonempty:
+                raise StoreError(
+                    f"{root}: the folder is not empty and holds no {DB_NAME}; choose an "
+                    "empty or new folder for a workspace."
+                )
+            root.mkdir(parents=True, exist_ok=True)
+        ws = cls(root.resolve())
+        try:
+            conn = ws._conn()
+            conn.execute("PRAGMA journal_mode = WAL")  # persistent: stored in the file
+            apply_migrations(conn, LATEST_VERSION, db)
+            for sub in (CORPORA_DIR, RUNS_DIR, EXPORTS_DIR):
+                (ws.root / sub).mkdir(exist_ok=True)
+        except sqlite3.DatabaseError as exc:
+            ws.close()
+            raise StoreError(
+                f"{db}: cannot be used as a workspace database ({exc}); restore it from a "
+                "backup or choose another workspace folder."
+            ) from exc
+        except BaseException:
+            ws.close()
+            raise
+        return ws
+
+    def close(self) -> None:
+        with self._lock:
+            self._closed = True
+            for conn in self._conns:
+                conn.close()
+            self._conns.clear()
+
+    def __enter__(self) -> Workspace:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    @property
+    def schema_version(self) -> int:
+        return schema_version(self._conn())
+
+    def _conn(self) -> sqlite3.Connection:
+        """This thread's connection (created on first use)."""
+        conn = getattr(self._local, "conn", None)
+        if conn is None or self._closed:
+            with self._lock:
+                if self._closed:
+                    raise StoreError(f"{self.root}: the workspace is closed; open it again.")
+                conn = _connect(self.db_path)
+                self._conns.append(conn)
+            self._local.conn = conn
+        return conn
+
+    @contextmanager
+    def _write(self) -> Iterator[sqlite3.Connection]:
+        """One write transaction; rolled back if the body raises."""
+        conn = self._conn()
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            yield conn
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+        conn.execute("COMMIT")
+
+    def _query(self, sql: str, params: Sequence[Any] = ()) -> list[sqlite3.Row]:
+        return self._conn().execute(sql, params).fetchall()
+
+    def _rel(self, path: str | Path) -> str:
+        """Paths inside the workspace are stored relative, so the folder can move."""
+        p = Path(path).resolve()
+        try:
+            return p.relative_to(self.root).as_posix()
+        except ValueError:
+            return str(p)
+
+    def _abs(self, stored: str) -> Path:
+        return self.root / stored  # an absolute `stored` stays absolute
+
+    def integrity_check(self) -> str:
+        """SQLite's own check: 'ok' or the problems it found."""
+        rows = self._conn().execute("PRAGMA integrity_check").fetchall()
+        return "\n".join(str(r[0]) for r in rows)
+
+    # --- lookups by id or name ------------------------------------------------------------
+    def _resolve(self, table: str, what: str, ref: int | str) -> int:
+        if isinstance(ref, str):
+            rows = self._query(f"SELECT id FROM {table} WHERE name = ?", (ref,))
+            if rows:
+                return int(rows[0]["id"])
+            if not ref.strip().isdigit():
+                names = [r["name"] for r in self._query(f"SELECT name FROM {table} ORDER BY id")]
+                known = ", ".join(names) if names else "none yet"
+                raise StoreError(f"{self.root}: no {what} named {ref!r} (known: {known}).")
+            ref = int(ref)
+        if not self._query(f"SELECT 1 FROM {table} WHERE id = ?", (ref,)):
+            raise StoreError(f"{self.root}: no {what} with id {ref}; list them to see the ids.")
+        return int(ref)
+
+    def _free_name(self, table: str, name: str) -> str:
+        taken = {r["name"] for r in self._query(f"SELECT name FROM {table}")}
+        k = 2
+        while f"{name}-{k}" in taken:
+            k += 1
+        return f"{name}-{k}"
+
+    def _check_new_name(self, table: str, what: str, name: str) -> str:
+        name = name.strip()
+        if not name:
+            raise StoreError(f"a {what} needs a name; give one (e.g. --name).")
+        if name.isdigit():
+            raise StoreError(f"{what} name {name!r} is only digits and would read as an id; "
+                             "add a letter.")
+        if self._query(f"SELECT 1 FROM {table} WHERE name = ?", (name,)):
+            raise StoreError(f"{self.root}: a {what} named {name!r} already exists; choose "
+                             f"another name, e.g. {self._free_name(table, name)!r}.")
+        return name
+
+    # --- corpora --------------------------------------------------------------------------
+    def add_corpus(
+        self,
+        corpus: Corpus,
+        name: str | None = None,
+        format: str = "",
+        options: dict[str, Any] | None = None,
+        sources: Sequence[str | Path] = (),
+    ) -> int:
+        """Store `corpus` under `name` (default: corpus.name): its text as files in
+        corpora/<id>/ and its row. Returns the new id."""
+        pairs = corpus.pairs
+        n_docs = len({p.doc_id for p in pairs if p.doc_id is not None})
+        escaped = corpus_needs_escaping(corpus)
+        with self._write() as conn:
+            name = self._check_new_name("corpora", "corpus", name or corpus.name)
+            cur = conn.execute(
+                "INSERT INTO corpora (name, format, src_lang, tgt_lang, n_pairs, n_documents,"
+                " created, sources, options, warnings, escaped)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (name, format, corpus.src_lang, corpus.tgt_lang, len(pairs), n_docs,
+                 time.time(), json.dumps([str(s) for s in sources]),
+                 json.dumps(options or {}), json.dumps(list(corpus.warnings)), int(escaped)),
+            )
+            corpus_id = int(cur.lastrowid)
+            # Written inside the transaction: a failure leaves neither row nor files (a
+            # crash may leave a folder, which the next corpus with this id replaces).
+            folder = self.root / CORPORA_DIR / str(corpus_id)
+            shutil.rmtree(folder, ignore_errors=True)
+            write_corpus_files(folder, corpus, escaped)
+        return corpus_id
+
+    def _corpus_info(self, row: sqlite3.Row) -> CorpusInfo:
+        return CorpusInfo(
+            id=row["id"], name=row["name"], format=row["format"], src_lang=row["src_lang"],
+            tgt_lang=row["tgt_lang"], n_pairs=row["n_pairs"], n_documents=row["n_documents"],
+            created=row["created"], sources=_loads(row["sources"], []),
+            options=_loads(row["options"], {}), warnings=_loads(row["warnings"], []),
+            path=self.root / CORPORA_DIR / str(row["id"]),
+        )
+
+    def corpus_id(self, ref: int | str) -> int:
+        """The id of corpus `ref` (an id, a name, or an id written as text)."""
+        return self._resolve("corpora", "corpus", ref)
+
+    def get_corpus(self, ref: int | str) -> CorpusInfo:
+        row = self._query("SELECT * FROM corpora WHERE id = ?", (self.corpus_id(ref),))[0]
+        return self._corpus_info(row)
+
+    def list_corpora(self) -> list[CorpusInfo]:
+        return [self._corpus_info(r) for r in self._query("SELECT * FROM corpora ORDER BY id")]
+
+    def load_corpus(self, ref: int | str) -> Corpus:
+        """The corpus exactly as it was added: pairs, doc ids, origin lines, languages."""
+        info = self.get_corpus(ref)
+        escaped = bool(self._query("SELECT escaped FROM corpora WHERE id = ?",
+                                   (info.id,))[0]["escaped"])
+        pairs = read_corpus_files(info.path, info.n_pairs, escaped)
+        return Corpus(pairs, info.src_lang, info.tgt_lang, name=info.name,
+                      warnings=list(info.warnings))
+
+    def delete_corpus(self, ref: int | str) -> None:
+        """Delete a corpus, its split and its files. Refused while runs use it."""
+        corpus_id = self.corpus_id(ref)
+        with self._write() as conn:
+            runs = [r[0] for r in conn.execute(
+                "SELECT name FROM runs WHERE corpus_id = ? ORDER BY id", (corpus_id,))]
+            if runs:
+                raise StoreError(f"corpus {ref!r} is used by runs {', '.join(runs)}; delete "
+                                 "those runs first.")
+            conn.execute("DELETE FROM corpora WHERE id = ?", (corpus_id,))
+        shutil.rmtree(self.root / CORPORA_DIR / str(corpus_id), ignore_errors=True)
+
+    # --- splits -----------------------------------------------------------------------------
+    def save_split(
+        self, ref: int | str, seed: int, ratios: Sequence[float],
+        assignment: dict[str, Sequence[int]],
+    ) -> None:
+        """Store the train/dev/test assignment of corpus `ref` (replacing an older one).
+        `assignment`: split name -> pair indices."""
+        info = self.get_corpus(ref)
+        clean = {name: [int(i) for i in idx] for name, idx in assignment.items()}
+        for name, idx in clean.items():
+            bad = [i for i in idx if not 0 <= i < info.n_pairs]
+            if bad:
+                raise ValueError(f"split {name!r} holds index {bad[0]} outside corpus "
+                                 f"{info.name!r} of {info.n_pairs} pairs")
+        path = info.path / "split.json"
+        payload = {"seed": seed, "ratios": [float(r) for r in ratios], "assignment": clean}
+        with self._write() as conn:
+            write_text_atomic(path, json.dumps(payload))
+            conn.execute(
+                "INSERT OR REPLACE INTO corpus_splits (corpus_id, seed, ratios, sizes, path,"
+                " created) VALUES (?, ?, ?, ?, ?, ?)",
+                (info.id, seed, json.dumps(payload["ratios"]),
+                 json.dumps({k: len(v) for k, v in clean.items()}), self._rel(path),
+                 time.time()),
+            )
+
+    def load_split(self, ref: int | str) -> SplitInfo | None:
+        """The stored split of corpus `ref`, or None when it has none yet."""
+        corpus_id = self.corpus_id(ref)
+        rows = self._query("SELECT * FROM corpus_splits WHERE corpus_id = ?", (corpus_id,))
+        if not rows:
+            return None
+        path = self._abs(rows[0]["path"])
+        try:
+            payload = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError) as exc:
+            raise StoreError(f"{path}: cannot read the stored split ({exc}); split the corpus "
+                             "again.") from exc
+        return SplitInfo(corpus_id, int(payload["seed"]), list(payload["ratios"]),
+                         {k: list(v) for k, v in payload["assignment"].items()},
+                         rows[0]["created"])
+
+    # --- runs -------------------------------------------------------------------------------
+    def create_run(self, name: str, config: dict[str, Any], corpus_id: int | str | None) -> int:
+        """A new run in status 'queued'; its folder is `run_dir(id)`."""
+        cid = None if corpus_id is None else self.corpus_id(corpus_id)
+        family = str(config.get("model", {}).get("family", ""))
+        with self._write() as conn:
+            name = self._check_new_name("runs", "run", name)
+            cur = conn.execute(
+                "INSERT INTO runs (name, family, config, corpus_id, created)"
+                " VALUES (?, ?, ?, ?, ?)",
+                (name, family, json.dumps(config), cid, time.time()),
+            )
+            run_id = int(cur.lastrowid)
+        self.run_dir(run_id)
+        return run_id
+
+    def run_dir(self, run_id: int) -> Path:
+        path = self.root / RUNS_DIR / str(int(run_id))
+        path.mkdir(parents=True, exist_ok=True)
+        return path
+
+    def run_id(self, ref: int | str) -> int:
+        return self._resolve("runs", "run", ref)
+
+    _RUN_FIELDS = ("name", "config", "status", "device", "error", "started", "finished",
+                   "steps", "elapsed_s")
+
+    def update_run(self, ref: int | str, **fields: Any) -> None:
+        """Set fields of a run (name, config, status, device, error, started, finished,
+        steps, elapsed_s). Moving to 'running' stamps `started` if unset; moving to
+        finished/failed/cancelled stamps `finished` unless given."""
+        unknown = set(fields) - set(self._RUN_FIELDS)
+        if unknown:
+            raise TypeError(f"update_run: unknown fields {sorted(unknown)}")
+        status = fields.get("status")
+        if status is not None and status not in RUN_STATUSES:
+            raise ValueError(f"run status must be one of {RUN_STATUSES}, not {status!r}")
+        run_id = self.run_id(ref)
+        values = dict(fields)
+        if "config" in values:
+            values["family"] = str(values["config"].get("model", {}).get("family", ""))
+            values["config"] = json.dumps(values["config"])
+        if status in ("finished", "failed", "cancelled") and "finished" not in values:
+            values["finished"] = time.time()
+        with self._write() as conn:
+            if "name" in values:
+                current = conn.execute("SELECT name FROM runs WHERE id = ?", (run_id,))
+                if current.fetchone()[0] != values["name"]:
+                    values["name"] = self._check_new_name("runs", "run", values["name"])
+            sets = [f"{k} = ?" for k in values]
+            params = list(values.values())
+            if status == "running" and "started" not in values:
+                sets.append("started = COALESCE(started, ?)")  # a resume keeps its start
+                params.append(time.time())
+            if sets:
+                conn.execute(f"UPDATE runs SET {', '.join(sets)} WHERE id = ?",
+                             (*params, run_id))
+
+    def _run_info(self, row: sqlite3.Row) -> RunInfo:
+        return RunInfo(
+            id=row["id"], name=row["name"], family=row["family"],
+            config=_loads(row["config"], {}), corpus_id=row["corpus_id"], status=row["status"],
+            device=row["device"], error=row["error"], created=row["created"],
+            started=row["started"], finished=row["finished"], steps=row["steps"],
+            elapsed_s=row["elapsed_s"], path=self.root / RUNS_DIR / str(row["id"]),
+        )
+
+    def get_run(self, ref: int | str) -> RunInfo:
+        return self._run_info(self._query("SELECT * FROM runs WHERE id = ?",
+                                          (self.run_id(ref),))[0])
+
+    def list_runs(self, corpus_id: int | None = None, status: str | None = None) -> list[RunInfo]:
+        sql, params = "SELECT * FROM runs WHERE 1", []
+        if corpus_id is not None:
+            sql, params = sql + " AND corpus_id = ?", [*params, corpus_id]
+        if status is not None:
+            sql, params = sql + " AND status = ?", [*params, status]
+        return [self._run_info(r) for r in self._query(sql + " ORDER BY id", params)]
+
+    def delete_run(self, ref: int | str) -> None:
+        """Delete a run with its metrics, checkpoints, evaluations and folder."""
+        run_id = self.run_id(ref)
+        with self._write() as conn:
+            conn.execute("DELETE FROM runs WHERE id = ?", (run_id,))
+            # An evaluation left without any run is meaningless.
+            conn.execute("DELETE FROM evaluations WHERE id NOT IN "
+                         "(SELECT evaluation_id FROM evaluation_runs)")
+        shutil.rmtree(self.root / RUNS_DIR / str(run_id), ignore_errors=True)
+
+    # --- metrics ----------------------------------------------------------------------------
+    def log_metrics(self, run_id: int, step: int, kind: str, values: dict[str, float]) -> None:
+        """Append one step's values (e.g. {'loss': 2.3, 'ppl': 9.9}); kind train|valid."""
+        if kind not in METRIC_KINDS:
+            raise ValueError(f"metric kind must be one of {METRIC_KINDS}, not {kind!r}")
+        now = time.time()
+        rows = [(run_id, int(step), kind, name, float(v), now) for name, v in values.items()]
+        with self._write() as conn:
+            conn.executemany(
+                "INSERT INTO metrics (run_id, step, kind, name, value, time)"
+                " VALUES (?, ?, ?, ?, ?, ?)", rows)
+
+    def metrics(
+        self, run_id: int, kind: str | None = None, name: str | None = None,
+        after_step: int | None = None,
+    ) -> list[MetricPoint]:
+        """Logged values in step order; `after_step` returns only newer ones (for a view
+        that polls while training runs)."""
+        sql, params = "SELECT step, kind, name, value, time FROM metrics WHERE run_id = ?", [
+            run_id]
+        for column, value in (("kind", kind), ("name", name)):
+            if value is not None:
+                sql, params = sql + f" AND {column} = ?", [*params, value]
+        if after_step is not None:
+            sql, params = sql + " AND step > ?", [*params, after_step]
+        rows = self._query(sql + " ORDER BY step, rowid", params)
+        return [MetricPoint(r["step"], r["kind"], r["name"],
+                            math.nan if r["value"] is None else r["value"], r["time"])
+                for r in rows]
+
+    def curves(self, run_id: int, kind: str) -> dict[str, tuple[list[int], list[float]]]:
+        """Metric name -> (steps, values) for one kind: ready to plot."""
+        out: dict[str, tuple[list[int], list[float]]] = {}
+        for m in self.metrics(run_id, kind):
+            steps, values = out.setdefault(m.name, ([], []))
+            steps.append(m.step)
+            values.append(m.value)
+        return out
+
+    # --- checkpoints ------------------------------------------------------------------------
+    def add_checkpoint(
+        self, run_id: int, step: int, path: str | Path, kind: str, dev_ppl: float | None = None
+    ) -> int:
+        """Record a checkpoint file; the same path again (e.g. last.pt rewritten) updates
+        its row."""
+        if kind not in CHECKPOINT_KINDS:
+            raise ValueError(f"checkpoint kind must be one of {CHECKPOINT_KINDS}, not {kind!r}")
+        with self._write() as conn:
+            conn.execute(
+                "INSERT INTO checkpoints (run_id, step, path, kind, dev_ppl, created)"
+                " VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (run_id, path) DO UPDATE SET"
+                " step = excluded.step, kind = excluded.kind, dev_ppl = excluded.dev_ppl,"
+                " created = excluded.created",
+                (run_id, int(step), self._rel(path), kind, dev_ppl, time.time()))
+            row = conn.execute("SELECT id FROM checkpoints WHERE run_id = ? AND path = ?",
+                               (run_id, self._rel(path))).fetchone()
+        return int(row[0])
+
+    def checkpoints(self, run_id: int, kind: str | None = None) -> list[CheckpointInfo]:
+        """The run's checkpoints by step (oldest first)."""
+        sql, params = "SELECT * FROM checkpoints WHERE run_id = ?", [run_id]
+        if kind is not None:
+            sql, params = sql + " AND kind = ?", [*params, kind]
+        return [CheckpointInfo(r["id"], r["run_id"], r["step"], self._abs(r["path"]), r["kind"],
+                               r["dev_ppl"], r["created"])
+                for r in self._query(sql + " ORDER BY step, id", params)]
+
+    # --- evaluations and translations -------------------------------------------------------
+    def add_evaluation(
+        self, run_ids: int | Sequence[int], test_name: str, metrics: dict[str, Any]
+    ) -> int:
+        """Record scores of one run (or an ensemble: several runs) on a test set."""
+        ids = [int(run_ids)] if isinstance(run_ids, int) else [int(r) for r in run_ids]
+        with self._write() as conn:
+            cur = conn.execute(
+                "INSERT INTO evaluations (test_name, metrics, created) VALUES (?, ?, ?)",
+                (test_name, json.dumps(metrics), time.time()))
+            eval_id = int(cur.lastrowid)
+            conn.executemany(
+                "INSERT INTO evaluation_runs (evaluation_id, run_id, position) VALUES (?, ?, ?)",
+                [(eval_id, r, k) for k, r in enumerate(ids)])
+        return eval_id
+
+    def evaluations(self, run_id: int | None = None) -> list[EvaluationInfo]:
+        """All evaluations, or those that involve `run_id`, oldest first."""
+        sql, params = "SELECT * FROM evaluations", []
+        if run_id is not None:
+            sql += " WHERE id IN (SELECT evaluation_id FROM evaluation_runs WHERE run_id = ?)"
+            params = [run_id]
+        out = []
+        for r in self._query(sql + " ORDER BY id", params):
+            runs = [x["run_id"] for x in self._query(
+                "SELECT run_id FROM evaluation_runs WHERE evaluation_id = ? ORDER BY position",
+                (r["id"],))]
+            out.append(EvaluationInfo(r["id"], runs, r["test_name"], json.loads(r["metrics"]),
+                                      r["created"]))
+        return out
+
+    def add_translation(self, run_id: int | None, document: str, path: str | Path) -> int:
+        """Record a translated document written to `path` (usually under exports/)."""
+        with self._write() as conn:
+            cur = conn.execute(
+                "INSERT INTO translations (run_id, document, path, created) VALUES (?, ?, ?, ?)",
+                (run_id, document, self._rel(path), time.time()))
+        return int(cur.lastrowid)
+
+    def translations(self, run_id: int | None = None) -> list[TranslationInfo]:
+        sql, params = "SELECT * FROM translations", []
+        if run_id is not None:
+            sql, params = sql + " WHERE run_id = ?", [run_id]
+        return [TranslationInfo(r["id"], r["run_id"], r["document"], self._abs(r["path"]),
+                                r["created"])
+                for r in self._query(sql + " ORDER BY id", params)]
+
+    @property
+    def exports_dir(self) -> Path:
+        return self.root / EXPORTS_DIR

@@ -1,0 +1,99 @@
+"""Checkpoints: everything needed to resume a run exactly, written atomically.
+
+A checkpoint is one `torch.save`d dict of plain types and tensors, so it loads with
+`torch.load(..., weights_only=True)`:
+    model, optimizer, schedule      state dicts
+    rng                             torch CPU (+ CUDA) generator states, python and numpy
+    position                        {"epoch": e, "batch": b, "step": s} - the next batch
+    config                          RunConfig.to_dict()
+    best                            [(dev_ppl, step, file name)] kept best-k
+Vocabularies live beside the checkpoints in the run folder (src.vocab / tgt.vocab).
+"""
+from __future__ import annotations
+
+import io
+import random
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+
+from core.atomic import write_bytes_atomic
+from core.errors import CheckpointError
+
+LAST = "last.pt"
+
+
+def rng_state() -> dict[str, Any]:
+    np_state = np.random.get_state()
+    state = {
+        "torch": torch.get_rng_state(),
+        "python": list(random.getstate()[1]) + [random.getstate()[2] or -1],
+        "python_version": random.getstate()[0],
+        "numpy_keys": torch.from_numpy(np_state[1].astype(np.int64)),
+        "numpy_pos": int(np_state[2]),
+    }
+    if torch.cuda.is_available():
+        state["cuda"] = torch.cuda.get_rng_state_all()
+    return state
+
+
+def set_rng_state(state: dict[str, Any]) -> None:
+    torch.set_rng_state(state["torch"])
+    py = state["python"]
+    gauss = None if py[-1] == -1 else py[-1]
+    random.setstate((state["python_version"], tuple(py[:-1]), gauss))
+    keys = state["numpy_keys"].numpy().astype(np.uint32)
+    np.random.set_state(("MT19937", keys, state["numpy_pos"], 0, 0.0))
+    if "cuda" in state and torch.cuda.is_available():
+        torch.cuda.set_rng_state_all(state["cuda"])
+
+
+def save_checkpoint(path: str | Path, payload: dict[str, Any]) -> Path:
+    buffer = io.BytesIO()
+    torch.save(payload, buffer)
+    return write_bytes_atomic(path, buffer.getvalue())
+
+
+def load_checkpoint(path: str | Path, map_location: str | torch.device = "cpu") -> dict[str, Any]:
+    path = Path(path)
+    if not path.exists():
+        raise CheckpointError(f"{path}: no such checkpoint")
+    try:
+        return torch.load(path, map_location=map_location, weights_only=True)
+    except Exception as exc:  # damaged or foreign file
+        raise CheckpointError(
+            f"{path}: cannot be read as a workbench checkpoint ({type(exc).__name__}: {exc}); "
+            "pick another checkpoint of the run"
+        ) from None
+
+
+@dataclass
+class BestKeeper:
+    """Keeps the k checkpoints with the lowest dev perplexity (files best-<step>.pt)."""
+
+    folder: Path
+    k: int
+    entries: list[tuple[float, int, str]]
+
+    def offer(self, dev_ppl: float, step: int, payload: dict[str, Any]) -> Path | None:
+        """Save payload as a best checkpoint if it ranks among the k best; drop the worst."""
+        if self.k <= 0:
+            return None
+        ranked = sorted(self.entries + [(dev_ppl, step, "")])
+        if (dev_ppl, step, "") not in ranked[: self.k]:
+            return None
+        name = f"best-{step:08d}.pt"
+        self.entries.append((dev_ppl, step, name))
+        self.entries.sort()
+        for _, _, dropped in self.entries[self.k:]:
+            (self.folder / dropped).unlink(missing_ok=True)
+        self.entries = self.entries[: self.k]
+        payload = dict(payload, best=[list(e) for e in self.entries])
+        return save_checkpoint(self.folder / name, payload)
+
+    @property
+    def best_path(self) -> Path | None:
+        return self.folder / self.entries[0][2] if self.entries else None

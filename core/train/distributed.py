@@ -1,0 +1,57 @@
+"""Scale-out with torchrun: DistributedDataParallel over NCCL (GPUs) or gloo (CPU).
+
+`torchrun --nproc_per_node N main.py train --distributed ...` sets RANK, WORLD_SIZE,
+LOCAL_RANK and MASTER_ADDR/PORT; `DistContext.from_env()` joins the process group.
+Each rank trains on every WORLD_SIZE-th batch of the shared (seed, epoch) batch list,
+so ranks see disjoint data and DDP averages their gradients; only rank 0 writes.
+"""
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+
+import torch
+import torch.distributed as dist
+from torch.nn.parallel import DistributedDataParallel
+
+
+@dataclass
+class DistContext:
+    rank: int
+    world_size: int
+    local_rank: int
+    backend: str
+
+    @classmethod
+    def from_env(cls, backend: str | None = None) -> DistContext:
+        rank = int(os.environ.get("RANK", "0"))
+        world = int(os.environ.get("WORLD_SIZE", "1"))
+        local = int(os.environ.get("LOCAL_RANK", "0"))
+        backend = backend or ("nccl" if torch.cuda.is_available() else "gloo")
+        if not dist.is_initialized():
+            dist.init_process_group(backend=backend, rank=rank, world_size=world)
+        if backend == "nccl":
+            torch.cuda.set_device(local)
+        return cls(rank, world, local, backend)
+
+    @property
+    def device(self) -> str:
+        return f"cuda:{self.local_rank}" if self.backend == "nccl" else "cpu"
+
+    def shard(self, batches: list[list[int]]) -> list[list[int]]:
+        """Every rank gets the same number of batches (extra ones are dropped)."""
+        usable = len(batches) - len(batches) % self.world_size
+        return batches[self.rank:usable:self.world_size]
+
+    def wrap(self, model: torch.nn.Module) -> torch.nn.Module:
+        ids = [self.local_rank] if self.backend == "nccl" else None
+        # step-wise decoders may leave parameters unused in some batches (e.g. local-p)
+        return DistributedDataParallel(model, device_ids=ids, find_unused_parameters=True)
+
+    def barrier(self) -> None:
+        if dist.is_initialized():
+            dist.barrier()
+
+    def close(self) -> None:
+        if dist.is_initialized():
+            dist.destroy_process_group()

@@ -1,0 +1,276 @@
+"""The training loop: `train_model(config, data, run_dir, ctx)`.
+
+Plain function, no Qt. It reports through `ctx` (core.jobs.JobContext):
+    'start'       {device, params, steps_per_epoch, resumed_from}
+    'step'        {step, epoch, loss, ppl, lr, tok_per_s, eta_s, tokens}
+    'validation'  {step, dev_ppl, dev_loss, dev_bleu}
+    'checkpoint'  {step, path, kind}
+    'epoch'       {epoch, lr}
+and answers `ctx.cancelled` (stops after the current step, saving a checkpoint) and
+`ctx.wait_if_paused()`. It returns a TrainResult; failures (NaN loss, out of memory)
+raise TrainingError after the last good checkpoint is on disk.
+
+Exact resume: the checkpoint holds the model, optimiser, schedule, RNG states and the
+data position (epoch, next batch); batches of an epoch are a pure function of
+(seed, epoch), so a resumed run sees the same batches and the same dropout masks.
+"""
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import torch
+import torch.nn.functional as F
+
+from core.config import RunConfig
+from core.errors import TrainingError
+from core.jobs import JobContext
+from core.models.base import PAD, Seq2Seq
+from core.train import checkpoint as ckpt
+from core.train.device import autocast, pick_device
+from core.train.optim import EpochSchedule, build_optimizer
+
+
+@dataclass
+class TrainData:
+    """Token ids of the splits, ready for batching.
+
+    `make_plan(src, tgt, ctx)` returns an object with `.epoch(e) -> list[list[int]]` and
+    `.collate(indices) -> Batch` (core.data.batching.BatchPlan).
+    """
+
+    train_src: list[list[int]]
+    train_tgt: list[list[int]]
+    dev_src: list[list[int]]
+    dev_tgt: list[list[int]]
+    src_vocab_size: int
+    tgt_vocab_size: int
+    make_plan: Callable[..., Any]
+    train_ctx: list[list[int]] | None = None
+    dev_ctx: list[list[int]] | None = None
+    dev_bleu: Callable[[Seq2Seq, torch.device], float] | None = None  # greedy BLEU on a sample
+
+
+@dataclass
+class TrainResult:
+    status: str  # finished | cancelled
+    step: int
+    epoch: int
+    last_checkpoint: Path | None
+    best_checkpoint: Path | None
+    best_dev_ppl: float | None
+    history: list[dict[str, float]] = field(default_factory=list)  # one row per step
+
+
+def sequence_nll(log_probs: torch.Tensor, target: torch.Tensor, smoothing: float = 0.0):
+    """Summed loss over real target tokens and their count.
+
+    log_probs: batch x tgt_len x vocab; target: batch x tgt_len (PAD ignored).
+    With label smoothing eps the loss is (1 - eps) * NLL + eps * mean_v(-log p_v).
+    Returns (loss_sum, nll_sum, n_tokens); nll_sum is the plain NLL for perplexity.
+    """
+    flat = log_probs.reshape(-1, log_probs.size(-1)).float()
+    gold = target.reshape(-1)
+    mask = gold != PAD
+    nll = -flat.gather(1, gold.clamp(min=0).unsqueeze(1)).squeeze(1)
+    nll_sum = (nll * mask).sum()
+    if smoothing > 0:
+        smooth = -flat.mean(dim=1)
+        loss_sum = ((1 - smoothing) * nll + smoothing * smooth).mul(mask).sum()
+    else:
+        loss_sum = nll_sum
+    return loss_sum, nll_sum, int(mask.sum())
+
+
+def _forward(model, batch, device, amp: bool):
+    batch = batch.to(device)
+    extra = {}
+    if getattr(batch, "ctx", None) is not None:
+        extra = {"ctx": batch.ctx, "ctx_lens": batch.ctx_lens}
+    with autocast(device, amp):
+        out = model(batch.src, batch.src_lens, batch.tgt_in, **extra)
+    return out, batch
+
+
+@torch.no_grad()
+def evaluate_perplexity(model: Seq2Seq, plan, device: torch.device, amp: bool = False) -> tuple[float, float]:
+    """Teacher-forced dev loss per token and perplexity over every batch of `plan`."""
+    was_training = model.training
+    model.eval()
+    nll_total, tokens = 0.0, 0
+    for indices in plan.epoch(0):
+        out, batch = _forward(model, plan.collate(indices), device, amp)
+        _, nll_sum, n = sequence_nll(out.log_probs, batch.tgt_out)
+        nll_total += float(nll_sum)
+        tokens += n
+    model.train(was_training)
+    loss = nll_total / max(tokens, 1)
+    return loss, math.exp(min(loss, 50.0))
+
+
+def train_model(
+    config: RunConfig,
+    data: TrainData,
+    run_dir: str | Path,
+    ctx: JobContext,
+    model: Seq2Seq | None = None,
+    resume: bool = False,
+    distributed: Any = None,
+) -> TrainResult:
+    """Train `model` (built from config.model when None) on `data`; see module doc.
+
+    `distributed` is a core.train.distributed.DistContext or None: with it, each rank
+    trains on its share of every batch list and only rank 0 writes files and events.
+    """
+    from core.models.registry import build_model
+
+    run_dir = Path(run_dir)
+    run_dir.mkdir(parents=True, exist_ok=True)
+    tc, mc = config.train, config.model
+    device = pick_device(tc.device, tc.threads)
+    torch.manual_seed(tc.seed)
+    if model is None:
+        model = build_model(mc, data.src_vocab_size, data.tgt_vocab_size)
+    model.to(device)
+    optimizer = build_optimizer(model.parameters(), tc)
+    schedule = EpochSchedule(optimizer, tc)
+    keeper = ckpt.BestKeeper(run_dir, tc.keep_best, [])
+    is_main = distributed is None or distributed.rank == 0
+
+    train_plan = data.make_plan(data.train_src, data.train_tgt, data.train_ctx, shuffle=True)
+    dev_plan = data.make_plan(data.dev_src, data.dev_tgt, data.dev_ctx, shuffle=False)
+    epoch, batch_pos, step = 0, 0, 0
+    resumed_from = None
+    best_ppl: float | None = None
+    bad_validations = 0
+    if resume and (run_dir / ckpt.LAST).exists():
+        state = ckpt.load_checkpoint(run_dir / ckpt.LAST, map_location=device)
+        model.load_state_dict(state["model"])
+        optimizer.load_state_dict(state["optimizer"])
+        schedule.load_state_dict(state["schedule"])
+        ckpt.set_rng_state(state["rng"])
+        epoch, batch_pos, step = (state["position"][k] for k in ("epoch", "batch", "step"))
+        keeper.entries = [tuple(e) for e in state.get("best", [])]
+        best_ppl = keeper.entries[0][0] if keeper.entries else None
+        bad_validations = int(state.get("bad_validations", 0))
+        resumed_from = step
+    ddp_model = distributed.wrap(model) if distributed is not None else model
+
+    def payload() -> dict[str, Any]:
+        return {
+            "model": model.state_dict(), "optimizer": optimizer.state_dict(),
+            "schedule": schedule.state_dict(), "rng": ckpt.rng_state(),
+            "position": {"epoch": epoch, "batch": batch_pos, "step": step},
+            "config": config.to_dict(), "best": [list(e) for e in keeper.entries],
+            "bad_validations": bad_validations,
+            "vocab_sizes": [data.src_vocab_size, data.tgt_vocab_size],
+        }
+
+    def save_last() -> Path | None:
+        if not is_main:
+            return None
+        path = ckpt.save_checkpoint(run_dir / ckpt.LAST, payload())
+        ctx.emit("checkpoint", step=step, path=str(path), kind="last")
+        return path
+
+    def validate() -> bool:
+        """Dev perplexity (+ greedy BLEU), best-k and last checkpoints; True = stop early."""
+        nonlocal best_ppl, bad_validations
+        dev_loss, dev_ppl = evaluate_perplexity(model, dev_plan, device, tc.amp)
+        bleu = data.dev_bleu(model, device) if data.dev_bleu is not None and is_main else None
+        model.train()
+        improved = best_ppl is None or dev_ppl < best_ppl
+        if improved:
+            best_ppl, bad_validations = dev_ppl, 0
+        else:
+            bad_validations += 1
+        if is_main:
+            ctx.emit("validation", step=step, dev_loss=dev_loss, dev_ppl=dev_ppl, dev_bleu=bleu)
+            best = keeper.offer(dev_ppl, step, payload())
+            if best is not None:
+                ctx.emit("checkpoint", step=step, path=str(best), kind="best", dev_ppl=dev_ppl)
+        save_last()
+        return bool(tc.early_stop_patience) and bad_validations >= tc.early_stop_patience
+
+    steps_per_epoch = len(train_plan.epoch(epoch))
+    total_steps = tc.max_steps or steps_per_epoch * tc.epochs
+    if is_main:
+        ctx.emit("start", device=str(device), params=sum(p.numel() for p in model.parameters()),
+                 steps_per_epoch=steps_per_epoch, total_steps=total_steps,
+                 resumed_from=resumed_from)
+    history: list[dict[str, float]] = []
+    model.train()
+    window_tokens, window_start = 0, time.perf_counter()
+    status = "finished"
+    last_path: Path | None = None
+
+    def done() -> bool:
+        return (tc.max_steps and step >= tc.max_steps) or epoch >= tc.epochs
+
+    try:
+        while not done():
+            batches = train_plan.epoch(epoch)
+            if distributed is not None:
+                batches = distributed.shard(batches)
+            while batch_pos < len(batches) and not done():
+                ctx.wait_if_paused()
+                if ctx.cancelled:
+                    status = "cancelled"
+                    break
+                out, batch = _forward(ddp_model, train_plan.collate(batches[batch_pos]), device, tc.amp)
+                loss_sum, nll_sum, n_tok = sequence_nll(out.log_probs, batch.tgt_out, tc.label_smoothing)
+                loss = loss_sum / max(n_tok, 1)
+                if not torch.isfinite(loss):
+                    raise TrainingError(
+                        f"loss became {float(loss)} at step {step + 1}: lower the learning rate "
+                        "or the gradient clipping norm; the last good checkpoint is kept in "
+                        f"{run_dir}"
+                    )
+                optimizer.zero_grad(set_to_none=True)
+                loss.backward()
+                if tc.clip_norm > 0:
+                    torch.nn.utils.clip_grad_norm_(model.parameters(), tc.clip_norm)
+                optimizer.step()
+                step += 1
+                batch_pos += 1
+                window_tokens += n_tok
+                elapsed = time.perf_counter() - window_start
+                tok_per_s = window_tokens / elapsed if elapsed > 0 else 0.0
+                token_loss = float(nll_sum) / max(n_tok, 1)
+                row = {"step": step, "epoch": epoch, "loss": float(loss), "ppl": math.exp(min(token_loss, 50)),
+                       "lr": schedule.lr, "tok_per_s": tok_per_s, "tokens": n_tok}
+                history.append(row)
+                if is_main:
+                    left = max(total_steps - step, 0)
+                    ctx.emit("step", **row, eta_s=left * elapsed / max(len(history), 1) if history else None)
+                if tc.valid_every and step % tc.valid_every == 0:
+                    stop = validate()
+                    if stop:
+                        status = "early_stopped"
+                        break
+            if status != "finished":
+                break
+            if batch_pos >= len(batches):
+                epoch += 1
+                batch_pos = 0
+                lr = schedule.end_epoch()
+                if is_main:
+                    ctx.emit("epoch", epoch=epoch, lr=lr)
+        if status == "early_stopped":
+            status = "finished"
+        if status == "finished" and (not tc.valid_every or step % tc.valid_every):
+            validate()
+        last_path = save_last()
+    except torch.cuda.OutOfMemoryError:
+        raise TrainingError(
+            f"out of GPU memory at step {step + 1}: lower data.batch_size or the model size; "
+            f"the last checkpoint is kept in {run_dir}"
+        ) from None
+
+    if distributed is not None:
+        distributed.barrier()
+    return TrainResult(status, step, epoch, last_path, keeper.best_path, best_ppl, history)

@@ -1,0 +1,58 @@
+"""Optimisers and learning-rate schedules of the papers.
+
+- SGD with the Luong halving schedule: lr stays fixed until `decay_start_epoch`, then is
+  multiplied by `lr_decay` (0.5) after every further epoch.
+- Adam (the Spanish-English project, the Transformers) and Adadelta (Bahdanau: rho 0.95,
+  eps 1e-6, lr 1.0).
+"""
+from __future__ import annotations
+
+import torch
+
+from core.config import TrainConfig
+from core.errors import ConfigError
+
+
+def build_optimizer(params, cfg: TrainConfig) -> torch.optim.Optimizer:
+    params = [p for p in params if p.requires_grad]
+    if cfg.optimizer == "sgd":
+        return torch.optim.SGD(params, lr=cfg.lr)
+    if cfg.optimizer == "adam":
+        return torch.optim.Adam(params, lr=cfg.lr)
+    if cfg.optimizer == "adadelta":
+        return torch.optim.Adadelta(params, lr=cfg.lr, rho=0.95, eps=1e-6)
+    raise ConfigError(f"unknown optimizer {cfg.optimizer!r}; use sgd, adam or adadelta")
+
+
+class EpochSchedule:
+    """Epoch-level learning-rate decay (the halving schedule); a no-op when disabled."""
+
+    def __init__(self, optimizer: torch.optim.Optimizer, cfg: TrainConfig):
+        self.optimizer = optimizer
+        self.base_lr = cfg.lr
+        self.decay = cfg.lr_decay
+        self.start = cfg.decay_start_epoch
+        self.epochs_done = 0
+
+    def lr_for(self, epochs_done: int) -> float:
+        if self.start <= 0 or epochs_done < self.start:
+            return self.base_lr
+        return self.base_lr * self.decay ** (epochs_done - self.start + 1)
+
+    def end_epoch(self) -> float:
+        """Call after each finished epoch; returns the new learning rate."""
+        self.epochs_done += 1
+        lr = self.lr_for(self.epochs_done)
+        for group in self.optimizer.param_groups:
+            group["lr"] = lr
+        return lr
+
+    @property
+    def lr(self) -> float:
+        return self.optimizer.param_groups[0]["lr"]
+
+    def state_dict(self) -> dict:
+        return {"epochs_done": self.epochs_done}
+
+    def load_state_dict(self, state: dict) -> None:
+        self.epochs_done = int(state["epochs_done"])
