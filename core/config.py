@@ -95,6 +95,7 @@ class TrainConfig:
     threads: int = 0  # CPU threads; 0 = torch default
     amp: bool = False  # bf16 autocast on CUDA
     stage: int = 0  # two-stage training: 1 sentence-level, 2 context parts only
+    init_from: str = ""  # run (name or id) whose best checkpoint initialises this one (TS stage 2)
 
 
 @dataclass

@@ -4,7 +4,7 @@ Plain function, no Qt. It reports through `ctx` (core.jobs.JobContext):
     'start'       {device, params, steps_per_epoch, resumed_from}
     'step'        {step, epoch, loss, ppl, lr, tok_per_s, eta_s, tokens}
     'validation'  {step, dev_ppl, dev_loss, dev_bleu}
-    'checkpoint'  {step, path, kind}
+    'checkpoint'  {step, path, which: last|best, dev_ppl}
     'epoch'       {epoch, lr}
 and answers `ctx.cancelled` (stops after the current step, saving a checkpoint) and
 `ctx.wait_if_paused()`. It returns a TrainResult; failures (NaN loss, out of memory)
@@ -174,7 +174,7 @@ def train_model(
         if not is_main:
             return None
         path = ckpt.save_checkpoint(run_dir / ckpt.LAST, payload())
-        ctx.emit("checkpoint", step=step, path=str(path), kind="last")
+        ctx.emit("checkpoint", step=step, path=str(path), which="last")
         return path
 
     def validate() -> bool:
@@ -192,7 +192,7 @@ def train_model(
             ctx.emit("validation", step=step, dev_loss=dev_loss, dev_ppl=dev_ppl, dev_bleu=bleu)
             best = keeper.offer(dev_ppl, step, payload())
             if best is not None:
-                ctx.emit("checkpoint", step=step, path=str(best), kind="best", dev_ppl=dev_ppl)
+                ctx.emit("checkpoint", step=step, path=str(best), which="best", dev_ppl=dev_ppl)
         save_last()
         return bool(tc.early_stop_patience) and bad_validations >= tc.early_stop_patience
 
@@ -240,7 +240,7 @@ def train_model(
                 window_tokens += n_tok
                 elapsed = time.perf_counter() - window_start
                 tok_per_s = window_tokens / elapsed if elapsed > 0 else 0.0
-                token_loss = float(nll_sum) / max(n_tok, 1)
+                token_loss = float(nll_sum.detach()) / max(n_tok, 1)
                 row = {"step": step, "epoch": epoch, "loss": float(loss), "ppl": math.exp(min(token_loss, 50)),
                        "lr": schedule.lr, "tok_per_s": tok_per_s, "tokens": n_tok}
                 history.append(row)

@@ -1,0 +1,224 @@
+"""The main window: one tab per screen, menus, a status bar with the device and the
+running jobs; geometry and last workspace restored with QSettings."""
+from __future__ import annotations
+
+import os
+import sys
+import tempfile
+from pathlib import Path
+
+from PySide6.QtCore import QSettings, Qt, QTimer
+from PySide6.QtGui import QAction, QFont, QKeySequence
+from PySide6.QtWidgets import (
+    QApplication,
+    QFileDialog,
+    QLabel,
+    QMainWindow,
+    QMessageBox,
+    QTabWidget,
+    QWidget,
+)
+
+from app import workers
+from app.core_bridge import find
+from app.panels.attention import AttentionPanel
+from app.panels.corpora import CorporaPanel
+from app.panels.evaluation import EvaluationPanel
+from app.panels.training import TrainingPanel
+from app.panels.translate import TranslatePanel
+from app.workers import JobManager
+from core.errors import WorkbenchError
+from core.store import Workspace
+
+APP_NAME = "NMT Attention Workbench"
+SHORTCUTS = [
+    ("Ctrl+O", "Open workspace"), ("Ctrl+N", "New workspace"), ("Ctrl+I", "Import corpus"),
+    ("Ctrl+1 … Ctrl+5", "Switch screen"), ("Ctrl+F", "Search the corpus table"),
+    ("Ctrl+Q", "Quit"),
+]
+
+
+def device_description() -> str:
+    describe = find("core.train.device", "describe_device")
+    if describe is not None:
+        return str(describe())
+    import torch
+
+    if torch.cuda.is_available():
+        return torch.cuda.get_device_name(0)
+    return f"CPU, {torch.get_num_threads()} threads"
+
+
+class MainWindow(QMainWindow):
+    def __init__(self, workspace_path: str | Path | None = None):
+        super().__init__()
+        self.setWindowTitle(APP_NAME)
+        self.resize(1400, 900)
+        self.workspace: Workspace | None = None
+        self.jobs = JobManager(self, error_parent=self)
+
+        self.tabs = QTabWidget()
+        self.tabs.setDocumentMode(True)
+        self.corpora = CorporaPanel(self.jobs)
+        self.training = TrainingPanel(self.jobs)
+        self.translate = TranslatePanel(self.jobs)
+        self.attention = AttentionPanel(self.jobs)
+        self.evaluation = EvaluationPanel(self.jobs)
+        self.panels: dict[str, QWidget] = {
+            "Corpora": self.corpora, "Training": self.training, "Translate": self.translate,
+            "Attention": self.attention, "Evaluation": self.evaluation,
+        }
+        for title, panel in self.panels.items():
+            self.tabs.addTab(panel, title)
+        self.setCentralWidget(self.tabs)
+        self.corpora.corpora_changed.connect(self.training.refresh)
+        self.training.runs_changed.connect(self._refresh_runs)
+
+        self._build_menus()
+        self.device_label = QLabel(device_description())
+        self.jobs_label = QLabel("No jobs running")
+        self.statusBar().addPermanentWidget(self.jobs_label)
+        self.statusBar().addPermanentWidget(self.device_label)
+        self.jobs.jobs_changed.connect(self._update_jobs_label)
+
+        settings = QSettings()
+        geometry = settings.value("window/geometry")
+        if geometry is not None:
+            self.restoreGeometry(geometry)
+        state = settings.value("window/state")
+        if state is not None:
+            self.restoreState(state)
+        if workspace_path is None:
+            workspace_path = settings.value("workspace/last") or None
+        if workspace_path is not None:
+            self.open_workspace(workspace_path)
+
+    # --- workspace ------------------------------------------------------------------
+    def open_workspace(self, path: str | Path, create: bool = True) -> bool:
+        try:
+            ws = Workspace.open(path, create=create)
+        except WorkbenchError as exc:
+            workers.show_error(self, "Cannot open workspace", str(exc))
+            return False
+        if self.workspace is not None:
+            self.workspace.close()
+        self.workspace = ws
+        for panel in self.panels.values():
+            panel.set_workspace(ws)
+        QSettings().setValue("workspace/last", str(ws.root))
+        self.setWindowTitle(f"{APP_NAME} \u2014 {ws.root}")
+        self.statusBar().showMessage(f"Workspace {ws.root}", 5000)
+        return True
+
+    def _choose_workspace(self, new: bool) -> None:
+        title = "New workspace (choose an empty folder)" if new else "Open workspace"
+        path = QFileDialog.getExistingDirectory(self, title)
+        if path:
+            self.open_workspace(path, create=new)
+
+    def _refresh_runs(self) -> None:
+        for panel in (self.translate, self.attention, self.evaluation):
+            panel.refresh()
+
+    # --- menus ----------------------------------------------------------------------------
+    def _action(self, menu, text: str, slot, shortcut: str | None = None) -> QAction:
+        action = QAction(text, self)
+        if shortcut:
+            action.setShortcut(QKeySequence(shortcut))
+        action.triggered.connect(slot)
+        menu.addAction(action)
+        return action
+
+    def _build_menus(self) -> None:
+        bar = self.menuBar()
+        file_menu = bar.addMenu("&File")
+        self._action(file_menu, "&New workspace…", lambda: self._choose_workspace(True), "Ctrl+N")
+        self._action(file_menu, "&Open workspace…", lambda: self._choose_workspace(False), "Ctrl+O")
+        file_menu.addSeparator()
+        self._action(file_menu, "&Import corpus…", self._import_corpus, "Ctrl+I")
+        self._action(file_menu, "&Export figure…", self._export_current, "Ctrl+E")
+        file_menu.addSeparator()
+        self._action(file_menu, "&Quit", self.close, "Ctrl+Q")
+        view = bar.addMenu("&View")
+        for i, title in enumerate(self.panels):
+            self._action(view, title, lambda _=False, i=i: self.tabs.setCurrentIndex(i),
+                         f"Ctrl+{i + 1}")
+        help_menu = bar.addMenu("&Help")
+        self._action(help_menu, "&Keyboard shortcuts", self._show_shortcuts)
+        self._action(help_menu, "&About", self._show_about)
+
+    def _import_corpus(self) -> None:
+        self.tabs.setCurrentWidget(self.corpora)
+        self.corpora.open_import_dialog()
+
+    def _export_current(self) -> None:
+        panel = self.tabs.currentWidget()
+        export = getattr(panel, "export_figure", None)
+        if export is None:
+            QMessageBox.information(self, "Export", "This screen has no figure to export.")
+        else:
+            export()
+
+    def _show_shortcuts(self) -> None:
+        rows = "".join(f"<tr><td><b>{k}</b></td><td>&nbsp;&nbsp;{v}</td></tr>" for k, v in SHORTCUTS)
+        QMessageBox.information(self, "Keyboard shortcuts", f"<table>{rows}</table>")
+
+    def _show_about(self) -> None:
+        QMessageBox.about(self, f"About {APP_NAME}",
+                          f"<b>{APP_NAME}</b><p>Train, inspect and use attention-based neural "
+                          "machine translation.</p>")
+
+    def _update_jobs_label(self) -> None:
+        active = self.jobs.active()
+        if not active:
+            self.jobs_label.setText("No jobs running")
+        else:
+            names = ", ".join(f"{j.name} ({j.state})" for j in active[:3])
+            more = f" +{len(active) - 3}" if len(active) > 3 else ""
+            self.jobs_label.setText(f"Jobs: {names}{more}")
+
+    # --- closing ---------------------------------------------------------------------------
+    def closeEvent(self, event) -> None:
+        settings = QSettings()
+        settings.setValue("window/geometry", self.saveGeometry())
+        settings.setValue("window/state", self.saveState())
+        self.jobs.shutdown()
+        if self.workspace is not None:
+            self.workspace.close()
+            self.workspace = None
+        super().closeEvent(event)
+
+
+def apply_style(app: QApplication) -> None:
+    app.setStyle("Fusion")
+    font = QFont(app.font())
+    font.setPointSize(10)
+    app.setFont(font)
+    app.setStyleSheet(
+        "QTabBar::tab { padding: 6px 16px; }"
+        "QGroupBox { font-weight: 600; margin-top: 10px; }"
+        "QGroupBox::title { subcontrol-origin: margin; left: 6px; padding: 0 3px; }"
+        "#heatmapReadout { color: #333; padding: 2px 4px; }"
+        "#hint { color: #666; }"
+    )
+
+
+def launch(workspace: str | None = None, demo: bool = False) -> int:
+    """Open the workbench (the `gui` command). Returns the exit status."""
+    app = QApplication.instance() or QApplication(sys.argv)
+    app.setOrganizationName("nmt-workbench")
+    app.setApplicationName("NMT Attention Workbench")
+    apply_style(app)
+    if demo:
+        ensure = find("core.demo", "ensure_demo_workspace")
+        try:
+            workspace = str(ensure()) if ensure is not None else tempfile.mkdtemp(prefix="nmt-demo-")
+        except WorkbenchError as exc:
+            workers.show_error(None, "Demo workspace", str(exc))
+            workspace = tempfile.mkdtemp(prefix="nmt-demo-")
+    window = MainWindow(workspace)
+    window.show()
+    if os.environ.get("NMT_WORKBENCH_QUIT_AFTER_MS"):  # smoke runs: open, then quit
+        QTimer.singleShot(int(os.environ["NMT_WORKBENCH_QUIT_AFTER_MS"]), window.close)
+    window.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+    return app.exec()

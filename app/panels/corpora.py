@@ -1,0 +1,215 @@
+"""Corpora screen: the workspace's corpora, their sentence pairs (fast table with a
+search filter, documents as groups), statistics and the sentence-length histogram."""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtGui import QKeySequence, QShortcut
+from PySide6.QtWidgets import (
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QListWidget,
+    QListWidgetItem,
+    QPushButton,
+    QSplitter,
+    QTableView,
+    QVBoxLayout,
+    QWidget,
+)
+
+from app import workers
+from app.core_bridge import find
+from app.panels.import_dialog import ImportDialog
+from app.widgets.pair_table import PairTableModel
+from core.jobs import JobContext
+
+
+def import_job(fmt: str, paths: list[str], src_lang: str, tgt_lang: str,
+               options: dict[str, Any], name: str, workspace: Any, ctx: JobContext) -> int:
+    """Read with core's reader and store in the workspace; returns the corpus id."""
+    read_corpus = find("core.data.readers", "read_corpus")
+    ctx.progress(0, 2, f"reading {paths[0] if paths else ''}")
+    corpus = read_corpus(fmt, paths, src_lang, tgt_lang, **options)
+    ctx.check_cancelled()
+    ctx.progress(1, 2, f"storing {len(corpus)} pairs")
+    return workspace.add_corpus(corpus, name=name, format=fmt, options=options, sources=paths)
+
+
+def load_job(workspace: Any, corpus_id: int, ctx: JobContext) -> tuple[Any, Any]:
+    """The corpus and its statistics (core.data.stats.corpus_stats)."""
+    corpus = workspace.load_corpus(corpus_id)
+    stats_fn = find("core.data.stats", "corpus_stats")
+    return corpus, (stats_fn(corpus) if stats_fn is not None else None)
+
+
+class CorporaPanel(QWidget):
+    corpora_changed = Signal()
+
+    def __init__(self, jobs: workers.JobManager, parent: QWidget | None = None):
+        super().__init__(parent)
+        self.jobs = jobs
+        self.workspace: Any = None
+        self.corpus: Any = None
+        self.last_import: workers.Job | None = None
+
+        self.import_button = QPushButton("Import corpus…")
+        self.import_button.clicked.connect(self.open_import_dialog)
+        self.corpus_list = QListWidget()
+        self.corpus_list.currentItemChanged.connect(self._on_corpus_selected)
+        left = QWidget()
+        left_layout = QVBoxLayout(left)
+        left_layout.setContentsMargins(0, 0, 0, 0)
+        left_layout.addWidget(QLabel("<b>Corpora</b>"))
+        left_layout.addWidget(self.corpus_list, 1)
+        left_layout.addWidget(self.import_button)
+
+        self.model = PairTableModel(parent=self)
+        self.table = QTableView()
+        self.table.setModel(self.model)
+        self.table.setAlternatingRowColors(False)
+        self.table.verticalHeader().setVisible(False)
+        self.table.verticalHeader().setDefaultSectionSize(22)
+        self.table.setWordWrap(False)
+        self.table.setSelectionBehavior(QTableView.SelectionBehavior.SelectRows)
+        header = self.table.horizontalHeader()
+        header.setStretchLastSection(True)
+        self.table.setColumnWidth(0, 70)
+        self.table.setColumnWidth(1, 110)
+        self.table.setColumnWidth(2, 420)
+        self.search = QLineEdit()
+        self.search.setPlaceholderText("Search source and target…")
+        self.search.setClearButtonEnabled(True)
+        self.search.textChanged.connect(self.model.set_filter)
+        QShortcut(QKeySequence("Ctrl+F"), self, activated=self.search.setFocus)
+        self.count_label = QLabel("")
+        self.count_label.setObjectName("hint")
+        self.model.filter_finished.connect(self._update_count)
+        middle = QWidget()
+        mid_layout = QVBoxLayout(middle)
+        mid_layout.setContentsMargins(0, 0, 0, 0)
+        top = QHBoxLayout()
+        top.addWidget(self.search, 1)
+        top.addWidget(self.count_label)
+        mid_layout.addLayout(top)
+        mid_layout.addWidget(self.table, 1)
+
+        self.stats_label = QLabel("Select a corpus.")
+        self.stats_label.setTextFormat(Qt.TextFormat.RichText)
+        self.stats_label.setAlignment(Qt.AlignmentFlag.AlignTop)
+        self.stats_label.setWordWrap(True)
+        self.histogram = pg.PlotWidget(background="w")
+        self.histogram.setTitle("Sentence length (tokens)", size="9pt")
+        self.histogram.setLabel("left", "pairs")
+        self.histogram.addLegend(offset=(-5, 5), labelTextSize="8pt")
+        self.histogram.setMinimumHeight(220)
+        right = QWidget()
+        right_layout = QVBoxLayout(right)
+        right_layout.setContentsMargins(0, 0, 0, 0)
+        right_layout.addWidget(QLabel("<b>Statistics</b>"))
+        right_layout.addWidget(self.stats_label)
+        right_layout.addWidget(self.histogram, 1)
+
+        splitter = QSplitter(Qt.Orientation.Horizontal)
+        for w in (left, middle, right):
+            splitter.addWidget(w)
+        splitter.setSizes([220, 800, 340])
+        splitter.setStretchFactor(1, 1)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(8, 8, 8, 8)
+        layout.addWidget(splitter)
+        self._formats = find("core.data.readers", "FORMATS") or ("parallel", "tsv", "tmx", "docs")
+        self.import_button.setEnabled(False)
+        self.import_button.setToolTip("Open a workspace first.")
+
+    # --- workspace -------------------------------------------------------------------------
+    def set_workspace(self, workspace: Any) -> None:
+        self.workspace = workspace
+        self.import_button.setEnabled(workspace is not None)
+        self.import_button.setToolTip("")
+        self.refresh()
+
+    def refresh(self, select_id: int | None = None) -> None:
+        self.corpus_list.clear()
+        if self.workspace is None:
+            return
+        for info in self.workspace.list_corpora():
+            item = QListWidgetItem(f"{info.name}\n{info.src_lang}\u2192{info.tgt_lang} · "
+                                   f"{info.n_pairs:,} pairs")
+            item.setData(Qt.ItemDataRole.UserRole, info.id)
+            self.corpus_list.addItem(item)
+            if info.id == select_id:
+                self.corpus_list.setCurrentItem(item)
+
+    # --- import ------------------------------------------------------------------------------
+    def open_import_dialog(self) -> None:
+        if self.workspace is None:
+            return
+        dialog = ImportDialog(tuple(self._formats), self)
+        if dialog.exec():
+            self.import_corpus(**dialog.request())
+        dialog.deleteLater()
+
+    def import_corpus(self, fmt: str, paths: list[str], src_lang: str, tgt_lang: str,
+                      options: dict[str, Any], name: str) -> workers.Job:
+        """Import in a worker; a reader error (file, line, reason) opens a message box."""
+        job = self.jobs.submit(import_job, fmt, paths, src_lang, tgt_lang, options, name,
+                               self.workspace, name=f"Import {name}")
+        job.finished.connect(self._on_imported)
+        self.last_import = job
+        return job
+
+    def _on_imported(self, corpus_id: int) -> None:
+        self.refresh(select_id=corpus_id)
+        self.corpora_changed.emit()
+
+    # --- showing a corpus -----------------------------------------------------------------------
+    def _on_corpus_selected(self, item: QListWidgetItem | None, _previous=None) -> None:
+        if item is None or self.workspace is None:
+            return
+        corpus_id = item.data(Qt.ItemDataRole.UserRole)
+        job = self.jobs.submit(load_job, self.workspace, corpus_id, name="Load corpus")
+        job.finished.connect(self._show_corpus)
+
+    def _show_corpus(self, result: tuple[Any, Any]) -> None:
+        corpus, stats = result
+        self.corpus = corpus
+        self.model.set_pairs(corpus.pairs)
+        self.search.clear()
+        self._update_count(len(corpus.pairs))
+        self._show_stats(corpus, stats)
+
+    def _update_count(self, n: int) -> None:
+        total = len(self.corpus.pairs) if self.corpus is not None else n
+        self.count_label.setText(f"{n:,} of {total:,} pairs" if n != total else f"{total:,} pairs")
+
+    def _show_stats(self, corpus: Any, stats: Any) -> None:
+        self.histogram.clear()
+        if stats is None:
+            self.stats_label.setText(f"{len(corpus):,} pairs (statistics pending: "
+                                     "core.data.stats.corpus_stats)")
+            return
+        s, t = stats.src, stats.tgt
+        self.stats_label.setText(
+            "<table cellspacing=4>"
+            f"<tr><td></td><td><b>{corpus.src_lang}</b></td><td><b>{corpus.tgt_lang}</b></td></tr>"
+            f"<tr><td>tokens</td><td>{s.tokens:,}</td><td>{t.tokens:,}</td></tr>"
+            f"<tr><td>types</td><td>{s.types:,}</td><td>{t.types:,}</td></tr>"
+            f"<tr><td>mean length</td><td>{s.mean_len:.1f}</td><td>{t.mean_len:.1f}</td></tr>"
+            f"<tr><td>longest</td><td>{s.max_len}</td><td>{t.max_len}</td></tr>"
+            f"</table><p>{stats.pairs:,} pairs · {stats.documents:,} documents</p>")
+        for side, colour, shift, lang in ((s, "#0072B2", 0.0, corpus.src_lang),
+                                          (t, "#D55E00", 0.5, corpus.tgt_lang)):
+            edges = np.asarray(side.hist_edges, dtype=float)
+            if len(edges) < 2:
+                continue
+            width = (edges[1] - edges[0]) / 2
+            bars = pg.BarGraphItem(x0=edges[:-1] + shift * 2 * width, width=width,
+                                   height=np.asarray(side.hist_counts, dtype=float),
+                                   brush=colour, pen=None, name=lang)
+            self.histogram.addItem(bars)  # named: the legend picks it up
+        self.histogram_bars = [i for i in self.histogram.getPlotItem().items
+                               if isinstance(i, pg.BarGraphItem)]

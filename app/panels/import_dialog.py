@@ -1,0 +1,166 @@
+"""The corpus import dialog: every reader format, path pickers, languages, TSV
+columns, lenient reading and a preview of the first lines."""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from PySide6.QtGui import QFont
+from PySide6.QtWidgets import (
+    QCheckBox,
+    QComboBox,
+    QDialog,
+    QDialogButtonBox,
+    QFileDialog,
+    QFormLayout,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QPlainTextEdit,
+    QPushButton,
+    QSpinBox,
+    QVBoxLayout,
+    QWidget,
+)
+
+FORMAT_LABELS = {
+    "parallel": "Two line-parallel files (+ optional document ids)",
+    "tsv": "Tab-separated columns (Tatoeba / Anki)",
+    "tmx": "TMX translation memory",
+    "docs": "Two files, documents separated by blank lines",
+}
+FILE_ROLES = {  # format -> [(label, required)]
+    "parallel": [("Source file", True), ("Target file", True), ("Document ids", False)],
+    "tsv": [("TSV file", True)],
+    "tmx": [("TMX file", True)],
+    "docs": [("Source file", True), ("Target file", True)],
+}
+PREVIEW_LINES = 8
+
+
+class PathPicker(QWidget):
+    def __init__(self, parent: QWidget | None = None):
+        super().__init__(parent)
+        self.edit = QLineEdit()
+        button = QPushButton("Browse…")
+        button.clicked.connect(self._browse)
+        layout = QHBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addWidget(self.edit, 1)
+        layout.addWidget(button)
+
+    def _browse(self) -> None:
+        path, _ = QFileDialog.getOpenFileName(self, "Choose a file")
+        if path:
+            self.edit.setText(path)
+
+    def path(self) -> str:
+        return self.edit.text().strip()
+
+
+class ImportDialog(QDialog):
+    def __init__(self, formats: tuple[str, ...], parent: QWidget | None = None):
+        super().__init__(parent)
+        self.setWindowTitle("Import corpus")
+        self.setMinimumWidth(640)
+        self.format = QComboBox()
+        for fmt in formats:
+            self.format.addItem(FORMAT_LABELS.get(fmt, fmt), fmt)
+        self.pickers = [PathPicker() for _ in range(3)]
+        self.picker_labels = [QLabel() for _ in range(3)]
+        self.name = QLineEdit()
+        self.name.setPlaceholderText("default: the file name")
+        self.src_lang, self.tgt_lang = QLineEdit("en"), QLineEdit("fr")
+        for edit in (self.src_lang, self.tgt_lang):
+            edit.setMaximumWidth(80)
+        self.src_col, self.tgt_col = QSpinBox(), QSpinBox()
+        for spin, value in ((self.src_col, 1), (self.tgt_col, 0)):
+            spin.setRange(0, 2)
+            spin.setValue(value)
+        self.lenient = QCheckBox("Lenient: replace bad bytes, keep pairs with an empty side "
+                                 "(reported as warnings)")
+        self.preview = QPlainTextEdit()
+        self.preview.setReadOnly(True)
+        self.preview.setFont(QFont("DejaVu Sans Mono", 9))
+        self.preview.setMinimumHeight(150)
+
+        form = QFormLayout()
+        form.addRow("Format", self.format)
+        for label, picker in zip(self.picker_labels, self.pickers, strict=True):
+            form.addRow(label, picker)
+            picker.edit.textChanged.connect(self._update_preview)
+        langs = QHBoxLayout()
+        langs.addWidget(QLabel("source"))
+        langs.addWidget(self.src_lang)
+        langs.addSpacing(12)
+        langs.addWidget(QLabel("target"))
+        langs.addWidget(self.tgt_lang)
+        langs.addStretch(1)
+        form.addRow("Languages", langs)
+        cols = QHBoxLayout()
+        self.cols_widgets = [QLabel("source column"), self.src_col, QLabel("target column"),
+                             self.tgt_col]
+        for w in self.cols_widgets:
+            cols.addWidget(w)
+        cols.addStretch(1)
+        form.addRow("TSV columns", cols)
+        self.cols_row_label = form.labelForField(cols)
+        form.addRow("Name", self.name)
+        form.addRow("", self.lenient)
+        buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Ok
+                                   | QDialogButtonBox.StandardButton.Cancel)
+        buttons.button(QDialogButtonBox.StandardButton.Ok).setText("Import")
+        buttons.accepted.connect(self.accept)
+        buttons.rejected.connect(self.reject)
+        layout = QVBoxLayout(self)
+        layout.addLayout(form)
+        layout.addWidget(QLabel("Preview (first lines of the first file)"))
+        layout.addWidget(self.preview, 1)
+        layout.addWidget(buttons)
+        self.format.currentIndexChanged.connect(self._update_roles)
+        self._update_roles()
+
+    def fmt(self) -> str:
+        return self.format.currentData()
+
+    def _update_roles(self) -> None:
+        roles = FILE_ROLES.get(self.fmt(), [("File", True)])
+        for i, (label, picker) in enumerate(zip(self.picker_labels, self.pickers, strict=True)):
+            visible = i < len(roles)
+            label.setVisible(visible)
+            picker.setVisible(visible)
+            if visible:
+                label.setText(roles[i][0] + ("" if roles[i][1] else " (optional)"))
+        is_tsv = self.fmt() == "tsv"
+        for w in self.cols_widgets:
+            w.setVisible(is_tsv)
+        if self.cols_row_label is not None:
+            self.cols_row_label.setVisible(is_tsv)
+        self._update_preview()
+
+    def _update_preview(self) -> None:
+        path = self.pickers[0].path()
+        if not path:
+            self.preview.setPlainText("")
+            return
+        try:
+            with open(path, encoding="utf-8", errors="replace") as handle:
+                lines = [next(handle, None) for _ in range(PREVIEW_LINES)]
+        except OSError as exc:
+            self.preview.setPlainText(f"cannot read {path}: {exc.strerror}")
+            return
+        text = "".join(f"{i + 1:>4}  {line.rstrip()}\n" for i, line in enumerate(lines) if line)
+        self.preview.setPlainText(text)
+
+    def request(self) -> dict[str, Any]:
+        """What to import: format, paths, languages and reader options."""
+        n = len(FILE_ROLES.get(self.fmt(), [("File", True)]))
+        paths = [p.path() for p in self.pickers[:n]]
+        while paths and not paths[-1] and not FILE_ROLES[self.fmt()][len(paths) - 1][1]:
+            paths.pop()
+        options: dict[str, Any] = {"lenient": self.lenient.isChecked()}
+        if self.fmt() == "tsv":
+            options.update(src_col=self.src_col.value(), tgt_col=self.tgt_col.value())
+        name = self.name.text().strip() or (Path(paths[0]).stem if paths and paths[0] else "corpus")
+        return {"fmt": self.fmt(), "paths": paths, "src_lang": self.src_lang.text().strip(),
+                "tgt_lang": self.tgt_lang.text().strip(), "options": options, "name": name}

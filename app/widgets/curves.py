@@ -1,0 +1,89 @@
+"""CurvesPlot: learning curves of several runs overlaid (one colour per run, one line
+style per metric), appendable live while a run trains."""
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QColor
+from PySide6.QtWidgets import QVBoxLayout, QWidget
+
+# calm, distinguishable colours (colour-blind friendly order)
+PALETTE = ["#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#000000",
+           "#F0E442"]
+STYLES = [Qt.PenStyle.SolidLine, Qt.PenStyle.DashLine, Qt.PenStyle.DotLine,
+          Qt.PenStyle.DashDotLine]
+
+
+class CurvesPlot(QWidget):
+    """Named series keyed by (run, metric name); x = training step."""
+
+    def __init__(self, title: str = "", y_label: str = "", log_y: bool = False,
+                 parent: QWidget | None = None):
+        super().__init__(parent)
+        self.plot_widget = pg.PlotWidget(background="w")
+        self.plot = self.plot_widget.getPlotItem()
+        self.plot.showGrid(x=True, y=True, alpha=0.15)
+        self.plot.setLabel("bottom", "step")
+        if y_label:
+            self.plot.setLabel("left", y_label)
+        if title:
+            self.plot.setTitle(title, size="10pt")
+        self.legend = self.plot.addLegend(offset=(-10, 10), labelTextSize="8pt")
+        for name in ("left", "bottom"):
+            self.plot.getAxis(name).setTextPen(pg.mkPen(QColor(60, 60, 60)))
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addWidget(self.plot_widget)
+        self._data: dict[tuple[str, str], tuple[list[float], list[float]]] = {}
+        self._items: dict[tuple[str, str], pg.PlotDataItem] = {}
+        self._run_colour: dict[str, str] = {}
+        self._metric_style: dict[str, Qt.PenStyle] = {}
+        self.set_log_y(log_y)
+
+    def set_log_y(self, on: bool) -> None:
+        self.log_y = on
+        self.plot.setLogMode(x=False, y=on)
+
+    def add_points(self, run: str, name: str, steps: Sequence[float],
+                   values: Sequence[float]) -> None:
+        """Append points to the series (run, name), creating it on first use."""
+        key = (run, name)
+        xs, ys = self._data.setdefault(key, ([], []))
+        for x, y in zip(steps, values, strict=True):
+            if y is None or not np.isfinite(y) or (self.log_y and y <= 0):
+                continue  # a NaN or non-positive value cannot be drawn (log scale)
+            xs.append(float(x))
+            ys.append(float(y))
+        item = self._items.get(key)
+        if item is None:
+            colour = self._run_colour.setdefault(run, PALETTE[len(self._run_colour) % len(PALETTE)])
+            style = self._metric_style.setdefault(name, STYLES[len(self._metric_style) % len(STYLES)])
+            pen = pg.mkPen(colour, width=2, style=style)
+            item = self.plot.plot([], [], pen=pen, name=f"{run} \u00b7 {name}")
+            self._items[key] = item
+        item.setData(np.asarray(xs), np.asarray(ys))
+
+    def series(self, run: str, name: str) -> tuple[list[float], list[float]]:
+        xs, ys = self._data.get((run, name), ([], []))
+        return list(xs), list(ys)
+
+    def runs(self) -> list[str]:
+        return list(self._run_colour)
+
+    def colour_of(self, run: str) -> str | None:
+        return self._run_colour.get(run)
+
+    def remove_run(self, run: str) -> None:
+        for key in [k for k in self._items if k[0] == run]:
+            self.plot.removeItem(self._items.pop(key))
+            self._data.pop(key, None)
+
+    def clear(self) -> None:
+        for item in self._items.values():
+            self.plot.removeItem(item)
+        self._items.clear()
+        self._data.clear()
+        self._run_colour.clear()

@@ -1,0 +1,324 @@
+"""AttentionHeatmap: one attention matrix (target x source) drawn like the papers'
+figures: source words along the top, target words down the left, first target word on
+top, darker = more attention. Optional overlays: gold links (sure = filled square,
+possible = outlined square), predicted links (dots), local-p positions p_t with the
+window [p_t - D, p_t + D].
+
+Cell (t, s) occupies [s, s+1] x [t, t+1] in view coordinates, so its centre is
+(s + 0.5, t + 0.5).
+"""
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6.QtCore import QBuffer, QByteArray, QIODevice, QPointF, QRectF, QSizeF, Qt, Signal
+from PySide6.QtGui import (
+    QBrush,
+    QColor,
+    QFont,
+    QFontMetrics,
+    QImage,
+    QPageSize,
+    QPainter,
+    QPdfWriter,
+    QPen,
+    QPolygonF,
+)
+from PySide6.QtSvg import QSvgGenerator
+from PySide6.QtWidgets import QGraphicsPolygonItem, QLabel, QVBoxLayout, QWidget
+
+from core.atomic import write_bytes_atomic
+
+# white -> deep blue, like a printed figure
+ATTENTION_CMAP = pg.ColorMap([0.0, 0.5, 1.0], [(255, 255, 255), (107, 174, 214), (8, 48, 107)])
+GOLD = QColor(230, 120, 20)
+PREDICTED = QColor(200, 30, 45)
+POSITION = QColor(30, 150, 60)
+
+Link = tuple[int, int]  # (source index, target index)
+
+
+class TokenAxis(pg.AxisItem):
+    """An axis whose ticks sit at cell centres and whose labels are tokens. On the top
+    axis, labels are drawn vertically so long sentences stay readable."""
+
+    def __init__(self, orientation: str, **kwargs):
+        super().__init__(orientation, **kwargs)
+        self.tokens: list[str] = []
+        self.vertical = orientation in ("top", "bottom")
+        self.setStyle(tickLength=-3)
+        self.setTextPen(pg.mkPen(QColor(40, 40, 40)))
+        self.setPen(pg.mkPen(QColor(150, 150, 150)))
+
+    def set_tokens(self, tokens: Sequence[str]) -> None:
+        self.tokens = list(tokens)
+        size = 10 if len(self.tokens) <= 25 else 8 if len(self.tokens) <= 50 else 7
+        font = QFont()
+        font.setPointSize(size)
+        self.setTickFont(font)
+        width = max((QFontMetrics(font).horizontalAdvance(t) for t in self.tokens), default=10)
+        if self.vertical:
+            self.setHeight(width + 14)
+        else:
+            self.setWidth(width + 14)
+        self.picture = None
+        self.update()
+
+    def tickValues(self, minVal: float, maxVal: float, size: float):
+        lo, hi = min(minVal, maxVal), max(minVal, maxVal)
+        return [(1.0, [i + 0.5 for i in range(len(self.tokens)) if lo <= i + 0.5 <= hi])]
+
+    def tickStrings(self, values, scale, spacing):
+        return [self.tokens[int(v)] if 0 <= int(v) < len(self.tokens) else "" for v in values]
+
+    def drawPicture(self, p, axisSpec, tickSpecs, textSpecs):
+        if not self.vertical:
+            return super().drawPicture(p, axisSpec, tickSpecs, textSpecs)
+        super().drawPicture(p, axisSpec, tickSpecs, [])
+        if self.style["tickFont"] is not None:
+            p.setFont(self.style["tickFont"])
+        p.setPen(self.textPen())
+        fm = QFontMetrics(p.font())
+        bounds = self.boundingRect()
+        lo, hi = self.range
+        if hi == lo:
+            return
+        for rect, _flags, text in textSpecs:
+            value = lo + (rect.center().x() - bounds.left()) / bounds.width() * (hi - lo)
+            x = bounds.left() + (math.floor(value) + 0.5 - lo) / (hi - lo) * bounds.width()
+            p.save()
+            if self.orientation == "top":
+                p.translate(x + fm.ascent() / 2 - 1, bounds.bottom() - 6)
+                p.rotate(-90)
+            else:
+                p.translate(x - fm.ascent() / 2 + 1, bounds.top() + 6)
+                p.rotate(90)
+            p.drawText(QPointF(0, 0), text)
+            p.restore()
+
+
+class AttentionHeatmap(QWidget):
+    """A heatmap of one attention matrix with token axes, colour bar and overlays."""
+
+    hovered = Signal(int, int, float)  # target index, source index, weight
+    view_changed = Signal(object)  # (x_range, y_range): lets several heatmaps move together
+
+    def __init__(self, parent: QWidget | None = None, title: str = ""):
+        super().__init__(parent)
+        self.matrix = np.zeros((0, 0), dtype=np.float32)  # tgt x src
+        self.src_tokens: list[str] = []
+        self.tgt_tokens: list[str] = []
+        self.gold_sure: set[Link] = set()
+        self.gold_possible: set[Link] = set()
+
+        self.graphics = pg.GraphicsLayoutWidget()
+        self.graphics.setBackground("w")
+        self.x_axis = TokenAxis("top")
+        self.y_axis = TokenAxis("left")
+        self.plot = self.graphics.addPlot(axisItems={"top": self.x_axis, "left": self.y_axis})
+        self.plot.showAxis("top")
+        self.plot.hideAxis("bottom")
+        self.plot.setMenuEnabled(False)
+        if title:
+            self.plot.setTitle(title, size="10pt")
+        vb = self.plot.getViewBox()
+        vb.invertY(True)
+        vb.setAspectLocked(False)
+        vb.setDefaultPadding(0.0)
+        self.image = pg.ImageItem(axisOrder="row-major")
+        self.image.setColorMap(ATTENTION_CMAP)
+        self.plot.addItem(self.image)
+        self.colorbar = pg.ColorBarItem(values=(0.0, 1.0), colorMap=ATTENTION_CMAP, width=12,
+                                        interactive=False, label="attention")
+        self.colorbar.setImageItem(self.image)
+        self.graphics.addItem(self.colorbar)
+
+        # overlays; pxMode=False -> marker sizes are in cells, so they scale on zoom
+        self.sure_item = pg.ScatterPlotItem(pxMode=False, symbol="s", size=0.42,
+                                            brush=pg.mkBrush(GOLD), pen=pg.mkPen(GOLD, width=1))
+        self.possible_item = pg.ScatterPlotItem(pxMode=False, symbol="s", size=0.42,
+                                                brush=pg.mkBrush(None),
+                                                pen=pg.mkPen(GOLD, width=1.5))
+        self.predicted_item = pg.ScatterPlotItem(pxMode=False, symbol="o", size=0.18,
+                                                 brush=pg.mkBrush(PREDICTED), pen=None)
+        self.position_line = pg.PlotDataItem(pen=pg.mkPen(POSITION, width=2))
+        self.window_band = QGraphicsPolygonItem()
+        band = QColor(POSITION)
+        band.setAlpha(40)
+        self.window_band.setBrush(QBrush(band))
+        self.window_band.setPen(QPen(Qt.PenStyle.NoPen))
+        for item in (self.window_band, self.position_line, self.possible_item, self.sure_item,
+                     self.predicted_item):
+            self.plot.addItem(item)
+
+        self.readout = QLabel(" ")
+        self.readout.setObjectName("heatmapReadout")
+        self.readout.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.setSpacing(2)
+        layout.addWidget(self.graphics, 1)
+        layout.addWidget(self.readout)
+
+        self.graphics.scene().sigMouseMoved.connect(self._on_mouse_moved)
+        vb.sigRangeChangedManually.connect(lambda *_: self.view_changed.emit(vb.viewRange()))
+        self.setMinimumSize(260, 220)
+
+    # --- data -----------------------------------------------------------------
+    def set_matrix(self, matrix: np.ndarray, src_tokens: Sequence[str],
+                   tgt_tokens: Sequence[str]) -> None:
+        """matrix: tgt_len x src_len attention weights in [0, 1]."""
+        matrix = np.asarray(matrix, dtype=np.float32)
+        if matrix.ndim != 2 or matrix.shape != (len(tgt_tokens), len(src_tokens)):
+            raise ValueError(f"attention matrix is {matrix.shape}, tokens give "
+                             f"{len(tgt_tokens)} x {len(src_tokens)}")
+        self.matrix = matrix
+        self.src_tokens, self.tgt_tokens = list(src_tokens), list(tgt_tokens)
+        self.image.setImage(matrix, autoLevels=False, levels=(0.0, 1.0))
+        self.image.setRect(QRectF(0, 0, matrix.shape[1], matrix.shape[0]))
+        self.x_axis.set_tokens(self.src_tokens)
+        self.y_axis.set_tokens(self.tgt_tokens)
+        self.set_gold(set(), set())
+        self.set_predicted([])
+        self.set_positions(None)
+        self.reset_view()
+
+    def reset_view(self) -> None:
+        src, tgt = max(1, len(self.src_tokens)), max(1, len(self.tgt_tokens))
+        self.plot.getViewBox().setRange(xRange=(0, src), yRange=(0, tgt), padding=0)
+
+    def set_view(self, ranges) -> None:
+        """Show the same region as another heatmap (synchronised navigation)."""
+        (x0, x1), (y0, y1) = ranges
+        self.plot.getViewBox().setRange(xRange=(x0, x1), yRange=(y0, y1), padding=0)
+
+    def set_gold(self, sure: Iterable[Link], possible: Iterable[Link] = ()) -> None:
+        """Gold links as (source index, target index); a sure link is also possible,
+        so it is drawn only once, filled."""
+        self.gold_sure = set(sure)
+        self.gold_possible = set(possible) - self.gold_sure
+        self.sure_item.setData(pos=_centres(self.gold_sure))
+        self.possible_item.setData(pos=_centres(self.gold_possible))
+
+    def set_predicted(self, links: Iterable[Link]) -> None:
+        self.predicted_item.setData(pos=_centres(set(links)))
+
+    def set_positions(self, positions: np.ndarray | None, window: int = 0) -> None:
+        """local-p: positions[t] = p_t (a real source position), window D."""
+        if positions is None or len(positions) == 0:
+            self.position_line.setData([], [])
+            self.window_band.setPolygon(QPolygonF())
+            return
+        p = np.asarray(positions, dtype=float) + 0.5
+        ys = np.arange(len(p)) + 0.5
+        self.position_line.setData(p, ys)
+        left = [QPointF(x - window, y) for x, y in zip(p, ys, strict=True)]
+        right = [QPointF(x + window, y) for x, y in zip(p, ys, strict=True)]
+        self.window_band.setPolygon(QPolygonF(left + right[::-1]))
+
+    # --- hover ------------------------------------------------------------------
+    def cell_at(self, scene_pos) -> tuple[int, int] | None:
+        if not self.plot.sceneBoundingRect().contains(scene_pos) or self.matrix.size == 0:
+            return None
+        point = self.plot.getViewBox().mapSceneToView(scene_pos)
+        s, t = int(math.floor(point.x())), int(math.floor(point.y()))
+        if 0 <= t < self.matrix.shape[0] and 0 <= s < self.matrix.shape[1]:
+            return t, s
+        return None
+
+    def describe(self, t: int, s: int) -> str:
+        return (f"target '{self.tgt_tokens[t]}' \u2190 source '{self.src_tokens[s]}': "
+                f"{self.matrix[t, s]:.2f}")
+
+    def _on_mouse_moved(self, scene_pos) -> None:
+        cell = self.cell_at(scene_pos)
+        if cell is None:
+            self.readout.setText(" ")
+            return
+        t, s = cell
+        self.readout.setText(self.describe(t, s))
+        self.hovered.emit(t, s, float(self.matrix[t, s]))
+
+    # --- export -------------------------------------------------------------------
+    def export(self, path: str | Path, dpi: int = 150) -> Path:
+        """Write the figure as PNG, SVG or PDF (by the file suffix), scaled for `dpi`
+        (the on-screen figure counts as 96 dpi)."""
+        path = Path(path)
+        suffix = path.suffix.lower()
+        scene = self.graphics.scene()
+        source = self.graphics.ci.sceneBoundingRect()  # the whole figure, colour bar included
+        if suffix == ".png":
+            scale = dpi / 96.0
+            image = QImage(max(1, round(source.width() * scale)),
+                           max(1, round(source.height() * scale)), QImage.Format.Format_ARGB32)
+            image.fill(QColor("white"))
+            painter = QPainter(image)
+            painter.setRenderHint(QPainter.RenderHint.Antialiasing)
+            painter.setRenderHint(QPainter.RenderHint.TextAntialiasing)
+            scene.render(painter, QRectF(0, 0, image.width(), image.height()), source)
+            painter.end()
+            dots_per_metre = int(round(dpi / 0.0254))
+            image.setDotsPerMeterX(dots_per_metre)
+            image.setDotsPerMeterY(dots_per_metre)
+            return write_bytes_atomic(path, _image_bytes(image, "PNG"))
+        if suffix == ".svg":
+            # QSvgGenerator paints the scene exactly as on screen (pyqtgraph's own SVG
+            # exporter trips over empty overlay paths)
+            return write_bytes_atomic(path, _svg_bytes(scene, source))
+        if suffix == ".pdf":
+            return write_bytes_atomic(path, _pdf_bytes(scene, source, dpi))
+        raise ValueError(f"{path}: export as .png, .svg or .pdf")
+
+
+def _centres(links: Iterable[Link]) -> np.ndarray:
+    pts = [(s + 0.5, t + 0.5) for s, t in links]
+    return np.array(pts, dtype=float).reshape(-1, 2)
+
+
+def _image_bytes(image: QImage, fmt: str) -> bytes:
+    data = QByteArray()
+    buffer = QBuffer(data)
+    buffer.open(QIODevice.OpenModeFlag.WriteOnly)
+    image.save(buffer, fmt)
+    buffer.close()
+    return bytes(data.data())
+
+
+def _svg_bytes(scene, source: QRectF) -> bytes:
+    data = QByteArray()
+    buffer = QBuffer(data)
+    buffer.open(QIODevice.OpenModeFlag.WriteOnly)
+    generator = QSvgGenerator()
+    generator.setOutputDevice(buffer)
+    generator.setSize(source.size().toSize())
+    generator.setViewBox(QRectF(0, 0, source.width(), source.height()))
+    generator.setTitle("attention heatmap")
+    painter = QPainter(generator)
+    scene.render(painter, QRectF(0, 0, source.width(), source.height()), source)
+    painter.end()
+    buffer.close()
+    return bytes(data.data())
+
+
+def _pdf_bytes(scene, source: QRectF, dpi: int) -> bytes:
+    """Paint the scene (vector) into a one-page PDF the size of the figure."""
+    data = QByteArray()
+    buffer = QBuffer(data)
+    buffer.open(QIODevice.OpenModeFlag.WriteOnly)
+    writer = QPdfWriter(buffer)
+    writer.setResolution(dpi)
+    # the on-screen figure is 96 dpi: page size in points = pixels * 72 / 96
+    page = QPageSize(QSizeF(source.width() * 0.75, source.height() * 0.75), QPageSize.Unit.Point)
+    writer.setPageSize(page)
+    writer.setPageMargins(pg.QtCore.QMarginsF(0, 0, 0, 0))
+    painter = QPainter(writer)
+    painter.setRenderHint(QPainter.RenderHint.Antialiasing)
+    target = QRectF(0, 0, writer.width(), writer.height())
+    scene.render(painter, target, source)
+    painter.end()
+    buffer.close()
+    return bytes(data.data())

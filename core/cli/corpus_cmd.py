@@ -1,0 +1,228 @@
+"""`corpus`: import corpora into the workspace, list them, show statistics, split, show pairs.
+
+    corpus import PATH [PATH2] --format tsv --src-lang es --tgt-lang en [--name N]
+    corpus list
+    corpus stats NAME|ID
+    corpus split NAME|ID --seed 1 --ratios 0.8,0.1,0.1
+    corpus show NAME|ID [--start N] [--count K] [--split dev]
+"""
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+from pathlib import Path
+from typing import Any
+
+from core.errors import ConfigError
+from core.store import Workspace
+
+FORMATS = ("parallel", "tsv", "tmx", "docs")
+SPLIT_NAMES = ("train", "dev", "test")
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("corpus", help="import, inspect and split corpora")
+    cmds = p.add_subparsers(dest="corpus_command", metavar="ACTION", required=True)
+
+    imp = cmds.add_parser("import", help="read a corpus file (or two) into the workspace")
+    imp.add_argument("paths", nargs="+", metavar="PATH",
+                     help="the corpus: one file (tsv, tmx) or source and target files "
+                     "(parallel, docs)")
+    imp.add_argument("--format", choices=FORMATS, default=None,
+                     help="file format (default: tmx for *.tmx, tsv for one other file, "
+                     "parallel for two files)")
+    imp.add_argument("--src-lang", required=True, help="source language code, e.g. es")
+    imp.add_argument("--tgt-lang", required=True, help="target language code, e.g. en")
+    imp.add_argument("--name", default=None, help="corpus name (default: the file name)")
+    imp.add_argument("--docids", default=None, metavar="FILE",
+                     help="parallel only: side file with <document><TAB><index> per line")
+    imp.add_argument("--src-col", type=int, default=None,
+                     help="tsv only: 0-based column of the source side (default 1)")
+    imp.add_argument("--tgt-col", type=int, default=None,
+                     help="tsv only: 0-based column of the target side (default 0)")
+    imp.add_argument("--lenient", action="store_true",
+                     help="repair bad bytes and keep empty sides (reported as warnings) "
+                     "instead of stopping at the first problem")
+    imp.set_defaults(func=run_import)
+
+    lst = cmds.add_parser("list", help="list the corpora in the workspace")
+    lst.set_defaults(func=run_list)
+
+    st = cmds.add_parser("stats", help="sentences, tokens, vocabulary, lengths, documents")
+    st.add_argument("corpus", metavar="NAME|ID")
+    st.add_argument("--tokenizer", choices=("space", "moses"), default="space",
+                    help="count whitespace tokens (default, fast) or Moses tokens as a "
+                    "word-level model sees them (slower on large corpora)")
+    st.add_argument("--lowercase", action="store_true",
+                    help="with --tokenizer moses: lowercase before counting types")
+    st.set_defaults(func=run_stats)
+
+    sp = cmds.add_parser("split", help="split into train/dev/test (documents kept whole)")
+    sp.add_argument("corpus", metavar="NAME|ID")
+    sp.add_argument("--seed", type=int, default=1, help="random seed (default 1)")
+    sp.add_argument("--ratios", default="0.8,0.1,0.1",
+                    help="train,dev,test fractions (default 0.8,0.1,0.1)")
+    sp.set_defaults(func=run_split)
+
+    sh = cmds.add_parser("show", help="print pairs with their line numbers")
+    sh.add_argument("corpus", metavar="NAME|ID")
+    sh.add_argument("--start", type=int, default=0, help="first pair (0-based, default 0)")
+    sh.add_argument("--count", type=int, default=10, help="how many pairs (default 10)")
+    sh.add_argument("--split", choices=SPLIT_NAMES, default=None,
+                    help="show pairs of this split only (run `corpus split` first)")
+    sh.set_defaults(func=run_show)
+
+
+def _open(args: argparse.Namespace) -> Workspace:
+    return Workspace.open(args.workspace)
+
+
+def guess_format(paths: list[str]) -> str:
+    if len(paths) == 1:
+        return "tmx" if paths[0].lower().endswith(".tmx") else "tsv"
+    return "parallel"
+
+
+def reader_options(args: argparse.Namespace, fmt: str) -> dict[str, Any]:
+    """The read_corpus options the chosen format takes; an option given for a format
+    that ignores it is an error rather than silently unused."""
+    options: dict[str, Any] = {}
+    if args.lenient:
+        options["lenient"] = True
+    if args.docids is not None:
+        if fmt != "parallel":
+            raise ConfigError(f"--docids applies to --format parallel, not {fmt}")
+        options["docids_path"] = args.docids
+    for flag in ("src_col", "tgt_col"):
+        value = getattr(args, flag)
+        if value is not None:
+            if fmt != "tsv":
+                raise ConfigError(f"--{flag.replace('_', '-')} applies to --format tsv, "
+                                  f"not {fmt}")
+            options[flag] = value
+    return options
+
+
+def run_import(args: argparse.Namespace) -> int:
+    from core.data.readers import read_corpus
+
+    fmt = args.format or guess_format(args.paths)
+    options = reader_options(args, fmt)
+    corpus = read_corpus(fmt, args.paths, args.src_lang, args.tgt_lang, **dict(options))
+    name = args.name or Path(args.paths[0]).stem
+    sources = [str(Path(p).resolve()) for p in args.paths]
+    if args.docids is not None:
+        sources.append(str(Path(args.docids).resolve()))
+        options["docids_path"] = sources[-1]
+    with _open(args) as ws:
+        corpus_id = ws.add_corpus(corpus, name=name, format=fmt, options=options,
+                                  sources=sources)
+        info = ws.get_corpus(corpus_id)
+    print(f"imported corpus {info.id} {info.name!r}: {info.n_pairs} pairs "
+          f"({info.src_lang} -> {info.tgt_lang}), {info.n_documents} documents, "
+          f"format {fmt}")
+    for warning in info.warnings:
+        print(f"warning: {warning}")
+    return 0
+
+
+def run_list(args: argparse.Namespace) -> int:
+    with _open(args) as ws:
+        corpora = ws.list_corpora()
+    if not corpora:
+        print("no corpora yet; add one with `corpus import`")
+        return 0
+    rows = [("id", "name", "langs", "pairs", "docs", "format", "created")]
+    for c in corpora:
+        created = dt.datetime.fromtimestamp(c.created).strftime("%Y-%m-%d %H:%M")
+        rows.append((str(c.id), c.name, f"{c.src_lang}-{c.tgt_lang}", str(c.n_pairs),
+                     str(c.n_documents), c.format, created))
+    print(format_table(rows))
+    return 0
+
+
+def format_table(rows: list[tuple[str, ...]]) -> str:
+    """Left-aligned text columns, numbers right-aligned."""
+    widths = [max(len(r[k]) for r in rows) for k in range(len(rows[0]))]
+    numeric = [all(r[k].isdigit() for r in rows[1:]) for k in range(len(rows[0]))]
+    lines = []
+    for r in rows:
+        cells = [c.rjust(w) if num else c.ljust(w) for c, w, num in zip(r, widths, numeric, strict=True)]
+        lines.append("  ".join(cells).rstrip())
+    return "\n".join(lines)
+
+
+def run_stats(args: argparse.Namespace) -> int:
+    from core.data.preprocess import Preprocessor
+    from core.data.stats import corpus_stats, format_stats
+
+    with _open(args) as ws:
+        corpus = ws.load_corpus(args.corpus)
+    src_pre = tgt_pre = None
+    if args.tokenizer == "moses":
+        src_pre = Preprocessor(corpus.src_lang, lowercase=args.lowercase)
+        tgt_pre = Preprocessor(corpus.tgt_lang, lowercase=args.lowercase)
+    print(f"corpus {corpus.name!r} ({corpus.src_lang} -> {corpus.tgt_lang}), "
+          f"{args.tokenizer} tokens")
+    print(format_stats(corpus_stats(corpus, src_pre, tgt_pre), corpus.src_lang,
+                       corpus.tgt_lang))
+    return 0
+
+
+def parse_ratios(text: str) -> tuple[float, float, float]:
+    """'0.8,0.1,0.1' -> (0.8, 0.1, 0.1); core.data.splits checks they make a split."""
+    try:
+        ratios = tuple(float(x) for x in text.split(","))
+    except ValueError:
+        raise ConfigError(f"--ratios must be three numbers separated by commas, e.g. "
+                          f"0.8,0.1,0.1, not {text!r}") from None
+    if len(ratios) != 3:
+        raise ConfigError(f"--ratios needs three fractions (train,dev,test), not {text!r}")
+    return ratios  # type: ignore[return-value]
+
+
+def run_split(args: argparse.Namespace) -> int:
+    from core.data.splits import split_corpus
+
+    ratios = parse_ratios(args.ratios)
+    with _open(args) as ws:
+        corpus = ws.load_corpus(args.corpus)
+        splits = split_corpus(corpus, seed=args.seed, ratios=ratios)
+        assignment = {"train": splits.train_indices, "dev": splits.dev_indices,
+                      "test": splits.test_indices}
+        ws.save_split(args.corpus, args.seed, ratios, assignment)
+    docs = " (documents kept whole)" if corpus.has_documents() else ""
+    print(f"split corpus {corpus.name!r} with seed {args.seed}{docs}:")
+    for name in SPLIT_NAMES:
+        n = len(assignment[name])
+        print(f"  {name:5s} {n:8d} pairs ({100.0 * n / max(1, len(corpus)):.1f}%)")
+    return 0
+
+
+def run_show(args: argparse.Namespace) -> int:
+    if args.start < 0 or args.count < 0:
+        raise ConfigError("--start and --count must be 0 or more")
+    with _open(args) as ws:
+        corpus = ws.load_corpus(args.corpus)
+        indices = list(range(len(corpus)))
+        if args.split is not None:
+            split = ws.load_split(args.corpus)
+            if split is None:
+                raise ConfigError(f"corpus {corpus.name!r} has no split yet; run "
+                                  f"`corpus split {corpus.name}` first")
+            indices = split.assignment.get(args.split, [])
+    shown = indices[args.start:args.start + args.count]
+    where = f" split {args.split}" if args.split else ""
+    if not shown:
+        print(f"corpus {corpus.name!r}{where}: no pairs from {args.start} "
+              f"(it has {len(indices)})")
+        return 0
+    print(f"corpus {corpus.name!r}{where}: pairs {args.start}..{args.start + len(shown) - 1} "
+          f"of {len(indices)}")
+    for i in shown:
+        pair = corpus.pairs[i]
+        doc = f", document {pair.doc_id}" if pair.doc_id is not None else ""
+        print(f"[{i}] line {pair.line}{doc}")
+        print(f"  {corpus.src_lang}: {pair.src}")
+        print(f"  {corpus.tgt_lang}: {pair.tgt}")
+    return 0

@@ -1,0 +1,153 @@
+"""`train`: train a model on a workspace corpus, with a progress bar; `--resume RUN`."""
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+
+from core.config import RunConfig, load_config, load_preset
+from core.errors import ConfigError
+from core.jobs import JobContext, JobEvent
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("train", help="train a model (a preset or a TOML config) on a corpus")
+    src = p.add_mutually_exclusive_group()
+    src.add_argument("--config", metavar="FILE", help="TOML run configuration")
+    src.add_argument("--preset", metavar="NAME", help="a preset from resources/presets")
+    src.add_argument("--resume", metavar="RUN", help="continue a run from its last checkpoint")
+    p.add_argument("--corpus", metavar="NAME|ID", help="workspace corpus to train on")
+    p.add_argument("--name", help="run name (default: the config's name)")
+    p.add_argument("--device", help="auto | cpu | cuda | cuda:N")
+    p.add_argument("--threads", type=int, help="CPU threads")
+    p.add_argument("--max-steps", type=int, help="stop after this many updates")
+    p.add_argument("--epochs", type=int)
+    p.add_argument("--valid-every", type=int)
+    p.add_argument("--init-from", metavar="RUN", help="two-stage training: the stage-1 run")
+    p.add_argument("--set", action="append", default=[], metavar="SECTION.KEY=VALUE",
+                   help="override any config value, e.g. --set model.attention=local-p")
+    p.add_argument("--distributed", action="store_true",
+                   help="run under torchrun with DistributedDataParallel (NCCL or gloo)")
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p.set_defaults(func=run)
+
+
+def _coerce(text: str):
+    low = text.lower()
+    if low in ("true", "false"):
+        return low == "true"
+    for kind in (int, float):
+        try:
+            return kind(text)
+        except ValueError:
+            pass
+    return text
+
+
+def build_config(args: argparse.Namespace) -> RunConfig:
+    cfg = load_config(args.config) if args.config else load_preset(args.preset or "luong-cpu")
+    raw = cfg.to_dict()
+    for item in args.set:
+        key, sep, value = item.partition("=")
+        section, dot, field = key.partition(".")
+        if not sep or not dot or section not in ("model", "data", "train"):
+            raise ConfigError(f"--set {item!r}: write SECTION.KEY=VALUE, e.g. model.dropout=0.3")
+        raw[section][field] = _coerce(value)
+    for field, value in (("device", args.device), ("threads", args.threads),
+                         ("max_steps", args.max_steps), ("epochs", args.epochs),
+                         ("valid_every", args.valid_every), ("init_from", args.init_from)):
+        if value is not None:
+            raw["train"][field] = value
+    if args.name:
+        raw["name"] = args.name
+    return RunConfig.from_dict(raw, source=args.config or f"preset {args.preset or 'luong-cpu'}")
+
+
+class ProgressPrinter:
+    """Prints job events as a one-line progress bar plus validation lines."""
+
+    def __init__(self, stream=sys.stderr, quiet: bool = False):
+        self.stream, self.quiet = stream, quiet
+        self.total = None
+        self.last = 0.0
+
+    def __call__(self, e: JobEvent) -> None:
+        d = e.data
+        if e.kind == "start":
+            self.total = d.get("total_steps")
+            resumed = f", resumed at step {d['resumed_from']}" if d.get("resumed_from") else ""
+            print(f"training on {d['device']}: {d['params']:,} parameters, "
+                  f"{d['steps_per_epoch']} batches per epoch{resumed}", file=self.stream)
+        elif e.kind == "step" and not self.quiet:
+            now = time.monotonic()
+            if now - self.last < 0.5 and d["step"] != self.total:
+                return
+            self.last = now
+            frac = d["step"] / self.total if self.total else 0.0
+            bar = "#" * int(frac * 30)
+            eta = d.get("eta_s")
+            eta_txt = f"{eta / 60:.1f} min" if eta is not None else "?"
+            print(f"\r[{bar:<30}] step {d['step']}/{self.total} epoch {d['epoch'] + 1} "
+                  f"loss {d['loss']:.3f} ppl {d['ppl']:.1f} lr {d['lr']:.2g} "
+                  f"{d['tok_per_s']:.0f} tok/s ETA {eta_txt}   ", end="", file=self.stream, flush=True)
+        elif e.kind == "validation":
+            bleu = f", dev BLEU {d['dev_bleu']:.2f}" if d.get("dev_bleu") is not None else ""
+            print(f"\nstep {d['step']}: dev perplexity {d['dev_ppl']:.2f}{bleu}", file=self.stream)
+        elif e.kind == "log":
+            print(f"\n{d['message']}" if not self.quiet else d["message"], file=self.stream)
+
+
+def run(args: argparse.Namespace) -> int:
+    from core.store import Workspace
+    from core.train.run import create_run, train_run
+
+    dist = None
+    if args.distributed:
+        from core.train.distributed import DistContext
+
+        dist = DistContext.from_env()
+    ws = Workspace.open(args.workspace)
+    ctx = JobContext()
+    if dist is None or dist.rank == 0:
+        ctx.add_listener(ProgressPrinter(quiet=args.quiet))
+    try:
+        if args.resume:
+            run_id = ws.run_id(args.resume)
+            result = train_run(ws, run_id, ctx, resume=True, distributed=dist)
+        else:
+            if not args.corpus:
+                raise ConfigError("train needs --corpus NAME (see `corpus list`) or --resume RUN")
+            config = build_config(args)
+            if dist is not None:
+                # every rank must agree on the run: rank 0 creates it, the others find it by name
+                run_id = _shared_run(ws, dist, args.corpus, config)
+            else:
+                run_id = create_run(ws, args.corpus, config, args.name)
+            result = train_run(ws, run_id, ctx, distributed=dist)
+    except KeyboardInterrupt:
+        ctx.cancel()
+        raise
+    finally:
+        if dist is not None:
+            dist.close()
+    if dist is None or dist.rank == 0:
+        info = ws.get_run(run_id)
+        print(f"\nrun {info.name} (id {run_id}): {result.status} after {result.step} steps; "
+              f"best dev perplexity {result.best_dev_ppl or float('nan'):.2f}; "
+              f"folder {ws.run_dir(run_id)}")
+    return 0
+
+
+def _shared_run(ws, dist, corpus: str, config: RunConfig) -> int:
+    import torch
+    import torch.distributed as tdist
+
+    from core.train.run import create_run
+
+    box = torch.zeros(1, dtype=torch.long)
+    if dist.rank == 0:
+        box[0] = create_run(ws, corpus, config)
+    tdist.broadcast(box, src=0)
+    os.environ.setdefault("NMT_RUN_ID", str(int(box[0])))
+    return int(box[0])

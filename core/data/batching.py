@@ -1,0 +1,148 @@
+"""Length-bucketed, deterministic batches.
+
+`BatchPlan.epoch(e)` shuffles the pair indices with a generator seeded by (seed, e),
+cuts them into pools of ~`pool_batches` batches, sorts each pool by length (so a batch
+holds sentences of similar length and little padding) and cuts the pool into batches,
+by sentence count or by a target-token budget; finally the batch order is shuffled.
+The same (seed, epoch) always gives the same batches, so training resumes exactly at
+(epoch, batch index). `collate(indices)` pads a batch into tensors.
+
+Source reversal is not done here: models that reverse do it themselves, and the
+source is always in natural order in a Batch.
+"""
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+from torch import Tensor
+
+from core.data.vocab import BOS, EOS, PAD
+
+
+@dataclass
+class Batch:
+    src: Tensor  # batch x src_len (long, PAD-padded, natural order, no BOS/EOS)
+    src_lens: Tensor  # batch
+    tgt_in: Tensor  # batch x tgt_len: BOS y1 .. yn, PAD-padded
+    tgt_out: Tensor  # batch x tgt_len: y1 .. yn EOS, PAD-padded
+    tgt_lens: Tensor  # batch: n + 1 (the length of tgt_in / tgt_out rows)
+    indices: list[int]  # positions of the pairs in the split
+    ctx: Tensor | None = None  # batch x ctx_len: previous sentence(s), PAD-padded
+    ctx_lens: Tensor | None = None  # batch
+
+    def to(self, device: torch.device | str) -> Batch:
+        def move(t: Tensor | None) -> Tensor | None:
+            return None if t is None else t.to(device, non_blocking=True)
+
+        return Batch(
+            move(self.src), move(self.src_lens), move(self.tgt_in), move(self.tgt_out),
+            move(self.tgt_lens), self.indices, move(self.ctx), move(self.ctx_lens),
+        )
+
+    @property
+    def n_tgt_tokens(self) -> int:
+        """Real (non-PAD) target tokens, EOS included: what the loss is averaged over."""
+        return int(self.tgt_lens.sum())
+
+    def __len__(self) -> int:
+        return len(self.indices)
+
+
+def pad(seqs: Sequence[Sequence[int]], min_len: int = 1) -> tuple[Tensor, Tensor]:
+    """Sequences -> (batch x max_len long tensor padded with PAD, lengths)."""
+    lens = torch.tensor([len(s) for s in seqs], dtype=torch.long)
+    width = max(min_len, int(lens.max()) if len(seqs) else 0)
+    out = torch.full((len(seqs), width), PAD, dtype=torch.long)
+    for row, s in enumerate(seqs):
+        if len(s):
+            out[row, : len(s)] = torch.as_tensor(s, dtype=torch.long)
+    return out, lens
+
+
+class BatchPlan:
+    """Plans batches over one split.
+
+    src_ids/tgt_ids: token ids per pair (no BOS/EOS); ctx_ids: optional context ids per
+    pair (see core/data/context.py). Exactly one of batch_size (sentences) and
+    batch_tokens (> 0: padded target tokens per batch, `len(batch) * (max target
+    length + 1)`) decides the cut; a single pair over the budget gets a batch alone.
+    shuffle=False gives one fixed length-sorted order (dev/test), whatever the epoch."""
+
+    def __init__(
+        self, src_ids: Sequence[Sequence[int]], tgt_ids: Sequence[Sequence[int]],
+        batch_size: int = 64, batch_tokens: int = 0, seed: int = 0, shuffle: bool = True,
+        pool_batches: int = 100, ctx_ids: Sequence[Sequence[int]] | None = None,
+    ) -> None:
+        if len(src_ids) != len(tgt_ids):
+            raise ValueError(f"{len(src_ids)} sources but {len(tgt_ids)} targets")
+        if ctx_ids is not None and len(ctx_ids) != len(src_ids):
+            raise ValueError(f"{len(ctx_ids)} contexts for {len(src_ids)} pairs")
+        if batch_tokens <= 0 and batch_size <= 0:
+            raise ValueError("batch_size or batch_tokens must be positive")
+        self.src_ids, self.tgt_ids, self.ctx_ids = src_ids, tgt_ids, ctx_ids
+        self.batch_size, self.batch_tokens = batch_size, batch_tokens
+        self.seed, self.shuffle, self.pool_batches = seed, shuffle, pool_batches
+        self.src_lens = np.array([len(s) for s in src_ids], dtype=np.int64)
+        self.tgt_lens = np.array([len(t) + 1 for t in tgt_ids], dtype=np.int64)  # + EOS
+
+    def __len__(self) -> int:
+        return len(self.src_ids)
+
+    def _cut(self, order: np.ndarray) -> list[list[int]]:
+        """Cut length-sorted indices into batches."""
+        if self.batch_tokens <= 0:
+            size = self.batch_size
+            return [order[i: i + size].tolist() for i in range(0, len(order), size)]
+        batches: list[list[int]] = []
+        current: list[int] = []
+        longest = 0
+        for i in order.tolist():
+            t = int(self.tgt_lens[i])
+            if current and (len(current) + 1) * max(longest, t) > self.batch_tokens:
+                batches.append(current)
+                current, longest = [], 0
+            current.append(i)
+            longest = max(longest, t)
+        if current:
+            batches.append(current)
+        return batches
+
+    def _sorted(self, indices: np.ndarray) -> np.ndarray:
+        # by target length, then source length, then index (a total, stable order)
+        keys = (indices, self.src_lens[indices], self.tgt_lens[indices])
+        return indices[np.lexsort(keys)]
+
+    def _pool_size(self) -> int:
+        if self.batch_tokens <= 0:
+            per_batch = self.batch_size
+        else:
+            mean = float(self.tgt_lens.mean()) if len(self.tgt_lens) else 1.0
+            per_batch = max(1, int(self.batch_tokens // max(mean, 1.0)))
+        return max(1, per_batch * self.pool_batches)
+
+    def epoch(self, epoch: int) -> list[list[int]]:
+        """The batches (lists of pair indices) of epoch `epoch`."""
+        n = len(self.src_ids)
+        if not self.shuffle:
+            return self._cut(self._sorted(np.arange(n)))
+        rng = np.random.default_rng([self.seed, epoch])
+        perm = rng.permutation(n)
+        pool = self._pool_size()
+        batches: list[list[int]] = []
+        for start in range(0, n, pool):
+            batches.extend(self._cut(self._sorted(perm[start: start + pool])))
+        order = rng.permutation(len(batches))
+        return [batches[i] for i in order]
+
+    def collate(self, indices: Sequence[int]) -> Batch:
+        indices = [int(i) for i in indices]
+        src, src_lens = pad([self.src_ids[i] for i in indices])
+        tgt_in, tgt_lens = pad([[BOS, *self.tgt_ids[i]] for i in indices])
+        tgt_out, _ = pad([[*self.tgt_ids[i], EOS] for i in indices])
+        ctx = ctx_lens = None
+        if self.ctx_ids is not None:
+            ctx, ctx_lens = pad([self.ctx_ids[i] for i in indices])
+        return Batch(src, src_lens, tgt_in, tgt_out, tgt_lens, indices, ctx, ctx_lens)

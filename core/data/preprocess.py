@@ -1,0 +1,116 @@
+"""Per-language text preprocessing with sacremoses: punctuation normalisation,
+optional lowercasing, optional accent/ASCII folding, tokenisation and its inverse,
+and optional truecasing.
+
+The steps only ever return new strings/lists: the caller keeps the raw text (a
+SentencePair is never modified) so outputs can be shown next to what the user wrote.
+"""
+from __future__ import annotations
+
+import unicodedata
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+from sacremoses import MosesDetokenizer, MosesPunctNormalizer, MosesTokenizer, MosesTruecaser
+
+
+def fold_accents(text: str) -> str:
+    """Decompose (NFKD) and drop combining marks: '¿Qué tal, señor?' -> '¿Que tal,
+    senor?' (the folding of the TensorFlow Spanish-English attention tutorial)."""
+    return "".join(c for c in unicodedata.normalize("NFKD", text) if not unicodedata.combining(c))
+
+
+def train_truecaser(tokenized: Iterable[list[str]]) -> MosesTruecaser:
+    """A Moses truecaser trained on tokenised sentences (lists of tokens)."""
+    truecaser = MosesTruecaser()
+    truecaser.train([list(tokens) for tokens in tokenized])
+    return truecaser
+
+
+class Preprocessor:
+    """Text <-> tokens for one language.
+
+    normalize(text): punctuation normalisation, then lowercase / accent folding when on.
+    tokenize(text):  normalize, Moses-tokenise (no HTML escaping), truecase if a
+                     truecaser is set (ignored when lowercasing).
+    detokenize(tokens): Moses detokenisation back to a sentence.
+    `pretokenized=True` splits on whitespace instead of Moses (already tokenised
+    corpora such as the Hansards release)."""
+
+    def __init__(
+        self, lang: str, lowercase: bool = False, fold_accents: bool = False,
+        normalize_punct: bool = True, pretokenized: bool = False,
+        truecaser: MosesTruecaser | None = None,
+    ) -> None:
+        self.lang = lang
+        self.lowercase = lowercase
+        self.fold_accents = fold_accents
+        self.normalize_punct = normalize_punct
+        self.pretokenized = pretokenized
+        self.truecaser = truecaser
+        self._tok = MosesTokenizer(lang=lang)
+        self._detok = MosesDetokenizer(lang=lang)
+        self._punct = MosesPunctNormalizer(lang=lang)
+
+    def normalize(self, text: str) -> str:
+        if self.normalize_punct:
+            text = self._punct.normalize(text)
+        if self.lowercase:
+            text = text.lower()
+        if self.fold_accents:
+            text = fold_accents(text)
+        return text.strip()
+
+    def tokenize(self, text: str) -> list[str]:
+        text = self.normalize(text)
+        if self.pretokenized:
+            tokens = text.split()
+        else:
+            tokens = self._tok.tokenize(text, escape=False)
+        if self.truecaser is not None and not self.lowercase:
+            tokens = self.truecaser.truecase(" ".join(tokens))
+        return tokens
+
+    def detokenize(self, tokens: list[str]) -> str:
+        if self.pretokenized:
+            return " ".join(tokens)
+        return self._detok.detokenize(list(tokens), unescape=False)
+
+    def to_dict(self) -> dict[str, Any]:
+        """Settings to save beside a model (the truecaser model is saved separately
+        with `save_truecaser`)."""
+        return {
+            "lang": self.lang, "lowercase": self.lowercase, "fold_accents": self.fold_accents,
+            "normalize_punct": self.normalize_punct, "pretokenized": self.pretokenized,
+        }
+
+    @classmethod
+    def from_dict(cls, raw: dict[str, Any], truecaser: MosesTruecaser | None = None) -> Preprocessor:
+        return cls(**raw, truecaser=truecaser)
+
+    def __repr__(self) -> str:
+        return f"Preprocessor({self.to_dict()}, truecaser={self.truecaser is not None})"
+
+
+def save_truecaser(truecaser: MosesTruecaser, path: str | Path) -> None:
+    """Write the truecaser's model file atomically (sacremoses writes to a scratch
+    file, whose bytes are then renamed into place)."""
+    import os
+    import tempfile
+
+    from core.atomic import write_bytes_atomic
+
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, scratch = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".scratch", dir=path.parent)
+    os.close(fd)
+    try:
+        truecaser.save_model(scratch)
+        write_bytes_atomic(path, Path(scratch).read_bytes())
+    finally:
+        os.unlink(scratch)
+
+
+def load_truecaser(path: str | Path) -> MosesTruecaser:
+    return MosesTruecaser(load_from=str(path))

@@ -1,0 +1,315 @@
+"""Word alignments: sure/possible link sets, and the Pharaoh, TALP and WPT file formats.
+
+A link is `(src_index, tgt_index)`, 0-based, in the orientation of the model that is
+evaluated. Gold files often put English first; `swap=True` turns `en-fr` gold into links
+for a `fr->en` model.
+
+Formats read here:
+- Pharaoh: one line per sentence, `i-j` sure, `i?j` or `ipj` possible, 0-based unless
+  `one_based=True`.
+- TALP: Pharaoh 1-based with `ipj` for possible links (WPT-03 trial.talp).
+- WPT/NAACL: one link per line, `sent_id pos_1 pos_2 [S|P] [confidence]`, 1-based,
+  grouped by sent_id (a missing S/P means S).
+"""
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from core.atomic import write_text_atomic
+from core.errors import AlignmentError
+
+Link = tuple[int, int]  # (src_index, tgt_index), 0-based
+
+_PHARAOH_LINK = re.compile(r"^(\d+)([-?p])(\d+)$")
+
+
+@dataclass
+class Alignment:
+    """Sure and possible links of one sentence pair; every sure link is also possible
+    (`possible` is completed with `sure` on construction). A predicted alignment has
+    only sure links (`Alignment.of(links)`)."""
+
+    sure: set[Link] = field(default_factory=set)
+    possible: set[Link] = field(default_factory=set)
+
+    def __post_init__(self) -> None:
+        self.sure = {(int(s), int(t)) for s, t in self.sure}
+        self.possible = {(int(s), int(t)) for s, t in self.possible} | self.sure
+
+    @classmethod
+    def of(cls, links: Iterable[Link]) -> Alignment:
+        """A predicted alignment: all links sure."""
+        return cls(sure=set(links))
+
+    @property
+    def links(self) -> set[Link]:
+        """All links (= possible, which includes sure)."""
+        return self.possible
+
+    def swapped(self) -> Alignment:
+        """The same links seen from the other side: (i, j) -> (j, i)."""
+        return Alignment({(t, s) for s, t in self.sure}, {(t, s) for s, t in self.possible})
+
+    def to_matrix(self, src_len: int, tgt_len: int) -> np.ndarray:
+        """tgt_len x src_len float matrix: 1 for sure, 0.5 for possible-only, else 0."""
+        m = np.zeros((tgt_len, src_len), dtype=np.float32)
+        for s, t in self.possible:
+            m[t, s] = 0.5
+        for s, t in self.sure:
+            m[t, s] = 1.0
+        return m
+
+    def __len__(self) -> int:
+        return len(self.possible)
+
+
+@dataclass
+class AlignmentCorpus:
+    """The alignments of a file, one per sentence, plus non-fatal warnings (e.g. the
+    indices look off by one) and the sentence ids of WPT files."""
+
+    sentences: list[Alignment]
+    warnings: list[str] = field(default_factory=list)
+    ids: list[str] | None = None
+
+    def __len__(self) -> int:
+        return len(self.sentences)
+
+    def __iter__(self) -> Iterator[Alignment]:
+        return iter(self.sentences)
+
+    def __getitem__(self, i: int) -> Alignment:
+        return self.sentences[i]
+
+    @property
+    def n_sure(self) -> int:
+        return sum(len(a.sure) for a in self.sentences)
+
+    @property
+    def n_possible(self) -> int:
+        """Links in P (which includes S)."""
+        return sum(len(a.possible) for a in self.sentences)
+
+
+# ---------------------------------------------------------------------------- checks
+
+
+def _check_ranges(
+    path: str | Path | None,
+    raw: list[list[tuple[int, int, str, int]]],
+    src_tokens: Sequence[Sequence[str]] | None,
+    tgt_tokens: Sequence[Sequence[str]] | None,
+    one_based: bool,
+    swap: bool,
+) -> list[str]:
+    """Validate raw (first, second, token_text, line) links; return warnings.
+
+    `raw` indices are already 0-based in the file's orientation; token lists are in the
+    result's orientation (after `swap`)."""
+    warnings: list[str] = []
+    n_links = sum(len(r) for r in raw)
+    first_has_zero = any(a == 0 for r in raw for a, _, _, _ in r)
+    second_has_zero = any(b == 0 for r in raw for _, b, _, _ in r)
+    looks_one_based = (not one_based) and n_links > 0 and not first_has_zero and not second_has_zero
+    hint = (" The indices look 1-based (no index 0 appears anywhere in the file): read it"
+            " with one_based=True.") if looks_one_based else ""
+    if looks_one_based:
+        warnings.append(
+            f"{path or '<input>'}: read as 0-based but no index 0 appears on either side in "
+            f"{n_links} links; the file may be 1-based (use one_based=True)."
+        )
+    if src_tokens is None and tgt_tokens is None:
+        return warnings
+    first_toks, second_toks = (tgt_tokens, src_tokens) if swap else (src_tokens, tgt_tokens)
+    first_name, second_name = ("target", "source") if swap else ("source", "target")
+    for k, links in enumerate(raw):
+        for a, b, text, line in links:
+            for idx, toks, side in ((a, first_toks, first_name), (b, second_toks, second_name)):
+                if toks is None:
+                    continue
+                if k >= len(toks):
+                    raise AlignmentError(path, line, f"sentence {k + 1} has links but the token "
+                                         f"lists hold only {len(toks)} sentences")
+                n = len(toks[k])
+                if idx >= n:
+                    shown = idx + 1 if one_based else idx
+                    raise AlignmentError(
+                        path, line,
+                        f"sentence {k + 1}: link '{text}' is outside the sentence: {side} index "
+                        f"{shown} but the {side} sentence has {n} tokens ({'1' if one_based else '0'}-based)."
+                        + hint,
+                    )
+    return warnings
+
+
+def _finish(
+    path: str | Path | None,
+    raw: list[list[tuple[int, int, str, int]]],
+    sure_flags: list[list[bool]],
+    src_tokens: Sequence[Sequence[str]] | None,
+    tgt_tokens: Sequence[Sequence[str]] | None,
+    one_based: bool,
+    swap: bool,
+    ids: list[str] | None = None,
+) -> AlignmentCorpus:
+    for toks, name in ((src_tokens, "source"), (tgt_tokens, "target")):
+        if toks is not None and len(toks) != len(raw):
+            raise AlignmentError(path, None, f"{len(raw)} sentences of links but {len(toks)} "
+                                 f"{name} sentences: the files must be line-parallel")
+    warnings = _check_ranges(path, raw, src_tokens, tgt_tokens, one_based, swap)
+    sentences = []
+    for links, flags in zip(raw, sure_flags, strict=True):
+        sure = {(a, b) for (a, b, _, _), f in zip(links, flags, strict=True) if f}
+        poss = {(a, b) for (a, b, _, _) in links}
+        al = Alignment(sure, poss)
+        sentences.append(al.swapped() if swap else al)
+    return AlignmentCorpus(sentences, warnings, ids)
+
+
+# ---------------------------------------------------------------------------- readers
+
+
+def parse_pharaoh(
+    lines: Iterable[str],
+    *,
+    one_based: bool = False,
+    swap: bool = False,
+    src_tokens: Sequence[Sequence[str]] | None = None,
+    tgt_tokens: Sequence[Sequence[str]] | None = None,
+    path: str | Path | None = None,
+) -> AlignmentCorpus:
+    """Parse Pharaoh/TALP lines (one per sentence). `src_tokens`/`tgt_tokens` are the
+    sentences in the result's orientation (after `swap`); given, links outside the
+    sentence raise AlignmentError naming the sentence and the link."""
+    raw: list[list[tuple[int, int, str, int]]] = []
+    flags: list[list[bool]] = []
+    offset = 1 if one_based else 0
+    for lineno, line in enumerate(lines, start=1):
+        links: list[tuple[int, int, str, int]] = []
+        sure: list[bool] = []
+        for tok in line.split():
+            m = _PHARAOH_LINK.match(tok)
+            if m is None:
+                raise AlignmentError(path, lineno, f"sentence {lineno}: link '{tok}' is not "
+                                     "'i-j' (sure) or 'i?j' / 'ipj' (possible)")
+            a, b = int(m.group(1)) - offset, int(m.group(3)) - offset
+            if a < 0 or b < 0:
+                raise AlignmentError(path, lineno, f"sentence {lineno}: link '{tok}' has index 0 "
+                                     "but the file was read as 1-based: read it with "
+                                     "one_based=False")
+            links.append((a, b, tok, lineno))
+            sure.append(m.group(2) == "-")
+        raw.append(links)
+        flags.append(sure)
+    return _finish(path, raw, flags, src_tokens, tgt_tokens, one_based, swap)
+
+
+def _read_lines(path: str | Path) -> list[str]:
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise AlignmentError(path, None, "file not found: check the path") from None
+    except UnicodeDecodeError as e:
+        raise AlignmentError(path, None, f"not UTF-8 text ({e.reason}): convert it to UTF-8")\
+            from None
+    return text.splitlines()
+
+
+def read_pharaoh(
+    path: str | Path,
+    *,
+    one_based: bool = False,
+    swap: bool = False,
+    src_tokens: Sequence[Sequence[str]] | None = None,
+    tgt_tokens: Sequence[Sequence[str]] | None = None,
+) -> AlignmentCorpus:
+    """Read a Pharaoh file (`i-j` sure, `i?j`/`ipj` possible), see `parse_pharaoh`."""
+    return parse_pharaoh(_read_lines(path), one_based=one_based, swap=swap,
+                         src_tokens=src_tokens, tgt_tokens=tgt_tokens, path=path)
+
+
+def read_talp(
+    path: str | Path,
+    *,
+    swap: bool = False,
+    src_tokens: Sequence[Sequence[str]] | None = None,
+    tgt_tokens: Sequence[Sequence[str]] | None = None,
+) -> AlignmentCorpus:
+    """Read a TALP file: Pharaoh layout, 1-based, `i-j` sure and `ipj` possible."""
+    return read_pharaoh(path, one_based=True, swap=swap, src_tokens=src_tokens,
+                        tgt_tokens=tgt_tokens)
+
+
+def read_wpt(
+    path: str | Path,
+    *,
+    sent_ids: Sequence[str] | None = None,
+    swap: bool = False,
+    src_tokens: Sequence[Sequence[str]] | None = None,
+    tgt_tokens: Sequence[Sequence[str]] | None = None,
+) -> AlignmentCorpus:
+    """Read a WPT/NAACL file: `sent_id pos_1 pos_2 [S|P] [confidence]` per line, 1-based.
+
+    Sentences come in `sent_ids` order when given (ids without links get an empty
+    alignment; a link with an unknown id is an error), else in order of first appearance.
+    """
+    order: list[str] = list(sent_ids) if sent_ids is not None else []
+    groups: dict[str, list[tuple[int, int, str, int]]] = {i: [] for i in order}
+    flags: dict[str, list[bool]] = {i: [] for i in order}
+    for lineno, line in enumerate(_read_lines(path), start=1):
+        f = line.split()
+        if not f:
+            continue
+        if len(f) < 3 or len(f) > 5 or not (f[1].isdigit() and f[2].isdigit()):
+            raise AlignmentError(path, lineno, f"'{line.strip()}' is not 'sent_id pos_1 pos_2 "
+                                 "[S|P] [confidence]' with 1-based positions")
+        sid, a, b = f[0], int(f[1]) - 1, int(f[2]) - 1
+        kind = f[3].upper() if len(f) >= 4 else "S"
+        if kind not in ("S", "P"):
+            raise AlignmentError(path, lineno, f"sentence {sid}: link type '{f[3]}' is not S or P")
+        if a < 0 or b < 0:
+            raise AlignmentError(path, lineno, f"sentence {sid}: link '{f[1]} {f[2]}' has "
+                                 "position 0 but WPT positions are 1-based")
+        if sid not in groups:
+            if sent_ids is not None:
+                raise AlignmentError(path, lineno, f"sentence id '{sid}' is not in the given "
+                                     "sentence ids")
+            order.append(sid)
+            groups[sid], flags[sid] = [], []
+        groups[sid].append((a, b, f"{sid} {f[1]} {f[2]}", lineno))
+        flags[sid].append(kind == "S")
+    raw = [groups[i] for i in order]
+    corpus = _finish(path, raw, [flags[i] for i in order], src_tokens, tgt_tokens,
+                     True, swap, ids=order)
+    return corpus
+
+
+# ---------------------------------------------------------------------------- writers
+
+
+def format_pharaoh(alignment: Alignment, *, one_based: bool = False, swap: bool = False) -> str:
+    """One Pharaoh line: sorted links, `i-j` sure and `i?j` possible-only."""
+    al = alignment.swapped() if swap else alignment
+    off = 1 if one_based else 0
+    parts = []
+    for s, t in sorted(al.possible):
+        sep = "-" if (s, t) in al.sure else "?"
+        parts.append(f"{s + off}{sep}{t + off}")
+    return " ".join(parts)
+
+
+def write_pharaoh(
+    path: str | Path,
+    alignments: Iterable[Alignment],
+    *,
+    one_based: bool = False,
+    swap: bool = False,
+) -> Path:
+    """Write one Pharaoh line per sentence, atomically."""
+    lines = [format_pharaoh(a, one_based=one_based, swap=swap) for a in alignments]
+    return write_text_atomic(path, "".join(line + "\n" for line in lines))

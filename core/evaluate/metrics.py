@@ -1,0 +1,148 @@
+"""Translation metrics with sacrebleu, perplexity, and BLEU by sentence length.
+
+- `corpus_bleu`, `chrf`, `ter`: sacrebleu on DETOKENISED text (its own tokeniser,
+  '13a' by default); the score comes with sacrebleu's signature string, which must be
+  reported with the number.
+- `tokenized_bleu`: BLEU on text that is already Moses-tokenised, with sacrebleu's
+  tokenize='none' (it only splits on spaces). This is the "tokenized BLEU" of Luong et
+  al. 2015 and Bahdanau et al. 2015 (multi-bleu.perl on tokenised text); it is not
+  comparable with detokenised sacreBLEU.
+- `bleu_by_length`: corpus BLEU per source-length bucket and per system (Bahdanau Fig. 2,
+  Luong Fig. 6).
+"""
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+from sacrebleu.metrics import BLEU, CHRF, TER
+
+from core.evaluate.report import Table
+
+Refs = Sequence[str] | Sequence[Sequence[str]]
+
+
+@dataclass(frozen=True)
+class Score:
+    """A metric value with the sacrebleu signature that makes it reproducible."""
+
+    name: str
+    score: float
+    signature: str
+    detail: str = ""  # sacrebleu's formatted line (n-gram precisions, BP, ...)
+
+
+def _streams(refs: Refs, n_hyps: int) -> list[list[str]]:
+    """One reference per sentence (list of str) or several reference streams."""
+    if len(refs) > 0 and isinstance(refs[0], str):
+        streams = [list(refs)]  # type: ignore[arg-type]
+    else:
+        streams = [list(r) for r in refs]  # type: ignore[union-attr]
+    for s in streams:
+        if len(s) != n_hyps:
+            raise ValueError(f"{n_hyps} hypotheses but a reference stream of {len(s)} lines")
+    return streams
+
+
+def _join(texts: Sequence[str] | Sequence[Sequence[str]]) -> list[str]:
+    return [t if isinstance(t, str) else " ".join(t) for t in texts]
+
+
+def corpus_bleu(hyps: Sequence[str], refs: Refs, *, tokenize: str = "13a",
+                lowercase: bool = False) -> Score:
+    """sacreBLEU on detokenised text."""
+    metric = BLEU(tokenize=tokenize, lowercase=lowercase)
+    res = metric.corpus_score(list(hyps), _streams(refs, len(hyps)))
+    return Score("BLEU", res.score, str(metric.get_signature()), str(res))
+
+
+def tokenized_bleu(hyps: Sequence[str] | Sequence[Sequence[str]],
+                   refs: Sequence[str] | Sequence[Sequence[str]],
+                   lowercase: bool = False) -> Score:
+    """BLEU on pre-tokenised text (strings of space-separated tokens or token lists),
+    sacrebleu with tokenize='none'. One reference per sentence."""
+    return corpus_bleu(_join(hyps), _join(refs), tokenize="none", lowercase=lowercase)
+
+
+def sentence_bleu(hyp: str, ref: str | Sequence[str], *, tokenize: str = "13a") -> float:
+    """Smoothed sentence BLEU (sacrebleu's exp smoothing, effective order)."""
+    metric = BLEU(tokenize=tokenize, effective_order=True)
+    return metric.sentence_score(hyp, [ref] if isinstance(ref, str) else list(ref)).score
+
+
+def chrf(hyps: Sequence[str], refs: Refs) -> Score:
+    metric = CHRF()
+    res = metric.corpus_score(list(hyps), _streams(refs, len(hyps)))
+    return Score("chrF", res.score, str(metric.get_signature()), str(res))
+
+
+def ter(hyps: Sequence[str], refs: Refs) -> Score:
+    metric = TER()
+    res = metric.corpus_score(list(hyps), _streams(refs, len(hyps)))
+    return Score("TER", res.score, str(metric.get_signature()), str(res))
+
+
+def perplexity(total_nll: float, n_tokens: int) -> float:
+    """exp(summed negative log-likelihood in nats / number of predicted tokens)."""
+    if n_tokens <= 0:
+        raise ValueError("perplexity needs at least one token")
+    return math.exp(total_nll / n_tokens)
+
+
+DEFAULT_BUCKETS: list[tuple[int, int | None]] = [
+    (0, 10), (10, 20), (20, 30), (30, 40), (40, 50), (50, 60), (60, None)]
+
+
+@dataclass
+class LengthTable:
+    """BLEU per source-length bucket: buckets are half-open [lo, hi) in source tokens
+    (hi None = no upper bound). scores[system][k] is None for an empty bucket."""
+
+    buckets: list[tuple[int, int | None]]
+    counts: list[int]
+    scores: dict[str, list[float | None]] = field(default_factory=dict)
+    tokenize: str = "13a"
+
+    def to_table(self) -> Table:
+        cols = ["bucket", "sentences", *self.scores]
+        rows = []
+        for k, (lo, hi) in enumerate(self.buckets):
+            label = f"{lo}-{hi - 1}" if hi is not None else f"{lo}+"
+            rows.append([label, self.counts[k],
+                         *(None if s[k] is None else round(s[k], 2) for s in self.scores.values())])
+        return Table(cols, rows, title=f"BLEU by source length (tokenize={self.tokenize})")
+
+
+def bleu_by_length(sources_tokens: Sequence[Sequence[str]], systems: Mapping[str, Sequence[str]],
+                   refs: Sequence[str],
+                   buckets: Sequence[tuple[int, int | None]] = DEFAULT_BUCKETS,
+                   tokenize: str = "13a") -> LengthTable:
+    """Corpus BLEU of each system on the sentences whose source length falls in each
+    bucket. A sentence in no bucket is an error (make the buckets cover all lengths)."""
+    n = len(refs)
+    for name, hyps in systems.items():
+        if len(hyps) != n:
+            raise ValueError(f"system {name!r} has {len(hyps)} hypotheses for {n} references")
+    if len(sources_tokens) != n:
+        raise ValueError(f"{len(sources_tokens)} sources for {n} references")
+    members: list[list[int]] = [[] for _ in buckets]
+    for i, toks in enumerate(sources_tokens):
+        length = len(toks)
+        for k, (lo, hi) in enumerate(buckets):
+            if length >= lo and (hi is None or length < hi):
+                members[k].append(i)
+                break
+        else:
+            raise ValueError(f"sentence {i + 1} has {length} source tokens: no bucket holds it")
+    table = LengthTable(list(buckets), [len(m) for m in members], {}, tokenize)
+    for name, hyps in systems.items():
+        row: list[float | None] = []
+        for m in members:
+            if not m:
+                row.append(None)
+                continue
+            row.append(corpus_bleu([hyps[i] for i in m], [refs[i] for i in m],
+                                   tokenize=tokenize).score)
+        table.scores[name] = row
+    return table

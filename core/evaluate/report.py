@@ -1,0 +1,84 @@
+"""Result tables written as CSV, Markdown or JSON (atomically)."""
+from __future__ import annotations
+
+import csv
+import html
+import io
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from core.atomic import write_text_atomic
+from core.errors import ConfigError
+
+
+@dataclass
+class Table:
+    """A titled table: column names and rows of plain values (str, int, float, None)."""
+
+    columns: list[str]
+    rows: list[list[Any]]
+    title: str = ""
+    notes: list[str] = field(default_factory=list)  # e.g. sacrebleu signatures
+
+    def records(self) -> list[dict[str, Any]]:
+        return [dict(zip(self.columns, r, strict=True)) for r in self.rows]
+
+    def to_csv(self) -> str:
+        buf = io.StringIO()
+        w = csv.writer(buf, lineterminator="\n")
+        w.writerow(self.columns)
+        for r in self.rows:
+            w.writerow(["" if v is None else v for v in r])
+        return buf.getvalue()
+
+    def to_markdown(self) -> str:
+        def cell(v: Any) -> str:
+            text = "–" if v is None else (f"{v:.2f}" if isinstance(v, float) else str(v))
+            return text.replace("|", "\\|").replace("\n", " ")
+
+        lines = [f"### {self.title}", ""] if self.title else []
+        lines.append("| " + " | ".join(cell(c) for c in self.columns) + " |")
+        lines.append("|" + "|".join(" --- " for _ in self.columns) + "|")
+        lines += ["| " + " | ".join(cell(v) for v in r) + " |" for r in self.rows]
+        lines += [""] + [f"{n}" for n in self.notes] if self.notes else []
+        return "\n".join(lines) + "\n"
+
+    def to_json(self) -> str:
+        return json.dumps({"title": self.title, "columns": self.columns,
+                           "rows": self.records(), "notes": self.notes},
+                          ensure_ascii=False, indent=2) + "\n"
+
+    def to_html(self) -> str:
+        """An HTML fragment: <h2> title, <table>, notes as <p>."""
+        def cell(v: Any) -> str:
+            return "–" if v is None else html.escape(f"{v:.2f}" if isinstance(v, float) else str(v))
+
+        out = [f"<h2>{html.escape(self.title)}</h2>"] if self.title else []
+        out.append("<table>\n<tr>" + "".join(f"<th>{cell(c)}</th>" for c in self.columns)
+                   + "</tr>")
+        out += ["<tr>" + "".join(f"<td>{cell(v)}</td>" for v in r) + "</tr>" for r in self.rows]
+        out.append("</table>")
+        out += [f"<p>{html.escape(n)}</p>" for n in self.notes]
+        return "\n".join(out) + "\n"
+
+    def save(self, path: str | Path, fmt: str | None = None) -> Path:
+        """Write as `fmt` ('csv', 'md', 'json'), by default from the file suffix."""
+        fmt = (fmt or Path(path).suffix.lstrip(".")).lower()
+        writers = {"csv": self.to_csv, "md": self.to_markdown, "markdown": self.to_markdown,
+                   "json": self.to_json, "html": self.to_html}
+        if fmt not in writers:
+            raise ConfigError(f"{path}: unknown report format {fmt!r}: use .csv, .md, .json or .html")
+        return write_text_atomic(path, writers[fmt]())
+
+
+def write_html_report(path: str | Path, tables: list[Table], title: str = "Evaluation report"
+                      ) -> Path:
+    """A standalone HTML page holding the tables, atomically."""
+    body = "\n".join(t.to_html() for t in tables)
+    page = (f"<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>"
+            f"{html.escape(title)}</title>\n<style>table{{border-collapse:collapse}}"
+            "td,th{border:1px solid #999;padding:2px 6px;text-align:right}</style></head>\n"
+            f"<body>\n<h1>{html.escape(title)}</h1>\n{body}</body></html>\n")
+    return write_text_atomic(path, page)

@@ -1,0 +1,106 @@
+"""An ensemble of translation models that is itself a Seq2Seq model.
+
+The members decode together: at each step their log-probabilities are averaged and
+renormalised with a log-softmax (so scores stay proper log-probabilities), and their
+attentions are averaged (rows still sum to 1 when every member's do). Because the
+ensemble honours the step contract, greedy, beam search and forced decoding work on
+it unchanged.
+"""
+from __future__ import annotations
+
+import torch
+from torch import Tensor, nn
+
+from core.errors import ConfigError
+from core.models.base import Seq2Seq, Seq2SeqOutput, State
+
+
+def _prefix(i: int) -> str:
+    return f"m{i}."
+
+
+def _split(tree: State, n: int) -> list[State]:
+    """Undo the key prefixes: one dict per member."""
+    parts: list[State] = [{} for _ in range(n)]
+    for key, value in tree.items():
+        head, _, rest = key.partition(".")
+        parts[int(head[1:])][rest] = value
+    return parts
+
+
+def _join(parts: list[State]) -> State:
+    return {_prefix(i) + k: v for i, part in enumerate(parts) for k, v in part.items()}
+
+
+def _mean_or_none(tensors: list[Tensor | None]) -> Tensor | None:
+    present = [t for t in tensors if t is not None]
+    return None if not present else torch.stack(present).mean(0)
+
+
+def _target_vocab_size(model: Seq2Seq) -> int | None:
+    """The model's target vocabulary size when it tells (None: checked at the first step)."""
+    size = getattr(model, "tgt_vocab_size", None)
+    if size is None and isinstance(getattr(model, "tgt_embed", None), nn.Embedding):
+        size = model.tgt_embed.num_embeddings
+    return size
+
+
+class Ensemble(Seq2Seq):
+    """Average of several models sharing the target vocabulary."""
+
+    family = "ensemble"
+
+    def __init__(self, models: list[Seq2Seq]):
+        super().__init__()
+        if not models:
+            raise ConfigError("an ensemble needs at least one model")
+        self.members = nn.ModuleList(models)
+        sizes = [_target_vocab_size(m) for m in models]
+        known = {s for s in sizes if s is not None}
+        if len(known) > 1:
+            raise ConfigError(self._vocab_message(sizes))
+
+    @staticmethod
+    def _vocab_message(sizes: list[int | None]) -> str:
+        listed = ", ".join(f"model {i + 1}: {s}" for i, s in enumerate(sizes))
+        return (
+            f"the models of an ensemble must share one target vocabulary, but their "
+            f"target vocabulary sizes differ ({listed}); choose models trained with the "
+            f"same target vocabulary"
+        )
+
+    def _combine(self, log_probs: list[Tensor]) -> Tensor:
+        """Average members' log-probs (..., V) and renormalise."""
+        if len({lp.size(-1) for lp in log_probs}) > 1:
+            raise ConfigError(self._vocab_message([lp.size(-1) for lp in log_probs]))
+        if len(log_probs) == 1:
+            return log_probs[0]
+        return torch.log_softmax(torch.stack(log_probs).mean(0), dim=-1)
+
+    def forward(self, src: Tensor, src_lens: Tensor, tgt_in: Tensor, **extra) -> Seq2SeqOutput:
+        outs = [m(src, src_lens, tgt_in, **extra) for m in self.members]
+        return Seq2SeqOutput(
+            log_probs=self._combine([o.log_probs for o in outs]),  # batch x T x V
+            attention=torch.stack([o.attention for o in outs]).mean(0),  # batch x T x S
+            positions=_mean_or_none([o.positions for o in outs]),
+            gates=_mean_or_none([o.gates for o in outs]),
+        )
+
+    def encode(self, src: Tensor, src_lens: Tensor, **extra) -> State:
+        return _join([m.encode(src, src_lens, **extra) for m in self.members])
+
+    def init_state(self, enc: State) -> State:
+        encs = _split(enc, len(self.members))
+        return _join([m.init_state(e) for m, e in zip(self.members, encs, strict=True)])
+
+    def step(
+        self, y_prev: Tensor, state: State, enc: State
+    ) -> tuple[Tensor, Tensor, State, Tensor | None]:
+        n = len(self.members)
+        results = [
+            m.step(y_prev, s, e)
+            for m, s, e in zip(self.members, _split(state, n), _split(enc, n), strict=True)
+        ]
+        logp = self._combine([r[0] for r in results])  # batch x V
+        attn = torch.stack([r[1] for r in results]).mean(0)  # batch x S
+        return logp, attn, _join([r[2] for r in results]), _mean_or_none([r[3] for r in results])

@@ -1,0 +1,284 @@
+"""Greedy and beam search over any model that honours the Seq2Seq step contract.
+
+Both searches decode a whole batch of sentences at once. Every returned hypothesis
+carries its own attention matrix (one row per output token including EOS, one column
+per real source token) and, for local-p models, its own predicted positions.
+
+Length limit: a sentence of `n` source tokens gets at most
+`min(max_len_abs, ceil(max_len_ratio * n))` output tokens before EOS; at the step
+after that EOS is forced, so every hypothesis ends with a scored EOS and its
+`log_prob` always equals the forced-decoding score of its tokens.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+from torch import Tensor
+
+from core.models.base import BOS, EOS, Seq2Seq, select_batch
+
+NEG_INF = float("-inf")
+
+
+@dataclass
+class Hypothesis:
+    tokens: list[int]  # output ids, without BOS/EOS
+    token_log_probs: list[float]  # one per output token, EOS included
+    score: float  # the ranking score (log_prob, possibly length-penalised)
+    log_prob: float  # sum of token_log_probs
+    attention: np.ndarray  # (len(tokens) + 1) x src_len
+    positions: np.ndarray | None = None  # len(tokens) + 1 (local-p), else None
+
+
+def max_output_lengths(src_lens: Tensor, max_len_ratio: float, max_len_abs: int) -> list[int]:
+    """Most output tokens (EOS excluded) allowed per sentence."""
+    return [
+        max(1, min(max_len_abs, math.ceil(max_len_ratio * int(n)))) for n in src_lens.tolist()
+    ]
+
+
+def lp_divisor(length: int, alpha: float = 0.0, normalise: bool = False) -> float:
+    """Divisor of a hypothesis' log-prob: GNMT's ((5 + |Y|) / 6) ** alpha, or |Y| when
+    `normalise` (plain length normalisation); 1 when alpha == 0 and not normalising.
+    `length` counts the scored tokens, EOS included."""
+    if normalise:
+        return float(length)
+    if alpha == 0.0:
+        return 1.0
+    return ((5.0 + length) / 6.0) ** alpha
+
+
+def _hypothesis(
+    tokens: list[int], token_lps: list[float], attn: Tensor, pos: Tensor | None,
+    src_len: int, divisor: float = 1.0,
+) -> Hypothesis:
+    """attn: out_len x src_width (crop to the sentence's real source length). The
+    score is recomputed from the token log-probs (in float64), so equal outputs get
+    exactly equal scores whichever search found them."""
+    log_prob = float(sum(token_lps))
+    return Hypothesis(
+        tokens=tokens,
+        token_log_probs=token_lps,
+        score=log_prob / divisor,
+        log_prob=log_prob,
+        attention=attn[:, :src_len].float().cpu().numpy(),
+        positions=None if pos is None else pos.float().cpu().numpy(),
+    )
+
+
+def _prepare(model: Seq2Seq, src: Tensor, src_lens: Tensor) -> tuple[Tensor, Tensor]:
+    model.eval()
+    param = next(model.parameters(), None)
+    device = src.device if param is None else param.device
+    return src.to(device), src_lens.to(device)
+
+
+@torch.inference_mode()
+def greedy(
+    model: Seq2Seq, src: Tensor, src_lens: Tensor, max_len_ratio: float = 2.0,
+    max_len_abs: int = 200, **extra: Tensor,
+) -> list[Hypothesis]:
+    """Pick the most probable token at each step. src: batch x src_len (natural order),
+    src_lens: batch. Returns one hypothesis per sentence, in input order."""
+    src, src_lens = _prepare(model, src, src_lens)
+    n_sent, device = src.size(0), src.device
+    limits = max_output_lengths(src_lens, max_len_ratio, max_len_abs)
+    lens = src_lens.tolist()
+    enc = model.encode(src, src_lens, **extra)
+    state = model.init_state(enc)
+    active = list(range(n_sent))  # original index of each row still decoding
+    y = torch.full((n_sent,), BOS, dtype=torch.long, device=device)
+    hist_tok = torch.zeros(n_sent, 0, dtype=torch.long, device=device)
+    hist_lp = torch.zeros(n_sent, 0, device=device)
+    hist_attn: Tensor | None = None  # rows x t x src_width
+    hist_pos: Tensor | None = None  # rows x t
+    out: list[Hypothesis | None] = [None] * n_sent
+    t = 0
+    while active:
+        logp, attn, state, pos = model.step(y, state, enc)  # rows x V, rows x S, rows
+        logp = logp.float()
+        best_lp, best = logp.topk(1, dim=-1)
+        best_lp, best = best_lp[:, 0], best[:, 0]
+        last = torch.tensor([t >= limits[i] for i in active], device=device)
+        best = torch.where(last, torch.full_like(best, EOS), best)
+        best_lp = torch.where(last, logp[:, EOS], best_lp)
+        hist_tok = torch.cat([hist_tok, best[:, None]], 1)
+        hist_lp = torch.cat([hist_lp, best_lp[:, None]], 1)
+        attn_now = attn.float()[:, None, :]
+        hist_attn = attn_now if hist_attn is None else torch.cat([hist_attn, attn_now], 1)
+        if pos is not None:
+            pos_now = pos.float()[:, None]
+            hist_pos = pos_now if hist_pos is None else torch.cat([hist_pos, pos_now], 1)
+        t += 1
+        keep: list[int] = []
+        for a, tok in enumerate(best.tolist()):
+            if tok != EOS:
+                keep.append(a)
+                continue
+            i = active[a]
+            out[i] = _hypothesis(
+                hist_tok[a, :-1].tolist(), hist_lp[a].tolist(), hist_attn[a],
+                None if hist_pos is None else hist_pos[a], lens[i],
+            )
+        if len(keep) < len(active):
+            sel = torch.tensor(keep, dtype=torch.long, device=device)
+            enc, state = select_batch(enc, sel), select_batch(state, sel)
+            hist_tok, hist_lp, hist_attn = hist_tok[sel], hist_lp[sel], hist_attn[sel]
+            hist_pos = None if hist_pos is None else hist_pos[sel]
+            active = [active[a] for a in keep]
+            best = best[sel]
+        y = best
+    return [h for h in out if h is not None]
+
+
+@torch.inference_mode()
+def beam_search(
+    model: Seq2Seq, src: Tensor, src_lens: Tensor, beam: int = 5, n_best: int = 1,
+    length_penalty: float = 0.0, length_norm: bool = False,
+    max_len_ratio: float = 2.0, max_len_abs: int = 200, **extra: Tensor,
+) -> list[list[Hypothesis]]:
+    """Batched beam search: all beams of all sentences decode as one tensor of
+    (active sentences * beam) rows; sentences that are done leave the batch.
+
+    Finished hypotheses are set aside; a sentence stops once its n_best-th finished
+    score is no worse than the best score any alive beam could still reach. Returns,
+    per sentence in input order, up to `n_best` distinct hypotheses best first.
+    """
+    if beam < 1 or n_best < 1 or n_best > beam:
+        raise ValueError(f"need 1 <= n_best <= beam, got beam={beam}, n_best={n_best}")
+    if length_penalty < 0:
+        raise ValueError("length_penalty must be >= 0")
+    src, src_lens = _prepare(model, src, src_lens)
+    device = src.device
+    n_sent, k = src.size(0), beam
+    limits = max_output_lengths(src_lens, max_len_ratio, max_len_abs)
+    lens = src_lens.tolist()
+
+    def lp(length: int) -> float:
+        return lp_divisor(length, length_penalty, length_norm)
+
+    enc = model.encode(src, src_lens, **extra)
+    expand = torch.arange(n_sent, device=device).repeat_interleave(k)
+    enc = select_batch(enc, expand)
+    state = model.init_state(enc)
+
+    active = list(range(n_sent))  # original index of each active sentence
+    # alive beams, rows = active sentence * k + beam
+    alive_lp = torch.full((n_sent, k), NEG_INF, device=device)
+    alive_lp[:, 0] = 0.0  # only one beam is real at the start
+    y = torch.full((n_sent * k,), BOS, dtype=torch.long, device=device)
+    hist_tok = torch.zeros(n_sent * k, 0, dtype=torch.long, device=device)
+    hist_lp = torch.zeros(n_sent * k, 0, device=device)
+    hist_attn: Tensor | None = None  # rows x t x src_width
+    hist_pos: Tensor | None = None  # rows x t
+    finished: list[list[Hypothesis]] = [[] for _ in range(n_sent)]
+
+    t = 0
+    while active:
+        n_act = len(active)
+        logp, attn, state, pos = model.step(y, state, enc)  # rows x V, rows x S, rows
+        vocab = logp.size(-1)
+        logp = logp.float()
+        # at a sentence's last step only EOS may follow
+        last = torch.tensor([t >= limits[i] for i in active], device=device)
+        if bool(last.any()):
+            forced = torch.full_like(logp, NEG_INF)
+            forced[:, EOS] = logp[:, EOS]
+            logp = torch.where(last.repeat_interleave(k)[:, None], forced, logp)
+        cand = (alive_lp[:, :, None] + logp.view(n_act, k, vocab)).view(n_act, k * vocab)
+        top_lp, top_idx = cand.topk(min(2 * k, k * vocab), dim=-1)  # n_act x 2k, best first
+        top_beam = torch.div(top_idx, vocab, rounding_mode="floor")
+        top_tok = top_idx % vocab
+        is_eos = top_tok == EOS
+
+        # the full histories including this step, per alive row
+        attn_now = attn.float()[:, None, :]
+        hist_attn_now = attn_now if hist_attn is None else torch.cat([hist_attn, attn_now], 1)
+        if pos is not None:
+            pos_now = pos.float()[:, None]
+            hist_pos_now = pos_now if hist_pos is None else torch.cat([hist_pos, pos_now], 1)
+        else:
+            hist_pos_now = None
+
+        # EOS candidates among the k best become finished hypotheses
+        eos_rank = is_eos.clone()
+        eos_rank[:, k:] = False
+        eos_rank &= torch.isfinite(top_lp)
+        for a, b_rank in eos_rank.nonzero().tolist():
+            i = active[a]
+            row = a * k + int(top_beam[a, b_rank])
+            tok_lp = float(logp[row, EOS])
+            toks = hist_tok[row].tolist()
+            lps = hist_lp[row].tolist() + [tok_lp]
+            finished[i].append(
+                _hypothesis(
+                    toks, lps, hist_attn_now[row],
+                    None if hist_pos_now is None else hist_pos_now[row], lens[i],
+                    lp(len(toks) + 1),
+                )
+            )
+
+        # the k best non-EOS candidates stay alive (stable order: rank, EOS last)
+        order = (is_eos.long() * (2 * k) + torch.arange(top_lp.size(1), device=device)).argsort(
+            dim=-1
+        )[:, :k]
+        new_lp = top_lp.gather(1, order)
+        new_lp = new_lp.masked_fill(top_tok.gather(1, order) == EOS, NEG_INF)
+        new_beam = top_beam.gather(1, order)
+        new_tok = top_tok.gather(1, order)
+        rows = (torch.arange(n_act, device=device)[:, None] * k + new_beam).view(-1)
+        flat_tok = new_tok.view(-1)
+        tok_lp = logp[rows, flat_tok]
+        hist_tok = torch.cat([hist_tok[rows], flat_tok[:, None]], 1)
+        hist_lp = torch.cat([hist_lp[rows], tok_lp[:, None]], 1)
+        hist_attn = hist_attn_now[rows]
+        hist_pos = None if hist_pos_now is None else hist_pos_now[rows]
+        alive_lp = new_lp
+        t += 1
+
+        # which sentences are done: n_best finished that no alive beam can beat
+        keep: list[int] = []
+        best_alive_all = alive_lp.max(dim=1).values.tolist()
+        for a, i in enumerate(active):
+            best_alive = best_alive_all[a]
+            if best_alive == NEG_INF:
+                continue
+            if len(finished[i]) >= n_best:
+                # longest reachable length gives the loosest bound (log-probs are <= 0)
+                bound = best_alive / lp(limits[i] + 1) if best_alive < 0 else best_alive
+                nth = sorted((h.score for h in finished[i]), reverse=True)[n_best - 1]
+                if nth >= bound:
+                    continue
+            keep.append(a)
+        if len(keep) < n_act:
+            sel = torch.tensor(keep, dtype=torch.long, device=device)
+            row_sel = (sel[:, None] * k + torch.arange(k, device=device)).view(-1)
+            enc = select_batch(enc, row_sel)
+            active = [active[a] for a in keep]
+            alive_lp = alive_lp.index_select(0, sel)
+            rows = rows.index_select(0, row_sel)
+            hist_tok, hist_lp = hist_tok[row_sel], hist_lp[row_sel]
+            hist_attn = hist_attn[row_sel]
+            hist_pos = None if hist_pos is None else hist_pos[row_sel]
+            flat_tok = flat_tok.index_select(0, row_sel)
+        if not active:
+            break
+        state = select_batch(state, rows)
+        y = flat_tok
+
+    out: list[list[Hypothesis]] = []
+    for i in range(n_sent):
+        ranked = sorted(finished[i], key=lambda h: h.score, reverse=True)
+        unique: list[Hypothesis] = []
+        seen: set[tuple[int, ...]] = set()
+        for h in ranked:
+            if tuple(h.tokens) not in seen:
+                seen.add(tuple(h.tokens))
+                unique.append(h)
+            if len(unique) == n_best:
+                break
+        out.append(unique)
+    return out

@@ -1,0 +1,222 @@
+"""Translate raw sentences or whole documents: the function the CLI and the GUI call.
+
+Text -> tokens (Preprocessor, then the vocabulary's subword splitter if it has one)
+-> ids -> length-sorted batches -> beam search (greedy when beam == 1) -> ids ->
+tokens -> optional unknown-word replacement -> detokenised text. Results come back in
+input order. Progress and each finished translation are reported through the
+JobContext; a cancelled job raises JobCancelled between batches.
+
+Tokenisation follows training (core.data.dataset.text_to_tokens): Moses tokens for
+word vocabularies, sentencepiece pieces of the normalised text for subword ones.
+Document context follows core.data.context: the previous K source sentences'
+ids concatenated, or the single CONTEXT_START ('<doc>') id at a document start.
+"""
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import torch
+from torch import Tensor
+
+from core.data.context import CONTEXT_START
+from core.data.dataset import text_to_tokens
+from core.infer.ensemble import Ensemble
+from core.infer.search import Hypothesis, beam_search, greedy
+from core.infer.unk_replace import UnkReport, replace_unknowns
+from core.jobs import JobContext
+from core.models.base import PAD, Seq2Seq
+
+
+@dataclass
+class Translation:
+    source: str  # the input text
+    source_tokens: list[str]  # one per source id, natural order
+    target_ids: list[int]  # without BOS/EOS
+    target_tokens: list[str]  # after unknown-word replacement, if asked
+    text: str  # detokenised target_tokens
+    score: float  # ranking score of the hypothesis
+    log_prob: float
+    attention: np.ndarray  # (len(target_ids) + 1) x len(source_tokens), last row EOS
+    positions: np.ndarray | None = None  # local-p's p_t per output token
+    unk_report: UnkReport | None = None
+
+
+def as_model(models: Seq2Seq | Sequence[Seq2Seq]) -> Seq2Seq:
+    """One model as is; several as an Ensemble."""
+    if isinstance(models, Seq2Seq):
+        return models
+    models = list(models)
+    return models[0] if len(models) == 1 else Ensemble(models)
+
+
+def source_tokens(text: str, preprocessor: Any, vocab: Any) -> list[str]:
+    """The tokens the model sees, one per id (training's rule, core.data.dataset)."""
+    return list(text_to_tokens(text, preprocessor, vocab))
+
+
+def detokenize(tokens: list[str], preprocessor: Any, vocab: Any) -> str:
+    if hasattr(vocab, "detokenize"):  # subword pieces -> text
+        return vocab.detokenize(tokens)
+    return preprocessor.detokenize(tokens)
+
+
+def pad_batch(seqs: list[list[int]], device: torch.device | str = "cpu") -> tuple[Tensor, Tensor]:
+    """-> ids batch x max_len (PAD-padded, at least one column), lens batch."""
+    width = max(1, max((len(s) for s in seqs), default=1))
+    ids = torch.full((len(seqs), width), PAD, dtype=torch.long)
+    for b, s in enumerate(seqs):
+        ids[b, : len(s)] = torch.tensor(s, dtype=torch.long)
+    return ids.to(device), torch.tensor([len(s) for s in seqs], dtype=torch.long, device=device)
+
+
+def _device(model: Seq2Seq) -> torch.device:
+    param = next(model.parameters(), None)
+    return torch.device("cpu") if param is None else param.device
+
+
+def _search(
+    model: Seq2Seq, ids: list[list[int]], beam: int, search_opts: dict[str, Any],
+    extra: dict[str, Tensor],
+) -> list[Hypothesis]:
+    src, lens = pad_batch(ids, _device(model))
+    extra = {k: v.to(src.device) for k, v in extra.items()}
+    if beam == 1:
+        return greedy(model, src, lens, **search_opts, **extra)
+    return [hyps[0] for hyps in beam_search(model, src, lens, beam=beam, **search_opts, **extra)]
+
+
+def _finish(
+    text: str, src_toks: list[str], hyp: Hypothesis | None, tgt_vocab: Any, tgt_pre: Any,
+    unk_replace: bool, dictionary: dict[str, str] | None,
+) -> Translation:
+    if hyp is None:  # empty input: nothing to translate
+        return Translation(text, [], [], [], "", 0.0, 0.0, np.zeros((1, 0), dtype=np.float32))
+    tokens = list(tgt_vocab.decode(hyp.tokens))
+    report = None
+    if unk_replace:
+        tokens, report = replace_unknowns(hyp.tokens, tokens, src_toks, hyp.attention, dictionary)
+    return Translation(
+        source=text, source_tokens=src_toks, target_ids=list(hyp.tokens), target_tokens=tokens,
+        text=detokenize(tokens, tgt_pre, tgt_vocab), score=hyp.score, log_prob=hyp.log_prob,
+        attention=hyp.attention, positions=hyp.positions, unk_report=report,
+    )
+
+
+def _checkpoint(ctx: JobContext | None) -> None:
+    if ctx is not None:
+        ctx.wait_if_paused()
+        ctx.check_cancelled()
+
+
+def translate_sentences(
+    models: Seq2Seq | Sequence[Seq2Seq], src_vocab: Any, tgt_vocab: Any, src_preprocessor: Any,
+    tgt_preprocessor: Any, sentences: list[str], beam: int = 5, batch_size: int = 32,
+    unk_replace: bool = False, dictionary: dict[str, str] | None = None,
+    ctx: JobContext | None = None, length_penalty: float = 0.0, length_norm: bool = False,
+    max_len_ratio: float = 2.0, max_len_abs: int = 200,
+) -> list[Translation]:
+    """Translate independent sentences; results in input order.
+
+    Emits 'progress' (done, total) after each batch and 'translation'
+    (index, translation) per sentence; raises core.jobs.JobCancelled when cancelled.
+    """
+    model = as_model(models)
+    search_opts: dict[str, Any] = dict(max_len_ratio=max_len_ratio, max_len_abs=max_len_abs)
+    if beam > 1:
+        search_opts.update(length_penalty=length_penalty, length_norm=length_norm)
+    toks = [source_tokens(s, src_preprocessor, src_vocab) for s in sentences]
+    ids = [list(src_vocab.encode(t)) for t in toks]
+    # longest first, so padding is small and memory peaks early
+    order = sorted(range(len(sentences)), key=lambda i: -len(ids[i]))
+    results: list[Translation | None] = [None] * len(sentences)
+    done = 0
+    for start in range(0, len(order), max(1, batch_size)):
+        _checkpoint(ctx)
+        chunk = [i for i in order[start : start + batch_size]]
+        todo = [i for i in chunk if ids[i]]
+        hyps = dict(zip(todo, _search(model, [ids[i] for i in todo], beam, search_opts, {}),
+                        strict=True)) if todo else {}
+        for i in chunk:
+            results[i] = _finish(sentences[i], toks[i], hyps.get(i), tgt_vocab,
+                                 tgt_preprocessor, unk_replace, dictionary)
+            if ctx is not None:
+                ctx.emit("translation", index=i, translation=results[i])
+        done += len(chunk)
+        if ctx is not None:
+            ctx.progress(done, len(sentences), f"translated {done}/{len(sentences)} sentences")
+    return [r for r in results if r is not None]
+
+
+def build_context(previous: list[list[int]], k: int, start_id: int) -> list[int]:
+    """The context ids of a sentence: its last `k` predecessors' ids concatenated
+    (oldest first), or [start_id] at a document start (as core.data.context)."""
+    joined = [t for sent in (previous[-k:] if k > 0 else []) for t in sent]
+    return joined if joined else [start_id]
+
+
+def translate_documents(
+    models: Seq2Seq | Sequence[Seq2Seq], src_vocab: Any, tgt_vocab: Any, src_preprocessor: Any,
+    tgt_preprocessor: Any, documents: list[list[str]], beam: int = 5, batch_size: int = 32,
+    ctx_sentences: int = 1, target_context: bool = False, unk_replace: bool = False,
+    dictionary: dict[str, str] | None = None, ctx: JobContext | None = None,
+    length_penalty: float = 0.0, length_norm: bool = False, max_len_ratio: float = 2.0,
+    max_len_abs: int = 200,
+) -> list[list[Translation]]:
+    """Translate documents in order, giving each sentence the previous `ctx_sentences`
+    sentences of its document as `ctx`/`ctx_lens` (source side; or, with
+    `target_context`, the model's own previous translations, which only makes sense
+    with a joint vocabulary: context ids are embedded as source ids). Sentence i of every
+    document goes in one batch, so context is always ready when it is needed.
+
+    Emits 'progress' (sentences done, total) after each batch and 'translation'
+    (document, index, translation) per sentence; raises JobCancelled when cancelled.
+    """
+    model = as_model(models)
+    search_opts: dict[str, Any] = dict(max_len_ratio=max_len_ratio, max_len_abs=max_len_abs)
+    if beam > 1:
+        search_opts.update(length_penalty=length_penalty, length_norm=length_norm)
+    start_id = src_vocab.encode([CONTEXT_START])[0]
+    toks = [[source_tokens(s, src_preprocessor, src_vocab) for s in doc] for doc in documents]
+    ids = [[list(src_vocab.encode(t)) for t in doc] for doc in toks]
+    results: list[list[Translation]] = [[] for _ in documents]
+    history: list[list[list[int]]] = [[] for _ in documents]  # context material per document
+    total = sum(len(d) for d in documents)
+    done = 0
+    for pos in range(max((len(d) for d in documents), default=0)):
+        docs = [d for d in range(len(documents)) if pos < len(documents[d])]
+        for start in range(0, len(docs), max(1, batch_size)):
+            _checkpoint(ctx)
+            chunk = docs[start : start + batch_size]
+            todo = [d for d in chunk if ids[d][pos]]
+            hyps: dict[int, Hypothesis] = {}
+            if todo:
+                contexts = [build_context(history[d], ctx_sentences, start_id)
+                            for d in todo]
+                c_ids, c_lens = pad_batch(contexts)
+                found = _search(model, [ids[d][pos] for d in todo], beam, search_opts,
+                                {"ctx": c_ids, "ctx_lens": c_lens})
+                hyps = dict(zip(todo, found, strict=True))
+            for d in chunk:
+                tr = _finish(documents[d][pos], toks[d][pos], hyps.get(d), tgt_vocab,
+                             tgt_preprocessor, unk_replace, dictionary)
+                results[d].append(tr)
+                history[d].append(tr.target_ids if target_context else ids[d][pos])
+                if ctx is not None:
+                    ctx.emit("translation", document=d, index=pos, translation=tr)
+            done += len(chunk)
+            if ctx is not None:
+                ctx.progress(done, total, f"translated {done}/{total} sentences")
+    return results
+
+
+def translate_document(
+    models: Seq2Seq | Sequence[Seq2Seq], src_vocab: Any, tgt_vocab: Any, src_preprocessor: Any,
+    tgt_preprocessor: Any, sentences: list[str], **options: Any,
+) -> list[Translation]:
+    """One document's sentences, in order, with context (see translate_documents)."""
+    return translate_documents(
+        models, src_vocab, tgt_vocab, src_preprocessor, tgt_preprocessor, [sentences], **options
+    )[0]

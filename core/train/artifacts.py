@@ -1,0 +1,93 @@
+"""What a run leaves in its folder besides checkpoints, and loading it all back.
+
+    runs/<id>/src.vocab, tgt.vocab   vocabularies (core.data.vocab; sentencepiece models beside)
+    runs/<id>/preprocess.json        the two Preprocessors' settings
+    runs/<id>/last.pt, best-*.pt     checkpoints (core.train.checkpoint)
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+import torch
+
+from core.atomic import write_text_atomic
+from core.config import RunConfig
+from core.data.preprocess import Preprocessor
+from core.data.vocab import AnyVocab, load_vocab
+from core.errors import CheckpointError
+from core.models.base import Seq2Seq
+from core.train import checkpoint as ckpt
+
+SRC_VOCAB, TGT_VOCAB, PREPROCESS = "src.vocab", "tgt.vocab", "preprocess.json"
+
+
+def save_artifacts(run_dir: Path, src_vocab: AnyVocab, tgt_vocab: AnyVocab,
+                   src_pre: Preprocessor, tgt_pre: Preprocessor) -> None:
+    src_vocab.save(run_dir / SRC_VOCAB)
+    tgt_vocab.save(run_dir / TGT_VOCAB)
+    write_text_atomic(run_dir / PREPROCESS, json.dumps(
+        {"src": src_pre.to_dict(), "tgt": tgt_pre.to_dict()}, indent=2))
+
+
+def load_text_side(run_dir: Path) -> tuple[AnyVocab, AnyVocab, Preprocessor, Preprocessor] | None:
+    if not (run_dir / SRC_VOCAB).exists():
+        return None
+    raw = json.loads((run_dir / PREPROCESS).read_text(encoding="utf-8"))
+    return (load_vocab(run_dir / SRC_VOCAB), load_vocab(run_dir / TGT_VOCAB),
+            Preprocessor.from_dict(raw["src"]), Preprocessor.from_dict(raw["tgt"]))
+
+
+@dataclass
+class LoadedModel:
+    """A trained model with everything needed to translate raw text."""
+
+    model: Seq2Seq
+    config: RunConfig
+    src_vocab: AnyVocab
+    tgt_vocab: AnyVocab
+    src_pre: Preprocessor
+    tgt_pre: Preprocessor
+    checkpoint: Path
+    step: int
+
+
+def pick_checkpoint(run_dir: Path, which: str = "best") -> Path:
+    """'best' (lowest dev perplexity, else last), 'last', or a file name in the run."""
+    if which == "best":
+        best = sorted(run_dir.glob("best-*.pt"))
+        if best:
+            state = ckpt.load_checkpoint(best[0])
+            entries = state.get("best") or []
+            if entries:
+                return run_dir / sorted(entries)[0][2]
+            return best[0]
+        which = "last"
+    path = run_dir / (ckpt.LAST if which == "last" else which)
+    if not path.exists():
+        raise CheckpointError(
+            f"{run_dir}: no checkpoint {path.name!r}; the run has not saved one yet "
+            "(train it first, or pick 'last')")
+    return path
+
+
+def load_model(run_dir: str | Path, which: str = "best", device: str | torch.device = "cpu") -> LoadedModel:
+    from core.models.registry import build_model
+
+    run_dir = Path(run_dir)
+    path = pick_checkpoint(run_dir, which)
+    state = ckpt.load_checkpoint(path, map_location=device)
+    config = RunConfig.from_dict(state["config"], source=str(path))
+    text = load_text_side(run_dir)
+    if text is None:
+        raise CheckpointError(f"{run_dir}: the vocabularies ({SRC_VOCAB}, {TGT_VOCAB}) are missing")
+    src_vocab, tgt_vocab, src_pre, tgt_pre = text
+    model = build_model(config.model, len(src_vocab), len(tgt_vocab))
+    try:
+        model.load_state_dict(state["model"])
+    except RuntimeError as exc:
+        raise CheckpointError(f"{path}: does not fit the model its config describes ({exc})") from None
+    model.to(device).eval()
+    return LoadedModel(model, config, src_vocab, tgt_vocab, src_pre, tgt_pre, path,
+                       int(state["position"]["step"]))

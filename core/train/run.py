@@ -1,0 +1,202 @@
+"""A training run inside a workspace: the job the CLI and the GUI start.
+
+    run_id = create_run(ws, corpus_ref, config)          # a 'queued' row + folder
+    result = train_run(ws, run_id, ctx, resume=False)    # the job itself
+
+train_run loads the corpus, makes (or reuses) the corpus's stored split, prepares ids
+and vocabularies (reloaded from the run folder on resume, so ids never shift), writes
+every event to the store (curves survive restarts) and keeps the run's status true:
+running -> finished | cancelled | failed (with the reason).
+"""
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import torch
+
+from core.config import RunConfig
+from core.data.batching import BatchPlan
+from core.data.dataset import PreparedData, decode_ids, prepare_dataset
+from core.data.splits import split_corpus
+from core.errors import ConfigError, WorkbenchError
+from core.jobs import JobCancelled, JobContext, JobEvent
+from core.store import Workspace
+from core.train import artifacts
+from core.train.device import describe_device, pick_device
+from core.train.loop import TrainData, TrainResult, train_model
+
+CONTEXT_FAMILIES = ("concat", "context_transformer")
+
+
+def create_run(ws: Workspace, corpus_ref: int | str, config: RunConfig, name: str | None = None) -> int:
+    config.validate()
+    return ws.create_run(name or config.name, config.to_dict(), corpus_ref)
+
+
+def ensure_split(ws: Workspace, corpus_id: int, seed: int):
+    """The corpus's stored split, made (80/10/10, documents kept whole) on first use."""
+    split = ws.load_split(corpus_id)
+    if split is None:
+        corpus = ws.load_corpus(corpus_id)
+        s = split_corpus(corpus, seed=seed)
+        ws.save_split(corpus_id, seed, (0.8, 0.1, 0.1),
+                      {"train": s.train_indices, "dev": s.dev_indices, "test": s.test_indices})
+        split = ws.load_split(corpus_id)
+    return split
+
+
+def load_split_corpora(ws: Workspace, corpus_id: int, seed: int):
+    corpus = ws.load_corpus(corpus_id)
+    split = ensure_split(ws, corpus_id, seed)
+    return corpus, {name: corpus.subset(idx, name=name) for name, idx in split.assignment.items()}
+
+
+def greedy_bleu_fn(prepared: PreparedData, sample: int):
+    """Greedy-decode the first `sample` dev sentences and score them with sacrebleu."""
+    import sacrebleu
+
+    n = min(sample, len(prepared.dev))
+    if n == 0:
+        return None
+    src = prepared.dev.src_ids[:n]
+    refs = [prepared.dev.pair(i).tgt for i in range(n)]
+    ctx_ids = prepared.dev.ctx_ids[:n] if prepared.dev.ctx_ids is not None else None
+
+    def score(model, device) -> float:
+        from core.infer.search import greedy
+
+        plan = BatchPlan(src, [[0]] * n, batch_size=64, shuffle=False, ctx_ids=ctx_ids)
+        hyps: dict[int, str] = {}
+        model.eval()
+        for indices in plan.epoch(0):
+            b = plan.collate(indices).to(device)
+            extra = {"ctx": b.ctx, "ctx_lens": b.ctx_lens} if b.ctx is not None else {}
+            for i, h in zip(indices, greedy(model, b.src, b.src_lens, **extra), strict=True):
+                hyps[i] = decode_ids(h.tokens, prepared.tgt_pre, prepared.tgt_vocab)
+        return sacrebleu.corpus_bleu([hyps[i] for i in range(n)], [refs]).score
+
+    return score
+
+
+def _prepare(ws: Workspace, run_id: int, config: RunConfig, resume: bool, ctx: JobContext):
+    info = ws.get_run(run_id)
+    if info.corpus_id is None:
+        raise ConfigError(f"run {info.name!r} has no corpus; create it with a corpus")
+    corpus, parts = load_split_corpora(ws, info.corpus_id, config.train.seed)
+    run_dir = ws.run_dir(run_id)
+    reuse = artifacts.load_text_side(run_dir) if resume else None
+    k = config.model.ctx_sentences if config.model.family in CONTEXT_FAMILIES else 0
+    prepared = prepare_dataset(
+        parts["train"], parts["dev"], config.data, corpus.src_lang, corpus.tgt_lang,
+        vocabs=reuse[:2] if reuse else None, preprocessors=reuse[2:] if reuse else None,
+        context_k=k, job=ctx)
+    if reuse is None:
+        artifacts.save_artifacts(run_dir, prepared.src_vocab, prepared.tgt_vocab,
+                                 prepared.src_pre, prepared.tgt_pre)
+    for line in [*prepared.notes, "train: " + prepared.train_report.summary()]:
+        ctx.emit("log", message=line)
+    return prepared, run_dir
+
+
+def make_train_data(prepared: PreparedData, config: RunConfig) -> TrainData:
+    dc = config.data
+
+    def make_plan(src, tgt, ctx_ids, shuffle):
+        return BatchPlan(src, tgt, batch_size=dc.batch_size, batch_tokens=dc.batch_tokens,
+                         seed=config.train.seed, shuffle=shuffle, ctx_ids=ctx_ids)
+
+    return TrainData(
+        prepared.train.src_ids, prepared.train.tgt_ids, prepared.dev.src_ids, prepared.dev.tgt_ids,
+        len(prepared.src_vocab), len(prepared.tgt_vocab), make_plan,
+        prepared.train.ctx_ids, prepared.dev.ctx_ids, greedy_bleu_fn(prepared, dc.dev_sample))
+
+
+def _initial_model(ws: Workspace, config: RunConfig, prepared: PreparedData):
+    """Two-stage training, stage 2: the context model starts from a trained
+    sentence-level run and trains only its context parts."""
+    if config.train.stage != 2:
+        return None
+    if not config.train.init_from:
+        raise ConfigError("train.stage = 2 needs train.init_from = the sentence-level run to start from")
+    from core.models.registry import build_model
+    from core.models.two_stage import freeze_for_stage2, load_stage1
+
+    base = ws.get_run(config.train.init_from)
+    stage1 = artifacts.load_model(ws.run_dir(base.id), "best")
+    model = build_model(config.model, len(prepared.src_vocab), len(prepared.tgt_vocab))
+    load_stage1(model, stage1.model.state_dict())
+    freeze_for_stage2(model)
+    return model
+
+
+class StoreRecorder:
+    """Writes a run's job events to the workspace store (batched for steps)."""
+
+    def __init__(self, ws: Workspace, run_id: int, every: int = 10):
+        self.ws, self.run_id, self.every = ws, run_id, every
+        self.pending: list[tuple[int, dict[str, float]]] = []
+
+    def __call__(self, event: JobEvent) -> None:
+        d = event.data
+        if event.kind == "step":
+            self.pending.append((d["step"], {k: float(d[k]) for k in ("loss", "ppl", "lr", "tok_per_s")}))
+            if len(self.pending) >= self.every:
+                self.flush()
+        elif event.kind == "validation":
+            self.flush()
+            values = {k: float(d[k]) for k in ("dev_ppl", "dev_loss", "dev_bleu") if d.get(k) is not None}
+            self.ws.log_metrics(self.run_id, d["step"], "valid", values)
+            self.ws.update_run(self.run_id, steps=d["step"])
+        elif event.kind == "checkpoint":
+            self.ws.add_checkpoint(self.run_id, d["step"], d["path"], d["which"], d.get("dev_ppl"))
+
+    def flush(self) -> None:
+        for step, values in self.pending:
+            self.ws.log_metrics(self.run_id, step, "train", values)
+        self.pending.clear()
+
+
+def train_run(ws: Workspace, run_ref: int | str, ctx: JobContext, resume: bool = False,
+              distributed=None, config_override: RunConfig | None = None) -> TrainResult:
+    """Train (or resume) a run of the workspace; see the module doc."""
+    run_id = ws.run_id(run_ref)
+    info = ws.get_run(run_id)
+    config = config_override or RunConfig.from_dict(info.config, source=f"run {info.name}")
+    is_main = distributed is None or distributed.rank == 0
+    recorder = StoreRecorder(ws, run_id)
+    if is_main:
+        ctx.add_listener(recorder)
+    started = time.perf_counter()
+    try:
+        prepared, run_dir = _prepare(ws, run_id, config, resume, ctx)
+        device = pick_device(distributed.device if distributed else config.train.device,
+                             config.train.threads)
+        if is_main:
+            ws.update_run(run_id, status="running", device=describe_device(device), error="")
+        model = _initial_model(ws, config, prepared)
+        config.train.device = str(device)
+        result = train_model(config, make_train_data(prepared, config), run_dir, ctx,
+                             model=model, resume=resume, distributed=distributed)
+    except JobCancelled:
+        if is_main:
+            recorder.flush()
+            ws.update_run(run_id, status="cancelled")
+        raise
+    except (WorkbenchError, torch.cuda.OutOfMemoryError, RuntimeError) as exc:
+        if is_main:
+            recorder.flush()
+            ws.update_run(run_id, status="failed", error=str(exc))
+        ctx.emit("failed", message=str(exc))
+        raise
+    if is_main:
+        recorder.flush()
+        ws.update_run(run_id, status=result.status, steps=result.step,
+                      elapsed_s=time.perf_counter() - started)
+        ctx.emit("finished", status=result.status, step=result.step,
+                 best_dev_ppl=result.best_dev_ppl)
+    return result
+
+
+def run_folder(ws: Workspace, run_ref: int | str) -> Path:
+    return ws.run_dir(ws.run_id(run_ref))

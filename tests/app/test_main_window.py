@@ -1,0 +1,98 @@
+from __future__ import annotations
+
+import gc
+
+from PySide6.QtCore import QEvent, QSettings
+from PySide6.QtWidgets import QApplication, QMessageBox
+
+from app import workers
+from app.main_window import MainWindow
+
+
+def _flush_deletes() -> None:
+    """Run pending deleteLater()s (earlier tests' windows) and the garbage collector."""
+    gc.collect()
+    QApplication.sendPostedEvents(None, QEvent.Type.DeferredDelete.value)
+    gc.collect()
+
+
+def _wait_done(qtbot, job):
+    qtbot.waitUntil(lambda: job.done, timeout=15000)
+
+
+def test_window_opens_with_every_panel(qtbot, tmp_path):
+    window = MainWindow(tmp_path / "ws")
+    qtbot.addWidget(window)
+    titles = [window.tabs.tabText(i) for i in range(window.tabs.count())]
+    assert titles == ["Corpora", "Training", "Translate", "Attention", "Evaluation"]
+    assert window.workspace is not None and (tmp_path / "ws").is_dir()
+    menus = [a.text() for a in window.menuBar().actions()]
+    assert menus == ["&File", "&View", "&Help"]
+    assert window.device_label.text()  # e.g. "CPU, 2 threads"
+    window.close()
+
+
+def test_import_then_table_and_stats(qtbot, tmp_path):
+    src, tgt = tmp_path / "c.en", tmp_path / "c.fr"
+    src.write_text("a house\nthe green house is big\nhello\n", encoding="utf-8")
+    tgt.write_text("une maison\nla maison verte est grande\nbonjour\n", encoding="utf-8")
+    window = MainWindow(tmp_path / "ws")
+    qtbot.addWidget(window)
+    job = window.corpora.import_corpus("parallel", [str(src), str(tgt)], "en", "fr",
+                                       {"lenient": False}, "tiny")
+    _wait_done(qtbot, job)
+    assert job.state == workers.FINISHED
+    assert window.corpora.corpus_list.count() == 1
+    qtbot.waitUntil(lambda: window.corpora.model.rowCount() == 3, timeout=10000)
+    assert window.corpora.model.data(window.corpora.model.index(1, 3)) == "la maison verte est grande"
+    # histogram: source lengths 2, 5, 1 -> with 5-token bins: [0,5): 2 pairs, [5,10): 1
+    bars = window.corpora.histogram_bars[0]
+    assert list(bars.opts["height"]) == [2, 1]
+    window.corpora.search.setText("VERTE")
+    assert window.corpora.model.rowCount() == 1
+    assert window.training.corpus.count() == 1  # the training form sees the new corpus
+    window.close()
+
+
+def test_import_error_shows_a_message_box(qtbot, tmp_path, monkeypatch):
+    shown: list[str] = []
+    monkeypatch.setattr(QMessageBox, "exec", lambda box: shown.append(box.text()) or 0)
+    src, tgt = tmp_path / "bad.en", tmp_path / "bad.fr"
+    src.write_text("one\ntwo\nthree\n", encoding="utf-8")
+    tgt.write_text("un\ndeux\n", encoding="utf-8")
+    window = MainWindow(tmp_path / "ws")
+    qtbot.addWidget(window)
+    job = window.corpora.import_corpus("parallel", [str(src), str(tgt)], "en", "fr", {}, "bad")
+    _wait_done(qtbot, job)
+    qtbot.waitUntil(lambda: len(shown) == 1, timeout=5000)
+    assert job.state == workers.FAILED
+    assert "bad." in shown[0] and "line 3" in shown[0]  # names the file and the line
+    assert window.corpora.corpus_list.count() == 0
+    window.close()
+
+
+def test_settings_remember_last_workspace(qtbot, tmp_path, temp_settings):
+    window = MainWindow(tmp_path / "ws1")
+    qtbot.addWidget(window)
+    window.close()
+    assert QSettings().value("workspace/last") == str((tmp_path / "ws1").resolve())
+    assert str(temp_settings) in QSettings().fileName()  # never the user's config
+    again = MainWindow(None)
+    qtbot.addWidget(again)
+    assert again.workspace.root == (tmp_path / "ws1").resolve()
+    again.close()
+
+
+def test_no_widgets_leak(qtbot, tmp_path):
+    app = QApplication.instance()
+    _flush_deletes()
+    before = len(app.topLevelWidgets())
+    window = MainWindow(tmp_path / "ws")
+    window.show()
+    qtbot.waitExposed(window)
+    assert len(app.topLevelWidgets()) > before
+    window.close()
+    window.deleteLater()
+    del window
+    _flush_deletes()
+    assert len(app.topLevelWidgets()) == before

@@ -1,0 +1,138 @@
+"""Greedy and beam search against forced decoding on toy models (tests/core/toy_models.py)."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+import torch
+
+from core.infer.forced import score_targets
+from core.infer.search import beam_search, greedy, lp_divisor, max_output_lengths
+from core.models.base import EOS, UNK
+from tests.core.toy_models import BigramTableModel, ToyAttnModel, greedy_trap_table
+
+SRC = torch.tensor([[4, 5, 6, 7, 8, 9], [5, 6, 7, 0, 0, 0], [9, 4, 0, 0, 0, 0], [10, 11, 4, 5, 0, 0]])
+LENS = torch.tensor([6, 3, 2, 4])
+
+
+@pytest.fixture(scope="module")
+def toy():
+    return ToyAttnModel(seed=1, with_positions=True)
+
+
+def test_length_penalty_values():
+    assert lp_divisor(7) == 1.0
+    assert lp_divisor(7, alpha=1.0) == pytest.approx(2.0)  # (5 + 7) / 6
+    assert lp_divisor(1, alpha=0.5) == pytest.approx(1.0)
+    assert lp_divisor(4, normalise=True) == 4.0
+    assert max_output_lengths(torch.tensor([3, 50]), 1.5, 60) == [5, 60]
+
+
+def test_beam_one_equals_greedy(toy):
+    g = greedy(toy, SRC, LENS)
+    b = beam_search(toy, SRC, LENS, beam=1)
+    assert len(g) == len(b) == 4
+    for gh, (bh,) in zip(g, b, strict=True):
+        assert gh.tokens == bh.tokens
+        assert gh.token_log_probs == bh.token_log_probs
+        assert gh.score == bh.score
+        np.testing.assert_array_equal(gh.attention, bh.attention)
+        np.testing.assert_array_equal(gh.positions, bh.positions)
+
+
+@pytest.mark.parametrize("beam,n_best,alpha,norm",
+                         [(1, 1, 0.0, False), (4, 3, 0.0, False), (5, 5, 0.8, False),
+                          (3, 2, 0.0, True)])
+def test_reported_scores_equal_forced_scores(toy, beam, n_best, alpha, norm):
+    nbest = beam_search(toy, SRC, LENS, beam=beam, n_best=n_best, length_penalty=alpha,
+                        length_norm=norm)
+    for b, hyps in enumerate(nbest):
+        assert len(hyps) == n_best
+        for h in hyps:
+            f = score_targets(toy, SRC[b : b + 1], LENS[b : b + 1], [h.tokens])[0]
+            assert h.log_prob == pytest.approx(f.log_prob, abs=1e-4)
+            np.testing.assert_allclose(h.token_log_probs, f.token_log_probs, atol=1e-4)
+            np.testing.assert_allclose(h.attention, f.attention, atol=1e-5)
+            np.testing.assert_allclose(h.positions, f.positions, atol=1e-4)
+            expected = h.log_prob / lp_divisor(len(h.tokens) + 1, alpha, norm)
+            assert h.score == pytest.approx(expected, rel=1e-9)
+
+
+def test_nbest_sorted_distinct_with_own_attention(toy):
+    nbest = beam_search(toy, SRC, LENS, beam=6, n_best=6)
+    for b, hyps in enumerate(nbest):
+        scores = [h.score for h in hyps]
+        assert scores == sorted(scores, reverse=True)
+        assert len({tuple(h.tokens) for h in hyps}) == len(hyps) == 6
+        for h in hyps:
+            assert h.attention.shape == (len(h.tokens) + 1, int(LENS[b]))
+            np.testing.assert_allclose(h.attention.sum(1), 1.0, atol=1e-5)
+            assert h.positions.shape == (len(h.tokens) + 1,)
+            assert len(h.token_log_probs) == len(h.tokens) + 1
+            assert EOS not in h.tokens
+            assert h.log_prob == pytest.approx(sum(h.token_log_probs))
+
+
+def test_attention_rows_follow_back_pointers(toy):
+    """Two hypotheses sharing a prefix share those attention rows; rows after the
+    divergence point differ (histories were reordered with their beams)."""
+    hyps = beam_search(toy, SRC[:1], LENS[:1], beam=6, n_best=6)[0]
+    for h in hyps:
+        ref = score_targets(toy, SRC[:1], LENS[:1], [h.tokens])[0]
+        np.testing.assert_allclose(h.attention, ref.attention, atol=1e-5)
+    assert len({h.attention.tobytes() for h in hyps}) == len(hyps)
+
+
+def test_beam_beats_greedy_where_greedy_is_suboptimal():
+    model = BigramTableModel(greedy_trap_table())
+    src, lens = torch.tensor([[4, 5, 6]]), torch.tensor([3])
+    g = greedy(model, src, lens)[0]
+    p = greedy_trap_table()
+    # greedy: 'a' six times (limit ceil(2 * 3)), then forced EOS
+    assert g.tokens == [4] * 6
+    expected_g = math.log(p[2, 4]) + 5 * math.log(p[4, 4]) + math.log(p[4, EOS])
+    assert g.log_prob == pytest.approx(expected_g, abs=1e-5)
+    best = beam_search(model, src, lens, beam=2)[0][0]
+    assert best.tokens == [5]
+    assert best.log_prob == pytest.approx(math.log(p[2, 5] * p[5, EOS]), abs=1e-5)
+    assert best.score > g.score
+    for k in (3, 4, 6):
+        assert beam_search(model, src, lens, beam=k)[0][0].score >= best.score - 1e-9
+    # attention of a model with uniform attention: every row is 1/3
+    np.testing.assert_allclose(best.attention, np.full((2, 3), 1 / 3), atol=1e-6)
+    assert UNK not in best.tokens
+
+
+def test_length_limit_forces_eos():
+    model = BigramTableModel(greedy_trap_table())
+    src, lens = torch.tensor([[4, 5, 6]]), torch.tensor([3])
+    hyps = beam_search(model, src, lens, beam=1, max_len_ratio=1.0)[0]
+    # with 'b EOS' out of beam-1 reach, greedy's path is cut at 3 tokens + EOS
+    assert hyps[0].tokens == [4, 4, 4]
+    assert len(hyps[0].token_log_probs) == 4
+    assert greedy(model, src, lens, max_len_abs=2)[0].tokens == [4, 4]
+
+
+def test_batching_invariance(toy):
+    batch_g = greedy(toy, SRC, LENS)
+    batch_b = beam_search(toy, SRC, LENS, beam=4, n_best=2)
+    for i in range(SRC.size(0)):
+        n = int(LENS[i])
+        alone_g = greedy(toy, SRC[i : i + 1, :n], LENS[i : i + 1])[0]
+        alone_b = beam_search(toy, SRC[i : i + 1, :n], LENS[i : i + 1], beam=4, n_best=2)[0]
+        assert alone_g.tokens == batch_g[i].tokens
+        assert alone_g.score == pytest.approx(batch_g[i].score, abs=1e-5)
+        np.testing.assert_allclose(alone_g.attention, batch_g[i].attention, atol=1e-5)
+        assert [h.tokens for h in alone_b] == [h.tokens for h in batch_b[i]]
+        np.testing.assert_allclose([h.score for h in alone_b],
+                                   [h.score for h in batch_b[i]], atol=1e-5)
+
+
+def test_search_leaves_training_mode_and_grad_off(toy):
+    toy.train()
+    hyp = greedy(toy, SRC[:1], LENS[:1])[0]
+    assert not toy.training
+    assert hyp.attention.dtype == np.float32
+    with pytest.raises(ValueError):
+        beam_search(toy, SRC, LENS, beam=2, n_best=3)
