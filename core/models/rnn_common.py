@@ -1,0 +1,95 @@
+"""Pieces shared by the recurrent families: source reversal, a packed encoder, the
+layout change of recurrent states (PyTorch's layers x batch x hidden <-> the contract's
+batch-first state dicts) and the papers' uniform initialisation."""
+from __future__ import annotations
+
+import torch
+from torch import Tensor, nn
+from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
+
+from core.models.base import PAD
+
+
+def reverse_index(lens: Tensor, max_len: int) -> Tensor:
+    """batch -> batch x max_len long: position j maps to len-1-j on real tokens and to
+    itself on padding, so gathering with it reverses every sentence in place (padding
+    stays at the end). The map is its own inverse."""
+    pos = torch.arange(max_len, device=lens.device)[None, :]  # 1 x S
+    rev = lens[:, None] - 1 - pos
+    return torch.where(pos < lens[:, None], rev, pos)
+
+
+def reverse_padded(x: Tensor, lens: Tensor) -> Tensor:
+    """Reverse the real part of each row of `x` (batch x len [x ...]) along dim 1."""
+    idx = reverse_index(lens, x.size(1))
+    if x.dim() > 2:
+        idx = idx.view(*idx.shape, *([1] * (x.dim() - 2))).expand_as(x)
+    return x.gather(1, idx)
+
+
+def to_batch_first(state: Tensor) -> Tensor:
+    """layers x batch x hidden -> batch x layers x hidden (contiguous)."""
+    return state.transpose(0, 1).contiguous()
+
+
+def to_layer_first(state: Tensor) -> Tensor:
+    """batch x layers x hidden -> layers x batch x hidden (contiguous, as cuDNN wants)."""
+    return state.transpose(0, 1).contiguous()
+
+
+def uniform_init(module: nn.Module, init_range: float) -> None:
+    """Luong/Sutskever: every parameter uniform in [-r, r]; r = 0 keeps PyTorch's defaults.
+    The padding row of every embedding is zeroed afterwards."""
+    if init_range > 0:
+        for p in module.parameters():
+            nn.init.uniform_(p, -init_range, init_range)
+    for m in module.modules():
+        if isinstance(m, nn.Embedding) and m.padding_idx is not None:
+            with torch.no_grad():
+                m.weight[m.padding_idx].zero_()
+
+
+class PackedEncoder(nn.Module):
+    """Embedding + nn.LSTM/nn.GRU over a packed batch (cuDNN on GPU).
+
+    Returns outputs batch x src_len x (hidden * directions), zero on padding, and the
+    final states (layers*directions) x batch x hidden, taken at each sentence's last
+    real token thanks to packing.
+    """
+
+    def __init__(
+        self,
+        vocab_size: int,
+        emb_size: int,
+        hidden_size: int,
+        layers: int,
+        cell: str = "lstm",
+        dropout: float = 0.0,
+        bidirectional: bool = False,
+    ) -> None:
+        super().__init__()
+        self.cell = cell
+        self.embed = nn.Embedding(vocab_size, emb_size, padding_idx=PAD)
+        self.drop = nn.Dropout(dropout)
+        rnn = nn.LSTM if cell == "lstm" else nn.GRU
+        self.rnn = rnn(
+            emb_size,
+            hidden_size,
+            num_layers=layers,
+            batch_first=True,
+            dropout=dropout if layers > 1 else 0.0,
+            bidirectional=bidirectional,
+        )
+
+    def forward(self, src: Tensor, src_lens: Tensor) -> tuple[Tensor, Tensor, Tensor | None]:
+        """src: batch x S, src_lens: batch -> (outputs B x S x H*dirs, h_n, c_n or None)."""
+        emb = self.drop(self.embed(src))  # batch x S x emb
+        packed = pack_padded_sequence(
+            emb, src_lens.detach().cpu(), batch_first=True, enforce_sorted=False
+        )
+        out, final = self.rnn(packed)
+        out, _ = pad_packed_sequence(out, batch_first=True, total_length=src.size(1))
+        if self.cell == "lstm":
+            h_n, c_n = final
+            return out, h_n, c_n
+        return out, final, None
