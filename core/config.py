@@ -72,6 +72,7 @@ class DataConfig:
     max_len: int = 50  # training pairs longer than this (in tokens) are filtered
     lowercase: bool = False
     fold_accents: bool = False
+    pretokenized: bool = False  # text is already tokenised (split on spaces, no Moses)
     batch_size: int = 64  # sentences per batch ...
     batch_tokens: int = 0  # ... or, when > 0, a target-token budget per batch
     dev_sample: int = 200  # sentences of dev used for greedy BLEU at validation

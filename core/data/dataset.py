@@ -162,8 +162,12 @@ def prepare_dataset(
     document (CONTEXT_START at a document start); pairs removed by the filters are
     not part of any context."""
     src_pre, tgt_pre = preprocessors or (
-        Preprocessor(src_lang, lowercase=data_cfg.lowercase, fold_accents=data_cfg.fold_accents),
-        Preprocessor(tgt_lang, lowercase=data_cfg.lowercase, fold_accents=data_cfg.fold_accents),
+        Preprocessor(src_lang, lowercase=data_cfg.lowercase, fold_accents=data_cfg.fold_accents,
+                     pretokenized=data_cfg.pretokenized,
+                     normalize_punct=not data_cfg.pretokenized),
+        Preprocessor(tgt_lang, lowercase=data_cfg.lowercase, fold_accents=data_cfg.fold_accents,
+                     pretokenized=data_cfg.pretokenized,
+                     normalize_punct=not data_cfg.pretokenized),
     )
     notes: list[str] = []
     word_tokens = None

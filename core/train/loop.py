@@ -241,7 +241,7 @@ def train_model(
                 elapsed = time.perf_counter() - window_start
                 tok_per_s = window_tokens / elapsed if elapsed > 0 else 0.0
                 token_loss = float(nll_sum.detach()) / max(n_tok, 1)
-                row = {"step": step, "epoch": epoch, "loss": float(loss), "ppl": math.exp(min(token_loss, 50)),
+                row = {"step": step, "epoch": epoch, "loss": float(loss.detach()), "ppl": math.exp(min(token_loss, 50)),
                        "lr": schedule.lr, "tok_per_s": tok_per_s, "tokens": n_tok}
                 history.append(row)
                 if is_main:
