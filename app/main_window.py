@@ -21,6 +21,7 @@ from PySide6.QtWidgets import (
 
 from app import workers
 from app.core_bridge import find
+from app.core_jobs import SessionCache
 from app.panels.attention import AttentionPanel
 from app.panels.corpora import CorporaPanel
 from app.panels.evaluation import EvaluationPanel
@@ -59,11 +60,12 @@ class MainWindow(QMainWindow):
 
         self.tabs = QTabWidget()
         self.tabs.setDocumentMode(True)
+        self.sessions = SessionCache()  # models loaded once, shared by the screens
         self.corpora = CorporaPanel(self.jobs)
         self.training = TrainingPanel(self.jobs)
-        self.translate = TranslatePanel(self.jobs)
-        self.attention = AttentionPanel(self.jobs)
-        self.evaluation = EvaluationPanel(self.jobs)
+        self.translate = TranslatePanel(self.jobs, self.sessions)
+        self.attention = AttentionPanel(self.jobs, self.sessions)
+        self.evaluation = EvaluationPanel(self.jobs, self.sessions)
         self.panels: dict[str, QWidget] = {
             "Corpora": self.corpora, "Training": self.training, "Translate": self.translate,
             "Attention": self.attention, "Evaluation": self.evaluation,
@@ -75,12 +77,13 @@ class MainWindow(QMainWindow):
         self.training.runs_changed.connect(self._refresh_runs)
 
         self._build_menus()
-        self.device_label = QLabel(device_description())
+        self.device_label = QLabel(f"Device: {device_description()}")
         self.jobs_label = QLabel("No jobs running")
         self.statusBar().addPermanentWidget(self.jobs_label)
         self.statusBar().addPermanentWidget(self.device_label)
         self.jobs.jobs_changed.connect(self._update_jobs_label)
 
+        self.tabs.setCurrentIndex(int(QSettings().value("window/tab", 0) or 0))
         settings = QSettings()
         geometry = settings.value("window/geometry")
         if geometry is not None:
@@ -117,6 +120,7 @@ class MainWindow(QMainWindow):
             self.open_workspace(path, create=new)
 
     def _refresh_runs(self) -> None:
+        self.sessions.clear()  # a run may have new checkpoints
         for panel in (self.translate, self.attention, self.evaluation):
             panel.refresh()
 
@@ -175,13 +179,15 @@ class MainWindow(QMainWindow):
         else:
             names = ", ".join(f"{j.name} ({j.state})" for j in active[:3])
             more = f" +{len(active) - 3}" if len(active) > 3 else ""
-            self.jobs_label.setText(f"Jobs: {names}{more}")
+            self.jobs_label.setText(f"{len(active)} job{'s' if len(active) > 1 else ''}: "
+                                    f"{names}{more}")
 
     # --- closing ---------------------------------------------------------------------------
     def closeEvent(self, event) -> None:
         settings = QSettings()
         settings.setValue("window/geometry", self.saveGeometry())
         settings.setValue("window/state", self.saveState())
+        settings.setValue("window/tab", self.tabs.currentIndex())
         self.jobs.shutdown()
         if self.workspace is not None:
             self.workspace.close()
@@ -203,6 +209,23 @@ def apply_style(app: QApplication) -> None:
     )
 
 
+def _demo_fallback() -> Path:
+    """Until core.demo exists: a fresh workspace holding the bundled demo corpus and
+    gold set (no trained runs)."""
+    from core.data.readers import read_parallel
+    from core.goldsets import import_gold_set
+
+    demo = Path(__file__).resolve().parent.parent / "resources" / "demo"
+    root = Path(tempfile.mkdtemp(prefix="nmt-demo-"))
+    with Workspace.open(root, create=True) as ws:
+        corpus = read_parallel(demo / "demo.es", demo / "demo.en", "es", "en",
+                               docids_path=demo / "demo.docids", name="demo")
+        ws.add_corpus(corpus, "demo", format="parallel")
+        import_gold_set(ws, "demo-gold", demo / "gold.es", demo / "gold.en", demo / "gold.links",
+                        src_lang="es", tgt_lang="en")
+    return root
+
+
 def launch(workspace: str | None = None, demo: bool = False) -> int:
     """Open the workbench (the `gui` command). Returns the exit status."""
     app = QApplication.instance() or QApplication(sys.argv)
@@ -210,9 +233,9 @@ def launch(workspace: str | None = None, demo: bool = False) -> int:
     app.setApplicationName("NMT Attention Workbench")
     apply_style(app)
     if demo:
-        ensure = find("core.demo", "ensure_demo_workspace")
+        ensure = find("core.demo", "ensure_demo_workspace") or _demo_fallback
         try:
-            workspace = str(ensure()) if ensure is not None else tempfile.mkdtemp(prefix="nmt-demo-")
+            workspace = str(ensure())
         except WorkbenchError as exc:
             workers.show_error(None, "Demo workspace", str(exc))
             workspace = tempfile.mkdtemp(prefix="nmt-demo-")

@@ -1,23 +1,27 @@
-"""Attention screen: one sentence pair under 2-4 models, heatmaps side by side with
-synchronised navigation, gold links overlaid, AER per model (core.evaluate)."""
+"""Attention screen: sentence pairs from a gold set, the test split or typed in; 2-4
+models side by side with synchronised navigation; forced decoding of the reference or
+free decoding; gold links overlaid (sure filled, possible outlined) with each model's
+extracted alignment; AER per sentence and per corpus; next / previous; sort by the AER
+difference between two models."""
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
-import numpy as np
 from PySide6.QtCore import Qt
+from PySide6.QtGui import QKeySequence, QShortcut
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QCheckBox,
     QComboBox,
     QGridLayout,
     QHBoxLayout,
+    QHeaderView,
     QLabel,
     QLineEdit,
     QListWidget,
+    QListWidgetItem,
+    QProgressBar,
     QPushButton,
-    QSpinBox,
     QSplitter,
     QTableWidget,
     QTableWidgetItem,
@@ -26,65 +30,138 @@ from PySide6.QtWidgets import (
 )
 
 from app import workers
-from app.core_bridge import find, require
-from app.panels.translate import LOAD_SESSION
+from app.core_jobs import (
+    PairInput,
+    PairView,
+    SessionCache,
+    attention_job,
+    corpus_aer_rows,
+    split_test_pairs,
+)
 from app.widgets.heatmap import AttentionHeatmap
+from app.widgets.run_list import RunList
+from core.errors import WorkbenchError
+from core.goldsets import list_gold_sets, load_gold_set
+
+SOURCES = ("Gold set", "Test split", "Typed pairs")
+SORTS = ("Corpus order", "AER difference (model 1 − model 2)", "AER of model 1")
+TEST_LIMIT = 200  # test-split pairs shown (the first ones)
 
 
-@dataclass
-class ModelView:
-    """What one model says about the shown pair."""
+def _item(value: Any) -> QTableWidgetItem:
+    item = QTableWidgetItem()
+    if isinstance(value, float):
+        item.setData(Qt.ItemDataRole.DisplayRole, round(value, 3))
+        item.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+    else:
+        item.setText("–" if value is None else str(value))
+    return item
 
-    label: str
-    matrix: np.ndarray  # tgt x src (word level, no EOS)
-    src_tokens: list[str]
-    tgt_tokens: list[str]
-    positions: np.ndarray | None = None
+
+def _table(columns: list[str]) -> QTableWidget:
+    table = QTableWidget(0, len(columns))
+    table.setHorizontalHeaderLabels(columns)
+    table.verticalHeader().setVisible(False)
+    table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+    table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
+    table.horizontalHeader().setStretchLastSection(True)
+    return table
 
 
 class AttentionPanel(QWidget):
-    def __init__(self, jobs: workers.JobManager, parent: QWidget | None = None):
+    def __init__(self, jobs: workers.JobManager, sessions: SessionCache | None = None,
+                 parent: QWidget | None = None):
         super().__init__(parent)
         self.jobs = jobs
+        self.sessions = sessions or SessionCache()
         self.workspace: Any = None
-        self.gold: Any = None
-        self.views: list[ModelView] = []
+        self.pairs: list[PairInput] = []
+        self.typed: list[PairInput] = []
+        self.views: dict[tuple[int, int], PairView] = {}  # (pair index, run id) -> view
+        self.shown: list[PairView] = []
+        self.order: list[int] = []  # pair indices in list order
+        self.current = -1  # pair index shown
+        self.job: workers.Job | None = None
+        self.names: dict[int, str] = {}
 
+        # --- controls -----------------------------------------------------------------------
         self.pair_source = QComboBox()
-        self.pair_source.addItems(["Typed pair", "Gold set", "Test set"])
+        self.pair_source.addItems(SOURCES)
+        self.pair_source.currentIndexChanged.connect(lambda _=None: self.load_pairs())
+        self.gold_set = QComboBox()
+        self.gold_set.setMinimumWidth(140)
+        self.gold_set.currentIndexChanged.connect(lambda _=None: self.load_pairs())
         self.src_edit, self.tgt_edit = QLineEdit(), QLineEdit()
         self.src_edit.setPlaceholderText("source sentence")
-        self.tgt_edit.setPlaceholderText("target sentence (forced decoding) — empty: translate")
-        self.forced = QCheckBox("forced decoding")
+        self.tgt_edit.setPlaceholderText("reference translation (for forced decoding)")
+        self.add_button = QPushButton("Add pair")
+        self.add_button.clicked.connect(self.add_typed_pair)
+        self.models = RunList(max_checked=4)
+        self.models.setToolTip("Check 2-4 models to compare side by side")
+        self.models.changed.connect(self._models_changed)
+        self.forced = QCheckBox("forced decoding of the reference")
         self.forced.setChecked(True)
+        self.forced.setToolTip("Off: each model's own translation (free decoding)")
         self.show_gold = QCheckBox("gold links")
         self.show_gold.setChecked(True)
-        self.show_gold.toggled.connect(lambda _=None: self._apply_overlays())
-        self.show_pred = QCheckBox("predicted links")
+        self.show_pred = QCheckBox("extracted alignment")
         self.show_pred.setChecked(True)
-        self.show_pred.toggled.connect(lambda _=None: self._apply_overlays())
-        self.n_models = QSpinBox()
-        self.n_models.setRange(2, 4)
-        self.n_models.valueChanged.connect(self._layout_heatmaps)
-        self.run_button = QPushButton("Show attention")
-        self.models = QListWidget()
-        self.models.setSelectionMode(QAbstractItemView.SelectionMode.MultiSelection)
-        self.models.setMaximumHeight(90)
-        top = QGridLayout()
-        top.addWidget(QLabel("Pair from"), 0, 0)
-        top.addWidget(self.pair_source, 0, 1)
-        top.addWidget(self.src_edit, 0, 2)
-        top.addWidget(self.tgt_edit, 1, 2)
-        top.addWidget(QLabel("Models"), 0, 3)
-        top.addWidget(self.models, 0, 4, 2, 1)
-        options = QHBoxLayout()
-        for w in (self.forced, self.show_gold, self.show_pred, QLabel("Side by side"),
-                  self.n_models, self.run_button):
-            options.addWidget(w)
-        options.addStretch(1)
-        top.addLayout(options, 1, 0, 1, 2)
-        top.setColumnStretch(2, 1)
+        for box in (self.show_gold, self.show_pred):
+            box.toggled.connect(lambda _=None: self._apply_overlays())
+        self.run_button = QPushButton("Compute attention")
+        self.run_button.setShortcut("Ctrl+R")
+        self.run_button.clicked.connect(self.compute)
+        self.progress = QProgressBar()
+        self.progress.setMaximumWidth(180)
+        self.sort = QComboBox()
+        self.sort.addItems(SORTS)
+        self.sort.currentIndexChanged.connect(lambda _=None: self._fill_pair_list())
 
+        top = QGridLayout()
+        top.addWidget(QLabel("Pairs from"), 0, 0)
+        top.addWidget(self.pair_source, 0, 1)
+        top.addWidget(self.gold_set, 0, 2)
+        top.addWidget(self.src_edit, 1, 0, 1, 3)
+        top.addWidget(self.tgt_edit, 2, 0, 1, 3)
+        top.addWidget(self.add_button, 2, 3)
+        top.addWidget(QLabel("Models (2–4)"), 0, 4)
+        top.addWidget(self.models, 1, 4, 2, 1)
+        checks = QVBoxLayout()
+        for w in (self.forced, self.show_gold, self.show_pred):
+            checks.addWidget(w)
+        top.addLayout(checks, 0, 5, 3, 1)
+        actions = QVBoxLayout()
+        actions.addWidget(self.run_button)
+        actions.addWidget(self.progress)
+        actions.addStretch(1)
+        top.addLayout(actions, 0, 6, 3, 1)
+        top.setColumnStretch(4, 1)
+
+        # --- pair list and navigation --------------------------------------------------------
+        self.pair_list = QListWidget()
+        self.pair_list.setAlternatingRowColors(True)
+        self.pair_list.currentRowChanged.connect(self._row_changed)
+        self.prev_button, self.next_button = QPushButton("◀ Previous"), QPushButton("Next ▶")
+        self.prev_button.setToolTip("Previous pair (Alt+Left / PgUp)")
+        self.next_button.setToolTip("Next pair (Alt+Right / PgDown)")
+        self.prev_button.clicked.connect(lambda: self.step(-1))
+        self.next_button.clicked.connect(lambda: self.step(1))
+        for key, delta in (("Alt+Left", -1), ("Alt+Right", 1), ("PgUp", -1), ("PgDown", 1)):
+            QShortcut(QKeySequence(key), self, lambda d=delta: self.step(d))
+        nav = QHBoxLayout()
+        nav.addWidget(self.prev_button)
+        nav.addWidget(self.next_button)
+        left = QWidget()
+        left_layout = QVBoxLayout(left)
+        left_layout.setContentsMargins(0, 0, 0, 0)
+        sort_row = QHBoxLayout()
+        sort_row.addWidget(QLabel("Sort"))
+        sort_row.addWidget(self.sort, 1)
+        left_layout.addLayout(sort_row)
+        left_layout.addWidget(self.pair_list, 1)
+        left_layout.addLayout(nav)
+
+        # --- heatmaps and tables ---------------------------------------------------------------
         self.heatmaps = [AttentionHeatmap() for _ in range(4)]
         for h in self.heatmaps:
             h.view_changed.connect(lambda ranges, src=h: self._sync(src, ranges))
@@ -93,96 +170,270 @@ class AttentionPanel(QWidget):
         self.grid.setContentsMargins(0, 0, 0, 0)
         for h in self.heatmaps:
             self.grid.addWidget(h)
-
-        self.aer_table = QTableWidget(0, 4)
-        self.aer_table.setHorizontalHeaderLabels(["Model", "AER (this pair)", "Precision", "Recall"])
-        self.aer_table.verticalHeader().setVisible(False)
-        self.aer_table.horizontalHeader().setStretchLastSection(True)
-        self.aer_table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
-        self.aer_table.setSortingEnabled(True)
-        splitter = QSplitter(Qt.Orientation.Vertical)
-        splitter.addWidget(self.grid_host)
-        splitter.addWidget(self.aer_table)
-        splitter.setSizes([640, 160])
+        self.pair_label = QLabel(" ")
+        self.pair_label.setWordWrap(True)
+        self.pair_label.setObjectName("pairLabel")
+        self.aer_table = _table(["Model", "AER (this pair)", "Precision", "Recall", "Note"])
+        self.corpus_table = _table(["Model", "Sentences", "Corpus AER", "Precision", "Recall"])
+        tables = QSplitter(Qt.Orientation.Horizontal)
+        for title, table in (("This pair", self.aer_table), ("Whole set", self.corpus_table)):
+            box = QWidget()
+            lay = QVBoxLayout(box)
+            lay.setContentsMargins(0, 0, 0, 0)
+            caption = QLabel(title)
+            caption.setObjectName("caption")
+            lay.addWidget(caption)
+            lay.addWidget(table)
+            tables.addWidget(box)
+        centre = QWidget()
+        centre_layout = QVBoxLayout(centre)
+        centre_layout.setContentsMargins(0, 0, 0, 0)
+        centre_layout.addWidget(self.pair_label)
+        centre_layout.addWidget(self.grid_host, 1)
+        vertical = QSplitter(Qt.Orientation.Vertical)
+        vertical.addWidget(centre)
+        vertical.addWidget(tables)
+        vertical.setStretchFactor(0, 4)
+        vertical.setStretchFactor(1, 1)
+        vertical.setSizes([640, 170])
+        horizontal = QSplitter(Qt.Orientation.Horizontal)
+        horizontal.addWidget(left)
+        horizontal.addWidget(vertical)
+        horizontal.setStretchFactor(1, 1)
+        horizontal.setSizes([300, 1150])
         layout = QVBoxLayout(self)
         layout.setContentsMargins(8, 8, 8, 8)
         layout.addLayout(top)
-        layout.addWidget(splitter, 1)
-        self._layout_heatmaps()
+        layout.addWidget(horizontal, 1)
+        self._update_controls()
+        self._layout_heatmaps(2)
 
-        self.load_session = require([self.run_button, self.models], *LOAD_SESSION)
-        self.sentence_aer = find("core.evaluate.aer", "sentence_aer")
-        self.argmax_alignment = find("core.evaluate.extract", "argmax_alignment")
-        # gold/test pickers need a gold-set store API (pending)
-        self.pair_source.model().item(1).setEnabled(False)
-        self.pair_source.model().item(2).setEnabled(False)
-        self.pair_source.setToolTip("Gold/test pickers pending: needs a gold-set API in core.store")
-
+    # --- workspace ------------------------------------------------------------------------------
     def set_workspace(self, workspace: Any) -> None:
         self.workspace = workspace
+        self.sessions.clear()
+        self.typed = []
         self.refresh()
 
     def refresh(self) -> None:
-        self.models.clear()
-        if self.workspace is None:
-            return
-        for run in self.workspace.list_runs(status="finished"):
-            self.models.addItem(f"{run.id}: {run.name}")
+        runs = self.workspace.list_runs(status="finished") if self.workspace is not None else []
+        self.names = {r.id: r.name for r in runs}
+        self.models.blockSignals(True)
+        self.models.set_runs(runs)
+        if runs and not self.models.checked():
+            self.models.set_checked([r.id for r in runs[-2:]])
+        self.models.blockSignals(False)
+        self.gold_set.blockSignals(True)
+        current = self.gold_set.currentText()
+        self.gold_set.clear()
+        if self.workspace is not None:
+            self.gold_set.addItems(list_gold_sets(self.workspace))
+        if current:
+            self.gold_set.setCurrentText(current)
+        self.gold_set.blockSignals(False)
+        if self.gold_set.count() == 0 and self.pair_source.currentIndex() == 0:
+            self.pair_source.blockSignals(True)
+            self.pair_source.setCurrentIndex(1)
+            self.pair_source.blockSignals(False)
+        self.load_pairs()
 
-    def _layout_heatmaps(self) -> None:
+    def _models_changed(self) -> None:
+        self._layout_heatmaps(max(2, len(self.models.checked())))
+        self._update_controls()
+
+    def _update_controls(self) -> None:
+        source = self.pair_source.currentText()
+        self.gold_set.setEnabled(source == "Gold set")
+        for w in (self.src_edit, self.tgt_edit, self.add_button):
+            w.setVisible(source == "Typed pairs")
+        busy = self.job is not None and not self.job.done
+        self.run_button.setEnabled(not busy and bool(self.models.checked()) and bool(self.pairs))
+
+    # --- pairs -------------------------------------------------------------------------------------
+    def load_pairs(self) -> None:
+        """Fill the pair list from the chosen source (gold set, test split, typed)."""
+        self.pairs, self.views = [], {}
+        source = self.pair_source.currentText()
+        try:
+            if self.workspace is None:
+                pass
+            elif source == "Gold set" and self.gold_set.currentText():
+                gold = load_gold_set(self.workspace, self.gold_set.currentText())
+                self.pairs = [PairInput(" ".join(s), " ".join(t), a, s, t) for s, t, a in
+                              zip(gold.src_tokens, gold.tgt_tokens, gold.alignments, strict=True)]
+            elif source == "Test split" and self.models.run_ids():
+                run_id = (self.models.checked() or self.models.run_ids())[0]
+                self.pairs = [PairInput(s, t) for s, t in
+                              split_test_pairs(self.workspace, run_id, TEST_LIMIT)]
+            elif source == "Typed pairs":
+                self.pairs = list(self.typed)
+        except WorkbenchError as exc:
+            workers.show_error(self, "Cannot load the pairs", str(exc))
+        self.current = -1
+        self._fill_pair_list()
+        self._fill_corpus_table()
+        self._update_controls()
+
+    def add_typed_pair(self) -> None:
+        src, tgt = self.src_edit.text().strip(), self.tgt_edit.text().strip()
+        if not src:
+            return
+        self.typed.append(PairInput(src, tgt))
+        self.pair_source.setCurrentText("Typed pairs")
+        self.load_pairs()
+        self.pair_list.setCurrentRow(self.order.index(len(self.pairs) - 1))
+        self.compute()
+
+    def _aer(self, index: int, run_id: int) -> float | None:
+        view = self.views.get((index, run_id))
+        return None if view is None else view.aer
+
+    def _fill_pair_list(self) -> None:
+        checked = self.models.checked()
+        order = list(range(len(self.pairs)))
+        sort = self.sort.currentIndex()
+        if sort and checked:
+            def key(i: int) -> float:
+                a = self._aer(i, checked[0])
+                if sort == 2:
+                    return -(a if a is not None else -1.0)
+                b = self._aer(i, checked[1]) if len(checked) > 1 else None
+                return -(a - b) if a is not None and b is not None else float("inf")
+            order.sort(key=key)
+        self.order = order
+        self.pair_list.blockSignals(True)
+        self.pair_list.clear()
+        for i in order:
+            text = f"{i + 1}. {self.pairs[i].source}"
+            scores = [self._aer(i, r) for r in checked[:2]]
+            if all(s is not None for s in scores) and scores:
+                text += "   [AER " + " / ".join(f"{s:.2f}" for s in scores) + "]"
+            item = QListWidgetItem(text)
+            item.setToolTip(f"{self.pairs[i].source}\n{self.pairs[i].target}")
+            self.pair_list.addItem(item)
+        if self.current in order:
+            self.pair_list.setCurrentRow(order.index(self.current))
+        self.pair_list.blockSignals(False)
+
+    def _row_changed(self, row: int) -> None:
+        if 0 <= row < len(self.order):
+            self.show_pair(self.order[row])
+
+    def step(self, delta: int) -> None:
+        """Next (+1) / previous (-1) pair in list order."""
+        if not self.order:
+            return
+        row = max(0, min(len(self.order) - 1, self.pair_list.currentRow() + delta))
+        self.pair_list.setCurrentRow(row)
+
+    # --- computing ----------------------------------------------------------------------------------
+    def compute(self) -> workers.Job | None:
+        """Attention of every listed pair under every checked model, in a worker."""
+        run_ids = self.models.checked()
+        if self.workspace is None or not run_ids or not self.pairs:
+            return None
+        if self.job is not None and not self.job.done:
+            self.job.cancel()
+        runs = [(r, f"{r}: {self.names.get(r, '?')}") for r in run_ids]
+        pairs = list(enumerate(self.pairs))
+        self.progress.setRange(0, len(pairs) * len(runs))
+        self.progress.setValue(0)
+        self.job = self.jobs.submit(attention_job, self.workspace, self.sessions, runs, pairs,
+                                    self.forced.isChecked(), name="Attention")
+        self.job.event.connect(self._on_event)
+        self.job.finished.connect(self._computed)
+        self.job.state_changed.connect(lambda _s: self._update_controls())
+        self._update_controls()
+        return self.job
+
+    def _on_event(self, kind: str, data: dict) -> None:
+        if kind == "progress" and data.get("total"):
+            self.progress.setRange(0, int(data["total"]))
+            self.progress.setValue(int(data["done"]))
+
+    def _computed(self, views: dict[tuple[int, int], PairView]) -> None:
+        self.views = dict(views)
+        keep = self.current if self.current >= 0 else 0
+        self._fill_pair_list()
+        self._fill_corpus_table()
+        if self.order:
+            self.pair_list.setCurrentRow(self.order.index(keep) if keep in self.order else 0)
+            self.show_pair(self.order[self.pair_list.currentRow()])
+
+    # --- showing -------------------------------------------------------------------------------------
+    def _layout_heatmaps(self, n: int) -> None:
         for i, h in enumerate(self.heatmaps):
-            h.setVisible(i < self.n_models.value())
+            h.setVisible(i < n)
 
     def _sync(self, source: AttentionHeatmap, ranges) -> None:
         for h in self.heatmaps:
             if h is not source and h.isVisibleTo(self):
                 h.set_view(ranges)
 
-    # --- showing --------------------------------------------------------------------------
-    def show_views(self, views: list[ModelView], gold: Any = None) -> None:
-        """Draw each model's matrix (up to 4) with the gold alignment (an
-        core.evaluate.alignment.Alignment or None) and fill the AER table."""
-        self.views, self.gold = list(views[:4]), gold
-        self.n_models.setValue(max(2, len(self.views)))
-        for h, view in zip(self.heatmaps, self.views, strict=False):
-            h.plot.setTitle(view.label, size="10pt")
-            h.set_matrix(view.matrix, view.src_tokens, view.tgt_tokens)
+    def show_pair(self, index: int) -> None:
+        self.current = index
+        pair = self.pairs[index]
+        self.pair_label.setText(f"<b>{index + 1}.</b> {pair.source}<br><i>{pair.target}</i>")
+        views = [self.views[(index, r)] for r in self.models.checked()
+                 if (index, r) in self.views]
+        self.show_views(views, pair.gold)
+
+    def show_views(self, views: list[PairView], gold: Any = None) -> None:
+        """Draw each model's matrix (up to 4) with its overlays and fill the table."""
+        self.shown, self.gold = list(views[:4]), gold
+        self._layout_heatmaps(max(2, len(self.shown)))
+        for i, h in enumerate(self.heatmaps):
+            if i >= len(self.shown):
+                h.clear()
+                h.plot.setTitle("")
+                continue
+            view = self.shown[i]
+            title = view.label if view.aer is None else f"{view.label}  ·  AER {view.aer:.2f}"
+            h.plot.setTitle(title, size="11pt")
+            h.set_matrix(view.matrix, view.src_tokens, view.tgt_tokens + ["</s>"])
             if view.positions is not None:
-                h.set_positions(view.positions)
+                h.set_positions(view.positions, view.window)
         self._apply_overlays()
         self._fill_aer()
 
-    def predicted(self, view: ModelView) -> set[tuple[int, int]]:
-        if self.argmax_alignment is None:
-            return set()
-        return set(self.argmax_alignment(view.matrix).sure)
-
     def _apply_overlays(self) -> None:
-        for h, view in zip(self.heatmaps, self.views, strict=False):
+        for h, view in zip(self.heatmaps, self.shown, strict=False):
             if self.gold is not None and self.show_gold.isChecked():
                 h.set_gold(self.gold.sure, self.gold.possible)
             else:
                 h.set_gold(set(), set())
-            h.set_predicted(self.predicted(view) if self.show_pred.isChecked() else set())
+            h.set_predicted(view.predicted if self.show_pred.isChecked() else set())
 
     def _fill_aer(self) -> None:
-        self.aer_table.setSortingEnabled(False)
-        self.aer_table.setRowCount(len(self.views))
-        for row, view in enumerate(self.views):
-            values: list[Any] = [view.label, None, None, None]
-            if self.gold is not None and self.sentence_aer is not None:
-                counts = self.sentence_aer(self.predicted(view), self.gold)
-                values[1:] = [counts.aer, counts.precision, counts.recall]
-            for col, value in enumerate(values):
-                item = QTableWidgetItem()
-                if isinstance(value, float):
-                    item.setData(Qt.ItemDataRole.DisplayRole, round(value, 4))
-                else:
-                    item.setText("–" if value is None else str(value))
-                self.aer_table.setItem(row, col, item)
-        self.aer_table.setSortingEnabled(True)
+        self.aer_table.setRowCount(len(self.shown))
+        for row, view in enumerate(self.shown):
+            for col, value in enumerate((view.label, view.aer, view.precision, view.recall,
+                                         view.note)):
+                self.aer_table.setItem(row, col, _item(value))
+
+    def _fill_corpus_table(self) -> None:
+        golds = [p.gold for p in self.pairs]
+        run_ids = self.models.checked()
+        if not self.views or any(g is None for g in golds) or not golds:
+            self.corpus_table.setRowCount(0)
+            return
+        runs = [(r, f"{r}: {self.names.get(r, '?')}") for r in run_ids]
+        rows = corpus_aer_rows(self.views, golds, runs)
+        self.corpus_table.setRowCount(len(rows))
+        for r, values in enumerate(rows):
+            for c, value in enumerate(values):
+                self.corpus_table.setItem(r, c, _item(value))
 
     def export_figure(self) -> None:
+        from PySide6.QtWidgets import QInputDialog
+
         from app.panels.figures import export_dialog
 
-        export_dialog(self, self.heatmaps[0].export, "attention")
+        labels = [v.label for v in self.shown] or ["(empty)"]
+        index = 0
+        if len(labels) > 1:
+            label, ok = QInputDialog.getItem(self, "Export heatmap", "Model:", labels, 0, False)
+            if not ok:
+                return
+            index = labels.index(label)
+        export_dialog(self, self.heatmaps[index].export, "attention")

@@ -1,15 +1,24 @@
-"""Evaluation screen: runs with their scores (BLEU/chrF/TER/ppl/AER), learning curves
-of several runs, BLEU by sentence length; export of plots."""
+"""Evaluation screen: runs with their scores (BLEU/chrF/TER/ppl/AER) from the store,
+evaluation of runs on their test split (in a worker), BLEU by sentence length of
+several systems, learning curves of several runs, plot export (PNG at a chosen DPI,
+SVG, PDF), batch export of attention heatmaps, and an HTML report."""
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pyqtgraph as pg
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (
     QAbstractItemView,
+    QFileDialog,
     QHBoxLayout,
+    QHeaderView,
+    QInputDialog,
+    QLabel,
+    QProgressBar,
     QPushButton,
+    QSpinBox,
     QSplitter,
     QTableWidget,
     QTableWidgetItem,
@@ -18,58 +27,108 @@ from PySide6.QtWidgets import (
 )
 
 from app import workers
-from app.core_bridge import require
+from app.core_jobs import PairInput, SessionCache, attention_job, evaluate_job
+from app.panels.figures import export_item, export_plot_dialog
 from app.widgets.curves import PALETTE, CurvesPlot
+from app.widgets.heatmap import AttentionHeatmap
+from core.evaluate.report import Table, write_html_report
+from core.goldsets import list_gold_sets, load_gold_set
 
-COLUMNS = ("Run", "Test set", "BLEU", "chrF", "TER", "ppl", "AER")
-METRIC_KEYS = ("bleu", "chrf", "ter", "ppl", "aer")
+COLUMNS = ("Run", "Test set", "BLEU", "chrF", "TER", "ppl", "AER", "Sentences")
+METRIC_KEYS = ("bleu", "chrf", "ter", "ppl", "aer", "sentences")
 
 
 class EvaluationPanel(QWidget):
-    def __init__(self, jobs: workers.JobManager, parent: QWidget | None = None):
+    def __init__(self, jobs: workers.JobManager, sessions: SessionCache | None = None,
+                 parent: QWidget | None = None):
         super().__init__(parent)
         self.jobs = jobs
+        self.sessions = sessions or SessionCache()
         self.workspace: Any = None
+        self.job: workers.Job | None = None
         self.table = QTableWidget(0, len(COLUMNS))
         self.table.setHorizontalHeaderLabels(COLUMNS)
         self.table.verticalHeader().setVisible(False)
         self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
         self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        self.table.setAlternatingRowColors(True)
         self.table.setSortingEnabled(True)
+        self.table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
         self.table.horizontalHeader().setStretchLastSection(True)
         self.table.itemSelectionChanged.connect(self._show_selected)
         self.curves = CurvesPlot("Dev perplexity", "perplexity", log_y=True)
+        self.bleu_curves = CurvesPlot("Dev BLEU", "BLEU")
         self.by_length = pg.PlotWidget(background="w")
-        self.by_length.setTitle("BLEU by source length", size="10pt")
-        self.by_length.setLabel("bottom", "source length bucket")
+        self.by_length.setTitle("BLEU by source length", size="11pt")
+        self.by_length.setLabel("bottom", "source length (tokens)")
         self.by_length.setLabel("left", "BLEU")
-        self.by_length.addLegend(offset=(-5, 5), labelTextSize="8pt")
+        self.by_length.showGrid(y=True, alpha=0.15)
+        self.by_length_legend = self.by_length.addLegend(offset=(-10, 10), labelTextSize="9pt")
+        self.bars: list[pg.BarGraphItem] = []
+
+        self.evaluate_button = QPushButton("Evaluate selected runs")
+        self.evaluate_button.setToolTip("Translate each run's test split; BLEU, chrF, TER, "
+                                        "BLEU by length and AER on the gold set")
+        self.evaluate_button.clicked.connect(self.evaluate_selected)
+        self.beam = QSpinBox()
+        self.beam.setRange(1, 50)
+        self.beam.setValue(5)
+        self.progress = QProgressBar()
+        self.progress.setMaximumWidth(180)
         self.export_button = QPushButton("Export plot…")
         self.export_button.clicked.connect(self.export_figure)
+        self.heatmaps_button = QPushButton("Export heatmaps…")
+        self.heatmaps_button.setToolTip("Attention heatmaps of the first N gold (or test) "
+                                        "sentences for the selected runs, one PNG each")
+        self.heatmaps_button.clicked.connect(self._choose_heatmaps)
         self.report_button = QPushButton("HTML report…")
+        self.report_button.clicked.connect(self._choose_report)
         self.refresh_button = QPushButton("Refresh")
         self.refresh_button.clicked.connect(self.refresh)
         bar = QHBoxLayout()
+        bar.addWidget(self.evaluate_button)
+        bar.addWidget(QLabel("beam"))
+        bar.addWidget(self.beam)
+        bar.addWidget(self.progress)
         bar.addWidget(self.refresh_button)
         bar.addStretch(1)
-        bar.addWidget(self.export_button)
-        bar.addWidget(self.report_button)
+        for b in (self.export_button, self.heatmaps_button, self.report_button):
+            bar.addWidget(b)
         plots = QSplitter(Qt.Orientation.Horizontal)
-        plots.addWidget(self.curves)
-        plots.addWidget(self.by_length)
+        for w in (self.curves, self.bleu_curves, self.by_length):
+            plots.addWidget(w)
         splitter = QSplitter(Qt.Orientation.Vertical)
         splitter.addWidget(self.table)
         splitter.addWidget(plots)
-        splitter.setSizes([300, 500])
+        splitter.setStretchFactor(1, 2)
+        splitter.setSizes([280, 560])
         layout = QVBoxLayout(self)
         layout.setContentsMargins(8, 8, 8, 8)
         layout.addLayout(bar)
         layout.addWidget(splitter, 1)
-        self.html_report = require([self.report_button], "core.evaluate.report", "write_html_report")
 
     def set_workspace(self, workspace: Any) -> None:
         self.workspace = workspace
+        self.sessions.clear()
         self.refresh()
+
+    # --- the table ------------------------------------------------------------------------------
+    def rows(self) -> list[tuple[list[int], str, dict[str, Any]]]:
+        """(run ids, test name, metrics): every evaluation, then runs never evaluated
+        (with their best dev perplexity), newest evaluation per (runs, test) only."""
+        if self.workspace is None:
+            return []
+        latest: dict[tuple[tuple[int, ...], str], dict[str, Any]] = {}
+        for e in self.workspace.evaluations():
+            latest[(tuple(e.run_ids), e.test_name)] = e.metrics
+        out = [(list(ids), test, m) for (ids, test), m in latest.items()]
+        evaluated = {i for ids, _, _ in out for i in ids}
+        for run in self.workspace.list_runs():
+            if run.id in evaluated:
+                continue
+            ppls = self.workspace.curves(run.id, "valid").get("dev_ppl", ([], []))[1]
+            out.append(([run.id], "", {"ppl": min(ppls)} if ppls else {}))
+        return out
 
     def refresh(self) -> None:
         self.table.setSortingEnabled(False)
@@ -77,62 +136,190 @@ class EvaluationPanel(QWidget):
         if self.workspace is None:
             return
         names = {r.id: r.name for r in self.workspace.list_runs()}
-        rows: list[tuple[list[int], str, dict[str, Any]]] = [
-            (e.run_ids, e.test_name, e.metrics) for e in self.workspace.evaluations()]
-        evaluated = {i for ids, _, _ in rows for i in ids}
-        rows += [([rid], "", {}) for rid in names if rid not in evaluated]
+        rows = self.rows()
         self.table.setRowCount(len(rows))
         for row, (run_ids, test, metrics) in enumerate(rows):
-            label = " + ".join(f"{i}:{names.get(i, '?')}" for i in run_ids)
-            cells: list[Any] = [label, test] + [metrics.get(k) for k in METRIC_KEYS]
+            label = " + ".join(f"{i}: {names.get(i, '?')}" for i in run_ids)
+            cells: list[Any] = [label, test or "–"] + [metrics.get(k) for k in METRIC_KEYS]
             for col, value in enumerate(cells):
                 item = QTableWidgetItem()
                 if isinstance(value, int | float):
-                    item.setData(Qt.ItemDataRole.DisplayRole, round(float(value), 2))
+                    item.setData(Qt.ItemDataRole.DisplayRole,
+                                 value if isinstance(value, int) else round(float(value), 2))
+                    item.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
                 else:
                     item.setText("–" if value is None else str(value))
-                item.setData(Qt.ItemDataRole.UserRole, (run_ids, metrics))
+                item.setData(Qt.ItemDataRole.UserRole, (run_ids, metrics, label))
                 self.table.setItem(row, col, item)
         self.table.setSortingEnabled(True)
-        self.table.resizeColumnsToContents()
+        if rows and not self.table.selectedItems():
+            self.table.selectAll()
 
+    def selected(self) -> list[tuple[list[int], dict[str, Any], str]]:
+        rows = sorted({i.row() for i in self.table.selectedItems()})
+        return [self.table.item(r, 0).data(Qt.ItemDataRole.UserRole) for r in rows]
+
+    def selected_run_ids(self) -> list[int]:
+        out: list[int] = []
+        for run_ids, _, _ in self.selected():
+            out += [r for r in run_ids if r not in out]
+        return out
+
+    # --- plots ------------------------------------------------------------------------------------
     def _show_selected(self) -> None:
         if self.workspace is None:
             return
         self.curves.clear()
-        self.by_length.clear()
-        seen: set[int] = set()
-        rows = sorted({i.row() for i in self.table.selectedItems()})
-        for n, row in enumerate(rows):
-            run_ids, metrics = self.table.item(row, 0).data(Qt.ItemDataRole.UserRole)
-            for rid in run_ids:
-                if rid in seen:
-                    continue
-                seen.add(rid)
-                valid = self.workspace.curves(rid, "valid")
-                if "dev_ppl" in valid:
-                    self.curves.add_points(f"run {rid}", "dev_ppl", *valid["dev_ppl"])
-            buckets = metrics.get("bleu_by_length")  # {bucket label: bleu}
-            if isinstance(buckets, dict) and buckets:
-                xs = list(range(len(buckets)))
-                width = 0.8 / max(1, len(rows))
-                bars = pg.BarGraphItem(x0=[x + n * width for x in xs], width=width,
-                                       height=[float(v) for v in buckets.values()],
-                                       brush=PALETTE[n % len(PALETTE)], pen=None)
-                self.by_length.addItem(bars)
-                axis = self.by_length.getAxis("bottom")
-                axis.setTicks([[(x + 0.4, str(k)) for x, k in zip(xs, buckets, strict=True)]])
+        self.bleu_curves.clear()
+        for item in self.bars:
+            self.by_length.removeItem(item)
+        self.bars = []
+        self.by_length_legend.clear()
+        names = {r.id: r.name for r in self.workspace.list_runs()}
+        for rid in self.selected_run_ids():
+            valid = self.workspace.curves(rid, "valid")
+            label = f"{rid}: {names.get(rid, '?')}"
+            if "dev_ppl" in valid:
+                self.curves.add_points(label, "dev_ppl", *valid["dev_ppl"])
+            if "dev_bleu" in valid:
+                self.bleu_curves.add_points(label, "dev_bleu", *valid["dev_bleu"])
+        systems = [(label, m["bleu_by_length"]) for _, m, label in self.selected()
+                   if isinstance(m.get("bleu_by_length"), dict) and m["bleu_by_length"]]
+        self.draw_bleu_by_length(systems)
 
+    def draw_bleu_by_length(self, systems: list[tuple[str, dict[str, float]]]) -> None:
+        """Grouped bars: one group per length bucket, one colour per system."""
+        buckets: list[str] = []
+        for _, values in systems:
+            buckets += [b for b in values if b not in buckets]
+        buckets.sort(key=lambda b: int(b.split("-")[0].rstrip("+")))
+        width = 0.8 / max(1, len(systems))
+        for n, (label, values) in enumerate(systems):
+            xs = [k - 0.4 + (n + 0.5) * width for k, b in enumerate(buckets) if b in values]
+            hs = [float(values[b]) for b in buckets if b in values]
+            colour = PALETTE[n % len(PALETTE)]
+            bars = pg.BarGraphItem(x=xs, width=width * 0.92, height=hs, brush=colour,
+                                   pen=pg.mkPen(colour), name=label)
+            self.by_length.addItem(bars)
+            self.by_length_legend.addItem(bars, label)
+            self.bars.append(bars)
+        self.by_length.getAxis("bottom").setTicks([[(k, b) for k, b in enumerate(buckets)]])
+
+    # --- jobs ---------------------------------------------------------------------------------------
+    def _gold_name(self) -> str | None:
+        names = list_gold_sets(self.workspace) if self.workspace is not None else []
+        return names[0] if names else None
+
+    def evaluate_selected(self, run_ids: list[int] | None = None, limit: int = 0) -> workers.Job | None:
+        run_ids = run_ids or self.selected_run_ids()
+        if self.workspace is None or not run_ids:
+            return None
+        self.job = self.jobs.submit(evaluate_job, self.workspace, self.sessions, run_ids,
+                                    self.beam.value(), self._gold_name(), limit=limit,
+                                    name="Evaluate")
+        self.job.event.connect(self._on_event)
+        self.job.finished.connect(lambda _ids: self.refresh())
+        self.evaluate_button.setEnabled(False)
+        self.job.state_changed.connect(lambda _s: self.evaluate_button.setEnabled(self.job.done))
+        return self.job
+
+    def _on_event(self, kind: str, data: dict) -> None:
+        if kind == "progress" and data.get("total"):
+            self.progress.setRange(0, int(data["total"]))
+            self.progress.setValue(int(data["done"]))
+
+    # --- exports --------------------------------------------------------------------------------------
     def export_figure(self) -> None:
-        import pyqtgraph.exporters as exporters
-        from PySide6.QtWidgets import QFileDialog
+        export_plot_dialog(self, {"Dev perplexity": self.curves.plot,
+                                  "Dev BLEU": self.bleu_curves.plot,
+                                  "BLEU by length": self.by_length.getPlotItem()}, "evaluation")
 
-        path, _ = QFileDialog.getSaveFileName(self, "Export plot", "curves.png",
-                                              "PNG image (*.png);;SVG (*.svg)")
-        if not path:
+    def report_tables(self) -> list[Table]:
+        names = {r.id: r.name for r in self.workspace.list_runs()} if self.workspace else {}
+        rows = []
+        for run_ids, test, m in self.rows():
+            label = " + ".join(f"{i}: {names.get(i, '?')}" for i in run_ids)
+            rows.append([label, test or None, *[m.get(k) for k in METRIC_KEYS]])
+        tables = [Table(list(COLUMNS), rows, title="Scores")]
+        systems = [(label, m["bleu_by_length"]) for run_ids, _t, m in self.rows()
+                   for label in [" + ".join(f"{i}: {names.get(i, '?')}" for i in run_ids)]
+                   if isinstance(m.get("bleu_by_length"), dict) and m["bleu_by_length"]]
+        if systems:
+            buckets = sorted({b for _, v in systems for b in v},
+                             key=lambda b: int(b.split("-")[0].rstrip("+")))
+            tables.append(Table(["bucket", *[s for s, _ in systems]],
+                                [[b, *[v.get(b) for _, v in systems]] for b in buckets],
+                                title="BLEU by source length"))
+        return tables
+
+    def write_report(self, path: str | Path) -> Path:
+        """The HTML report of the scores, with the plots written beside it as PNG."""
+        path = Path(path)
+        written = write_html_report(path, self.report_tables(),
+                                    title=f"Evaluation — {self.workspace.root.name}")
+        for stem, item in (("dev-perplexity", self.curves.plot),
+                           ("bleu-by-length", self.by_length.getPlotItem())):
+            export_item(item, path.with_name(f"{path.stem}-{stem}.png"), 150)
+        return written
+
+    def _choose_report(self) -> None:
+        path, _ = QFileDialog.getSaveFileName(self, "HTML report", "report.html", "HTML (*.html)")
+        if path:
+            try:
+                self.write_report(path)
+            except OSError as exc:
+                workers.show_error(self, "Report failed", f"{path}: {exc}")
+
+    def _choose_heatmaps(self) -> None:
+        folder = QFileDialog.getExistingDirectory(self, "Folder for the heatmaps")
+        if not folder:
             return
+        n, ok = QInputDialog.getInt(self, "Export heatmaps", "Sentences:", 10, 1, 1000)
+        if ok:
+            self.export_heatmaps(folder, n)
+
+    def export_heatmaps(self, folder: str | Path, n: int, dpi: int = 150) -> workers.Job | None:
+        """Forced attention of the first `n` gold-set sentences (or test sentences) under
+        each selected run, written as `<folder>/<run>-<k>.png` when the job ends."""
+        run_ids = self.selected_run_ids()
+        if self.workspace is None or not run_ids:
+            return None
+        gold_name = self._gold_name()
+        if gold_name:
+            gold = load_gold_set(self.workspace, gold_name)
+            pairs = [PairInput(" ".join(s), " ".join(t), a, s, t) for s, t, a in
+                     zip(gold.src_tokens[:n], gold.tgt_tokens[:n], gold.alignments[:n],
+                         strict=True)]
+        else:
+            from app.core_jobs import split_test_pairs
+
+            pairs = [PairInput(s, t) for s, t in split_test_pairs(self.workspace, run_ids[0], n)]
+        names = {r.id: r.name for r in self.workspace.list_runs()}
+        runs = [(r, f"{r}: {names.get(r, '?')}") for r in run_ids]
+        job = self.jobs.submit(attention_job, self.workspace, self.sessions, runs,
+                               list(enumerate(pairs)), True, name="Export heatmaps")
+        job.finished.connect(lambda views: self._write_heatmaps(views, pairs, folder, dpi, names))
+        return job
+
+    def _write_heatmaps(self, views: dict, pairs: list[PairInput], folder: str | Path, dpi: int,
+                        names: dict[int, str]) -> list[Path]:
+        folder = Path(folder)
+        heatmap = AttentionHeatmap()  # drawn off screen, one figure at a time
+        heatmap.resize(720, 560)
+        written = []
         try:
-            kind = exporters.SVGExporter if path.endswith(".svg") else exporters.ImageExporter
-            kind(self.curves.plot).export(path)
-        except (OSError, ValueError) as exc:
-            workers.show_error(self, "Export failed", f"{path}: {exc}")
+            for (index, run_id), view in sorted(views.items()):
+                heatmap.set_matrix(view.matrix, view.src_tokens, view.tgt_tokens + ["</s>"])
+                if pairs[index].gold is not None:
+                    heatmap.set_gold(pairs[index].gold.sure, pairs[index].gold.possible)
+                heatmap.set_predicted(view.predicted)
+                title = f"{view.label} — sentence {index + 1}"
+                if view.aer is not None:
+                    title += f" (AER {view.aer:.2f})"
+                heatmap.plot.setTitle(title, size="11pt")
+                safe = "".join(c if c.isalnum() or c in "-_" else "_" for c in names.get(run_id, ""))
+                written.append(heatmap.export(folder / f"{run_id}-{safe}-{index + 1:03d}.png", dpi))
+        finally:
+            heatmap.deleteLater()
+        self.last_heatmaps = written
+        return written

@@ -1,22 +1,81 @@
-"""Export a figure through a save dialog (PNG / SVG / PDF)."""
+"""Export figures through a save dialog: PNG at a chosen DPI, SVG or PDF."""
 from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
 
-from PySide6.QtWidgets import QFileDialog, QWidget
+from PySide6.QtCore import QRectF
+from PySide6.QtGui import QColor, QImage, QPainter
+from PySide6.QtWidgets import QFileDialog, QInputDialog, QWidget
 
 from app import workers
+from app.widgets.heatmap import _image_bytes, _pdf_bytes, _svg_bytes
+from core.atomic import write_bytes_atomic
+
+FILTER = "PNG image (*.png);;SVG (*.svg);;PDF (*.pdf)"
+DEFAULT_DPI = 200
+
+
+def export_item(item, path: str | Path, dpi: int = DEFAULT_DPI) -> Path:
+    """Write a pyqtgraph item (a PlotItem, a layout) as PNG/SVG/PDF by suffix; PNG is
+    scaled for `dpi` (the screen counts as 96 dpi)."""
+    path = Path(path)
+    scene = item.scene()
+    source = item.sceneBoundingRect()
+    suffix = path.suffix.lower()
+    if suffix == ".png":
+        scale = dpi / 96.0
+        image = QImage(max(1, round(source.width() * scale)), max(1, round(source.height() * scale)),
+                       QImage.Format.Format_ARGB32)
+        image.fill(QColor("white"))
+        painter = QPainter(image)
+        painter.setRenderHint(QPainter.RenderHint.Antialiasing)
+        painter.setRenderHint(QPainter.RenderHint.TextAntialiasing)
+        scene.render(painter, QRectF(0, 0, image.width(), image.height()), source)
+        painter.end()
+        dots_per_metre = int(round(dpi / 0.0254))
+        image.setDotsPerMeterX(dots_per_metre)
+        image.setDotsPerMeterY(dots_per_metre)
+        return write_bytes_atomic(path, _image_bytes(image, "PNG"))
+    if suffix == ".svg":
+        return write_bytes_atomic(path, _svg_bytes(scene, source))
+    if suffix == ".pdf":
+        return write_bytes_atomic(path, _pdf_bytes(scene, source, dpi))
+    raise ValueError(f"{path}: export as .png, .svg or .pdf")
+
+
+def _ask(parent: QWidget, stem: str) -> tuple[str, int] | None:
+    path, _ = QFileDialog.getSaveFileName(parent, "Export figure", f"{stem}.png", FILTER)
+    if not path:
+        return None
+    dpi = DEFAULT_DPI
+    if path.lower().endswith(".png"):
+        dpi, ok = QInputDialog.getInt(parent, "Export PNG", "Resolution (dots per inch):",
+                                      DEFAULT_DPI, 72, 1200, 50)
+        if not ok:
+            return None
+    return path, dpi
 
 
 def export_dialog(parent: QWidget, export: Callable[[str, int], Path], stem: str,
-                  dpi: int = 200) -> Path | None:
-    path, _ = QFileDialog.getSaveFileName(parent, "Export figure", f"{stem}.png",
-                                          "PNG image (*.png);;SVG (*.svg);;PDF (*.pdf)")
-    if not path:
+                  dpi: int = DEFAULT_DPI) -> Path | None:
+    asked = _ask(parent, stem)
+    if asked is None:
         return None
     try:
-        return export(path, dpi)
+        return export(*asked)
     except (OSError, ValueError) as exc:
-        workers.show_error(parent, "Export failed", f"{path}: {exc}")
+        workers.show_error(parent, "Export failed", f"{asked[0]}: {exc}")
         return None
+
+
+def export_plot_dialog(parent: QWidget, items: dict, stem: str) -> Path | None:
+    """Choose one of `items` (title -> pyqtgraph item), then the file and DPI."""
+    titles = list(items)
+    if len(titles) > 1:
+        title, ok = QInputDialog.getItem(parent, "Export figure", "Figure:", titles, 0, False)
+        if not ok:
+            return None
+    else:
+        title = titles[0]
+    return export_dialog(parent, lambda path, dpi: export_item(items[title], path, dpi), stem)

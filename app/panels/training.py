@@ -1,11 +1,20 @@
-"""Training screen: a run form (or a preset), start/queue/pause/resume/cancel, live
-curves of several runs, progress with tokens/s and ETA, and the workspace's runs."""
+"""Training screen: a run form (or a preset), start / queue / pause / resume / cancel,
+continue a stopped run from its checkpoint, live curves of several runs overlaid,
+progress with tokens/s and ETA, and the workspace's runs (so a restarted workbench
+shows finished runs and their curves).
+
+A run is created in the store (core.train.run.create_run) and trained by
+core.train.run.train_run on a worker thread; its events arrive as Qt signals. Curve
+points are buffered and drawn a few times a second, so a fast run never floods the
+GUI thread.
+"""
 from __future__ import annotations
 
 import time
 from typing import Any
 
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import Qt, QTimer, Signal
+from PySide6.QtGui import QColor
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QCheckBox,
@@ -14,6 +23,7 @@ from PySide6.QtWidgets import (
     QFormLayout,
     QGroupBox,
     QHBoxLayout,
+    QHeaderView,
     QLabel,
     QLineEdit,
     QProgressBar,
@@ -27,12 +37,16 @@ from PySide6.QtWidgets import (
 )
 
 from app import workers
-from app.core_bridge import require
 from app.widgets.curves import CurvesPlot
 from core.config import ATTENTION_KINDS, FAMILIES, SCORES, RunConfig, list_presets, load_preset
 from core.errors import WorkbenchError
+from core.train.run import create_run, train_run
 
-RUN_COLUMNS = ("Run", "Family", "Status", "Steps", "Device", "Created")
+RUN_COLUMNS = ("Run", "Family", "Attention", "Status", "Steps", "Best dev ppl", "Device",
+               "Created", "Note")
+STATUS_COLOURS = {"finished": "#1b7837", "failed": "#b2182b", "cancelled": "#8c6d1f",
+                  "running": "#2166ac", "queued": "#555555"}
+FLUSH_MS = 250  # how often buffered curve points are drawn
 
 
 def _spin(lo: float, hi: float, value: float, decimals: int = 0, step: float = 1) -> QDoubleSpinBox:
@@ -44,6 +58,11 @@ def _spin(lo: float, hi: float, value: float, decimals: int = 0, step: float = 1
     return spin
 
 
+def _clock(seconds: float) -> str:
+    s = int(seconds)
+    return f"{s // 3600}:{s // 60 % 60:02d}:{s % 60:02d}" if s >= 3600 else f"{s // 60}:{s % 60:02d}"
+
+
 class TrainingPanel(QWidget):
     runs_changed = Signal()
 
@@ -51,7 +70,11 @@ class TrainingPanel(QWidget):
         super().__init__(parent)
         self.jobs = jobs
         self.workspace: Any = None
-        self.current: workers.Job | None = None
+        self.current: workers.Job | None = None  # the job the progress bar follows
+        self.run_jobs: dict[int, workers.Job] = {}  # run id -> its latest job
+        self.labels: dict[int, str] = {}  # run id -> curve label
+        self.progress_of: dict[int, dict[str, Any]] = {}  # run id -> last step event
+        self._pending: list[tuple[str, str, int, float]] = []  # (plot, label, step, value)
 
         # --- the form ---------------------------------------------------------------
         self.preset = QComboBox()
@@ -69,83 +92,119 @@ class TrainingPanel(QWidget):
         self.dropout = _spin(0, 0.9, 0.2, 2, 0.05)
         self.emb, self.hidden = _spin(8, 4096, 256), _spin(8, 4096, 256)
         self.layers = _spin(1, 8, 2)
+        self.window = _spin(1, 50, 10)
         self.corpus = QComboBox()
         self.device = QComboBox()
         self.device.addItems(["auto", "cpu", "cuda"])
         self.epochs, self.max_steps = _spin(1, 1000, 10), _spin(0, 10_000_000, 0)
+        self.batch_size = _spin(1, 4096, 64)
+        self.lr = _spin(0.00001, 10, 0.001, 5, 0.0005)
+        self.valid_every = _spin(0, 1_000_000, 500)
+        self.dev_sample = _spin(0, 100_000, 200)
         model_box = QGroupBox("Model")
         mform = QFormLayout(model_box)
         for label, w in (("Preset", self.preset), ("Name", self.name), ("Family", self.family),
                          ("Attention", self.attention), ("Score", self.score),
                          ("", self.input_feeding), ("", self.reverse), ("Dropout", self.dropout),
-                         ("Embedding size", self.emb), ("Hidden size", self.hidden),
-                         ("Layers", self.layers)):
+                         ("Embedding / d_model", self.emb), ("Hidden / FF size", self.hidden),
+                         ("Layers", self.layers), ("Local window D", self.window)):
             mform.addRow(label, w)
         data_box = QGroupBox("Data and budget")
         dform = QFormLayout(data_box)
         for label, w in (("Corpus", self.corpus), ("Device", self.device),
-                         ("Epochs", self.epochs), ("Max steps (0 = none)", self.max_steps)):
+                         ("Epochs", self.epochs), ("Max steps (0 = none)", self.max_steps),
+                         ("Batch size", self.batch_size), ("Learning rate", self.lr),
+                         ("Validate every (steps)", self.valid_every),
+                         ("Dev BLEU sample", self.dev_sample)):
             dform.addRow(label, w)
+        self.family.currentTextChanged.connect(self._family_changed)
 
         self.start_button, self.queue_button = QPushButton("Start"), QPushButton("Queue")
+        self.start_button.setToolTip("Create the run and start training it now (Ctrl+Return)")
+        self.queue_button.setToolTip("Create the run; it starts when the queued runs before it end")
         self.pause_button, self.resume_button = QPushButton("Pause"), QPushButton("Resume")
         self.cancel_button = QPushButton("Cancel")
+        self.cancel_button.setToolTip("Stop the run after this step (a checkpoint is saved)")
+        self.continue_button = QPushButton("Continue selected run")
+        self.continue_button.setToolTip("Resume a cancelled or failed run from its last checkpoint")
         self.start_button.setDefault(True)
+        self.start_button.setShortcut("Ctrl+Return")
         self.start_button.clicked.connect(lambda: self.start(queue=False))
         self.queue_button.clicked.connect(lambda: self.start(queue=True))
         self.pause_button.clicked.connect(lambda: self.current and self.current.pause())
         self.resume_button.clicked.connect(lambda: self.current and self.current.resume())
         self.cancel_button.clicked.connect(lambda: self.current and self.current.cancel())
+        self.continue_button.clicked.connect(self.continue_selected)
         buttons = QHBoxLayout()
-        for b in (self.start_button, self.queue_button, self.pause_button, self.resume_button,
-                  self.cancel_button):
+        for b in (self.start_button, self.queue_button):
             buttons.addWidget(b)
+        controls = QHBoxLayout()
+        for b in (self.pause_button, self.resume_button, self.cancel_button):
+            controls.addWidget(b)
         self.progress = QProgressBar()
         self.progress.setTextVisible(True)
         self.progress_label = QLabel("Idle")
         self.progress_label.setObjectName("hint")
+        self.progress_label.setWordWrap(True)
 
         form_widget = QWidget()
         form_layout = QVBoxLayout(form_widget)
         form_layout.addWidget(model_box)
         form_layout.addWidget(data_box)
         form_layout.addLayout(buttons)
+        form_layout.addLayout(controls)
+        form_layout.addWidget(self.continue_button)
         form_layout.addWidget(self.progress)
         form_layout.addWidget(self.progress_label)
         form_layout.addStretch(1)
         scroll = QScrollArea()
         scroll.setWidgetResizable(True)
         scroll.setWidget(form_widget)
-        scroll.setMinimumWidth(330)
+        scroll.setMinimumWidth(340)
 
         # --- curves and runs ---------------------------------------------------------------
         self.loss_plot = CurvesPlot("Training loss", "loss", log_y=True)
         self.ppl_plot = CurvesPlot("Dev perplexity", "perplexity", log_y=True)
         self.bleu_plot = CurvesPlot("Dev BLEU", "BLEU")
+        self.plots = {"loss": self.loss_plot, "dev_ppl": self.ppl_plot, "dev_bleu": self.bleu_plot}
         curves = QSplitter(Qt.Orientation.Horizontal)
-        for plot in (self.loss_plot, self.ppl_plot, self.bleu_plot):
+        for plot in self.plots.values():
             curves.addWidget(plot)
         self.runs_table = QTableWidget(0, len(RUN_COLUMNS))
         self.runs_table.setHorizontalHeaderLabels(RUN_COLUMNS)
         self.runs_table.verticalHeader().setVisible(False)
         self.runs_table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
         self.runs_table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        self.runs_table.setAlternatingRowColors(True)
         self.runs_table.horizontalHeader().setStretchLastSection(True)
-        self.runs_table.itemSelectionChanged.connect(self._show_selected_curves)
+        self.runs_table.itemSelectionChanged.connect(self._selection_changed)
+        hint = QLabel("Select runs (Ctrl/Shift-click) to overlay their curves; running runs "
+                      "are always shown.")
+        hint.setObjectName("hint")
+        runs_box = QWidget()
+        runs_layout = QVBoxLayout(runs_box)
+        runs_layout.setContentsMargins(0, 0, 0, 0)
+        runs_layout.addWidget(hint)
+        runs_layout.addWidget(self.runs_table)
         right = QSplitter(Qt.Orientation.Vertical)
         right.addWidget(curves)
-        right.addWidget(self.runs_table)
-        right.setSizes([520, 260])
+        right.addWidget(runs_box)
+        right.setStretchFactor(0, 3)
+        right.setStretchFactor(1, 2)
+        right.setSizes([540, 300])
         splitter = QSplitter(Qt.Orientation.Horizontal)
         splitter.addWidget(scroll)
         splitter.addWidget(right)
         splitter.setStretchFactor(1, 1)
-        splitter.setSizes([360, 1000])
+        splitter.setSizes([370, 1100])
         layout = QVBoxLayout(self)
         layout.setContentsMargins(8, 8, 8, 8)
         layout.addWidget(splitter)
 
-        self.train_fn = require([self.start_button, self.queue_button], "core.train", "train")
+        self._flush_timer = QTimer(self)
+        self._flush_timer.setInterval(FLUSH_MS)
+        self._flush_timer.timeout.connect(self._flush_points)
+        self._flush_timer.start()
         self._update_buttons()
 
     # --- form <-> config ----------------------------------------------------------------------
@@ -160,9 +219,14 @@ class TrainingPanel(QWidget):
             return
         self.set_config(cfg)
 
+    def _family_changed(self, family: str) -> None:
+        rnn = "transformer" not in family and family != "concat"
+        for w in (self.attention, self.score, self.input_feeding, self.reverse, self.window):
+            w.setEnabled(rnn)
+
     def set_config(self, cfg: RunConfig) -> None:
         self._config = cfg
-        m, t = cfg.model, cfg.train
+        m, t, d = cfg.model, cfg.train, cfg.data
         self.name.setText(cfg.name)
         self.family.setCurrentText(m.family)
         self.attention.setCurrentText(m.attention)
@@ -174,19 +238,25 @@ class TrainingPanel(QWidget):
         self.emb.setValue(m.d_model if transformer else m.emb_size)
         self.hidden.setValue(m.ff_size if transformer else m.hidden_size)
         self.layers.setValue(m.enc_layers if transformer else m.layers)
+        self.window.setValue(m.window)
         self.device.setCurrentText(t.device if t.device in ("auto", "cpu", "cuda") else "auto")
         self.epochs.setValue(t.epochs)
         self.max_steps.setValue(t.max_steps)
+        self.batch_size.setValue(d.batch_size)
+        self.lr.setValue(t.lr)
+        self.valid_every.setValue(t.valid_every)
+        self.dev_sample.setValue(d.dev_sample)
 
     def config(self) -> RunConfig:
         """The form as a RunConfig (the preset's other settings are kept)."""
         cfg = RunConfig.from_dict(getattr(self, "_config", RunConfig()).to_dict())
-        m, t = cfg.model, cfg.train
+        m, t, d = cfg.model, cfg.train, cfg.data
         cfg.name = self.name.text().strip() or "run"
         m.family, m.attention = self.family.currentText(), self.attention.currentText()
         m.score = self.score.currentText()
         m.input_feeding, m.reverse_source = self.input_feeding.isChecked(), self.reverse.isChecked()
         m.dropout = self.dropout.value()
+        m.window = int(self.window.value())
         if "transformer" in m.family:
             m.d_model, m.ff_size = int(self.emb.value()), int(self.hidden.value())
             m.enc_layers = m.dec_layers = int(self.layers.value())
@@ -195,95 +265,208 @@ class TrainingPanel(QWidget):
             m.layers = int(self.layers.value())
         t.device = self.device.currentText()
         t.epochs, t.max_steps = int(self.epochs.value()), int(self.max_steps.value())
+        t.lr, t.valid_every = float(self.lr.value()), int(self.valid_every.value())
+        d.batch_size, d.dev_sample = int(self.batch_size.value()), int(self.dev_sample.value())
         return cfg.validate()
 
     # --- workspace -----------------------------------------------------------------------------
     def set_workspace(self, workspace: Any) -> None:
         self.workspace = workspace
+        self.run_jobs.clear()
+        self.labels.clear()
+        for plot in self.plots.values():
+            plot.clear()
         self.refresh()
 
     def refresh(self) -> None:
+        """Corpora for the form; the runs table from the store (selection kept)."""
+        keep = self.selected_runs()
+        corpus = self.corpus.currentData()
         self.corpus.clear()
+        self.runs_table.blockSignals(True)
         self.runs_table.setRowCount(0)
-        if self.workspace is None:
-            return
-        for info in self.workspace.list_corpora():
-            self.corpus.addItem(f"{info.name} ({info.n_pairs:,} pairs)", info.id)
-        runs = self.workspace.list_runs()
-        self.runs_table.setRowCount(len(runs))
-        for row, run in enumerate(runs):
-            created = time.strftime("%Y-%m-%d %H:%M", time.localtime(run.created))
-            values = (run.name, run.family, run.status, f"{run.steps:,}", run.device, created)
-            for col, value in enumerate(values):
-                item = QTableWidgetItem(str(value))
-                item.setData(Qt.ItemDataRole.UserRole, run.id)
-                if col == 2 and run.error:
-                    item.setToolTip(run.error)
-                self.runs_table.setItem(row, col, item)
-        self.runs_table.resizeColumnsToContents()
+        try:
+            if self.workspace is None:
+                return
+            for info in self.workspace.list_corpora():
+                self.corpus.addItem(f"{info.name} ({info.n_pairs:,} pairs)", info.id)
+            if corpus is not None and self.corpus.findData(corpus) >= 0:
+                self.corpus.setCurrentIndex(self.corpus.findData(corpus))
+            runs = self.workspace.list_runs()
+            self.runs_table.setRowCount(len(runs))
+            for row, run in enumerate(runs):
+                self._fill_row(row, run)
+                if run.id in keep:
+                    self.runs_table.selectRow(row)
+            self.runs_table.resizeColumnsToContents()
+            header = self.runs_table.horizontalHeader()
+            header.setSectionResizeMode(len(RUN_COLUMNS) - 1, QHeaderView.ResizeMode.Stretch)
+        finally:
+            self.runs_table.blockSignals(False)
 
-    def _show_selected_curves(self) -> None:
+    def _fill_row(self, row: int, run: Any) -> None:
+        created = time.strftime("%Y-%m-%d %H:%M", time.localtime(run.created))
+        valid = self.workspace.curves(run.id, "valid")
+        ppls = valid.get("dev_ppl", ([], []))[1]
+        best = f"{min(ppls):.2f}" if ppls else "–"
+        attention = run.config.get("model", {}).get("attention", "")
+        if "transformer" in run.family or run.family == "concat":
+            attention = "multi-head"
+        job = self.run_jobs.get(run.id)
+        status = job.state if job is not None and not job.done else run.status
+        note = run.error or ""
+        values = (f"{run.id}: {run.name}", run.family, attention, status, f"{run.steps:,}", best,
+                  run.device, created, note)
+        for col, value in enumerate(values):
+            item = QTableWidgetItem(str(value))
+            item.setData(Qt.ItemDataRole.UserRole, run.id)
+            if col == 3:
+                item.setForeground(QColor(STATUS_COLOURS.get(status, "#333333")))
+                if run.error:
+                    item.setToolTip(run.error)
+            if col == len(values) - 1 and note:
+                item.setToolTip(note)
+            self.runs_table.setItem(row, col, item)
+
+    def selected_runs(self) -> list[int]:
+        rows = {i.row() for i in self.runs_table.selectedItems()}
+        out = []
+        for r in sorted(rows):
+            item = self.runs_table.item(r, 0)
+            if item is not None:
+                out.append(int(item.data(Qt.ItemDataRole.UserRole)))
+        return out
+
+    def _label(self, run_id: int) -> str:
+        if run_id not in self.labels and self.workspace is not None:
+            self.labels[run_id] = f"{run_id}: {self.workspace.get_run(run_id).name}"
+        return self.labels.get(run_id, str(run_id))
+
+    def _selection_changed(self) -> None:
+        self.show_curves(self.selected_runs())
+        selected = self.selected_runs()
+        if selected and selected[-1] in self.run_jobs and not self.run_jobs[selected[-1]].done:
+            self.current = self.run_jobs[selected[-1]]  # controls act on the selected run
+        self._update_buttons()
+
+    def show_curves(self, run_ids: list[int]) -> None:
+        """Overlay the stored curves of `run_ids` and of every active run."""
         if self.workspace is None:
             return
-        ids = {i.data(Qt.ItemDataRole.UserRole) for i in self.runs_table.selectedItems()}
-        for plot in (self.loss_plot, self.ppl_plot, self.bleu_plot):
+        self._flush_points()
+        active = [rid for rid, j in self.run_jobs.items() if not j.done]
+        for plot in self.plots.values():
             plot.clear()
-        for run_id in sorted(ids):
-            run = self.workspace.get_run(run_id)
-            label = f"{run.id}:{run.name}"
+        for run_id in dict.fromkeys([*run_ids, *active]):
+            label = self._label(run_id)
             train = self.workspace.curves(run_id, "train")
             valid = self.workspace.curves(run_id, "valid")
-            for plot, curves, key in ((self.loss_plot, train, "loss"),
-                                      (self.ppl_plot, valid, "dev_ppl"),
-                                      (self.bleu_plot, valid, "dev_bleu")):
+            for key, curves in (("loss", train), ("dev_ppl", valid), ("dev_bleu", valid)):
                 if key in curves:
-                    plot.add_points(label, key, *curves[key])
+                    self.plots[key].add_points(label, key, *curves[key])
 
     # --- running -------------------------------------------------------------------------------
     def start(self, queue: bool = False) -> workers.Job | None:
-        if self.train_fn is None or self.workspace is None:
+        """Create a run from the form and train it (now, or after the queued runs)."""
+        if self.workspace is None:
+            workers.show_error(self, "Training", "Open or create a workspace first (File menu).")
             return None
         if self.corpus.currentData() is None:
             workers.show_error(self, "Training", "Import a corpus first (Corpora screen).")
             return None
         try:
             cfg = self.config()
+            run_id = create_run(self.workspace, self.corpus.currentData(), cfg)
         except WorkbenchError as exc:
             workers.show_error(self, "Training", str(exc))
             return None
-        label = cfg.name
-        job = self.jobs.submit(self.train_fn, cfg, workspace=self.workspace,
-                               corpus_id=self.corpus.currentData(), name=f"Train {label}",
-                               queue="training")
-        job.event.connect(lambda kind, data, lab=label: self._on_event(lab, kind, data))
-        job.state_changed.connect(lambda _s: self._update_buttons())
-        for signal in (job.finished, job.failed, job.cancelled):
-            signal.connect(lambda *_: (self.refresh(), self.runs_changed.emit()))
+        return self.submit(run_id, resume=False, queue=queue)
+
+    def continue_selected(self) -> workers.Job | None:
+        """Resume the selected run from its last checkpoint."""
+        for run_id in self.selected_runs():
+            job = self.run_jobs.get(run_id)
+            if job is not None and not job.done:
+                continue
+            run = self.workspace.get_run(run_id)
+            if run.status == "finished":
+                workers.show_error(self, "Continue", f"Run {run.name!r} has finished; raise its "
+                                   "budget in a new run instead.")
+                return None
+            return self.submit(run_id, resume=run.steps > 0 or bool(
+                self.workspace.checkpoints(run_id, "last")))
+        return None
+
+    def submit(self, run_id: int, resume: bool, queue: bool = False) -> workers.Job:
+        label = self._label(run_id)
+        job = self.jobs.submit(train_run, self.workspace, run_id, resume=resume,
+                               name=f"Train {label}", queue="training" if queue else None)
+        self.run_jobs[run_id] = job
+        job.event.connect(lambda kind, data, rid=run_id: self._on_event(rid, kind, data))
+        job.state_changed.connect(lambda _s, rid=run_id: self._on_state(rid))
         if not queue or self.current is None or self.current.done:
             self.current = job
+        self.refresh()
+        self.show_curves(self.selected_runs())
+        self.runs_changed.emit()
         self._update_buttons()
         return job
 
-    def _on_event(self, label: str, kind: str, data: dict[str, Any]) -> None:
+    def _on_state(self, run_id: int) -> None:
+        job = self.run_jobs.get(run_id)
+        if self.current is None or self.current.done:
+            running = [j for j in self.run_jobs.values() if not j.done and j.started]
+            self.current = running[-1] if running else self.current
+        self._flush_points()
+        self.refresh()
+        if job is not None and job.done:
+            self.runs_changed.emit()
+        self._update_buttons()
+
+    def _on_event(self, run_id: int, kind: str, data: dict[str, Any]) -> None:
+        label = self._label(run_id)
         step = data.get("step")
-        if kind == "step" and step is not None:
-            self.loss_plot.add_points(label, "loss", [step], [data.get("loss")])
-            total = data.get("total_steps") or (self.max_steps.value() or None)
-            if total:
-                self.progress.setRange(0, int(total))
-                self.progress.setValue(int(step))
-            else:
-                self.progress.setRange(0, 0)
-            eta = data.get("eta_s")
-            eta_text = f" · ETA {int(eta) // 60}:{int(eta) % 60:02d}" if eta else ""
-            self.progress_label.setText(
-                f"{label}: step {step:,} · epoch {data.get('epoch', '?')} · "
-                f"loss {data.get('loss', float('nan')):.3f} · "
-                f"{data.get('tok_per_s', 0):,.0f} tok/s{eta_text}")
+        if kind == "start":
+            self.progress_of[run_id] = {"total_steps": data.get("total_steps"),
+                                        "device": data.get("device")}
+        elif kind == "step" and step is not None:
+            self._pending.append(("loss", label, step, data.get("loss")))
+            self.progress_of.setdefault(run_id, {}).update(data)
+            if self.current is self.run_jobs.get(run_id):
+                self._show_progress(run_id)
         elif kind == "validation" and step is not None:
-            self.ppl_plot.add_points(label, "dev_ppl", [step], [data.get("dev_ppl")])
+            self._pending.append(("dev_ppl", label, step, data.get("dev_ppl")))
             if data.get("dev_bleu") is not None:
-                self.bleu_plot.add_points(label, "dev_bleu", [step], [data["dev_bleu"]])
+                self._pending.append(("dev_bleu", label, step, data["dev_bleu"]))
+
+    def _flush_points(self) -> None:
+        if not self._pending:
+            return
+        grouped: dict[tuple[str, str], tuple[list[int], list[float]]] = {}
+        for plot, label, step, value in self._pending:
+            xs, ys = grouped.setdefault((plot, label), ([], []))
+            xs.append(step)
+            ys.append(float("nan") if value is None else float(value))
+        self._pending.clear()
+        for (plot, label), (xs, ys) in grouped.items():
+            self.plots[plot].add_points(label, plot, xs, ys)
+
+    def _show_progress(self, run_id: int) -> None:
+        p = self.progress_of.get(run_id, {})
+        step, total = int(p.get("step", 0)), p.get("total_steps")
+        if total:
+            self.progress.setRange(0, int(total))
+            self.progress.setValue(min(step, int(total)))
+        else:
+            self.progress.setRange(0, 0)
+        eta = p.get("eta_s")
+        eta_text = f" · ETA {_clock(eta)}" if eta else ""
+        loss = p.get("loss")
+        loss_text = f" · loss {loss:.3f}" if loss is not None else ""
+        self.progress_label.setText(
+            f"{self._label(run_id)}: step {step:,}{f' / {int(total):,}' if total else ''} · "
+            f"epoch {p.get('epoch', '?')}{loss_text} · {p.get('tok_per_s', 0):,.0f} tok/s"
+            f"{eta_text}")
 
     def _update_buttons(self) -> None:
         job = self.current
@@ -291,10 +474,18 @@ class TrainingPanel(QWidget):
         self.pause_button.setEnabled(state == workers.RUNNING)
         self.resume_button.setEnabled(state == workers.PAUSED)
         self.cancel_button.setEnabled(job is not None and not job.done)
+        self.continue_button.setEnabled(bool(self.selected_runs()))
         if job is not None and job.done:
             self.progress_label.setText(f"{job.name}: {job.state}"
                                         + (f" — {job.error}" if job.error else ""))
             self.progress.setRange(0, 1)
             self.progress.setValue(1 if job.state == workers.FINISHED else 0)
+        elif job is not None and state == workers.PAUSED:
+            self.progress_label.setText(f"{job.name}: paused")
 
+    def export_figure(self) -> None:
+        from app.panels.figures import export_plot_dialog
 
+        export_plot_dialog(self, {"Training loss": self.loss_plot.plot,
+                                  "Dev perplexity": self.ppl_plot.plot,
+                                  "Dev BLEU": self.bleu_plot.plot}, "curves")

@@ -1,17 +1,24 @@
-"""Translate screen: open a document, translate it in a worker, edit the target side
-by side with the source, see a sentence's attention, export the result."""
+"""Translate screen: open a document (txt/md/docx/TMX/XLIFF), choose a run, an ensemble
+of runs or a context model, translate in a worker with progress and cancel, edit the
+target side by side with the source, see the selected sentence's attention (with p_t
+and its window for local-p), export plain text / TSV / TMX / XLIFF / JSON lines."""
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
+import numpy as np
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (
     QAbstractItemView,
-    QComboBox,
+    QCheckBox,
+    QFileDialog,
     QHBoxLayout,
+    QHeaderView,
     QLabel,
     QProgressBar,
     QPushButton,
+    QSpinBox,
     QSplitter,
     QTableWidget,
     QTableWidgetItem,
@@ -20,91 +27,212 @@ from PySide6.QtWidgets import (
 )
 
 from app import workers
-from app.core_bridge import require
+from app.core_jobs import SessionCache, read_source_document, translate_job
 from app.widgets.heatmap import AttentionHeatmap
+from app.widgets.run_list import RunList
+from core.errors import WorkbenchError
+from core.formats.export import FILE_FILTER, write_translations
+from core.formats.records import TranslationRecord
 
-# The glue the GUI needs from core (documented in the report):
-READ_DOCUMENT = ("core.formats.documents", "read_document")  # path -> list[str] sentences
-LOAD_SESSION = ("core.infer.session", "load_session")  # (workspace, run_id) -> session
-EXPORT = ("core.formats.export", "write_translations")  # (path, sources, targets, ...)
+DOC_FILTER = ("Documents (*.txt *.md *.docx *.tmx *.xlf *.xliff);;Text (*.txt *.md);;"
+              "Word (*.docx);;TMX (*.tmx);;XLIFF (*.xlf *.xliff)")
 
 
 class TranslatePanel(QWidget):
-    def __init__(self, jobs: workers.JobManager, parent: QWidget | None = None):
+    def __init__(self, jobs: workers.JobManager, sessions: SessionCache | None = None,
+                 parent: QWidget | None = None):
         super().__init__(parent)
         self.jobs = jobs
+        self.sessions = sessions or SessionCache()
         self.workspace: Any = None
         self.translations: list[Any] = []
+        self.document_path: Path | None = None
         self.job: workers.Job | None = None
+        self.window_of: dict[int, int] = {}
 
         self.open_button = QPushButton("Open document…")
-        self.model = QComboBox()
-        self.model.setMinimumWidth(220)
+        self.open_button.setShortcut("Ctrl+Shift+O")
+        self.open_button.clicked.connect(self._choose_document)
+        self.models = RunList()
+        self.models.setToolTip("Check one run, or several (same vocabularies) for an ensemble")
+        self.models.changed.connect(self._update_buttons)
+        self.beam = QSpinBox()
+        self.beam.setRange(1, 50)
+        self.beam.setValue(5)
+        self.unk = QCheckBox("replace unknown words")
+        self.unk.setToolTip("Copy the most-attended source word for each <unk>")
         self.translate_button = QPushButton("Translate")
+        self.translate_button.setShortcut("Ctrl+T")
+        self.translate_button.clicked.connect(self.translate)
         self.cancel_button = QPushButton("Cancel")
         self.cancel_button.setEnabled(False)
         self.cancel_button.clicked.connect(lambda: self.job and self.job.cancel())
         self.export_button = QPushButton("Export…")
+        self.export_button.clicked.connect(self._choose_export)
         self.progress = QProgressBar()
-        self.progress.setMaximumWidth(240)
+        self.progress.setMinimumWidth(200)
+        self.status = QLabel("Open a document, check a model, press Translate.")
+        self.status.setObjectName("hint")
+
+        left = QVBoxLayout()
+        left.addWidget(self.open_button)
+        options = QHBoxLayout()
+        options.addWidget(QLabel("Beam"))
+        options.addWidget(self.beam)
+        options.addWidget(self.unk)
+        left.addLayout(options)
+        go = QHBoxLayout()
+        go.addWidget(self.translate_button)
+        go.addWidget(self.cancel_button)
+        go.addWidget(self.export_button)
+        left.addLayout(go)
         bar = QHBoxLayout()
-        bar.addWidget(self.open_button)
-        bar.addSpacing(12)
-        bar.addWidget(QLabel("Model"))
-        bar.addWidget(self.model)
-        bar.addWidget(self.translate_button)
-        bar.addWidget(self.cancel_button)
-        bar.addStretch(1)
-        bar.addWidget(self.progress)
-        bar.addWidget(self.export_button)
+        bar.addLayout(left)
+        models = QVBoxLayout()
+        models.addWidget(QLabel("Model(s) — several checked = ensemble"))
+        models.addWidget(self.models)
+        bar.addLayout(models, 1)
+        right = QVBoxLayout()
+        right.addWidget(self.progress)
+        right.addWidget(self.status)
+        right.addStretch(1)
+        bar.addLayout(right)
 
         self.table = QTableWidget(0, 2)
         self.table.setHorizontalHeaderLabels(["Source", "Target (editable)"])
-        self.table.verticalHeader().setDefaultSectionSize(24)
-        self.table.horizontalHeader().setStretchLastSection(True)
-        self.table.setColumnWidth(0, 560)
+        self.table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Stretch)
         self.table.setWordWrap(True)
+        self.table.setAlternatingRowColors(True)
         self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        self.table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
         self.table.currentCellChanged.connect(lambda row, *_: self.show_attention(row))
         self.heatmap = AttentionHeatmap(title="Attention of the selected sentence")
-        splitter = QSplitter(Qt.Orientation.Vertical)
+        self.note = QLabel(" ")
+        self.note.setObjectName("hint")
+        attention_box = QWidget()
+        box = QVBoxLayout(attention_box)
+        box.setContentsMargins(0, 0, 0, 0)
+        box.addWidget(self.heatmap, 1)
+        box.addWidget(self.note)
+        splitter = QSplitter(Qt.Orientation.Horizontal)
         splitter.addWidget(self.table)
-        splitter.addWidget(self.heatmap)
-        splitter.setSizes([480, 360])
+        splitter.addWidget(attention_box)
+        splitter.setStretchFactor(0, 3)
+        splitter.setStretchFactor(1, 2)
+        splitter.setSizes([820, 560])
         layout = QVBoxLayout(self)
         layout.setContentsMargins(8, 8, 8, 8)
         layout.addLayout(bar)
         layout.addWidget(splitter, 1)
+        self._update_buttons()
 
-        self.read_document = require([self.open_button], *READ_DOCUMENT)
-        self.load_session = require([self.translate_button, self.model], *LOAD_SESSION)
-        self.export_fn = require([self.export_button], *EXPORT)
-
+    # --- workspace ------------------------------------------------------------------------
     def set_workspace(self, workspace: Any) -> None:
         self.workspace = workspace
+        self.sessions.clear()
         self.refresh()
 
     def refresh(self) -> None:
-        self.model.clear()
-        if self.workspace is None:
-            return
-        for run in self.workspace.list_runs(status="finished"):
-            self.model.addItem(f"{run.id}: {run.name} ({run.family})", run.id)
+        runs = self.workspace.list_runs(status="finished") if self.workspace is not None else []
+        self.window_of = {r.id: int(r.config.get("model", {}).get("window", 0)) for r in runs}
+        self.models.set_runs(runs)
+        if runs and not self.models.checked():
+            self.models.set_checked([runs[-1].id])
+
+    def _update_buttons(self) -> None:
+        busy = self.job is not None and not self.job.done
+        self.translate_button.setEnabled(not busy and bool(self.models.checked())
+                                         and self.table.rowCount() > 0)
+        self.cancel_button.setEnabled(busy)
+        self.export_button.setEnabled(self.table.rowCount() > 0)
+
+    # --- documents ----------------------------------------------------------------------------
+    def _source_lang(self) -> str:
+        for run_id in self.models.checked():
+            run = self.workspace.get_run(run_id)
+            if run.corpus_id is not None:
+                return self.workspace.get_corpus(run.corpus_id).src_lang
+        return "en"
+
+    def _choose_document(self) -> None:
+        path, _ = QFileDialog.getOpenFileName(self, "Open document", "", DOC_FILTER)
+        if path:
+            self.open_document(path)
+
+    def open_document(self, path: str | Path) -> bool:
+        try:
+            sentences = read_source_document(path, self._source_lang()
+                                             if self.workspace is not None else "en")
+        except WorkbenchError as exc:
+            workers.show_error(self, "Cannot read the document", str(exc))
+            return False
+        self.document_path = Path(path)
+        self.set_sentences(sentences)
+        self.status.setText(f"{self.document_path.name}: {len(sentences)} sentences")
+        return True
 
     def set_sentences(self, sources: list[str], targets: list[str] | None = None) -> None:
+        self.translations = []
         self.table.setRowCount(len(sources))
         for row, text in enumerate(sources):
             item = QTableWidgetItem(text)
             item.setFlags(item.flags() & ~Qt.ItemFlag.ItemIsEditable)
             self.table.setItem(row, 0, item)
             self.table.setItem(row, 1, QTableWidgetItem(targets[row] if targets else ""))
+        self.table.resizeRowsToContents()
+        self.heatmap.clear()
+        self._update_buttons()
+
+    def sources(self) -> list[str]:
+        return [self.table.item(r, 0).text() for r in range(self.table.rowCount())]
+
+    # --- translating --------------------------------------------------------------------------
+    def translate(self) -> workers.Job | None:
+        run_ids = self.models.checked()
+        if self.workspace is None or not run_ids or self.table.rowCount() == 0:
+            return None
+        sentences = self.sources()
+        self.progress.setRange(0, len(sentences))
+        self.progress.setValue(0)
+        kind = "ensemble of " + str(len(run_ids)) if len(run_ids) > 1 else "run " + str(run_ids[0])
+        self.status.setText(f"Translating {len(sentences)} sentences ({kind}, beam "
+                            f"{self.beam.value()})…")
+        self.job = self.jobs.submit(translate_job, self.workspace, self.sessions, run_ids,
+                                    sentences, self.beam.value(), self.unk.isChecked(),
+                                    name="Translate")
+        self.job.event.connect(self._on_event)
+        self.job.finished.connect(self.show_translations)
+        self.job.cancelled.connect(lambda: self.status.setText("Translation cancelled"))
+        self.job.failed.connect(lambda msg, _tb: self.status.setText(f"Failed: {msg}"))
+        self.job.state_changed.connect(lambda _s: self._update_buttons())
+        self._update_buttons()
+        return self.job
+
+    def _on_event(self, kind: str, data: dict) -> None:
+        if kind == "progress" and data.get("total"):
+            self.progress.setRange(0, int(data["total"]))
+            self.progress.setValue(int(data["done"]))
+        elif kind == "translation":  # partial results as they come
+            tr, row = data.get("translation"), data.get("index")
+            if tr is not None and row is not None and data.get("document", 0) == 0 \
+                    and row < self.table.rowCount():
+                self.table.setItem(row, 1, QTableWidgetItem(tr.text))
 
     def show_translations(self, translations: list[Any]) -> None:
         """core.infer.translate.Translation objects, in input order."""
-        self.translations = translations
+        self.translations = list(translations)
+        self.table.blockSignals(True)
         for row, tr in enumerate(translations):
             self.table.setItem(row, 1, QTableWidgetItem(tr.text))
-        self.show_attention(self.table.currentRow() if self.table.currentRow() >= 0 else 0)
+        self.table.blockSignals(False)
+        self.table.resizeRowsToContents()
+        self.status.setText(f"{len(translations)} sentences translated; select one to see "
+                            "its attention")
+        row = max(0, self.table.currentRow())
+        if self.table.currentRow() < 0 and translations:
+            self.table.selectRow(0)
+        self.show_attention(row)
+        self._update_buttons()
 
     def show_attention(self, row: int) -> None:
         if not 0 <= row < len(self.translations):
@@ -112,12 +240,57 @@ class TranslatePanel(QWidget):
         tr = self.translations[row]
         tgt_tokens = list(tr.target_tokens) + ["</s>"]  # the last attention row is EOS
         self.heatmap.set_matrix(tr.attention, tr.source_tokens, tgt_tokens)
+        notes = [f"sentence {row + 1}: log p = {tr.log_prob:.2f}"]
         if tr.positions is not None:
-            self.heatmap.set_positions(tr.positions)
+            window = self.window_of.get(self.models.checked()[0], 0) if self.models.checked() else 0
+            self.heatmap.set_positions(np.asarray(tr.positions, dtype=float), window)
+            notes.append(f"green line: predicted position p_t, band: window D = {window}")
+        if tr.unk_report is not None and getattr(tr.unk_report, "replaced", None):
+            notes.append(f"unknown words replaced: {len(tr.unk_report.replaced)}")
+        self.note.setText(" · ".join(notes))
 
     def targets(self) -> list[str]:
         return [(self.table.item(r, 1).text() if self.table.item(r, 1) else "")
                 for r in range(self.table.rowCount())]
+
+    # --- export ---------------------------------------------------------------------------------
+    def _choose_export(self) -> None:
+        stem = self.document_path.stem if self.document_path else "translation"
+        path, _ = QFileDialog.getSaveFileName(self, "Export translation", f"{stem}.tmx",
+                                              FILE_FILTER)
+        if path:
+            self.export(path)
+
+    def export(self, path: str | Path) -> list[Path]:
+        """Write sources and the (edited) targets; JSON lines keep tokens, scores and
+        attention of sentences whose target was not edited."""
+        sources, targets = self.sources(), self.targets()
+        src_lang, tgt_lang = "src", "tgt"
+        if self.workspace is not None and self.models.checked():
+            run = self.workspace.get_run(self.models.checked()[0])
+            if run.corpus_id is not None:
+                info = self.workspace.get_corpus(run.corpus_id)
+                src_lang, tgt_lang = info.src_lang, info.tgt_lang
+        try:
+            if str(path).lower().endswith(".jsonl"):
+                records = []
+                for i, (s, t) in enumerate(zip(sources, targets, strict=True)):
+                    tr = self.translations[i] if i < len(self.translations) else None
+                    record = TranslationRecord(s, t, id=str(i + 1))
+                    if tr is not None and tr.text == t:
+                        record.source_tokens, record.target_tokens = tr.source_tokens, tr.target_tokens
+                        record.score = float(tr.score)
+                        record.attention = np.asarray(tr.attention)[:-1].tolist()
+                    records.append(record)
+                written = write_translations(path, records)
+            else:
+                written = write_translations(path, sources, targets, src_lang=src_lang,
+                                             tgt_lang=tgt_lang)
+        except (WorkbenchError, OSError, ValueError) as exc:
+            workers.show_error(self, "Export failed", str(exc))
+            return []
+        self.status.setText(f"Exported to {', '.join(str(p) for p in written)}")
+        return written
 
     def export_figure(self) -> None:
         from app.panels.figures import export_dialog

@@ -187,6 +187,17 @@ class AttentionHeatmap(QWidget):
         self.set_positions(None)
         self.reset_view()
 
+    def clear(self) -> None:
+        """Show nothing (no sentence selected)."""
+        self.matrix = np.zeros((0, 0), dtype=np.float32)
+        self.src_tokens, self.tgt_tokens = [], []
+        self.image.clear()
+        self.x_axis.set_tokens([])
+        self.y_axis.set_tokens([])
+        self.set_gold(set(), set())
+        self.set_predicted([])
+        self.set_positions(None)
+
     def reset_view(self) -> None:
         src, tgt = max(1, len(self.src_tokens)), max(1, len(self.tgt_tokens))
         self.plot.getViewBox().setRange(xRange=(0, src), yRange=(0, tgt), padding=0)

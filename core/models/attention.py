@@ -123,19 +123,24 @@ class LuongAttention(nn.Module):
         memory: Tensor,
         src_lens: Tensor,
         t0: Tensor | int = 0,
+        mask: Tensor | None = None,
     ) -> tuple[Tensor, Tensor, Tensor | None]:
         """Attend for every query at once.
 
         query:  batch x T x H  (top-layer decoder states h_t)
         keys:   batch x S x H  (from `prepare`), memory: batch x S x H (encoder states)
         src_lens: batch; t0: target index of query[:, 0] (batch long or int; local-m)
+        mask:   batch x S bool (True on real tokens), optional: a decoder calling once per
+                step builds it once instead of every step
         returns context batch x T x H, reported attention batch x T x S,
                 positions batch x T (local-m/local-p) or None
         """
         bsz, tgt_len, _ = query.shape
         src_len = memory.size(1)
         scores = self.score(query, keys)  # batch x T x S
-        mask = length_mask(src_lens, src_len)[:, None, :]  # batch x 1 x S
+        if mask is None:
+            mask = length_mask(src_lens, src_len)
+        mask = mask[:, None, :]  # batch x 1 x S
         positions = None
         if self.kind != "global":
             last = (src_lens - 1)[:, None].to(query.dtype)  # batch x 1
@@ -162,6 +167,31 @@ class LuongAttention(nn.Module):
             reported = weights / weights.sum(-1, keepdim=True).clamp_min(1e-30)
         context = torch.bmm(weights, memory)  # batch x T x H
         return context, reported, positions
+
+
+    @property
+    def has_fast_step(self) -> bool:
+        """True when `fast_step` applies: global attention with the dot or general score."""
+        return self.kind == "global" and self.score.kind in ("dot", "general")
+
+    @staticmethod
+    def mask_bias(mask: Tensor, dtype: torch.dtype) -> Tensor:
+        """mask: batch x S bool (True on real tokens) -> batch x S, 0 there and -inf on
+        padding: added to the scores it masks like masked_fill, with one op per step."""
+        return torch.zeros(mask.shape, dtype=dtype, device=mask.device).masked_fill(~mask, NEG_INF)
+
+    @staticmethod
+    def fast_step(query: Tensor, keys: Tensor, memory: Tensor, bias: Tensor) -> tuple[Tensor, Tensor]:
+        """Global dot/general attention for ONE target step, the same math as `forward`
+        with T = 1 and fewer ops (no reshapes, the mask precomputed as `bias`).
+
+        query: batch x H, keys/memory: batch x S x H, bias: batch x S from `mask_bias`
+        -> context batch x H, weights batch x S.
+        """
+        scores = torch.bmm(keys, query.unsqueeze(2)).squeeze(2) + bias  # batch x S
+        weights = torch.softmax(scores, dim=-1)
+        context = torch.bmm(weights.unsqueeze(1), memory).squeeze(1)  # batch x H
+        return context, weights
 
 
 class AdditiveAttention(nn.Module):

@@ -3,10 +3,14 @@
 Stacked LSTM encoder and decoder; attention on the decoder's top layer h_t;
 attentional state h~_t = tanh(W_c [c_t; h_t]); p(y_t) = softmax(W_s h~_t).
 Input feeding concatenates h~_{t-1} to the next input embedding (the first layer's input
-doubles), which forces a token-by-token decoder (nn.LSTMCell stack: faster on CPU than
-nn.LSTM on length-1 inputs, measured 0.18-0.20 s vs 0.29-0.33 s per forward+backward of
-20 steps at 2 x 256, batch 64). Without input feeding the decoder runs nn.LSTM over the
-whole target in one call and scores all steps in one batched matmul.
+doubles), which forces a token-by-token decoder. Its parameters are an nn.LSTMCell stack,
+but the training forward does the cell math itself to keep the per-step work small
+(docs/benchmarks.md): the embedding part of layer 1's input projection (and both biases)
+runs once for all steps, each step does one matmul per layer on [input; h] against the
+concatenated weights, the mask and the general score's W_a h_s are built once, and the
+output projection + log-softmax run once over all steps after the loop. Without input
+feeding the decoder runs nn.LSTM over the whole target in one call and scores all steps
+in one batched matmul.
 Dropout (Zaremba et al.) on embeddings, between LSTM layers and on h~_t.
 """
 from __future__ import annotations
@@ -17,7 +21,7 @@ from torch import Tensor, nn
 from core.config import ModelConfig
 from core.errors import ConfigError
 from core.models.attention import LuongAttention
-from core.models.base import PAD, Seq2Seq, Seq2SeqOutput, State
+from core.models.base import PAD, Seq2Seq, Seq2SeqOutput, State, length_mask
 from core.models.rnn_common import (
     PackedEncoder,
     reverse_padded,
@@ -96,25 +100,98 @@ class LuongModel(Seq2Seq):
         h_tilde = self.drop(torch.tanh(self.w_c(torch.cat([context, top], dim=-1))))
         return h_tilde, attn, pos
 
+    def _feed_weights(self) -> list[tuple[Tensor, Tensor]]:
+        """Per layer (W, b) for `_feed_cell`: W = [W_ih; W_hh]^T as (in + H) x 4H and
+        b = b_ih + b_hh. Layer 1's W holds only the feed columns of W_ih: its embedding
+        columns are applied to all steps at once by `_feed_inputs`."""
+        emb = self.config.emb_size
+        out = []
+        for i, cell in enumerate(self.cells):
+            w_ih = cell.weight_ih[:, emb:] if i == 0 else cell.weight_ih
+            out.append((torch.cat([w_ih, cell.weight_hh], dim=1).t(), cell.bias_ih + cell.bias_hh))
+        return out
+
+    def _feed_inputs(self, emb: Tensor) -> Tensor:
+        """emb: ... x E -> ... x 4H, the embedding part of layer 1's gates plus both biases."""
+        cell = self.cells[0]
+        return nn.functional.linear(emb, cell.weight_ih[:, : self.config.emb_size],
+                                    cell.bias_ih + cell.bias_hh)
+
+    def _feed_cell(self, x_pre: Tensor, x: Tensor, weights: list[tuple[Tensor, Tensor]],
+                   h_prev: list[Tensor], c_prev: list[Tensor]) -> tuple[list[Tensor], list[Tensor]]:
+        """One step of the LSTM stack, nn.LSTMCell's math (gates i, f, g, o).
+
+        x_pre: batch x 4H from `_feed_inputs`; x: batch x H, the fed h~_{t-1};
+        h_prev/c_prev: per layer batch x H -> new per-layer h and c.
+        """
+        hidden = self.hidden_size
+        hs, cs = [], []
+        for i, (w, b) in enumerate(weights):
+            if i > 0:
+                x = self.drop(x)
+            gates = torch.addmm(x_pre if i == 0 else b, torch.cat([x, h_prev[i]], dim=1), w)
+            sig = torch.sigmoid(gates)  # the g quarter is unused: one op beats three slices
+            g = torch.tanh(gates[:, 2 * hidden: 3 * hidden])
+            c = torch.addcmul(sig[:, hidden: 2 * hidden] * c_prev[i], sig[:, :hidden], g)
+            x = sig[:, 3 * hidden:] * torch.tanh(c)
+            hs.append(x)
+            cs.append(c)
+        return hs, cs
+
+    def _feed_attend(self, top: Tensor, enc: State, t: Tensor | int, mask: Tensor,
+                     bias: Tensor | None) -> tuple[Tensor, Tensor, Tensor | None]:
+        """top: batch x H -> (h~ batch x H, attention batch x S, positions batch or None)."""
+        if bias is not None:  # global dot/general
+            context, attn = self.attention.fast_step(top, enc["keys"], enc["memory"], bias)
+            pos = None
+        else:
+            context, attn, pos = self.attention(top[:, None], enc["keys"], enc["memory"],
+                                                enc["src_lens"], t, mask=mask)
+            context, attn, pos = context[:, 0], attn[:, 0], None if pos is None else pos[:, 0]
+        h_tilde = self.drop(torch.tanh(self.w_c(torch.cat([context, top], dim=-1))))
+        return h_tilde, attn, pos
+
+    def _feed_masks(self, enc: State) -> tuple[Tensor, Tensor | None]:
+        mask = length_mask(enc["src_lens"], enc["memory"].size(1))  # batch x S
+        bias = None
+        if self.attention.has_fast_step:
+            bias = self.attention.mask_bias(mask, enc["memory"].dtype)
+        return mask, bias
+
     def _feed_step(self, emb: Tensor, state: State, enc: State):
         """One input-feeding step. emb: batch x E -> (h~ batch x H, attn batch x S,
         pos batch or None, new state)."""
-        x = torch.cat([emb, state["feed"]], dim=-1)
-        hs, cs = [], []
-        for i, cell in enumerate(self.cells):
-            h, c = cell(x if i == 0 else self.drop(x), (state["h"][:, i], state["c"][:, i]))
-            hs.append(h)
-            cs.append(c)
-            x = h
-        h_tilde, attn, pos = self._attentional(x[:, None], enc, state["t"])
-        h_tilde = h_tilde[:, 0]
+        mask, bias = self._feed_masks(enc)
+        hs, cs = self._feed_cell(self._feed_inputs(emb), state["feed"], self._feed_weights(),
+                                 list(state["h"].unbind(1)), list(state["c"].unbind(1)))
+        h_tilde, attn, pos = self._feed_attend(hs[-1], enc, state["t"], mask, bias)
         new_state = {
             "h": torch.stack(hs, dim=1),
             "c": torch.stack(cs, dim=1),
             "t": state["t"] + 1,
             "feed": h_tilde,
         }
-        return h_tilde, attn[:, 0], None if pos is None else pos[:, 0], new_state
+        return h_tilde, attn, pos, new_state
+
+    def _feed_forward(self, tgt_in: Tensor, enc: State) -> tuple[Tensor, Tensor, Tensor | None]:
+        """Teacher-forced input-feeding decoder. tgt_in: batch x T -> (h~ batch x T x H,
+        attention batch x T x S, positions batch x T or None)."""
+        emb = self.drop(self.tgt_embed(tgt_in.t()))  # T x batch x E (time-major: x_pre[t] contiguous)
+        x_pre = self._feed_inputs(emb)  # T x batch x 4H, one matmul for all steps
+        weights = self._feed_weights()
+        mask, bias = self._feed_masks(enc)
+        h = list(enc["h0"].unbind(1))
+        c = list(enc["c0"].unbind(1))
+        feed = enc["h0"].new_zeros(enc["h0"].size(0), self.hidden_size)
+        outs, attns, poss = [], [], []
+        for t in range(tgt_in.size(1)):
+            h, c = self._feed_cell(x_pre[t], feed, weights, h, c)
+            feed, attn, pos = self._feed_attend(h[-1], enc, t, mask, bias)
+            outs.append(feed)
+            attns.append(attn)
+            poss.append(pos)
+        pos = None if poss[0] is None else torch.stack(poss, dim=1)
+        return torch.stack(outs, dim=1), torch.stack(attns, dim=1), pos
 
     def step(self, y_prev: Tensor, state: State, enc: State):
         emb = self.drop(self.tgt_embed(y_prev))  # batch x E
@@ -132,19 +209,10 @@ class LuongModel(Seq2Seq):
 
     def forward(self, src: Tensor, src_lens: Tensor, tgt_in: Tensor, **extra) -> Seq2SeqOutput:
         enc = self.encode(src, src_lens)
-        emb = self.drop(self.tgt_embed(tgt_in))  # batch x T x E
         if self.feed:
-            state = self.init_state(enc)
-            outs, attns, poss = [], [], []
-            for t in range(tgt_in.size(1)):
-                h_tilde, attn, pos, state = self._feed_step(emb[:, t], state, enc)
-                outs.append(h_tilde)
-                attns.append(attn)
-                poss.append(pos)
-            h_tilde = torch.stack(outs, dim=1)  # batch x T x H
-            attn = torch.stack(attns, dim=1)  # batch x T x S
-            pos = None if poss[0] is None else torch.stack(poss, dim=1)
+            h_tilde, attn, pos = self._feed_forward(tgt_in, enc)  # batch x T x H, x S
         else:
+            emb = self.drop(self.tgt_embed(tgt_in))  # batch x T x E
             hc = (to_layer_first(enc["h0"]), to_layer_first(enc["c0"]))
             top, _ = self.rnn(emb, hc)  # batch x T x H, all steps in one call
             h_tilde, attn, pos = self._attentional(top, enc, 0)

@@ -29,3 +29,62 @@ def errors(monkeypatch):
                         lambda parent, title, message, details="": shown.append(
                             (title, message, details)))
     return shown
+
+
+# --- a demo workspace with two tiny trained runs (trained once per session) -------------------
+DEMO = __import__("pathlib").Path(__file__).resolve().parents[2] / "resources" / "demo"
+
+
+def make_demo_workspace(root):
+    """A workspace with the bundled demo corpus ('demo') and gold set ('demo-gold')."""
+    from core.data.readers import read_parallel
+    from core.goldsets import import_gold_set
+    from core.store import Workspace
+
+    ws = Workspace.open(root, create=True)
+    corpus = read_parallel(DEMO / "demo.es", DEMO / "demo.en", "es", "en",
+                           docids_path=DEMO / "demo.docids", name="demo")
+    ws.add_corpus(corpus, "demo", format="parallel")
+    import_gold_set(ws, "demo-gold", DEMO / "gold.es", DEMO / "gold.en", DEMO / "gold.links",
+                    src_lang="es", tgt_lang="en")
+    return ws
+
+
+def tiny_config(name: str, steps: int, attention: str = "global", score: str = "general"):
+    from core.config import load_preset
+
+    cfg = load_preset("demo")
+    cfg.name = name
+    cfg.model.emb_size, cfg.model.hidden_size = 24, 24
+    cfg.model.attention, cfg.model.score = attention, score
+    cfg.train.max_steps, cfg.train.valid_every, cfg.train.device = steps, max(1, steps // 2), "cpu"
+    cfg.data.dev_sample = 5
+    return cfg
+
+
+@pytest.fixture(scope="session")
+def trained_ws(tmp_path_factory):
+    """Path of a demo workspace with two finished tiny runs: 'glob' (global/general)
+    and 'locp' (local-p/general), 60 steps each."""
+    from core.jobs import JobContext
+    from core.train.run import create_run, train_run
+
+    root = tmp_path_factory.mktemp("trained") / "ws"
+    ws = make_demo_workspace(root)
+    for name, attention in (("glob", "global"), ("locp", "local-p")):
+        run_id = create_run(ws, "demo", tiny_config(name, 60, attention))
+        assert train_run(ws, run_id, JobContext()).status == "finished"
+    ws.close()
+    return root
+
+
+@pytest.fixture
+def demo_ws(tmp_path):
+    """Path of a fresh demo workspace (corpus and gold set, no runs)."""
+    make_demo_workspace(tmp_path / "ws").close()
+    return tmp_path / "ws"
+
+
+@pytest.fixture
+def tiny():
+    return tiny_config

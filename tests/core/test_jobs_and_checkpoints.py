@@ -56,11 +56,15 @@ def test_cancel_wakes_a_paused_job():
 
 
 def test_rng_state_round_trip(tmp_path):
-    torch.manual_seed(3); random.seed(4); np.random.seed(5)
-    torch.rand(3); random.random(); np.random.rand()
+    torch.manual_seed(3)
+    random.seed(4)
+    np.random.seed(5)
+    torch.rand(3), random.random(), np.random.rand()
     path = ckpt.save_checkpoint(tmp_path / "a.pt", {"rng": ckpt.rng_state()})
     expected = (torch.rand(4), random.random(), np.random.rand(2))
-    torch.manual_seed(99); random.seed(99); np.random.seed(99)
+    torch.manual_seed(99)
+    random.seed(99)
+    np.random.seed(99)
     ckpt.set_rng_state(ckpt.load_checkpoint(path)["rng"])
     assert torch.equal(torch.rand(4), expected[0])
     assert random.random() == expected[1]
@@ -96,7 +100,8 @@ def test_atomic_write_replaces_whole_file_with_normal_permissions(tmp_path):
     target = write_text_atomic(tmp_path / "out.txt", "first")
     write_text_atomic(target, "second")
     assert target.read_text() == "second"
-    mask = os.umask(0); os.umask(mask)
+    mask = os.umask(0)
+    os.umask(mask)
     assert stat.S_IMODE(target.stat().st_mode) == 0o666 & ~mask
 
     def failing(f):

@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 
 from core.cli import run_cli
-from core.config import ModelConfig, RunConfig, TrainConfig, DataConfig
+from core.config import DataConfig, ModelConfig, RunConfig, TrainConfig
 from core.data.readers import read_parallel
 from core.errors import TrainingError
 from core.jobs import JobCancelled, RecordingContext
