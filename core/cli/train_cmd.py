@@ -67,10 +67,15 @@ def build_config(args: argparse.Namespace) -> RunConfig:
 class ProgressPrinter:
     """Prints job events as a one-line progress bar plus validation lines."""
 
-    def __init__(self, stream=sys.stderr, quiet: bool = False):
-        self.stream, self.quiet = stream, quiet
+    def __init__(self, stream=None, quiet: bool = False):
+        self._stream, self.quiet = stream, quiet
         self.total = None
         self.last = 0.0
+
+    @property
+    def stream(self):
+        # resolved when printing: sys.stderr may be replaced after import (pytest, GUI)
+        return self._stream or sys.stderr
 
     def __call__(self, e: JobEvent) -> None:
         d = e.data

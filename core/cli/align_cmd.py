@@ -1,0 +1,164 @@
+"""`align`: alignment error rate of attention (and of eflomal) on a gold set.
+
+    align --run RUN [--reverse-run RUN] (--gold-set NAME | --gold-src F --gold-tgt F
+          --gold-links F [--format pharaoh|talp|wpt] [--one-based] [--swap]
+          [--gold-set NAME to store it]) [--method argmax|threshold] [--threshold 0.3]
+          [--baseline eflomal] [--baseline-corpus NAME | --baseline-src F --baseline-tgt F]
+          [--symmetrize grow-diag-final-and] [--out-dir D]
+
+Prints one AER table with the attention variants (forward, reverse and their
+symmetrisation when --reverse-run is given) and the eflomal baseline side by side,
+and writes each system's alignment as a Pharaoh file to --out-dir.
+"""
+from __future__ import annotations
+
+import argparse
+import re
+import sys
+from pathlib import Path
+
+from core.errors import ConfigError
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("align", help="AER of attention and of the eflomal baseline on gold "
+                       "alignments")
+    p.add_argument("--run", required=True, metavar="RUN", help="src->tgt run (name or id)")
+    p.add_argument("--reverse-run", metavar="RUN",
+                   help="a tgt->src run: its attention is symmetrised with --run's")
+    p.add_argument("--checkpoint", default="best", metavar="WHICH")
+    p.add_argument("--device", default="cpu")
+    p.add_argument("--gold-set", metavar="NAME",
+                   help="a stored gold set; with --gold-src/--gold-tgt/--gold-links the files "
+                   "are imported under this name")
+    p.add_argument("--gold-src", metavar="FILE", help="tokenised source sentences")
+    p.add_argument("--gold-tgt", metavar="FILE", help="tokenised target sentences")
+    p.add_argument("--gold-links", metavar="FILE", help="gold links")
+    p.add_argument("--format", choices=("pharaoh", "talp", "wpt"), default="pharaoh",
+                   help="gold link format (default pharaoh)")
+    p.add_argument("--one-based", action="store_true", help="Pharaoh indices start at 1")
+    p.add_argument("--swap", action="store_true",
+                   help="the links are written target index first (e.g. English first)")
+    p.add_argument("--method", choices=("argmax", "threshold"), default="argmax")
+    p.add_argument("--threshold", type=float, default=0.3)
+    p.add_argument("--baseline", choices=("eflomal", "none"), default="none",
+                   help="also align with the eflomal statistical aligner")
+    p.add_argument("--baseline-corpus", metavar="NAME",
+                   help="workspace corpus eflomal trains on (default: the run's corpus, "
+                   "train split)")
+    p.add_argument("--baseline-src", metavar="FILE", help="raw source text eflomal trains on")
+    p.add_argument("--baseline-tgt", metavar="FILE", help="raw target text eflomal trains on")
+    p.add_argument("--symmetrize", default="grow-diag-final-and",
+                   help="heuristic for both-direction alignments (default grow-diag-final-and)")
+    p.add_argument("--out-dir", metavar="DIR", help="write <system>.pharaoh files here")
+    p.set_defaults(func=run)
+
+
+def _gold(ws, args: argparse.Namespace, src_lang: str, tgt_lang: str):
+    from core.goldsets import (
+        GoldSet,
+        import_gold_set,
+        load_gold_set,
+        read_gold_links,
+        read_token_lines,
+    )
+
+    files = (args.gold_src, args.gold_tgt, args.gold_links)
+    if any(files):
+        if not all(files):
+            raise ConfigError("give --gold-src, --gold-tgt and --gold-links together")
+        if args.gold_set:
+            return import_gold_set(ws, args.gold_set, *files, fmt=args.format,
+                                   one_based=args.one_based, swap=args.swap,
+                                   src_lang=src_lang, tgt_lang=tgt_lang)
+        src, tgt = read_token_lines(args.gold_src), read_token_lines(args.gold_tgt)
+        links = read_gold_links(args.gold_links, args.format, args.one_based, args.swap, src, tgt)
+        return GoldSet(Path(args.gold_links).stem, src, tgt, links, src_lang, tgt_lang)
+    if not args.gold_set:
+        raise ConfigError("give --gold-set NAME or the gold files (--gold-src, --gold-tgt, "
+                          "--gold-links)")
+    return load_gold_set(ws, args.gold_set)
+
+
+def baseline_training_text(ws, args: argparse.Namespace, run_info, src_pre, tgt_pre
+                           ) -> tuple[list[list[str]], list[list[str]]]:
+    """Tokenised sentences eflomal trains on (the gold sentences are added to them)."""
+    from core.config import RunConfig
+    from core.data.textio import read_lines
+    from core.train.run import load_split_corpora
+
+    if args.baseline_src or args.baseline_tgt:
+        if not (args.baseline_src and args.baseline_tgt):
+            raise ConfigError("give --baseline-src and --baseline-tgt together")
+        src, _ = read_lines(Path(args.baseline_src))
+        tgt, _ = read_lines(Path(args.baseline_tgt))
+        pairs = list(zip(src, tgt, strict=False))
+    elif args.baseline_corpus:
+        pairs = [(p.src, p.tgt) for p in ws.load_corpus(args.baseline_corpus).pairs]
+    else:
+        if run_info.corpus_id is None:
+            raise ConfigError("the run has no corpus: give --baseline-corpus or "
+                              "--baseline-src/--baseline-tgt")
+        seed = RunConfig.from_dict(run_info.config).train.seed
+        _, parts = load_split_corpora(ws, run_info.corpus_id, seed)
+        pairs = [(p.src, p.tgt) for p in parts["train"].pairs]
+    src_tok, tgt_tok = [], []
+    for s, t in pairs:
+        a, b = src_pre.tokenize(s), tgt_pre.tokenize(t)
+        if a and b:
+            src_tok.append(a)
+            tgt_tok.append(b)
+    return src_tok, tgt_tok
+
+
+def eflomal_systems(gold, train_src, train_tgt, heuristic: str) -> dict[str, list]:
+    from core.evaluate.baseline import align_with_training
+
+    gold_al, _ = align_with_training(train_src, train_tgt, gold.src_tokens, gold.tgt_tokens)
+    return {"eflomal fwd": gold_al.forward, "eflomal rev": gold_al.reverse,
+            f"eflomal {heuristic}": gold_al.symmetrized(heuristic)}
+
+
+def file_name(system: str) -> str:
+    return re.sub(r"[^A-Za-z0-9._-]+", "_", system).strip("_") + ".pharaoh"
+
+
+def write_alignments(out_dir: str | Path, systems: dict[str, list]) -> list[Path]:
+    from core.evaluate.alignment import write_pharaoh
+
+    return [write_pharaoh(Path(out_dir) / file_name(name), al) for name, al in systems.items()]
+
+
+def run(args: argparse.Namespace) -> int:
+    from core.cli.translate_cmd import open_session
+    from core.data.preprocess import Preprocessor
+    from core.evaluate.attention_aer import aer_table, attention_alignments, symmetrized_attention
+    from core.store import Workspace
+
+    with Workspace.open(args.workspace, create=False) as ws:
+        info = ws.get_run(args.run)
+        session = open_session(ws, [info.id], args.checkpoint, args.device)
+        src_lang, tgt_lang = session.first.src_pre.lang, session.first.tgt_pre.lang
+        gold = _gold(ws, args, src_lang, tgt_lang)
+        systems: dict[str, list] = {}
+        if args.reverse_run:
+            reverse = open_session(ws, [args.reverse_run], args.checkpoint, args.device)
+            fwd, rev, sym = symmetrized_attention(session, reverse, gold, args.symmetrize,
+                                                  args.method, args.threshold)
+            rname = ws.get_run(args.reverse_run).name
+            systems.update({f"{info.name} attention": fwd, f"{rname} attention (rev)": rev,
+                            f"attention {args.symmetrize}": sym})
+        else:
+            systems[f"{info.name} attention"] = attention_alignments(
+                session, gold, args.method, args.threshold)
+        if args.baseline == "eflomal":
+            train_src, train_tgt = baseline_training_text(
+                ws, args, info, Preprocessor(src_lang), Preprocessor(tgt_lang))
+            print(f"eflomal: aligning {len(train_src)} training pairs + {len(gold)} gold "
+                  "pairs", file=sys.stderr)
+            systems.update(eflomal_systems(gold, train_src, train_tgt, args.symmetrize))
+        print(aer_table(systems, gold).to_markdown())
+        if args.out_dir:
+            for path in write_alignments(args.out_dir, systems):
+                print(f"wrote {path}", file=sys.stderr)
+    return 0

@@ -1,0 +1,280 @@
+"""The bundled demo: its workspace (what `make run` opens) and its pretrained runs.
+
+    ensure_demo_workspace(path=None) -> Path
+        The demo workspace (default: <user data dir>/demo-workspace), created or
+        completed when needed: corpus 'demo' (es -> en, with documents), gold set
+        'demo-gold', and the pretrained runs of resources/demo/models/ installed as
+        finished runs with their learning curves. Fast and idempotent when complete.
+
+    build_demo_bundle(out_dir)   (python -m core.demo build-bundle [OUT_DIR])
+        Trains the three tiny bundled models on the demo corpus's train split and
+        writes, per model, a model-only checkpoint, the vocabularies, the
+        preprocessors and curves.json (see resources/demo/models/README.md).
+
+Everything here needs only the repository's resources: no network, no ../shared.
+"""
+from __future__ import annotations
+
+import json
+import shutil
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from platformdirs import user_data_dir
+
+from core.atomic import write_text_atomic
+from core.config import RunConfig, load_preset
+from core.goldsets import import_gold_set, list_gold_sets
+from core.store import Workspace
+from core.train import artifacts
+from core.workspace_paths import APP_NAME
+
+DEMO_DIR = Path(__file__).resolve().parent.parent / "resources" / "demo"
+MODELS_DIR = DEMO_DIR / "models"
+DEMO_CORPUS, DEMO_GOLD = "demo", "demo-gold"
+SRC_LANG, TGT_LANG = "es", "en"
+BUNDLE_META, BUNDLE_CURVES = "meta.json", "curves.json"
+
+#: the bundled models: (run name, overrides of the `demo` preset's [model] table)
+BUNDLE_MODELS: list[tuple[str, dict[str, Any]]] = [
+    ("demo-luong-global", dict(family="luong", attention="global", score="general",
+                               input_feeding=True)),
+    ("demo-luong-local-p", dict(family="luong", attention="local-p", score="general",
+                                input_feeding=True, window=5)),
+    ("demo-rnnsearch", dict(family="rnnsearch", cell="gru", attention="global",
+                            score="additive", input_feeding=False)),
+]
+
+
+#: training of the bundled models: longer than the `demo` preset, and the LAST
+#: checkpoint is kept. On 370 training pairs dev perplexity is lowest after a few
+#: hundred updates, long before the attention has learnt the word correspondences of
+#: the training sentences (the gold set's sentences are among them), which is what
+#: the bundled runs are for: showing attention.
+BUNDLE_TRAIN: dict[str, Any] = dict(epochs=80, valid_every=120, device="cpu", threads=1)
+
+
+def default_demo_dir() -> Path:
+    return Path(user_data_dir(APP_NAME)) / "demo-workspace"
+
+
+# --------------------------------------------------------------------- corpus + gold
+
+
+def read_demo_corpus():
+    """The bundled corpus (459 es-en pairs in 28 documents) as a core.data Corpus."""
+    from core.data.readers import read_corpus
+
+    return read_corpus("parallel", [DEMO_DIR / "demo.es", DEMO_DIR / "demo.en",
+                                    DEMO_DIR / "demo.docids"], SRC_LANG, TGT_LANG, name=DEMO_CORPUS)
+
+
+def import_demo_corpus(ws: Workspace, name: str = DEMO_CORPUS) -> int:
+    """Add the demo corpus as `name` unless the workspace has it; returns its id."""
+    if any(c.name == name for c in ws.list_corpora()):
+        return ws.corpus_id(name)
+    sources = [str(DEMO_DIR / f) for f in ("demo.es", "demo.en", "demo.docids")]
+    return ws.add_corpus(read_demo_corpus(), name=name, format="parallel",
+                         options={"docids_path": sources[2]}, sources=sources)
+
+
+def import_demo_gold(ws: Workspace, name: str = DEMO_GOLD):
+    """Add the demo gold alignments (Spanish first, 0-based Pharaoh) unless present."""
+    from core.goldsets import load_gold_set
+
+    if name in list_gold_sets(ws):
+        return load_gold_set(ws, name)
+    return import_gold_set(ws, name, DEMO_DIR / "gold.es", DEMO_DIR / "gold.en",
+                           DEMO_DIR / "gold.links", fmt="pharaoh", src_lang=SRC_LANG,
+                           tgt_lang=TGT_LANG)
+
+
+def demo_config(name: str, model_overrides: dict[str, Any] | None = None,
+                **train_overrides: Any) -> RunConfig:
+    """The `demo` preset with a run name and optional [model]/[train] overrides."""
+    raw = load_preset("demo").to_dict()
+    raw["name"] = name
+    raw["model"].update(model_overrides or {})
+    raw["train"].update(train_overrides)
+    return RunConfig.from_dict(raw, source=f"demo run {name}")
+
+
+# --------------------------------------------------------------------- the workspace
+
+
+def bundled_models(models_dir: Path = MODELS_DIR) -> list[Path]:
+    """Folders of the bundled runs (each with meta.json), in BUNDLE_MODELS order."""
+    if not models_dir.is_dir():
+        return []
+    return sorted((p for p in models_dir.iterdir() if (p / BUNDLE_META).exists()),
+                  key=lambda p: [n for n, _ in BUNDLE_MODELS].index(p.name)
+                  if p.name in [n for n, _ in BUNDLE_MODELS] else 99)
+
+
+def _run_complete(ws: Workspace, name: str) -> bool:
+    runs = [r for r in ws.list_runs() if r.name == name]
+    if not runs or runs[0].status != "finished":
+        return False
+    folder = ws.run_dir(runs[0].id)
+    return (folder / artifacts.SRC_VOCAB).exists() and any(folder.glob("best-*.pt"))
+
+
+def install_bundled_run(ws: Workspace, bundle: Path, corpus_id: int) -> int:
+    """Install one bundled model as a finished run (files, run row, curves, checkpoint
+    row); a half-installed run of the same name is replaced."""
+    meta = json.loads((bundle / BUNDLE_META).read_text(encoding="utf-8"))
+    name = meta["name"]
+    for old in [r for r in ws.list_runs() if r.name == name]:
+        ws.delete_run(old.id)
+    run_id = ws.create_run(name, meta["config"], corpus_id)
+    folder = ws.run_dir(run_id)
+    for f in bundle.iterdir():
+        if f.is_file() and f.name not in (BUNDLE_META, BUNDLE_CURVES, "README.md"):
+            shutil.copy2(f, folder / f.name)
+    curves = json.loads((bundle / BUNDLE_CURVES).read_text(encoding="utf-8"))
+    for kind in ("train", "valid"):
+        by_step: dict[int, dict[str, float]] = {}
+        for metric, (steps, values) in curves.get(kind, {}).items():
+            for s, v in zip(steps, values, strict=True):
+                by_step.setdefault(int(s), {})[metric] = float(v)
+        for step in sorted(by_step):
+            ws.log_metrics(run_id, step, kind, by_step[step])
+    ws.add_checkpoint(run_id, meta["step"], folder / meta["checkpoint"], "best",
+                      meta.get("best_dev_ppl"))
+    # the status last: a run that shows 'finished' has everything
+    ws.update_run(run_id, status="finished", steps=meta["step"], device=meta.get("device", "cpu"),
+                  elapsed_s=float(meta.get("elapsed_s", 0.0)))
+    return run_id
+
+
+def populate_demo_workspace(ws: Workspace, models_dir: Path = MODELS_DIR) -> None:
+    """Add what is missing: corpus, its split, gold set, bundled runs."""
+    from core.train.run import ensure_split
+
+    corpus_id = import_demo_corpus(ws)
+    ensure_split(ws, corpus_id, load_preset("demo").train.seed)  # the split the bundle used
+    import_demo_gold(ws)
+    for bundle in bundled_models(models_dir):
+        name = json.loads((bundle / BUNDLE_META).read_text(encoding="utf-8"))["name"]
+        if not _run_complete(ws, name):
+            install_bundled_run(ws, bundle, corpus_id)
+
+
+def demo_workspace_complete(ws: Workspace, models_dir: Path = MODELS_DIR) -> bool:
+    if not any(c.name == DEMO_CORPUS for c in ws.list_corpora()):
+        return False
+    if DEMO_GOLD not in list_gold_sets(ws):
+        return False
+    for bundle in bundled_models(models_dir):
+        name = json.loads((bundle / BUNDLE_META).read_text(encoding="utf-8"))["name"]
+        if not _run_complete(ws, name):
+            return False
+    return True
+
+
+def ensure_demo_workspace(path: str | Path | None = None, models_dir: Path = MODELS_DIR) -> Path:
+    """The demo workspace folder, created or completed when something is missing."""
+    root = Path(path).expanduser() if path is not None else default_demo_dir()
+    with Workspace.open(root, allow_nonempty=True) as ws:
+        if not demo_workspace_complete(ws, models_dir):
+            populate_demo_workspace(ws, models_dir)
+        return ws.root
+
+
+# --------------------------------------------------------------------- the bundle
+
+
+def strip_checkpoint(src: Path, dst: Path, dev_ppl: float | None = None) -> Path:
+    """A model-only copy of a checkpoint: model, config, position and the best list
+    pointing at `dst` itself (no optimiser, schedule or RNG state). Weights are stored
+    as float16 to halve the bundle; load_state_dict casts them back to float32."""
+    import torch
+
+    from core.train import checkpoint as ckpt
+
+    state = ckpt.load_checkpoint(src)
+    best = [e for e in (state.get("best") or []) if e[2] == src.name]
+    ppl = dev_ppl if dev_ppl is not None else float(best[0][0]) if best else float("nan")
+    slim = {"model": {k: v.to(torch.float16) if v.is_floating_point() else v
+                      for k, v in state["model"].items()},
+            "config": state["config"], "position": state["position"],
+            "best": [[ppl, int(state["position"]["step"]), dst.name]]}
+    return ckpt.save_checkpoint(dst, slim)
+
+
+def build_demo_bundle(out_dir: str | Path = MODELS_DIR, names: list[str] | None = None,
+                      max_steps: int = 0, log=print) -> list[dict[str, Any]]:
+    """Train the bundled demo models on the demo corpus's train split (the split the
+    demo workspace stores) and write each into `out_dir/<name>/`. Returns their meta."""
+    from core.infer.session import TranslationSession
+    from core.jobs import JobContext
+    from core.train.run import create_run, load_split_corpora, train_run
+
+    out_dir = Path(out_dir)
+    metas = []
+    with tempfile.TemporaryDirectory(prefix="nmt-demo-bundle-") as tmp, \
+            Workspace.open(Path(tmp) / "ws") as ws:
+        corpus_id = import_demo_corpus(ws)
+        for name, model in BUNDLE_MODELS:
+            if names and name not in names:
+                continue
+            config = demo_config(name, model, **dict(BUNDLE_TRAIN, max_steps=max_steps))
+            run_id = create_run(ws, corpus_id, config, name)
+            started = time.perf_counter()
+            result = train_run(ws, run_id, JobContext())
+            elapsed = time.perf_counter() - started
+            run_dir = ws.run_dir(run_id)
+            best = artifacts.pick_checkpoint(run_dir, "last")
+            dest = out_dir / name
+            shutil.rmtree(dest, ignore_errors=True)
+            dest.mkdir(parents=True)
+            ckpt_name = f"best-{result.step:08d}.pt"
+            curves = {kind: ws.curves(run_id, kind) for kind in ("train", "valid")}
+            dev_ppls = curves["valid"].get("dev_ppl", ([], []))[1]
+            last_ppl = float(dev_ppls[-1]) if dev_ppls else None
+            strip_checkpoint(best, dest / ckpt_name, last_ppl)
+            for f in run_dir.iterdir():  # vocabularies (+ sentencepiece models), preprocess
+                if f.is_file() and not f.name.endswith(".pt"):
+                    shutil.copy2(f, dest / f.name)
+            write_text_atomic(dest / BUNDLE_CURVES, json.dumps(curves))
+            # dev BLEU of the saved model, greedy, on the whole dev split
+            loaded = artifacts.load_model(dest, "best")
+            session = TranslationSession.from_loaded([loaded], [name])
+            _, parts = load_split_corpora(ws, corpus_id, config.train.seed)
+            dev = parts["dev"]
+            from core.evaluate.metrics import corpus_bleu
+
+            hyps = [t.text for t in session.translate([p.src for p in dev.pairs], beam=1)]
+            dev_bleu = corpus_bleu(hyps, [p.tgt for p in dev.pairs]).score
+            meta = {"name": name, "config": loaded.config.to_dict(), "step": loaded.step,
+                    "checkpoint": ckpt_name, "best_dev_ppl": last_ppl,
+                    "lowest_dev_ppl": result.best_dev_ppl,
+                    "dev_bleu_greedy": round(dev_bleu, 2), "elapsed_s": round(elapsed, 1),
+                    "device": "cpu", "train_pairs": len(parts["train"]),
+                    "dev_pairs": len(dev), "built": time.strftime("%Y-%m-%d")}
+            write_text_atomic(dest / BUNDLE_META, json.dumps(meta, indent=2))
+            log(f"{name}: {loaded.step} steps in {elapsed:.0f} s, dev ppl {last_ppl:.2f} "
+                f"(lowest {result.best_dev_ppl:.2f}), dev BLEU (greedy) {dev_bleu:.2f} -> {dest}")
+            metas.append(meta)
+    return metas
+
+
+def main(argv: list[str]) -> int:
+    if not argv or argv[0] != "build-bundle":
+        print("usage: python -m core.demo build-bundle [OUT_DIR] [--max-steps N]")
+        return 1
+    args = argv[1:]
+    max_steps = 0
+    if "--max-steps" in args:
+        k = args.index("--max-steps")
+        max_steps = int(args[k + 1])
+        del args[k:k + 2]
+    build_demo_bundle(Path(args[0]) if args else MODELS_DIR, max_steps=max_steps)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,190 @@
+"""Gold word-alignment sets kept in a workspace, for AER of attention and baselines.
+
+A gold set lives in `<workspace>/gold/<name>/`:
+
+    src.txt, tgt.txt   the sentences, tokenised, one per line, tokens joined by spaces
+    links.pharaoh      0-based Pharaoh links in the (src, tgt) orientation, `i-j` sure,
+                       `i?j` possible
+    meta.json          languages, counts, where the files came from and how they were read
+
+Importing reads the links in any of the formats of core.evaluate.alignment (Pharaoh,
+TALP, WPT), checks every link against the sentence lengths (an AlignmentError names
+the sentence and the link) and writes the folder in one atomic step (a temporary
+folder renamed into place), so a half-imported set never shows up in the list.
+"""
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from core.atomic import write_text_atomic
+from core.errors import AlignmentError, ConfigError, CorpusError
+from core.evaluate.alignment import (
+    Alignment,
+    read_pharaoh,
+    read_talp,
+    read_wpt,
+    write_pharaoh,
+)
+
+GOLD_DIR = "gold"
+SRC_FILE, TGT_FILE, LINKS_FILE, META_FILE = "src.txt", "tgt.txt", "links.pharaoh", "meta.json"
+FORMATS = ("pharaoh", "talp", "wpt")
+_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
+
+
+@dataclass
+class GoldSet:
+    """Tokenised sentence pairs and their gold alignments, (src, tgt) oriented."""
+
+    name: str
+    src_tokens: list[list[str]]
+    tgt_tokens: list[list[str]]
+    alignments: list[Alignment]
+    src_lang: str = ""
+    tgt_lang: str = ""
+
+    def __len__(self) -> int:
+        return len(self.alignments)
+
+    @property
+    def n_sure(self) -> int:
+        return sum(len(a.sure) for a in self.alignments)
+
+    @property
+    def n_possible(self) -> int:
+        return sum(len(a.possible) for a in self.alignments)
+
+
+def gold_root(ws) -> Path:
+    """`<workspace>/gold`; `ws` is a core.store.Workspace (or anything with `.root`)."""
+    return Path(ws.root) / GOLD_DIR
+
+
+def _check_name(name: str) -> str:
+    name = name.strip()
+    if not _NAME_RE.match(name):
+        raise ConfigError(f"gold set name {name!r}: use letters, digits, '.', '_' or '-' "
+                          "(starting with a letter or digit)")
+    return name
+
+
+def read_token_lines(path: str | Path) -> list[list[str]]:
+    """One tokenised sentence per line (tokens split on whitespace)."""
+    try:
+        text = Path(path).read_text(encoding="utf-8-sig")
+    except FileNotFoundError:
+        raise CorpusError(path, None, "file not found: check the path") from None
+    except UnicodeDecodeError as e:
+        raise CorpusError(path, None, f"not UTF-8 text ({e.reason}): convert it to UTF-8") \
+            from None
+    return [line.split() for line in text.splitlines()]
+
+
+def read_gold_links(path: str | Path, fmt: str, one_based: bool, swap: bool,
+                src: list[list[str]], tgt: list[list[str]]) -> list[Alignment]:
+    if fmt == "pharaoh":
+        corpus = read_pharaoh(path, one_based=one_based, swap=swap, src_tokens=src,
+                              tgt_tokens=tgt)
+    elif fmt == "talp":
+        corpus = read_talp(path, swap=swap, src_tokens=src, tgt_tokens=tgt)
+    elif fmt == "wpt":
+        # WPT files leave out sentences without links; ids are sentence numbers
+        # (1-based, maybe zero-padded): sentence k gets the id that reads as k.
+        seen = {int(i): i for i in (read_wpt(path).ids or []) if i.isdigit()}
+        ids = [seen.get(k, str(k)) for k in range(1, len(src) + 1)]
+        corpus = read_wpt(path, sent_ids=ids, swap=swap, src_tokens=src, tgt_tokens=tgt)
+    else:
+        raise ConfigError(f"gold link format {fmt!r}: choose one of {', '.join(FORMATS)}")
+    if len(corpus) != len(src):
+        raise AlignmentError(path, None, f"{len(corpus)} sentences of links but {len(src)} "
+                             "sentence pairs: the files must be line-parallel")
+    return list(corpus)
+
+
+def import_gold_set(ws, name: str, src_path: str | Path, tgt_path: str | Path,
+                    links_path: str | Path, fmt: str = "pharaoh", one_based: bool = False,
+                    swap: bool = False, src_lang: str = "", tgt_lang: str = "",
+                    replace: bool = False) -> GoldSet:
+    """Read tokenised sentences and their links, check them, store them as gold set
+    `name` of workspace `ws`. `swap` turns links written target-first (e.g. English
+    first) into (src, tgt) links; the sentence files are given in (src, tgt) order.
+    An existing set of that name is an error unless `replace`."""
+    name = _check_name(name)
+    src, tgt = read_token_lines(src_path), read_token_lines(tgt_path)
+    if len(src) != len(tgt):
+        raise CorpusError(tgt_path, None, f"{len(tgt)} target sentences but {len(src)} source "
+                          f"sentences in {src_path}: the files must be line-parallel")
+    if not src:
+        raise CorpusError(src_path, None, "holds no sentences; choose a non-empty gold set")
+    alignments = read_gold_links(links_path, fmt, one_based, swap, src, tgt)
+    gold = GoldSet(name, src, tgt, alignments, src_lang, tgt_lang)
+    meta = {"name": name, "src_lang": src_lang, "tgt_lang": tgt_lang, "sentences": len(src),
+            "sure": gold.n_sure, "possible": gold.n_possible, "imported": time.time(),
+            "provenance": {"src": str(Path(src_path).resolve()),
+                           "tgt": str(Path(tgt_path).resolve()),
+                           "links": str(Path(links_path).resolve()), "format": fmt,
+                           "one_based": one_based, "swap": swap}}
+    _write_folder(gold_root(ws) / name, gold, meta, replace)
+    return gold
+
+
+def _write_folder(folder: Path, gold: GoldSet, meta: dict, replace: bool) -> None:
+    """Write the set into a temporary sibling folder, then rename it into place."""
+    if folder.exists() and not replace:
+        raise ConfigError(f"{folder}: a gold set named {gold.name!r} already exists; choose "
+                          "another name or replace it")
+    folder.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{gold.name}.", dir=folder.parent))
+    try:
+        write_text_atomic(tmp / SRC_FILE, "".join(" ".join(s) + "\n" for s in gold.src_tokens))
+        write_text_atomic(tmp / TGT_FILE, "".join(" ".join(t) + "\n" for t in gold.tgt_tokens))
+        write_pharaoh(tmp / LINKS_FILE, gold.alignments)
+        write_text_atomic(tmp / META_FILE, json.dumps(meta, indent=2, ensure_ascii=False))
+        os.chmod(tmp, 0o755)
+        if folder.exists():  # replace: move the old one aside first
+            old = folder.with_name(f".{gold.name}.old-{os.getpid()}")
+            os.replace(folder, old)
+            os.replace(tmp, folder)
+            shutil.rmtree(old, ignore_errors=True)
+        else:
+            os.replace(tmp, folder)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+
+
+def list_gold_sets(ws) -> list[str]:
+    """Names of the workspace's gold sets (complete folders only), sorted."""
+    root = gold_root(ws)
+    if not root.is_dir():
+        return []
+    return sorted(p.name for p in root.iterdir()
+                  if p.is_dir() and not p.name.startswith(".") and (p / META_FILE).exists())
+
+
+def load_gold_set(ws, name: str) -> GoldSet:
+    """The stored gold set `name` (links re-checked against the sentences)."""
+    folder = gold_root(ws) / name
+    if not (folder / META_FILE).exists():
+        known = ", ".join(list_gold_sets(ws)) or "none yet"
+        raise ConfigError(f"{ws.root}: no gold set named {name!r} (known: {known}); import "
+                          "one with `align --gold-set NAME ...` or the Attention panel")
+    meta = json.loads((folder / META_FILE).read_text(encoding="utf-8"))
+    src, tgt = read_token_lines(folder / SRC_FILE), read_token_lines(folder / TGT_FILE)
+    links = read_pharaoh(folder / LINKS_FILE, src_tokens=src, tgt_tokens=tgt)
+    return GoldSet(name, src, tgt, list(links), meta.get("src_lang", ""),
+                   meta.get("tgt_lang", ""))
+
+
+def delete_gold_set(ws, name: str) -> None:
+    folder = gold_root(ws) / name
+    if not (folder / META_FILE).exists():
+        raise ConfigError(f"{ws.root}: no gold set named {name!r}")
+    shutil.rmtree(folder)

@@ -1,0 +1,117 @@
+"""The demo: `demo --quick` end to end, and the demo workspace `make run` opens with the
+bundled pretrained runs (resources/demo/models/)."""
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+from defusedxml import ElementTree
+
+from core.demo import (
+    BUNDLE_CURVES,
+    BUNDLE_META,
+    DEMO_CORPUS,
+    DEMO_GOLD,
+    MODELS_DIR,
+    bundled_models,
+    ensure_demo_workspace,
+)
+from core.store import Workspace
+
+
+def test_demo_quick_runs_the_pipeline_and_writes_valid_exports(tmp_path):
+    from core.cli.demo_cmd import run_demo
+
+    summary = run_demo(tmp_path / "ws", quick=True, beam=1, log=lambda m: None)
+    n = summary.test_sentences
+    assert n > 20 and summary.steps == 6
+    for key in ("bleu", "chrf", "ter", "tokenized_bleu"):
+        assert 0.0 <= summary.metrics[key] <= 100.0
+    assert sum(summary.metrics["bucket_sizes"].values()) == n
+    assert set(summary.aer) == {"demo attention", "eflomal fwd", "eflomal rev",
+                                "eflomal grow-diag-final-and"}
+    assert all(0.0 <= v <= 100.0 for v in summary.aer.values())
+    # eflomal trained on the demo corpus aligns its gold set far better than chance
+    assert summary.aer["eflomal grow-diag-final-and"] < 40.0
+
+    out = summary.workspace / "exports" / "demo"
+    tmx = ElementTree.parse(out / "test-translations.tmx").getroot()
+    units = tmx.findall(".//tu")
+    assert len(units) == n
+    assert {tuv.get("{http://www.w3.org/XML/1998/namespace}lang") for tuv in
+            units[0].findall("tuv")} == {"es", "en"}
+    ElementTree.parse(out / "test-translations.xlf")
+    records = [json.loads(x) for x in (out / "test-translations.jsonl").read_text(
+        encoding="utf-8").splitlines()]
+    assert len(records) == n
+    for r in records:
+        assert len(r["attention"]) == len(r["target_tokens"])
+        assert all(len(row) == len(r["source_tokens"]) for row in r["attention"])
+    gold_lines = (out / "alignments" / "eflomal_grow-diag-final-and.pharaoh").read_text(
+        encoding="utf-8").splitlines()
+    assert len(gold_lines) == 56
+    html = (out / "report.html").read_text(encoding="utf-8")
+    assert "Alignment error rate" in html and "BLEU by source length" in html
+    with Workspace.open(summary.workspace) as ws:
+        evals = ws.evaluations()
+        assert len(evals) == 1 and evals[0].metrics["bleu"] == summary.metrics["bleu"]
+
+
+def _snapshot(ws: Workspace) -> dict:
+    runs = ws.list_runs()
+    return {
+        "corpora": [(c.id, c.name, c.n_pairs) for c in ws.list_corpora()],
+        "runs": [(r.id, r.name, r.status, r.steps) for r in runs],
+        "metrics": [len(ws.metrics(r.id)) for r in runs],
+        "checkpoints": [[(c.path, c.kind) for c in ws.checkpoints(r.id)] for r in runs],
+        "files": sorted((str(p.relative_to(ws.root)), p.stat().st_mtime_ns)
+                        for p in ws.root.rglob("*") if p.is_file() and "sqlite" not in p.name),
+    }
+
+
+@pytest.mark.skipif(not bundled_models(), reason="resources/demo/models/ holds no bundled runs")
+def test_ensure_demo_workspace_installs_bundled_runs_once(tmp_path):
+    from core.goldsets import load_gold_set
+    from core.infer.session import TranslationSession
+
+    root = ensure_demo_workspace(tmp_path / "demo")
+    with Workspace.open(root) as ws:
+        corpus = ws.get_corpus(DEMO_CORPUS)
+        assert (corpus.src_lang, corpus.tgt_lang, corpus.n_pairs) == ("es", "en", 459)
+        assert corpus.n_documents == 28
+        assert len(load_gold_set(ws, DEMO_GOLD)) >= 40
+        assert ws.load_split(DEMO_CORPUS) is not None
+        names = [json.loads((b / BUNDLE_META).read_text())["name"] for b in bundled_models()]
+        runs = {r.name: r for r in ws.list_runs()}
+        assert set(runs) == set(names) and len(names) == 3
+        for bundle in bundled_models():
+            meta = json.loads((bundle / BUNDLE_META).read_text())
+            info = runs[meta["name"]]
+            assert info.status == "finished" and info.steps == meta["step"]
+            stored = json.loads((bundle / BUNDLE_CURVES).read_text())
+            curves = ws.curves(info.id, "train")
+            assert curves["loss"][0] == stored["train"]["loss"][0]
+            assert ws.curves(info.id, "valid")["dev_ppl"][1] == pytest.approx(
+                stored["valid"]["dev_ppl"][1])
+        session = TranslationSession.open(ws, [runs[names[0]].id])
+        tr = session.translate(["Compré una mesa nueva para la cocina."], beam=2)[0]
+        assert tr.source_tokens == "Compré una mesa nueva para la cocina .".split()
+        assert tr.attention.shape == (len(tr.target_ids) + 1, 8)
+        assert np.allclose(tr.attention.sum(axis=1), 1.0, atol=1e-4)
+        before = _snapshot(ws)
+    assert ensure_demo_workspace(root) == root
+    with Workspace.open(root) as ws:
+        assert _snapshot(ws) == before
+
+
+def test_bundle_is_small_and_model_only():
+    from core.train.checkpoint import load_checkpoint
+
+    files = [p for p in MODELS_DIR.rglob("*") if p.is_file()]
+    assert sum(p.stat().st_size for p in files) < 8 * 2**20
+    for bundle in bundled_models():
+        meta = json.loads((bundle / BUNDLE_META).read_text())
+        state = load_checkpoint(bundle / meta["checkpoint"])
+        assert set(state) == {"model", "config", "position", "best"}
+        assert state["best"][0][2] == meta["checkpoint"]
