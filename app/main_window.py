@@ -21,7 +21,7 @@ from PySide6.QtWidgets import (
 
 from app import workers
 from app.core_bridge import find
-from app.core_jobs import SessionCache
+from app.core_jobs import SessionCache, warm_up
 from app.panels.attention import AttentionPanel
 from app.panels.corpora import CorporaPanel
 from app.panels.evaluation import EvaluationPanel
@@ -35,6 +35,11 @@ APP_NAME = "NMT Attention Workbench"
 SHORTCUTS = [
     ("Ctrl+O", "Open workspace"), ("Ctrl+N", "New workspace"), ("Ctrl+I", "Import corpus"),
     ("Ctrl+1 … Ctrl+5", "Switch screen"), ("Ctrl+F", "Search the corpus table"),
+    ("Ctrl+Return", "Training: start a run from the form"),
+    ("Ctrl+Shift+O", "Translate: open a document"), ("Ctrl+T", "Translate: translate"),
+    ("Ctrl+R", "Attention: compute attention"),
+    ("Alt+Left / Alt+Right, PgUp / PgDown", "Attention: previous / next pair"),
+    ("Ctrl+E", "Export the screen's figure (PNG at a chosen DPI, SVG, PDF)"),
     ("Ctrl+Q", "Quit"),
 ]
 
@@ -82,6 +87,8 @@ class MainWindow(QMainWindow):
         self.statusBar().addPermanentWidget(self.jobs_label)
         self.statusBar().addPermanentWidget(self.device_label)
         self.jobs.jobs_changed.connect(self._update_jobs_label)
+        # import the training stack now, not inside the first training job (see warm_up)
+        self.warm_up_job = self.jobs.submit(warm_up, name="Loading the training engine")
 
         self.tabs.setCurrentIndex(int(QSettings().value("window/tab", 0) or 0))
         settings = QSettings()
@@ -196,6 +203,10 @@ class MainWindow(QMainWindow):
 
 
 def apply_style(app: QApplication) -> None:
+    import pyqtgraph as pg
+
+    # dark text on the white plots (pyqtgraph's default foreground is a light grey)
+    pg.setConfigOptions(foreground=(35, 35, 35), antialias=True)
     app.setStyle("Fusion")
     font = QFont(app.font())
     font.setPointSize(10)
@@ -205,7 +216,10 @@ def apply_style(app: QApplication) -> None:
         "QGroupBox { font-weight: 600; margin-top: 10px; }"
         "QGroupBox::title { subcontrol-origin: margin; left: 6px; padding: 0 3px; }"
         "#heatmapReadout { color: #333; padding: 2px 4px; }"
-        "#hint { color: #666; }"
+        "#hint { color: #555; }"
+        "#caption { font-weight: 600; color: #333; padding: 2px 0; }"
+        "#pairLabel { font-size: 11pt; padding: 2px 4px; }"
+        "QHeaderView::section { padding: 3px 6px; font-weight: 600; }"
     )
 
 

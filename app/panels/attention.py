@@ -51,7 +51,7 @@ TEST_LIMIT = 200  # test-split pairs shown (the first ones)
 def _item(value: Any) -> QTableWidgetItem:
     item = QTableWidgetItem()
     if isinstance(value, float):
-        item.setData(Qt.ItemDataRole.DisplayRole, round(value, 3))
+        item.setText(f"{value:.3f}")
         item.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
     else:
         item.setText("–" if value is None else str(value))
@@ -97,6 +97,7 @@ class AttentionPanel(QWidget):
         self.add_button = QPushButton("Add pair")
         self.add_button.clicked.connect(self.add_typed_pair)
         self.models = RunList(max_checked=4)
+        self.models.setMaximumHeight(76)
         self.models.setToolTip("Check 2-4 models to compare side by side")
         self.models.changed.connect(self._models_changed)
         self.forced = QCheckBox("forced decoding of the reference")
@@ -140,6 +141,7 @@ class AttentionPanel(QWidget):
         # --- pair list and navigation --------------------------------------------------------
         self.pair_list = QListWidget()
         self.pair_list.setAlternatingRowColors(True)
+        self.pair_list.setToolTip("[AER model 1 / model 2] after Compute attention")
         self.pair_list.currentRowChanged.connect(self._row_changed)
         self.prev_button, self.next_button = QPushButton("◀ Previous"), QPushButton("Next ▶")
         self.prev_button.setToolTip("Previous pair (Alt+Left / PgUp)")
@@ -200,7 +202,7 @@ class AttentionPanel(QWidget):
         horizontal.addWidget(left)
         horizontal.addWidget(vertical)
         horizontal.setStretchFactor(1, 1)
-        horizontal.setSizes([300, 1150])
+        horizontal.setSizes([380, 1100])
         layout = QVBoxLayout(self)
         layout.setContentsMargins(8, 8, 8, 8)
         layout.addLayout(top)
@@ -304,10 +306,11 @@ class AttentionPanel(QWidget):
         self.pair_list.blockSignals(True)
         self.pair_list.clear()
         for i in order:
-            text = f"{i + 1}. {self.pairs[i].source}"
             scores = [self._aer(i, r) for r in checked[:2]]
-            if all(s is not None for s in scores) and scores:
-                text += "   [AER " + " / ".join(f"{s:.2f}" for s in scores) + "]"
+            prefix = ""
+            if scores and all(s is not None for s in scores):
+                prefix = "[" + " / ".join(f"{s:.2f}" for s in scores) + "]  "
+            text = f"{i + 1}. {prefix}{self.pairs[i].source}"
             item = QListWidgetItem(text)
             item.setToolTip(f"{self.pairs[i].source}\n{self.pairs[i].target}")
             self.pair_list.addItem(item)

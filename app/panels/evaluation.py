@@ -53,8 +53,10 @@ class EvaluationPanel(QWidget):
         self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
         self.table.setAlternatingRowColors(True)
         self.table.setSortingEnabled(True)
-        self.table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
-        self.table.horizontalHeader().setStretchLastSection(True)
+        header = self.table.horizontalHeader()
+        header.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
+        header.setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
+        header.setMinimumSectionSize(70)
         self.table.itemSelectionChanged.connect(self._show_selected)
         self.curves = CurvesPlot("Dev perplexity", "perplexity", log_y=True)
         self.bleu_curves = CurvesPlot("Dev BLEU", "BLEU")
@@ -63,7 +65,8 @@ class EvaluationPanel(QWidget):
         self.by_length.setLabel("bottom", "source length (tokens)")
         self.by_length.setLabel("left", "BLEU")
         self.by_length.showGrid(y=True, alpha=0.15)
-        self.by_length_legend = self.by_length.addLegend(offset=(-10, 10), labelTextSize="9pt")
+        self.by_length_legend = self.by_length.addLegend(offset=(10, 8), labelTextSize="9pt",
+                                                         colCount=2)
         self.bars: list[pg.BarGraphItem] = []
 
         self.evaluate_button = QPushButton("Evaluate selected runs")
@@ -100,8 +103,8 @@ class EvaluationPanel(QWidget):
         splitter = QSplitter(Qt.Orientation.Vertical)
         splitter.addWidget(self.table)
         splitter.addWidget(plots)
-        splitter.setStretchFactor(1, 2)
-        splitter.setSizes([280, 560])
+        splitter.setStretchFactor(1, 3)
+        splitter.setSizes([200, 640])
         layout = QVBoxLayout(self)
         layout.setContentsMargins(8, 8, 8, 8)
         layout.addLayout(bar)
@@ -200,10 +203,14 @@ class EvaluationPanel(QWidget):
             colour = PALETTE[n % len(PALETTE)]
             bars = pg.BarGraphItem(x=xs, width=width * 0.92, height=hs, brush=colour,
                                    pen=pg.mkPen(colour), name=label)
-            self.by_length.addItem(bars)
-            self.by_length_legend.addItem(bars, label)
+            self.by_length.addItem(bars)  # named: the legend picks it up
             self.bars.append(bars)
         self.by_length.getAxis("bottom").setTicks([[(k, b) for k, b in enumerate(buckets)]])
+        top = max((float(v) for _, values in systems for v in values.values()), default=1.0)
+        # headroom above the bars for the legend
+        self.by_length.setYRange(0, max(top, 0.1) * (1.15 + 0.09 * len(systems)), padding=0)
+        if buckets:
+            self.by_length.setXRange(-0.6, len(buckets) - 0.4, padding=0)
 
     # --- jobs ---------------------------------------------------------------------------------------
     def _gold_name(self) -> str | None:

@@ -163,7 +163,7 @@ class TrainingPanel(QWidget):
         scroll.setMinimumWidth(340)
 
         # --- curves and runs ---------------------------------------------------------------
-        self.loss_plot = CurvesPlot("Training loss", "loss", log_y=True)
+        self.loss_plot = CurvesPlot("Training loss (smoothed)", "loss", log_y=True, smoothing=0.9)
         self.ppl_plot = CurvesPlot("Dev perplexity", "perplexity", log_y=True)
         self.bleu_plot = CurvesPlot("Dev BLEU", "BLEU")
         self.plots = {"loss": self.loss_plot, "dev_ppl": self.ppl_plot, "dev_bleu": self.bleu_plot}
@@ -313,9 +313,11 @@ class TrainingPanel(QWidget):
         if "transformer" in run.family or run.family == "concat":
             attention = "multi-head"
         job = self.run_jobs.get(run.id)
-        status = job.state if job is not None and not job.done else run.status
+        live = job is not None and not job.done
+        status = job.state if live else run.status
+        steps = int(self.progress_of.get(run.id, {}).get("step", run.steps)) if live else run.steps
         note = run.error or ""
-        values = (f"{run.id}: {run.name}", run.family, attention, status, f"{run.steps:,}", best,
+        values = (f"{run.id}: {run.name}", run.family, attention, status, f"{steps:,}", best,
                   run.device, created, note)
         for col, value in enumerate(values):
             item = QTableWidgetItem(str(value))
@@ -440,6 +442,7 @@ class TrainingPanel(QWidget):
                 self._pending.append(("dev_bleu", label, step, data["dev_bleu"]))
 
     def _flush_points(self) -> None:
+        self._update_live_steps()
         if not self._pending:
             return
         grouped: dict[tuple[str, str], tuple[list[int], list[float]]] = {}
@@ -450,6 +453,14 @@ class TrainingPanel(QWidget):
         self._pending.clear()
         for (plot, label), (xs, ys) in grouped.items():
             self.plots[plot].add_points(label, plot, xs, ys)
+
+    def _update_live_steps(self) -> None:
+        for row in range(self.runs_table.rowCount()):
+            item = self.runs_table.item(row, 4)
+            run_id = int(item.data(Qt.ItemDataRole.UserRole)) if item is not None else None
+            job = self.run_jobs.get(run_id)
+            if job is not None and not job.done and "step" in self.progress_of.get(run_id, {}):
+                item.setText(f"{int(self.progress_of[run_id]['step']):,}")
 
     def _show_progress(self, run_id: int) -> None:
         p = self.progress_of.get(run_id, {})

@@ -195,6 +195,9 @@ class TranslatePanel(QWidget):
         self.progress.setRange(0, len(sentences))
         self.progress.setValue(0)
         kind = "ensemble of " + str(len(run_ids)) if len(run_ids) > 1 else "run " + str(run_ids[0])
+        family = self.workspace.get_run(run_ids[0]).family
+        if family in ("concat", "context_transformer"):
+            kind += ", context model: each sentence sees the ones before it"
         self.status.setText(f"Translating {len(sentences)} sentences ({kind}, beam "
                             f"{self.beam.value()})…")
         self.job = self.jobs.submit(translate_job, self.workspace, self.sessions, run_ids,

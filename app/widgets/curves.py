@@ -17,21 +17,37 @@ STYLES = [Qt.PenStyle.SolidLine, Qt.PenStyle.DashLine, Qt.PenStyle.DotLine,
           Qt.PenStyle.DashDotLine]
 
 
+class DecadeAxis(pg.AxisItem):
+    """A value axis that, in log mode spanning two decades or more, labels only the
+    decades (the 2..9 x 10^k labels would crowd each other)."""
+
+    def logTickStrings(self, values, scale, spacing):
+        strings = super().logTickStrings(values, scale, spacing)
+        decade = [abs(v - round(v)) < 1e-6 for v in values]
+        if sum(decade) >= 2:
+            return [s if d else "" for s, d in zip(strings, decade, strict=True)]
+        return strings
+
+
 class CurvesPlot(QWidget):
     """Named series keyed by (run, metric name); x = training step."""
 
     def __init__(self, title: str = "", y_label: str = "", log_y: bool = False,
-                 parent: QWidget | None = None):
+                 parent: QWidget | None = None, smoothing: float = 0.0):
         super().__init__(parent)
-        self.plot_widget = pg.PlotWidget(background="w")
+        # > 0: draw an exponential moving average (weight `smoothing` on the past) over
+        # a faint line of the raw points, as noisy per-step losses need
+        self.smoothing = smoothing
+        self.plot_widget = pg.PlotWidget(background="w", axisItems={"left": DecadeAxis("left")})
         self.plot = self.plot_widget.getPlotItem()
         self.plot.showGrid(x=True, y=True, alpha=0.15)
         self.plot.setLabel("bottom", "step")
         if y_label:
             self.plot.setLabel("left", y_label)
         if title:
-            self.plot.setTitle(title, size="10pt")
-        self.legend = self.plot.addLegend(offset=(-10, 10), labelTextSize="8pt")
+            self.plot.setTitle(title, size="11pt")
+        self.legend = self.plot.addLegend(offset=(-10, 10), labelTextSize="9pt",
+                                          brush=(255, 255, 255, 210), pen=(200, 200, 200))
         for name in ("left", "bottom"):
             self.plot.getAxis(name).setTextPen(pg.mkPen(QColor(60, 60, 60)))
         layout = QVBoxLayout(self)
@@ -39,6 +55,7 @@ class CurvesPlot(QWidget):
         layout.addWidget(self.plot_widget)
         self._data: dict[tuple[str, str], tuple[list[float], list[float]]] = {}
         self._items: dict[tuple[str, str], pg.PlotDataItem] = {}
+        self._raw_items: dict[tuple[str, str], pg.PlotDataItem] = {}
         self._run_colour: dict[str, str] = {}
         self._metric_style: dict[str, Qt.PenStyle] = {}
         self.set_log_y(log_y)
@@ -62,9 +79,17 @@ class CurvesPlot(QWidget):
             colour = self._run_colour.setdefault(run, PALETTE[len(self._run_colour) % len(PALETTE)])
             style = self._metric_style.setdefault(name, STYLES[len(self._metric_style) % len(STYLES)])
             pen = pg.mkPen(colour, width=2, style=style)
+            if self.smoothing > 0:
+                faint = QColor(colour)
+                faint.setAlpha(60)
+                self._raw_items[key] = self.plot.plot([], [], pen=pg.mkPen(faint, width=1))
             item = self.plot.plot([], [], pen=pen, name=f"{run} \u00b7 {name}")
             self._items[key] = item
-        item.setData(np.asarray(xs), np.asarray(ys))
+        if self.smoothing > 0:
+            self._raw_items[key].setData(np.asarray(xs), np.asarray(ys))
+            item.setData(np.asarray(xs), ema(ys, self.smoothing))
+        else:
+            item.setData(np.asarray(xs), np.asarray(ys))
 
     def series(self, run: str, name: str) -> tuple[list[float], list[float]]:
         xs, ys = self._data.get((run, name), ([], []))
@@ -79,11 +104,25 @@ class CurvesPlot(QWidget):
     def remove_run(self, run: str) -> None:
         for key in [k for k in self._items if k[0] == run]:
             self.plot.removeItem(self._items.pop(key))
+            if key in self._raw_items:
+                self.plot.removeItem(self._raw_items.pop(key))
             self._data.pop(key, None)
 
     def clear(self) -> None:
-        for item in self._items.values():
+        for item in [*self._items.values(), *self._raw_items.values()]:
             self.plot.removeItem(item)
         self._items.clear()
+        self._raw_items.clear()
         self._data.clear()
         self._run_colour.clear()
+
+
+def ema(values: Sequence[float], weight: float) -> np.ndarray:
+    """Exponential moving average, debiased so the first points are not pulled to 0:
+    s_t = w s_{t-1} + (1 - w) v_t, divided by 1 - w^t."""
+    out = np.empty(len(values), dtype=float)
+    acc = 0.0
+    for t, v in enumerate(values, start=1):
+        acc = weight * acc + (1 - weight) * v
+        out[t - 1] = acc / (1 - weight ** t)
+    return out

@@ -124,7 +124,7 @@ class AttentionHeatmap(QWidget):
         self.plot.hideAxis("bottom")
         self.plot.setMenuEnabled(False)
         if title:
-            self.plot.setTitle(title, size="10pt")
+            self.plot.setTitle(title, size="11pt")
         vb = self.plot.getViewBox()
         vb.invertY(True)
         vb.setAspectLocked(False)

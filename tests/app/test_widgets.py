@@ -150,3 +150,16 @@ def test_pair_table_filters_a_million_rows_in_chunks(qtbot):
     # 99999 and 999990..999999
     assert blocker.args == [11]
     assert model.pair_index(0) == 99999
+
+
+def test_smoothed_curve_is_the_debiased_moving_average(qtbot):
+    from app.widgets.curves import ema
+
+    # w = 0.5: s1 = 0.5 * 1 / (1 - 0.5) = 1;  s2 = (0.25 + 1.5) / (1 - 0.25) = 7/3
+    assert list(ema([1.0, 3.0], 0.5)) == pytest.approx([1.0, 7 / 3])
+    plot = CurvesPlot(smoothing=0.5)
+    qtbot.addWidget(plot)
+    plot.add_points("run", "loss", [1, 2], [1.0, 3.0])
+    assert plot.series("run", "loss") == ([1, 2], [1.0, 3.0])  # raw points kept
+    _xs, ys = plot._items[("run", "loss")].getData()
+    assert list(ys) == pytest.approx([1.0, 7 / 3])

@@ -1,0 +1,247 @@
+"""Job functions the panels submit to the JobManager: thin compositions of core calls.
+
+Everything here is Qt-free (it runs on worker threads and could move to core as is):
+open translation sessions once and reuse them, translate a document, compute the
+attention of sentence pairs under several models with their AER, evaluate runs on
+their corpus's test split and record the scores in the workspace.
+"""
+from __future__ import annotations
+
+import threading
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from core.errors import ConfigError
+from core.evaluate.aer import corpus_aer, sentence_aer
+from core.evaluate.alignment import Alignment
+from core.evaluate.extract import argmax_alignment
+from core.infer.session import TranslationSession
+from core.jobs import JobContext
+
+Link = tuple[int, int]  # (source index, target index)
+
+
+# --- sessions -------------------------------------------------------------------------------
+class SessionCache:
+    """TranslationSessions by (run ids, which): loading a model once per workbench.
+    Thread-safe: panels open sessions from worker threads."""
+
+    def __init__(self) -> None:
+        self._sessions: dict[tuple[tuple[int, ...], str], TranslationSession] = {}
+        self._lock = threading.Lock()
+
+    def get(self, ws: Any, run_ids: Sequence[int], which: str = "best") -> TranslationSession:
+        key = (tuple(int(r) for r in run_ids), which)
+        with self._lock:
+            session = self._sessions.get(key)
+            if session is None:
+                session = TranslationSession.open(ws, list(key[0]), which=which)
+                self._sessions[key] = session
+            return session
+
+    def clear(self) -> None:
+        with self._lock:
+            self._sessions.clear()
+
+
+# --- documents --------------------------------------------------------------------------------
+def read_source_document(path: str | Path, lang: str = "en") -> list[str]:
+    """Sentences of a document: TMX/XLIFF segments (their source side), or .txt/.md/.docx
+    split into sentences."""
+    suffix = Path(path).suffix.lower()
+    if suffix == ".tmx":
+        from core.formats.tmx import read_tmx
+
+        return [r.source for r in read_tmx(path)]
+    if suffix in (".xlf", ".xliff"):
+        from core.formats.xliff import read_xliff
+
+        return [r.source for r in read_xliff(path)]
+    from core.formats.documents import read_document
+
+    return read_document(path, lang)
+
+
+def translate_job(ws: Any, cache: SessionCache, run_ids: Sequence[int], sentences: list[str],
+                  beam: int, unk_replace: bool, ctx: JobContext) -> list[Any]:
+    """Translate `sentences` with the run(s) (several = an ensemble); a context model
+    reads them as one document."""
+    session = cache.get(ws, run_ids)
+    ctx.emit("log", message=f"loaded {', '.join(session.names)}")
+    return session.translate(sentences, beam=beam, unk_replace=unk_replace, ctx=ctx)
+
+
+# --- attention of sentence pairs ------------------------------------------------------------------
+@dataclass
+class PairView:
+    """What one model says about one sentence pair."""
+
+    run_id: int
+    label: str
+    matrix: np.ndarray  # (tgt + 1) x src: the last row is the target EOS
+    src_tokens: list[str]
+    tgt_tokens: list[str]  # without EOS
+    positions: np.ndarray | None = None  # local-p's p_t per target row
+    window: int = 0
+    predicted: set[Link] = field(default_factory=set)
+    aer: float | None = None  # None when there is no gold or tokens do not match it
+    precision: float | None = None
+    recall: float | None = None
+    note: str = ""
+
+
+@dataclass
+class PairInput:
+    source: str
+    target: str  # the reference ('' = free decoding only)
+    gold: Alignment | None = None
+    gold_src: list[str] | None = None  # gold tokenisation (to check the model's matches)
+    gold_tgt: list[str] | None = None
+
+
+def pair_view(session: TranslationSession, run_id: int, label: str, pair: PairInput,
+              forced: bool, beam: int = 1) -> PairView:
+    """Attention of `pair` under one model: forced decoding of the reference, or the
+    model's own translation; the argmax alignment; AER against gold when the model's
+    tokens are the gold's."""
+    if forced and pair.target:
+        tr = session.force(pair.source, pair.target)
+    else:
+        tr = session.translate([pair.source], beam=beam)[0]
+    cfg = session.first.config.model
+    matrix = np.asarray(tr.attention, dtype=np.float32)
+    view = PairView(run_id, label, matrix, list(tr.source_tokens), list(tr.target_tokens),
+                    None if tr.positions is None else np.asarray(tr.positions, dtype=float),
+                    cfg.window if cfg.attention == "local-p" else 0)
+    view.predicted = set(argmax_alignment(matrix, drop_eos=True).sure)
+    if pair.gold is not None and forced:
+        # one model token per gold token (normalisation such as lowercasing may differ)
+        same = (pair.gold_src is None or len(view.src_tokens) == len(pair.gold_src)) and \
+               (pair.gold_tgt is None or len(view.tgt_tokens) == len(pair.gold_tgt))
+        if same:
+            counts = sentence_aer(view.predicted, pair.gold)
+            view.aer, view.precision, view.recall = counts.aer, counts.precision, counts.recall
+        else:
+            view.note = "model tokens differ from the gold tokens: no AER"
+    elif pair.gold is not None:
+        view.note = "free decoding: AER needs forced decoding of the reference"
+    return view
+
+
+def attention_job(ws: Any, cache: SessionCache, runs: Sequence[tuple[int, str]],
+                  pairs: Sequence[tuple[int, PairInput]], forced: bool, ctx: JobContext
+                  ) -> dict[tuple[int, int], PairView]:
+    """Views of every (pair index, run) asked for, reported as they come."""
+    out: dict[tuple[int, int], PairView] = {}
+    total = len(pairs) * len(runs)
+    done = 0
+    for run_id, label in runs:
+        session = cache.get(ws, [run_id])
+        for index, pair in pairs:
+            ctx.check_cancelled()
+            out[(index, run_id)] = pair_view(session, run_id, label, pair, forced)
+            done += 1
+            if done % 8 == 0 or done == total:
+                ctx.progress(done, total, f"{done}/{total} attention matrices")
+    return out
+
+
+def corpus_aer_rows(views: dict[tuple[int, int], PairView], golds: Sequence[Alignment],
+                    runs: Sequence[tuple[int, str]]) -> list[list[Any]]:
+    """[model, sentences scored, AER, precision, recall] per run over the pairs whose
+    tokens match the gold (others are left out and counted)."""
+    rows = []
+    for run_id, label in runs:
+        preds, gold = [], []
+        for i, g in enumerate(golds):
+            v = views.get((i, run_id))
+            if v is not None and v.aer is not None:
+                preds.append(v.predicted)
+                gold.append(g)
+        if not gold:
+            rows.append([label, 0, None, None, None])
+            continue
+        c = corpus_aer(preds, gold)
+        rows.append([label, len(gold), c.aer, c.precision, c.recall])
+    return rows
+
+
+# --- evaluation ----------------------------------------------------------------------------------------
+def split_test_pairs(ws: Any, run_id: int, limit: int = 0) -> list[tuple[str, str]]:
+    """(source, reference) of the run's corpus's test split (the split training used)."""
+    from core.config import RunConfig
+    from core.train.run import load_split_corpora
+
+    info = ws.get_run(run_id)
+    if info.corpus_id is None:
+        raise ConfigError(f"run {info.name!r} has no corpus: no test split to evaluate on")
+    seed = RunConfig.from_dict(info.config).train.seed
+    _, parts = load_split_corpora(ws, info.corpus_id, seed)
+    pairs = [(p.src, p.tgt) for p in parts["test"].pairs]
+    return pairs[:limit] if limit else pairs
+
+
+def evaluate_job(ws: Any, cache: SessionCache, run_ids: Sequence[int], beam: int,
+                 gold_name: str | None, ctx: JobContext, limit: int = 0) -> list[int]:
+    """Translate each run's test split, score BLEU/chrF/TER (sacrebleu), BLEU by
+    source length, best dev perplexity and, with a gold set, AER of forced attention;
+    record each as a workspace evaluation. Returns the evaluation ids."""
+    from core.evaluate.metrics import bleu_by_length, chrf, corpus_bleu, ter
+
+    gold = None
+    if gold_name:
+        from core.goldsets import load_gold_set
+
+        gold = load_gold_set(ws, gold_name)
+    ids = []
+    for k, run_id in enumerate(run_ids):
+        ctx.check_cancelled()
+        info = ws.get_run(run_id)
+        ctx.progress(k, len(run_ids), f"evaluating {info.name}")
+        pairs = split_test_pairs(ws, run_id, limit)
+        if not pairs:
+            raise ConfigError(f"run {info.name!r}: the test split is empty; import a bigger corpus")
+        session = cache.get(ws, [run_id])
+        srcs, refs = [p[0] for p in pairs], [p[1] for p in pairs]
+        hyps = [t.text for t in session.translate(srcs, beam=beam)]
+        src_tokens = [session.first.src_pre.tokenize(s) for s in srcs]
+        by_len = bleu_by_length(src_tokens, {info.name: hyps}, refs)
+        table = by_len.to_table()
+        metrics: dict[str, Any] = {
+            "bleu": corpus_bleu(hyps, refs).score, "chrf": chrf(hyps, refs).score,
+            "ter": ter(hyps, refs).score, "sentences": len(pairs),
+            "bleu_by_length": {row[0]: row[2] for row in table.rows if row[2] is not None},
+        }
+        valid = ws.curves(run_id, "valid")
+        if "dev_ppl" in valid and valid["dev_ppl"][1]:
+            metrics["ppl"] = float(min(valid["dev_ppl"][1]))
+        if gold is not None:  # core's route: gold tokens as given, subwords summed to words
+            from core.evaluate.attention_aer import attention_alignments
+
+            counts = corpus_aer(attention_alignments(session, gold), gold.alignments)
+            metrics["aer"], metrics["aer_sentences"] = counts.aer, len(gold)
+        ids.append(ws.add_evaluation(run_id, "test", metrics))
+    ctx.progress(len(run_ids), len(run_ids), "evaluated")
+    return ids
+
+
+# --- start-up ------------------------------------------------------------------------------------------
+def warm_up(ctx: JobContext) -> None:
+    """Import the training and inference stack and take one optimiser step on a dummy
+    tensor (the first Adam step imports torch._dynamo and sympy: ~2-3 s of imports
+    that would otherwise run inside the first training job, holding the GIL long
+    enough to make the GUI stutter for a few hundred ms). Run once at start-up."""
+    import sacrebleu  # noqa: F401
+    import torch
+
+    import core.infer.search  # noqa: F401
+    import core.train.loop  # noqa: F401
+
+    weight = torch.zeros(2, requires_grad=True)
+    optimiser = torch.optim.Adam([weight])
+    weight.sum().backward()
+    optimiser.step()

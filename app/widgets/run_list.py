@@ -1,0 +1,66 @@
+"""RunList: the workspace's finished runs as a compact checkable list (pick one model,
+an ensemble, or the 2-4 models to compare)."""
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtWidgets import QListWidget, QListWidgetItem, QWidget
+
+
+def run_title(run: Any) -> str:
+    model = run.config.get("model", {})
+    kind = model.get("attention", "") if run.family not in ("transformer", "concat",
+                                                           "context_transformer") else ""
+    return f"{run.id}: {run.name}  ({run.family}{', ' + kind if kind else ''})"
+
+
+class RunList(QListWidget):
+    changed = Signal()
+
+    def __init__(self, max_checked: int = 0, parent: QWidget | None = None):
+        super().__init__(parent)
+        self.max_checked = max_checked  # 0 = no limit
+        self.itemChanged.connect(self._on_item_changed)
+        self.setMaximumHeight(84)
+        self.setAlternatingRowColors(True)
+
+    def set_runs(self, runs: Sequence[Any]) -> None:
+        keep = set(self.checked())
+        self.blockSignals(True)
+        self.clear()
+        for run in runs:
+            item = QListWidgetItem(run_title(run))
+            item.setData(Qt.ItemDataRole.UserRole, run.id)
+            item.setFlags(item.flags() | Qt.ItemFlag.ItemIsUserCheckable)
+            item.setCheckState(Qt.CheckState.Checked if run.id in keep else Qt.CheckState.Unchecked)
+            self.addItem(item)
+        self.blockSignals(False)
+        self.changed.emit()
+
+    def run_ids(self) -> list[int]:
+        return [int(self.item(i).data(Qt.ItemDataRole.UserRole)) for i in range(self.count())]
+
+    def checked(self) -> list[int]:
+        return [int(self.item(i).data(Qt.ItemDataRole.UserRole)) for i in range(self.count())
+                if self.item(i).checkState() == Qt.CheckState.Checked]
+
+    def set_checked(self, run_ids: Sequence[int]) -> None:
+        wanted = [int(r) for r in run_ids]
+        self.blockSignals(True)
+        for i in range(self.count()):
+            item = self.item(i)
+            on = int(item.data(Qt.ItemDataRole.UserRole)) in wanted
+            item.setCheckState(Qt.CheckState.Checked if on else Qt.CheckState.Unchecked)
+        self.blockSignals(False)
+        self.changed.emit()
+
+    def _on_item_changed(self, item: QListWidgetItem) -> None:
+        if self.max_checked and item.checkState() == Qt.CheckState.Checked \
+                and len(self.checked()) > self.max_checked:
+            self.blockSignals(True)
+            item.setCheckState(Qt.CheckState.Unchecked)
+            self.blockSignals(False)
+            return
+        self.changed.emit()
