@@ -225,7 +225,7 @@ def train_model(
                 loss = loss_sum / max(n_tok, 1)
                 if not torch.isfinite(loss):
                     raise TrainingError(
-                        f"loss became {float(loss)} at step {step + 1}: lower the learning rate "
+                        f"loss became {float(loss.detach())} at step {step + 1}: lower the learning rate "
                         "or the gradient clipping norm; the last good checkpoint is kept in "
                         f"{run_dir}"
                     )
