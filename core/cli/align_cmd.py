@@ -131,7 +131,6 @@ def write_alignments(out_dir: str | Path, systems: dict[str, list]) -> list[Path
 
 def run(args: argparse.Namespace) -> int:
     from core.cli.translate_cmd import open_session
-    from core.data.preprocess import Preprocessor
     from core.evaluate.attention_aer import aer_table, attention_alignments, symmetrized_attention
     from core.store import Workspace
 
@@ -152,8 +151,10 @@ def run(args: argparse.Namespace) -> int:
             systems[f"{info.name} attention"] = attention_alignments(
                 session, gold, args.method, args.threshold)
         if args.baseline == "eflomal":
+            # the run's own preprocessing (pretokenized, lowercase ...), so the baseline
+            # sees the same tokens as the model and the gold
             train_src, train_tgt = baseline_training_text(
-                ws, args, info, Preprocessor(src_lang), Preprocessor(tgt_lang))
+                ws, args, info, session.first.src_pre, session.first.tgt_pre)
             print(f"eflomal: aligning {len(train_src)} training pairs + {len(gold)} gold "
                   "pairs", file=sys.stderr)
             systems.update(eflomal_systems(gold, train_src, train_tgt, args.symmetrize))

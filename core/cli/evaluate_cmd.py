@@ -37,6 +37,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--src", metavar="FILE", help="raw source sentences, one per line")
     p.add_argument("--ref", metavar="FILE", help="reference translations, line-parallel")
     p.add_argument("--beam", type=int, default=5, help="beam size (default 5)")
+    p.add_argument("--max-sentences", type=int, default=0, metavar="N",
+                   help="score only the first N test sentences (in corpus order, so "
+                   "documents stay whole up to the cut); 0 = all")
     p.add_argument("--buckets", default=None, metavar="EDGES",
                    help="source-length bucket edges for BLEU by length, e.g. 10,20,30,40 "
                    "(default 10,20,...,60)")
@@ -293,6 +296,9 @@ def run(args: argparse.Namespace) -> int:
         sessions, run_ids = _systems(ws, args)
         first = ws.get_run(args.run[0])
         pairs, test_name, src_lang, tgt_lang = _test_pairs(ws, args, first)
+        if args.max_sentences > 0 and len(pairs) > args.max_sentences:
+            pairs = pairs[: args.max_sentences]
+            test_name = f"{test_name}[:{args.max_sentences}]"
         session0 = next(iter(sessions.values()))
         src_lang = src_lang or session0.first.src_pre.lang
         tgt_lang = tgt_lang or session0.first.tgt_pre.lang

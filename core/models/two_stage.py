@@ -50,6 +50,9 @@ def freeze_for_stage2(model: nn.Module) -> list[str]:
     return sorted(trainable)
 
 
+GATE_OPEN = 3.0
+
+
 def load_stage1(model: nn.Module, state_dict: Mapping[str, Tensor]) -> list[str]:
     """Copy a trained sentence-level `transformer`'s weights into the shared parts of
     `model`; the context-encoder layers start as copies of the corresponding source
@@ -83,4 +86,11 @@ def load_stage1(model: nn.Module, state_dict: Mapping[str, Tensor]) -> list[str]
     with torch.no_grad():
         for key, value in sources.items():
             own[key].copy_(value)  # state_dict tensors share storage with the parameters
+        # Open the gate towards the source (lambda = sigmoid(GATE_OPEN) ~ 0.95): stage 2
+        # then starts from the trained sentence-level model's behaviour and learns how
+        # much context to let in, instead of mixing half a random context signal into
+        # the frozen encoder's output (which made stage 2 start worse than stage 1).
+        gate = model.encoder[-1].gate
+        gate.weight.zero_()
+        gate.bias.fill_(GATE_OPEN)
     return sorted(sources)

@@ -74,7 +74,9 @@ def greedy_bleu_fn(prepared: PreparedData, sample: int):
             extra = {"ctx": b.ctx, "ctx_lens": b.ctx_lens} if b.ctx is not None else {}
             for i, h in zip(indices, greedy(model, b.src, b.src_lens, **extra), strict=True):
                 hyps[i] = decode_ids(h.tokens, prepared.tgt_pre, prepared.tgt_vocab)
-        return sacrebleu.corpus_bleu([hyps[i] for i in range(n)], [refs]).score
+        # already-tokenised corpora are scored as tokenised BLEU (no second tokenisation)
+        tokenize = "none" if getattr(prepared.tgt_pre, "pretokenized", False) else "13a"
+        return sacrebleu.corpus_bleu([hyps[i] for i in range(n)], [refs], tokenize=tokenize).score
 
     return score
 

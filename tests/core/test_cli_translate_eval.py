@@ -187,6 +187,16 @@ def test_evaluate_cli_stores_bleu_by_length(tiny_ws, tmp_path, capsys):
     assert "BLEU by source length" in capsys.readouterr().out
 
 
+def test_evaluate_cli_max_sentences_scores_a_prefix(tiny_ws):
+    from core.store import Workspace
+
+    assert run_cli(["--workspace", str(tiny_ws), "evaluate", "--run", "tiny", "--test", "test",
+                    "--beam", "1", "--max-sentences", "7"]) == 0
+    with Workspace.open(tiny_ws) as ws:
+        latest = ws.evaluations(ws.run_id("tiny"))[-1]
+    assert latest.test_name == "demo:test[:7]" and latest.metrics["sentences"] == 7
+
+
 def test_align_cli_imports_gold_and_writes_one_link_per_target_word(tiny_ws, tmp_path, capsys):
     from core.goldsets import list_gold_sets
     from core.store import Workspace

@@ -235,6 +235,10 @@ def test_load_stage1_reproduces_the_sentence_model_when_the_gate_is_shut():
     assert "decoder.1.cross_attn.v_proj.weight" in loaded and "ctx_encoder.0.ff.0.weight" in loaded
     assert torch.equal(model.ctx_encoder[0].ff[0].weight, sentence.encoder[0].ff[0].weight)
     assert torch.equal(model.encoder[1].self_attn.k_proj.bias, sentence.encoder[1].self_attn.k_proj.bias)
+    # stage 2 starts with the gate open towards the source, for every token and dimension
+    gates = run(model, b).gates
+    real = b["src"] != 0
+    assert torch.allclose(gates[real], torch.full_like(gates[real], torch.sigmoid(torch.tensor(3.0)).item()))
     with torch.no_grad():  # lambda = sigmoid(40) == 1 in float32: O' = O, context ignored
         model.encoder[1].gate.weight.zero_()
         model.encoder[1].gate.bias.fill_(40.0)

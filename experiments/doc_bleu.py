@@ -1,0 +1,68 @@
+"""Document-level BLEU (thesis Table 5.5 layout) of several runs on a prefix of the
+stored test split's documents: `evaluate --doc-level` on a CPU budget.
+
+    python experiments/doc_bleu.py WORKSPACE --run A --run B ... [--max-sentences 400]
+           [--beam 5] [--report FILE.md]
+
+Each test document is cut to its first --max-sentences sentences (in document order,
+so every kept sentence has its real previous sentence as context); otherwise the same
+calls as `evaluate --doc-level`: TranslationSession.translate_documents and
+core.evaluate.doclevel.document_bleu. The first --run is the baseline of the deltas.
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from core.cli.evaluate_cmd import _system_info, write_report  # noqa: E402
+from core.cli.translate_cmd import open_session  # noqa: E402
+from core.config import RunConfig  # noqa: E402
+from core.evaluate.doclevel import document_bleu  # noqa: E402
+from core.store import Workspace  # noqa: E402
+from core.train.run import load_split_corpora  # noqa: E402
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("workspace")
+    ap.add_argument("--run", action="append", required=True)
+    ap.add_argument("--max-sentences", type=int, default=400)
+    ap.add_argument("--beam", type=int, default=5)
+    ap.add_argument("--report")
+    args = ap.parse_args()
+    with Workspace.open(args.workspace, create=False) as ws:
+        first = ws.get_run(args.run[0])
+        seed = RunConfig.from_dict(first.config).train.seed
+        _, parts = load_split_corpora(ws, first.corpus_id, seed)
+        groups: dict[str, list] = {}
+        for p in parts["test"].pairs:
+            groups.setdefault(p.doc_id, []).append(p)
+        documents = [[(p.src, p.tgt) for p in g[:args.max_sentences]] for g in groups.values()]
+        sizes = {d: len(g) for d, g in groups.items()}
+        print(f"test documents (sentences kept of total): "
+              f"{ {d: (min(n, args.max_sentences), n) for d, n in sizes.items()} }", file=sys.stderr)
+        systems, infos = {}, {}
+        for ref in args.run:
+            session = open_session(ws, [ref], "best", "cpu")
+            name = ws.get_run(ref).name
+            t0 = time.time()
+            out = session.translate_documents([[s for s, _ in d] for d in documents],
+                                              beam=args.beam)
+            print(f"{name}: translated in {time.time() - t0:.0f} s", file=sys.stderr)
+            systems[name] = [[t.text for t in doc] for doc in out]
+            infos[name] = _system_info(session)
+        result = document_bleu(documents, systems, info=infos)
+        table = result.to_table(f"Document-level BLEU, first {args.max_sentences} sentences of "
+                                f"each test document (beam {args.beam})")
+        print(table.to_markdown())
+        if args.report:
+            write_report(args.report, [table], table.title)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
