@@ -17,6 +17,9 @@ from reversal import (
     train_reversal,
 )
 
+from core.evaluate.aer import corpus_aer
+from core.evaluate.alignment import Alignment
+from core.evaluate.extract import argmax_alignment
 from core.models.registry import VARIANTS, build_model, variant_config
 
 ATTENTION_VARIANTS = [name for name, over in VARIANTS if over.get("attention") != "none"]
@@ -69,3 +72,11 @@ def test_learns_reversal_with_antidiagonal_attention(name, data):
     assert before["accuracy"] < 0.3
     assert after["accuracy"] >= 0.95
     assert after["antidiagonal"] >= 0.90
+    # the same attention, as alignments: corpus AER against the anti-diagonal gold
+    attention = after["attention"].detach().numpy()
+    predicted, gold = [], []
+    for b in range(attention.shape[0]):
+        s_len, t_len = int(after["src_lens"][b]), int(after["tgt_lens"][b])  # t_len counts EOS
+        predicted.append(argmax_alignment(attention[b], src_len=s_len, tgt_len=t_len, drop_eos=True))
+        gold.append(Alignment.of(antidiagonal_links(s_len)))
+    assert corpus_aer(predicted, gold).aer < 0.1
