@@ -143,6 +143,8 @@ class CorporaPanel(QWidget):
             self.corpus_list.addItem(item)
             if info.id == select_id:
                 self.corpus_list.setCurrentItem(item)
+        if self.corpus_list.currentItem() is None and self.corpus_list.count():
+            self.corpus_list.setCurrentRow(0)  # never open on an empty table
 
     # --- import ------------------------------------------------------------------------------
     def open_import_dialog(self) -> None:
