@@ -1,42 +1,73 @@
 """Benchmarks that print numbers (never timed unit tests).
 
 `python main.py bench train` measures, for every model family and attention variant,
-steady-state training throughput (target tokens/s) and peak memory for a fixed model
-size (2 x 256, batch 64 sentences of 10-40 tokens from Tatoeba es->en). Each variant
-runs in its own subprocess so its peak memory (RSS on the CPU, the allocator's peak on
-a GPU) is its own.
+steady-state training throughput (target tokens/s, EOS included, padding excluded: the
+count OpenNMT-py reports) and peak memory for a fixed model size (the bench-onmt preset:
+2 x 256, batch 64 sentences, Adam, clip 5, loss normalised by target tokens).
+
+Two data sets:
+- split "default": Tatoeba es->en pairs with 10-40 tokens on both sides (at most 20,000);
+- split "onmt": exactly what ../shared/bench/peers-onmt.sh gives OpenNMT-py: every pair of
+  prepare_tatoeba.py's train.tok.{es,en} with at most 50 tokens a side (its filtertoolong),
+  vocabularies of 20,000 words from that training data.
+
+The parent loads and tokenises the pairs once and writes them to a temporary file; each
+variant then runs in its own subprocess so its peak memory is its own: on the CPU the
+peak RSS (ru_maxrss) and, to separate it from the interpreter and the data, the RSS just
+before the model is built; on a GPU the allocator's peak.
 """
 from __future__ import annotations
 
 import dataclasses
 import json
 import os
+import platform
 import resource
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
+from typing import TextIO
 
 import torch
 
-from core.config import ModelConfig, load_preset
+from core.config import ModelConfig, RunConfig, load_preset
 from core.errors import ConfigError
 
 SHARED_SPA = Path(__file__).resolve().parents[2] / "shared" / "data" / "tatoeba-spa-eng" / "spa.txt"
+SPLITS = ("default", "onmt")
+SPECIALS = 4  # <pad> <unk> <s> </s>: vocab sizes below count words, as OpenNMT-py does
+PRESET = "bench-onmt"
+
+Pairs = tuple[list[list[str]], list[list[str]]]
 
 
-def load_bench_pairs(data_dir: str | None, limit: int = 20000) -> tuple[list[list[str]], list[list[str]]]:
-    """Tokenised (es, en) pairs with 10-40 tokens on both sides.
+def load_bench_pairs(data_dir: str | None, split: str = "default", limit: int = 20000) -> Pairs:
+    """Tokenised (es, en) sentence pairs of `split` (see the module docstring).
 
     data_dir: the folder written by ../shared/bench/prepare_tatoeba.py (train.tok.es/en);
-    without it, spa.txt beside the checkout is tokenised here with sacremoses.
+    without it, spa.txt beside the checkout is tokenised here with sacremoses (default
+    split only).
     """
+    if split not in SPLITS:
+        raise ConfigError(f"unknown bench split {split!r}; use one of {SPLITS}")
     if data_dir:
         root = Path(data_dir)
-        src = (root / "train.tok.es").read_text(encoding="utf-8").splitlines()
-        tgt = (root / "train.tok.en").read_text(encoding="utf-8").splitlines()
-        pairs = list(zip((s.split() for s in src), (t.split() for t in tgt), strict=True))
+        files = [root / "train.tok.es", root / "train.tok.en"]
+        for f in files:
+            if not f.is_file():
+                raise ConfigError(f"{f}: missing; pass --data DIR written by "
+                                  "../shared/bench/prepare_tatoeba.py")
+        src = files[0].read_text(encoding="utf-8").splitlines()
+        tgt = files[1].read_text(encoding="utf-8").splitlines()
+        if len(src) != len(tgt):
+            raise ConfigError(f"{files[0]} has {len(src)} lines but {files[1]} has {len(tgt)}")
+        pairs = [(s.split(), t.split()) for s, t in zip(src, tgt, strict=True)]
     else:
+        if split == "onmt":
+            raise ConfigError("--split onmt needs --data DIR (prepare_tatoeba.py's output, the "
+                              "folder peers-onmt.sh trains OpenNMT-py on)")
         if not SHARED_SPA.exists():
             raise ConfigError(
                 f"no benchmark data: {SHARED_SPA} is absent; pass --data DIR written by "
@@ -51,14 +82,22 @@ def load_bench_pairs(data_dir: str | None, limit: int = 20000) -> tuple[list[lis
                 if not (10 <= len(es.split()) <= 40 and 10 <= len(en.split()) <= 40):
                     continue
                 pairs.append((tok_es.tokenize(es, escape=False), tok_en.tokenize(en, escape=False)))
-    pairs = [(s, t) for s, t in pairs if 10 <= len(s) <= 40 and 10 <= len(t) <= 40]
-    return [p[0] for p in pairs[:limit]], [p[1] for p in pairs[:limit]]
+    if split == "onmt":  # filtertoolong: src_seq_length = tgt_seq_length = 50, no cap on count
+        pairs = [(s, t) for s, t in pairs if 0 < len(s) <= 50 and 0 < len(t) <= 50]
+    else:
+        pairs = [(s, t) for s, t in pairs if 10 <= len(s) <= 40 and 10 <= len(t) <= 40][:limit]
+    return [p[0] for p in pairs], [p[1] for p in pairs]
+
+
+def bench_preset() -> RunConfig:
+    return load_preset(PRESET)
 
 
 def bench_variants() -> list[tuple[str, ModelConfig]]:
+    """Every registry variant at the preset's size (2 x 256, dropout 0.2, ...)."""
     from core.models.registry import VARIANTS
 
-    base = load_preset("bench-onmt").model
+    base = bench_preset().model
     out = []
     for name, overrides in VARIANTS:
         fields = overrides if isinstance(overrides, dict) else dataclasses.asdict(overrides)
@@ -67,26 +106,42 @@ def bench_variants() -> list[tuple[str, ModelConfig]]:
     return out
 
 
-def measure_variant(name: str, steps: int, warmup: int, device: str, data_dir: str | None,
+def _rss_mb() -> float:
+    """Current resident set size in MB (Linux /proc; 0 where unavailable)."""
+    try:
+        pages = int(Path("/proc/self/statm").read_text().split()[1])
+    except (OSError, IndexError, ValueError):
+        return 0.0
+    return pages * os.sysconf("SC_PAGE_SIZE") / 2**20
+
+
+def measure_variant(name: str, steps: int, warmup: int, device: str, pairs_file: str,
                     threads: int) -> dict:
-    """Train `steps` batches after `warmup` and return throughput and peak memory."""
+    """Train `steps` batches after `warmup` on the pairs in `pairs_file` (JSON [src, tgt])
+    and return throughput and peak memory. Runs in a fresh process (see run_train_bench)."""
     from core.data.batching import BatchPlan
     from core.data.vocab import Vocab
     from core.models.registry import build_model
     from core.train.loop import sequence_nll
+    from core.train.optim import build_optimizer
 
     torch.set_num_threads(threads)
+    preset = bench_preset()
     cfg = dict(bench_variants())[name]
-    src_tok, tgt_tok = load_bench_pairs(data_dir)
-    src_vocab = Vocab.build(src_tok, max_size=20000)
-    tgt_vocab = Vocab.build(tgt_tok, max_size=20000)
+    with open(pairs_file, encoding="utf-8") as f:
+        src_tok, tgt_tok = json.load(f)
+    src_vocab = Vocab.build(src_tok, max_size=preset.data.src_vocab_size + SPECIALS)
+    tgt_vocab = Vocab.build(tgt_tok, max_size=preset.data.tgt_vocab_size + SPECIALS)
     src_ids = [src_vocab.encode(s) for s in src_tok]
     tgt_ids = [tgt_vocab.encode(t) for t in tgt_tok]
-    plan = BatchPlan(src_ids, tgt_ids, batch_size=64, seed=1)
+    del src_tok, tgt_tok
+    plan = BatchPlan(src_ids, tgt_ids, batch_size=preset.data.batch_size, seed=1)
     dev = torch.device(device)
+    base_mb = _rss_mb()
     torch.manual_seed(1)
     model = build_model(cfg, len(src_vocab), len(tgt_vocab)).to(dev).train()
-    opt = torch.optim.Adam(model.parameters(), lr=1e-3)
+    opt = build_optimizer(model.parameters(), preset.train)
+    clip = preset.train.clip_norm
     batches = plan.epoch(0)
     if dev.type == "cuda":
         torch.cuda.reset_peak_memory_stats(dev)
@@ -100,43 +155,84 @@ def measure_variant(name: str, steps: int, warmup: int, device: str, data_dir: s
         out = model(batch.src, batch.src_lens, batch.tgt_in)
         loss_sum, _, n = sequence_nll(out.log_probs, batch.tgt_out)
         opt.zero_grad(set_to_none=True)
-        (loss_sum / n).backward()
-        torch.nn.utils.clip_grad_norm_(model.parameters(), 5.0)
+        (loss_sum / n).backward()  # normalization: tokens
+        if clip > 0:
+            torch.nn.utils.clip_grad_norm_(model.parameters(), clip)
         opt.step()
         tokens += n
     if dev.type == "cuda":
         torch.cuda.synchronize(dev)
-        peak_mb = torch.cuda.max_memory_allocated(dev) / 2**20
-    else:
-        peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     elapsed = time.perf_counter() - start
-    return {"variant": name, "device": device, "steps": steps, "tgt_tok_per_s": tokens / elapsed,
-            "peak_mem_mb": peak_mb, "params": sum(p.numel() for p in model.parameters())}
+    row = {"variant": name, "device": device, "threads": torch.get_num_threads(),
+           "steps": steps, "tgt_tokens": tokens, "seconds": round(elapsed, 3),
+           "tgt_tok_per_s": tokens / elapsed, "params": sum(p.numel() for p in model.parameters()),
+           "src_vocab": len(src_vocab), "tgt_vocab": len(tgt_vocab), "pairs": len(src_ids)}
+    if dev.type == "cuda":
+        row["peak_mem_mb"] = torch.cuda.max_memory_allocated(dev) / 2**20
+        row["base_mem_mb"] = 0.0
+    else:  # ru_maxrss is in KiB on Linux
+        row["peak_mem_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+        row["base_mem_mb"] = base_mb
+    return row
+
+
+def machine_line(device: str, threads: int) -> str:
+    """One line naming the machine, e.g. 'cpu, 2 threads (nproc 2), torch 2.13.0, x86_64'."""
+    where = device
+    if device.startswith("cuda") and torch.cuda.is_available():
+        where = f"{torch.cuda.get_device_name(torch.device(device))} ({device})"
+    return (f"{where}, {threads} threads (nproc {os.cpu_count()}), torch {torch.__version__}, "
+            f"{platform.machine()}")
+
+
+def format_row(row: dict) -> str:
+    train = row["peak_mem_mb"] - row["base_mem_mb"]
+    return (f"{row['variant']:<26} {row['tgt_tok_per_s']:>9.0f} {row['peak_mem_mb']:>8.0f} "
+            f"{train:>8.0f} {row['params'] / 1e6:>7.2f}M")
+
+
+HEADER = f"{'variant':<26} {'tgt tok/s':>9} {'peak MB':>8} {'train MB':>8} {'params':>8}"
 
 
 def run_train_bench(variants: list[str] | None, steps: int, warmup: int, device: str,
-                    data_dir: str | None, threads: int, out=sys.stdout) -> list[dict]:
+                    data_dir: str | None, threads: int, split: str = "default",
+                    out: TextIO = sys.stdout) -> list[dict]:
+    """Measure every variant (or `variants`), print a table to `out`, return the rows.
+
+    'peak MB' is the subprocess's peak (RSS on the CPU), 'train MB' that peak minus the
+    RSS before the model was built (interpreter, torch and the data excluded).
+    """
     names = [n for n, _ in bench_variants()]
     if variants:
         unknown = sorted(set(variants) - set(names))
         if unknown:
             raise ConfigError(f"unknown variant(s) {unknown}; known: {names}")
         names = [n for n in names if n in variants]
+    src, tgt = load_bench_pairs(data_dir, split)
+    n_tgt = sum(len(t) + 1 for t in tgt)
+    print(f"# bench train: {machine_line(device, threads)}", file=out)
+    print(f"# split {split}: {len(src)} pairs, mean target {n_tgt / max(1, len(tgt)):.1f} "
+          f"tokens + EOS; preset {PRESET}; {warmup} warm-up + {steps} timed steps", file=out)
+    print(HEADER, file=out, flush=True)
     rows = []
-    print(f"{'variant':<28} {'device':<8} {'tgt tok/s':>10} {'peak MB':>9} {'params':>10}", file=out)
-    for name in names:
-        cmd = [sys.executable, "-c",
-               "import json,sys; from core.bench import measure_variant; "
-               f"print('RESULT', json.dumps(measure_variant({name!r}, {steps}, {warmup}, "
-               f"{device!r}, {data_dir!r}, {threads})))"]
-        proc = subprocess.run(cmd, capture_output=True, text=True,
-                              cwd=Path(__file__).resolve().parents[1], env=dict(os.environ))
-        line = [ln for ln in proc.stdout.splitlines() if ln.startswith("RESULT ")]
-        if proc.returncode or not line:
-            print(f"{name:<28} failed: {proc.stderr.strip().splitlines()[-1:]}", file=out)
-            continue
-        row = json.loads(line[0][7:])
-        rows.append(row)
-        print(f"{name:<28} {device:<8} {row['tgt_tok_per_s']:>10.0f} {row['peak_mem_mb']:>9.0f} "
-              f"{row['params']:>10,}", file=out, flush=True)
+    with tempfile.TemporaryDirectory(prefix="nmt-bench-") as tmp:
+        pairs_file = os.path.join(tmp, "pairs.json")
+        with open(pairs_file, "w", encoding="utf-8") as f:
+            json.dump([src, tgt], f)
+        del src, tgt
+        for name in names:
+            cmd = [sys.executable, "-c",
+                   "import json; from core.bench import measure_variant; "
+                   f"print('RESULT', json.dumps(measure_variant({name!r}, {steps}, {warmup}, "
+                   f"{device!r}, {pairs_file!r}, {threads})))"]
+            proc = subprocess.run(cmd, capture_output=True, text=True,
+                                  cwd=Path(__file__).resolve().parents[1], env=dict(os.environ))
+            line = [ln for ln in proc.stdout.splitlines() if ln.startswith("RESULT ")]
+            if proc.returncode or not line:
+                print(f"{name:<26} failed: {proc.stderr.strip().splitlines()[-1:]}", file=out)
+                continue
+            row = json.loads(line[0][7:])
+            row["split"] = split
+            rows.append(row)
+            print(format_row(row), file=out, flush=True)
     return rows
