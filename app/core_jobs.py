@@ -170,6 +170,16 @@ def corpus_aer_rows(views: dict[tuple[int, int], PairView], golds: Sequence[Alig
     return rows
 
 
+def baseline_job(ws: Any, run_id: int, words: Sequence[tuple[list[str], list[str]]],
+                 ctx: JobContext) -> list:
+    """eflomal alignments of the given (source words, target words) pairs, trained on the
+    run's corpus (core.evaluate.attention_aer.run_baseline_alignments)."""
+    from core.evaluate.attention_aer import run_baseline_alignments
+
+    ctx.progress(0, None, "training eflomal on the run's corpus")
+    return run_baseline_alignments(ws, run_id, [s for s, _ in words], [t for _, t in words])
+
+
 # --- evaluation ----------------------------------------------------------------------------------------
 def split_test_pairs(ws: Any, run_id: int, limit: int = 0) -> list[tuple[str, str]]:
     """(source, reference) of the run's corpus's test split (the split training used)."""

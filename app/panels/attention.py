@@ -35,12 +35,14 @@ from app.core_jobs import (
     PairView,
     SessionCache,
     attention_job,
+    baseline_job,
     corpus_aer_rows,
     split_test_pairs,
 )
 from app.widgets.heatmap import AttentionHeatmap
 from app.widgets.run_list import RunList
 from core.errors import WorkbenchError
+from core.evaluate.aer import corpus_aer
 from core.goldsets import list_gold_sets, load_gold_set
 
 SOURCES = ("Gold set", "Test split", "Typed pairs")
@@ -109,6 +111,11 @@ class AttentionPanel(QWidget):
         self.show_pred.setChecked(True)
         for box in (self.show_gold, self.show_pred):
             box.toggled.connect(lambda _=None: self._apply_overlays())
+        self.baseline = QCheckBox("statistical baseline (eflomal)")
+        self.baseline.setToolTip("Also align the gold pairs with eflomal, trained on the first "
+                                 "model's training corpus, and add it to the whole-set table")
+        self.baseline_alignments: list | None = None
+        self.baseline_job: workers.Job | None = None
         self.run_button = QPushButton("Compute attention")
         self.run_button.setShortcut("Ctrl+R")
         self.run_button.clicked.connect(self.compute)
@@ -128,7 +135,7 @@ class AttentionPanel(QWidget):
         top.addWidget(QLabel("Models (2–4)"), 0, 4)
         top.addWidget(self.models, 1, 4, 2, 1)
         checks = QVBoxLayout()
-        for w in (self.forced, self.show_gold, self.show_pred):
+        for w in (self.forced, self.show_gold, self.show_pred, self.baseline):
             checks.addWidget(w)
         top.addLayout(checks, 0, 5, 3, 1)
         actions = QVBoxLayout()
@@ -347,7 +354,18 @@ class AttentionPanel(QWidget):
         self.job.finished.connect(self._computed)
         self.job.state_changed.connect(lambda _s: self._update_controls())
         self._update_controls()
+        self.baseline_alignments = None
+        if self.baseline.isChecked() and all(p.gold is not None for p in self.pairs):
+            words = [(p.gold_src or p.source.split(), p.gold_tgt or p.target.split())
+                     for p in self.pairs]
+            self.baseline_job = self.jobs.submit(
+                baseline_job, self.workspace, run_ids[0], words, name="eflomal baseline")
+            self.baseline_job.finished.connect(self._baseline_done)
         return self.job
+
+    def _baseline_done(self, alignments: list) -> None:
+        self.baseline_alignments = list(alignments)
+        self._fill_corpus_table()
 
     def _on_event(self, kind: str, data: dict) -> None:
         if kind == "progress" and data.get("total"):
@@ -422,6 +440,9 @@ class AttentionPanel(QWidget):
             return
         runs = [(r, f"{r}: {self.names.get(r, '?')}") for r in run_ids]
         rows = corpus_aer_rows(self.views, golds, runs)
+        if self.baseline_alignments is not None and len(self.baseline_alignments) == len(golds):
+            c = corpus_aer(self.baseline_alignments, golds)
+            rows.append(["eflomal grow-diag-final-and", len(golds), c.aer, c.precision, c.recall])
         self.corpus_table.setRowCount(len(rows))
         for r, values in enumerate(rows):
             for c, value in enumerate(values):

@@ -275,3 +275,29 @@ def test_no_widgets_leak_after_real_work(qtbot, tmp_path, trained_ws):
     del window, panel
     flush()
     assert len(app.topLevelWidgets()) == before
+
+
+def test_attention_whole_set_table_includes_the_eflomal_baseline(qtbot, trained_ws, errors):
+    from core.evaluate.aer import corpus_aer
+
+    window = _window(qtbot, trained_ws)
+    panel = window.attention
+    ws = window.workspace
+    ids = {r.name: r.id for r in ws.list_runs()}
+    panel.models.set_checked([ids["glob"], ids["locp"]])
+    panel.pair_source.setCurrentText("Gold set")
+    panel.gold_set.setCurrentText("demo-gold")
+    panel.baseline.setChecked(True)
+    job = panel.compute()
+    qtbot.waitUntil(lambda: job.done and panel.baseline_job is not None
+                    and panel.baseline_job.done, timeout=120000)
+    assert panel.baseline_job.state == workers.FINISHED, errors
+    gold = load_gold_set(ws, "demo-gold")
+    assert len(panel.baseline_alignments) == len(gold)
+    assert panel.corpus_table.rowCount() == 3
+    assert panel.corpus_table.item(2, 0).text() == "eflomal grow-diag-final-and"
+    shown = float(panel.corpus_table.item(2, 2).text())
+    expected = corpus_aer(panel.baseline_alignments, gold.alignments).aer
+    assert shown == pytest.approx(expected, abs=1e-3)
+    assert shown < 0.4  # a real aligner, even on the small demo corpus (measured ~0.18)
+    window.close()
