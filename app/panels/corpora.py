@@ -9,12 +9,15 @@ import pyqtgraph as pg
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QKeySequence, QShortcut
 from PySide6.QtWidgets import (
+    QDoubleSpinBox,
+    QGridLayout,
     QHBoxLayout,
     QLabel,
     QLineEdit,
     QListWidget,
     QListWidgetItem,
     QPushButton,
+    QSpinBox,
     QSplitter,
     QTableView,
     QVBoxLayout,
@@ -44,6 +47,18 @@ def load_job(workspace: Any, corpus_id: int, ctx: JobContext) -> tuple[Any, Any]
     corpus = workspace.load_corpus(corpus_id)
     stats_fn = find("core.data.stats", "corpus_stats")
     return corpus, (stats_fn(corpus) if stats_fn is not None else None)
+
+
+def split_job(workspace: Any, corpus_id: int, seed: int, ratios: tuple[float, float, float],
+              ctx: Any = None) -> dict[str, int]:
+    """core.data.splits.split_corpus + Workspace.save_split; returns the set sizes."""
+    from core.data.splits import split_corpus
+
+    splits = split_corpus(workspace.load_corpus(corpus_id), seed=seed, ratios=ratios)
+    assignment = {"train": splits.train_indices, "dev": splits.dev_indices,
+                  "test": splits.test_indices}
+    workspace.save_split(corpus_id, seed, ratios, assignment)
+    return {k: len(v) for k, v in assignment.items()}
 
 
 class CorporaPanel(QWidget):
@@ -112,6 +127,7 @@ class CorporaPanel(QWidget):
         right_layout.addWidget(QLabel("<b>Statistics</b>"))
         right_layout.addWidget(self.stats_label)
         right_layout.addWidget(self.histogram, 1)
+        right_layout.addWidget(self._split_box())
 
         splitter = QSplitter(Qt.Orientation.Horizontal)
         for w in (left, middle, right):
@@ -124,6 +140,51 @@ class CorporaPanel(QWidget):
         self._formats = find("core.data.readers", "FORMATS") or ("parallel", "tsv", "tmx", "docs")
         self.import_button.setEnabled(False)
         self.import_button.setToolTip("Open a workspace first.")
+
+    def _split_box(self) -> QWidget:
+        """Seed and train/dev/test ratios of the corpus's one stored split (documents are
+        kept whole); training runs use it."""
+        box = QWidget()
+        grid = QGridLayout(box)
+        grid.setContentsMargins(0, 6, 0, 0)
+        grid.addWidget(QLabel("<b>Split</b>"), 0, 0, 1, 4)
+        self.split_seed = QSpinBox()
+        self.split_seed.setRange(0, 2**31 - 1)
+        self.split_seed.setValue(1234)
+        self.split_ratios = []
+        grid.addWidget(QLabel("seed"), 1, 0)
+        grid.addWidget(self.split_seed, 1, 1, 1, 3)
+        for col, (name, value) in enumerate((("train", 0.8), ("dev", 0.1), ("test", 0.1))):
+            spin = QDoubleSpinBox()
+            spin.setRange(0.0, 1.0)
+            spin.setSingleStep(0.05)
+            spin.setDecimals(3)
+            spin.setValue(value)
+            spin.setToolTip(f"share of the {name} set")
+            self.split_ratios.append(spin)
+            grid.addWidget(spin, 2, col + 1)
+        grid.addWidget(QLabel("train/dev/test"), 2, 0)
+        self.split_button = QPushButton("Store split")
+        self.split_button.clicked.connect(self.store_split)
+        self.split_label = QLabel("")
+        self.split_label.setObjectName("hint")
+        grid.addWidget(self.split_button, 3, 0)
+        grid.addWidget(self.split_label, 3, 1, 1, 3)
+        return box
+
+    def store_split(self) -> workers.Job | None:
+        """Split the shown corpus (in a worker) and store it in the workspace."""
+        if self.workspace is None or self.corpus_list.currentItem() is None:
+            return None
+        corpus_id = self.corpus_list.currentItem().data(Qt.ItemDataRole.UserRole)
+        ratios = tuple(round(s.value(), 6) for s in self.split_ratios)
+        job = self.jobs.submit(split_job, self.workspace, corpus_id, self.split_seed.value(),
+                               ratios, name="Split corpus")
+        job.finished.connect(self._show_split)
+        return job
+
+    def _show_split(self, sizes: dict[str, int]) -> None:
+        self.split_label.setText(" · ".join(f"{k} {v:,}" for k, v in sizes.items()))
 
     # --- workspace -------------------------------------------------------------------------
     def set_workspace(self, workspace: Any) -> None:

@@ -96,3 +96,24 @@ def test_no_widgets_leak(qtbot, tmp_path):
     del window
     _flush_deletes()
     assert len(app.topLevelWidgets()) == before
+
+
+def test_split_from_the_corpora_screen_is_stored(qtbot, tmp_path):
+    src, tgt = tmp_path / "c.en", tmp_path / "c.fr"
+    src.write_text("".join(f"sentence {i}\n" for i in range(20)), encoding="utf-8")
+    tgt.write_text("".join(f"phrase {i}\n" for i in range(20)), encoding="utf-8")
+    window = MainWindow(tmp_path / "ws")
+    qtbot.addWidget(window)
+    _wait_done(qtbot, window.corpora.import_corpus("parallel", [str(src), str(tgt)], "en", "fr",
+                                                   {"lenient": False}, "twenty"))
+    panel = window.corpora
+    panel.split_seed.setValue(7)
+    for spin, value in zip(panel.split_ratios, (0.7, 0.2, 0.1), strict=True):
+        spin.setValue(value)
+    job = panel.store_split()
+    _wait_done(qtbot, job)
+    assert job.state == workers.FINISHED
+    stored = window.workspace.load_split("twenty")
+    assert {k: len(v) for k, v in stored.assignment.items()} == {"train": 14, "dev": 4, "test": 2}
+    assert panel.split_label.text() == "train 14 · dev 4 · test 2"
+    window.close()
