@@ -4,13 +4,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-from PySide6.QtCore import QRectF
-from PySide6.QtGui import QColor, QImage, QPainter
 from PySide6.QtWidgets import QFileDialog, QInputDialog, QWidget
 
 from app import workers
-from app.widgets.heatmap import _image_bytes, _pdf_bytes, _svg_bytes
-from core.atomic import write_bytes_atomic
+from app.widgets.heatmap import export_scene
 
 FILTER = "PNG image (*.png);;SVG (*.svg);;PDF (*.pdf)"
 DEFAULT_DPI = 200
@@ -19,29 +16,7 @@ DEFAULT_DPI = 200
 def export_item(item, path: str | Path, dpi: int = DEFAULT_DPI) -> Path:
     """Write a pyqtgraph item (a PlotItem, a layout) as PNG/SVG/PDF by suffix; PNG is
     scaled for `dpi` (the screen counts as 96 dpi)."""
-    path = Path(path)
-    scene = item.scene()
-    source = item.sceneBoundingRect()
-    suffix = path.suffix.lower()
-    if suffix == ".png":
-        scale = dpi / 96.0
-        image = QImage(max(1, round(source.width() * scale)), max(1, round(source.height() * scale)),
-                       QImage.Format.Format_ARGB32)
-        image.fill(QColor("white"))
-        painter = QPainter(image)
-        painter.setRenderHint(QPainter.RenderHint.Antialiasing)
-        painter.setRenderHint(QPainter.RenderHint.TextAntialiasing)
-        scene.render(painter, QRectF(0, 0, image.width(), image.height()), source)
-        painter.end()
-        dots_per_metre = int(round(dpi / 0.0254))
-        image.setDotsPerMeterX(dots_per_metre)
-        image.setDotsPerMeterY(dots_per_metre)
-        return write_bytes_atomic(path, _image_bytes(image, "PNG"))
-    if suffix == ".svg":
-        return write_bytes_atomic(path, _svg_bytes(scene, source))
-    if suffix == ".pdf":
-        return write_bytes_atomic(path, _pdf_bytes(scene, source, dpi))
-    raise ValueError(f"{path}: export as .png, .svg or .pdf")
+    return export_scene(item.scene(), item.sceneBoundingRect(), path, dpi)
 
 
 def _ask(parent: QWidget, stem: str) -> tuple[str, int] | None:

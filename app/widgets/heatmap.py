@@ -258,31 +258,36 @@ class AttentionHeatmap(QWidget):
     def export(self, path: str | Path, dpi: int = 150) -> Path:
         """Write the figure as PNG, SVG or PDF (by the file suffix), scaled for `dpi`
         (the on-screen figure counts as 96 dpi)."""
-        path = Path(path)
-        suffix = path.suffix.lower()
-        scene = self.graphics.scene()
-        source = self.graphics.ci.sceneBoundingRect()  # the whole figure, colour bar included
-        if suffix == ".png":
-            scale = dpi / 96.0
-            image = QImage(max(1, round(source.width() * scale)),
-                           max(1, round(source.height() * scale)), QImage.Format.Format_ARGB32)
-            image.fill(QColor("white"))
-            painter = QPainter(image)
-            painter.setRenderHint(QPainter.RenderHint.Antialiasing)
-            painter.setRenderHint(QPainter.RenderHint.TextAntialiasing)
-            scene.render(painter, QRectF(0, 0, image.width(), image.height()), source)
-            painter.end()
-            dots_per_metre = int(round(dpi / 0.0254))
-            image.setDotsPerMeterX(dots_per_metre)
-            image.setDotsPerMeterY(dots_per_metre)
-            return write_bytes_atomic(path, _image_bytes(image, "PNG"))
-        if suffix == ".svg":
-            # QSvgGenerator paints the scene exactly as on screen (pyqtgraph's own SVG
-            # exporter trips over empty overlay paths)
-            return write_bytes_atomic(path, _svg_bytes(scene, source))
-        if suffix == ".pdf":
-            return write_bytes_atomic(path, _pdf_bytes(scene, source, dpi))
-        raise ValueError(f"{path}: export as .png, .svg or .pdf")
+        # the whole figure, colour bar included
+        return export_scene(self.graphics.scene(), self.graphics.ci.sceneBoundingRect(), path, dpi)
+
+
+def export_scene(scene, source: QRectF, path: str | Path, dpi: int = 150) -> Path:
+    """Write the `source` rectangle of a graphics scene as PNG, SVG or PDF (by the file
+    suffix), atomically; PNG is scaled for `dpi` (the screen counts as 96 dpi)."""
+    path = Path(path)
+    suffix = path.suffix.lower()
+    if suffix == ".png":
+        scale = dpi / 96.0
+        image = QImage(max(1, round(source.width() * scale)),
+                       max(1, round(source.height() * scale)), QImage.Format.Format_ARGB32)
+        image.fill(QColor("white"))
+        painter = QPainter(image)
+        painter.setRenderHint(QPainter.RenderHint.Antialiasing)
+        painter.setRenderHint(QPainter.RenderHint.TextAntialiasing)
+        scene.render(painter, QRectF(0, 0, image.width(), image.height()), source)
+        painter.end()
+        dots_per_metre = int(round(dpi / 0.0254))
+        image.setDotsPerMeterX(dots_per_metre)
+        image.setDotsPerMeterY(dots_per_metre)
+        return write_bytes_atomic(path, _image_bytes(image, "PNG"))
+    if suffix == ".svg":
+        # QSvgGenerator paints the scene exactly as on screen (pyqtgraph's own SVG
+        # exporter trips over empty overlay paths)
+        return write_bytes_atomic(path, _svg_bytes(scene, source))
+    if suffix == ".pdf":
+        return write_bytes_atomic(path, _pdf_bytes(scene, source, dpi))
+    raise ValueError(f"{path}: export as .png, .svg or .pdf")
 
 
 def _centres(links: Iterable[Link]) -> np.ndarray:
