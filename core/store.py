@@ -17,13 +17,21 @@ import threading
 import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from core.atomic import write_text_atomic
 from core.data.corpus import Corpus
 from core.errors import StoreError
+from core.store_records import (  # noqa: F401 - re-exported: core.store is the API
+    CheckpointInfo,
+    CorpusInfo,
+    EvaluationInfo,
+    MetricPoint,
+    RunInfo,
+    SplitInfo,
+    TranslationInfo,
+)
 from core.workspace_paths import (
     CORPORA_DIR,
     DB_NAME,
@@ -43,92 +51,6 @@ METRIC_KINDS = ("train", "valid")
 CHECKPOINT_KINDS = ("last", "best")
 BUSY_TIMEOUT_S = 60.0  # how long a writer waits for another process's transaction
 
-# --- plain records returned by the API -------------------------------------------------
-
-
-@dataclass
-class CorpusInfo:
-    id: int
-    name: str
-    format: str
-    src_lang: str
-    tgt_lang: str
-    n_pairs: int
-    n_documents: int
-    created: float  # seconds since the epoch
-    sources: list[str]
-    options: dict[str, Any]
-    warnings: list[str]
-    path: Path  # corpora/<id>/
-
-
-@dataclass
-class SplitInfo:
-    corpus_id: int
-    seed: int
-    ratios: list[float]
-    assignment: dict[str, list[int]]  # split name -> pair indices
-    created: float
-
-    @property
-    def sizes(self) -> dict[str, int]:
-        return {name: len(idx) for name, idx in self.assignment.items()}
-
-
-@dataclass
-class RunInfo:
-    id: int
-    name: str
-    family: str
-    config: dict[str, Any]
-    corpus_id: int | None
-    status: str
-    device: str
-    error: str
-    created: float
-    started: float | None
-    finished: float | None
-    steps: int
-    elapsed_s: float
-    path: Path  # runs/<id>/
-
-
-@dataclass
-class MetricPoint:
-    step: int
-    kind: str
-    name: str
-    value: float  # NaN stays NaN
-    time: float
-
-
-@dataclass
-class CheckpointInfo:
-    id: int
-    run_id: int
-    step: int
-    path: Path
-    kind: str
-    dev_ppl: float | None
-    created: float
-
-
-@dataclass
-class EvaluationInfo:
-    id: int
-    run_ids: list[int]
-    test_name: str
-    metrics: dict[str, Any]
-    created: float
-
-
-@dataclass
-class TranslationInfo:
-    id: int
-    run_id: int | None
-    document: str
-    path: Path
-    created: float
 
 
 def _connect(db_path: Path) -> sqlite3.Connection:
