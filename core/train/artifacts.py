@@ -56,13 +56,13 @@ class LoadedModel:
 def pick_checkpoint(run_dir: Path, which: str = "best") -> Path:
     """'best' (lowest dev perplexity, else last), 'last', or a file name in the run."""
     if which == "best":
-        best = sorted(run_dir.glob("best-*.pt"))
+        best = sorted(run_dir.glob("best-*.pt"))  # best-<step:08d>.pt: by step
         if best:
-            state = ckpt.load_checkpoint(best[0])
-            entries = state.get("best") or []
-            if entries:
-                return run_dir / sorted(entries)[0][2]
-            return best[0]
+            # The newest best file carries the current best-k ranking (an older one only
+            # knows the ranking at its own step, before later improvements).
+            entries = ckpt.load_checkpoint(best[-1]).get("best") or []
+            ranked = [run_dir / name for _, _, name in sorted(entries) if (run_dir / name).exists()]
+            return ranked[0] if ranked else best[-1]
         which = "last"
     path = run_dir / (ckpt.LAST if which == "last" else which)
     if not path.exists():

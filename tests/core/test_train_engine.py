@@ -136,3 +136,18 @@ def test_perplexity_is_exp_of_token_nll(tmp_path):
     train_model(tiny_config(max_steps=2, valid_every=2), reversal_data(), tmp_path, ctx)
     v = ctx.of_kind("validation")[0].data
     assert v["dev_ppl"] == pytest.approx(math.exp(v["dev_loss"]))
+
+
+def test_best_checkpoint_is_the_lowest_dev_perplexity_of_all_validations(tmp_path):
+    """Found by a run whose last validation was its best: 'best' must come from the newest
+    ranking, not from the first best file's (which predates the later improvement)."""
+    from core.train.artifacts import pick_checkpoint
+
+    ctx = RecordingContext()
+    train_model(tiny_config(max_steps=24, valid_every=4, keep_best=2), reversal_data(), tmp_path, ctx)
+    dev = {e.data["step"]: e.data["dev_ppl"] for e in ctx.of_kind("validation")}
+    best_step = min(dev, key=dev.get)
+    assert best_step != min(dev)  # the first validation was not the best one
+    assert pick_checkpoint(tmp_path, "best").name == f"best-{best_step:08d}.pt"
+    kept = sorted(int(p.stem.split("-")[1]) for p in tmp_path.glob("best-*.pt"))
+    assert kept == sorted(sorted(dev, key=dev.get)[:2])
