@@ -116,13 +116,14 @@ def _rss_mb() -> float:
 
 
 def measure_variant(name: str, steps: int, warmup: int, device: str, pairs_file: str,
-                    threads: int) -> dict:
+                    threads: int, sampled_softmax: int = 0) -> dict:
     """Train `steps` batches after `warmup` on the pairs in `pairs_file` (JSON [src, tgt])
-    and return throughput and peak memory. Runs in a fresh process (see run_train_bench)."""
+    and return throughput and peak memory. Runs in a fresh process (see run_train_bench).
+    sampled_softmax: 0 = full softmax, K = Jean et al.'s K-word candidate softmax."""
     from core.data.batching import BatchPlan
     from core.data.vocab import Vocab
     from core.models.registry import build_model
-    from core.train.loop import sequence_nll
+    from core.train.loop import forward_batch, sequence_nll
     from core.train.optim import build_optimizer
 
     torch.set_num_threads(threads)
@@ -151,9 +152,9 @@ def measure_variant(name: str, steps: int, warmup: int, device: str, pairs_file:
             if dev.type == "cuda":
                 torch.cuda.synchronize(dev)
             tokens, start = 0, time.perf_counter()
-        batch = plan.collate(batches[i % len(batches)]).to(dev)
-        out = model(batch.src, batch.src_lens, batch.tgt_in)
-        loss_sum, _, n = sequence_nll(out.log_probs, batch.tgt_out)
+        out, _, targets = forward_batch(model, plan.collate(batches[i % len(batches)]), dev, False,
+                                        sampled_softmax, len(tgt_vocab))
+        loss_sum, _, n = sequence_nll(out.log_probs, targets)
         opt.zero_grad(set_to_none=True)
         (loss_sum / n).backward()  # normalization: tokens
         if clip > 0:
@@ -163,7 +164,8 @@ def measure_variant(name: str, steps: int, warmup: int, device: str, pairs_file:
     if dev.type == "cuda":
         torch.cuda.synchronize(dev)
     elapsed = time.perf_counter() - start
-    row = {"variant": name, "device": device, "threads": torch.get_num_threads(),
+    label = f"{name} +ss{sampled_softmax}" if sampled_softmax else name
+    row = {"variant": label, "sampled_softmax": sampled_softmax, "device": device, "threads": torch.get_num_threads(),
            "steps": steps, "tgt_tokens": tokens, "seconds": round(elapsed, 3),
            "tgt_tok_per_s": tokens / elapsed, "params": sum(p.numel() for p in model.parameters()),
            "src_vocab": len(src_vocab), "tgt_vocab": len(tgt_vocab), "pairs": len(src_ids)}
@@ -187,17 +189,19 @@ def machine_line(device: str, threads: int) -> str:
 
 def format_row(row: dict) -> str:
     train = row["peak_mem_mb"] - row["base_mem_mb"]
-    return (f"{row['variant']:<26} {row['tgt_tok_per_s']:>9.0f} {row['peak_mem_mb']:>8.0f} "
+    return (f"{row['variant']:<30} {row['tgt_tok_per_s']:>9.0f} {row['peak_mem_mb']:>8.0f} "
             f"{train:>8.0f} {row['params'] / 1e6:>7.2f}M")
 
 
-HEADER = f"{'variant':<26} {'tgt tok/s':>9} {'peak MB':>8} {'train MB':>8} {'params':>8}"
+HEADER = f"{'variant':<30} {'tgt tok/s':>9} {'peak MB':>8} {'train MB':>8} {'params':>8}"
 
 
 def run_train_bench(variants: list[str] | None, steps: int, warmup: int, device: str,
                     data_dir: str | None, threads: int, split: str = "default",
-                    out: TextIO = sys.stdout) -> list[dict]:
+                    out: TextIO = sys.stdout, sampled_softmax: int = 0) -> list[dict]:
     """Measure every variant (or `variants`), print a table to `out`, return the rows.
+    With sampled_softmax = K, each variant is measured a second time with Jean et al.'s
+    K-word candidate softmax (row suffix '+ssK').
 
     'peak MB' is the subprocess's peak (RSS on the CPU), 'train MB' that peak minus the
     RSS before the model was built (interpreter, torch and the data excluded).
@@ -220,16 +224,17 @@ def run_train_bench(variants: list[str] | None, steps: int, warmup: int, device:
         with open(pairs_file, "w", encoding="utf-8") as f:
             json.dump([src, tgt], f)
         del src, tgt
-        for name in names:
+        runs = [(n, k) for n in names for k in ([0, sampled_softmax] if sampled_softmax else [0])]
+        for name, k in runs:
             cmd = [sys.executable, "-c",
                    "import json; from core.bench import measure_variant; "
                    f"print('RESULT', json.dumps(measure_variant({name!r}, {steps}, {warmup}, "
-                   f"{device!r}, {pairs_file!r}, {threads})))"]
+                   f"{device!r}, {pairs_file!r}, {threads}, {k})))"]
             proc = subprocess.run(cmd, capture_output=True, text=True,
                                   cwd=Path(__file__).resolve().parents[1], env=dict(os.environ))
             line = [ln for ln in proc.stdout.splitlines() if ln.startswith("RESULT ")]
             if proc.returncode or not line:
-                print(f"{name:<26} failed: {proc.stderr.strip().splitlines()[-1:]}", file=out)
+                print(f"{name:<30} failed: {proc.stderr.strip().splitlines()[-1:]}", file=out)
                 continue
             row = json.loads(line[0][7:])
             row["split"] = split

@@ -88,6 +88,7 @@ class TrainConfig:
     max_steps: int = 0  # 0 = no step limit
     clip_norm: float = 5.0
     label_smoothing: float = 0.0
+    sampled_softmax: int = 0  # 0 = full softmax; K = Jean et al. 2015 over K candidate words
     valid_every: int = 500
     early_stop_patience: int = 0  # validations without dev-perplexity gain; 0 = off
     keep_best: int = 2
@@ -111,6 +112,9 @@ class RunConfig:
         self.model.validate()
         if self.train.optimizer not in ("sgd", "adam", "adadelta"):
             raise ConfigError(f"train.optimizer must be sgd, adam or adadelta, not {self.train.optimizer!r}")
+        if self.train.sampled_softmax < 0:
+            raise ConfigError(f"train.sampled_softmax must be 0 (full softmax) or a word count "
+                              f"> 0, not {self.train.sampled_softmax}")
         if self.data.vocab not in ("word", "bpe", "unigram"):
             raise ConfigError(f"data.vocab must be word, bpe or unigram, not {self.data.vocab!r}")
         return self

@@ -101,6 +101,11 @@ class TrainingPanel(QWidget):
         self.lr = _spin(0.00001, 10, 0.001, 5, 0.0005)
         self.valid_every = _spin(0, 1_000_000, 500)
         self.dev_sample = _spin(0, 100_000, 200)
+        self.sampled_softmax = _spin(0, 1_000_000, 0)
+        self.sampled_softmax.setToolTip(
+            "0 = full softmax. K > 0: each training batch normalises over K candidate words "
+            "(its target words plus random others; Jean et al. 2015) - a faster output layer. "
+            "Dev perplexity and translation always use the full vocabulary.")
         model_box = QGroupBox("Model")
         mform = QFormLayout(model_box)
         for label, w in (("Preset", self.preset), ("Name", self.name), ("Family", self.family),
@@ -115,7 +120,8 @@ class TrainingPanel(QWidget):
                          ("Epochs", self.epochs), ("Max steps (0 = none)", self.max_steps),
                          ("Batch size", self.batch_size), ("Learning rate", self.lr),
                          ("Validate every (steps)", self.valid_every),
-                         ("Dev BLEU sample", self.dev_sample)):
+                         ("Dev BLEU sample", self.dev_sample),
+                         ("Sampled softmax words", self.sampled_softmax)):
             dform.addRow(label, w)
         self.family.currentTextChanged.connect(self._family_changed)
 
@@ -246,6 +252,7 @@ class TrainingPanel(QWidget):
         self.lr.setValue(t.lr)
         self.valid_every.setValue(t.valid_every)
         self.dev_sample.setValue(d.dev_sample)
+        self.sampled_softmax.setValue(t.sampled_softmax)
 
     def config(self) -> RunConfig:
         """The form as a RunConfig (the preset's other settings are kept)."""
@@ -266,6 +273,7 @@ class TrainingPanel(QWidget):
         t.device = self.device.currentText()
         t.epochs, t.max_steps = int(self.epochs.value()), int(self.max_steps.value())
         t.lr, t.valid_every = float(self.lr.value()), int(self.valid_every.value())
+        t.sampled_softmax = int(self.sampled_softmax.value())
         d.batch_size, d.dev_sample = int(self.batch_size.value()), int(self.dev_sample.value())
         return cfg.validate()
 

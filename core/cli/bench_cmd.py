@@ -22,6 +22,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     t.add_argument("--split", choices=("default", "onmt"), default="default",
                    help="default: 10-40 token pairs; onmt: every train pair up to 50 tokens, "
                         "the data OpenNMT-py trains on in peers-onmt.sh (needs --data)")
+    t.add_argument("--sampled-softmax", type=int, default=0, metavar="K",
+                   help="also measure each variant with Jean et al.'s K-word candidate softmax "
+                        "(train.sampled_softmax)")
     t.add_argument("--json", nargs="?", const="-", metavar="FILE",
                    help="also write the rows as JSON to FILE (to stdout without FILE)")
     t.set_defaults(func=run_train)
@@ -32,7 +35,8 @@ def run_train(args: argparse.Namespace) -> int:
 
     to_stdout = args.json == "-"
     rows = run_train_bench(args.variant, args.steps, args.warmup, args.device, args.data,
-                           args.threads, args.split, out=sys.stderr if to_stdout else sys.stdout)
+                           args.threads, args.split, out=sys.stderr if to_stdout else sys.stdout,
+                           sampled_softmax=args.sampled_softmax)
     if to_stdout:
         print(json.dumps(rows, indent=2))
     elif args.json:

@@ -5,10 +5,14 @@ import argparse
 import os
 import sys
 import time
+from typing import TYPE_CHECKING
 
 from core.config import RunConfig, load_config, load_preset
 from core.errors import ConfigError
 from core.jobs import JobContext, JobEvent
+
+if TYPE_CHECKING:
+    from core.store import Workspace
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -62,6 +66,28 @@ def build_config(args: argparse.Namespace) -> RunConfig:
     if args.name:
         raw["name"] = args.name
     return RunConfig.from_dict(raw, source=args.config or f"preset {args.preset or 'luong-cpu'}")
+
+
+RESUME_OVERRIDES = ("max_steps", "epochs", "valid_every", "device", "threads")
+
+
+def resume_config(ws: Workspace, run_id: int, args: argparse.Namespace) -> RunConfig | None:
+    """The run's stored config with the budget/device options given on the command line
+    (`--resume RUN --max-steps 2000` trains an existing run further), saved back to the run
+    so the GUI and later resumes see the new budget; None when nothing is overridden.
+    Model, data and optimiser settings cannot change on resume."""
+    if args.set or args.config or args.preset or args.init_from or args.corpus:
+        raise ConfigError("--resume continues a run with its own configuration: only --max-steps, "
+                          "--epochs, --valid-every, --device and --threads may be given with it")
+    given = {f: getattr(args, f) for f in RESUME_OVERRIDES if getattr(args, f) is not None}
+    if not given:
+        return None
+    info = ws.get_run(run_id)
+    raw = dict(info.config)
+    raw["train"] = {**raw.get("train", {}), **given}
+    config = RunConfig.from_dict(raw, source=f"run {info.name}")
+    ws.update_run(run_id, config=config.to_dict())
+    return config
 
 
 class ProgressPrinter:
@@ -119,7 +145,9 @@ def run(args: argparse.Namespace) -> int:
     try:
         if args.resume:
             run_id = ws.run_id(args.resume)
-            result = train_run(ws, run_id, ctx, resume=True, distributed=dist)
+            override = resume_config(ws, run_id, args)
+            result = train_run(ws, run_id, ctx, resume=True, distributed=dist,
+                               config_override=override)
         else:
             if not args.corpus:
                 raise ConfigError("train needs --corpus NAME (see `corpus list`) or --resume RUN")

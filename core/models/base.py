@@ -19,6 +19,10 @@ Teacher-forced pass (training, forced decoding):
                                      all zeros for models without attention)
     out.positions: batch x tgt_len or None   (local-p's predicted p_t, natural order)
     out.gates:     batch x src_len or None   (context models' lambda per source token)
+Training may pass `out_vocab` (1-D long, K sorted target ids, see
+core/train/sampled_softmax.py): log_probs are then batch x tgt_len x K, normalised
+over those K words only (Jean et al. 2015's target-vocabulary softmax); every family
+routes its final projection through `output_log_probs` below.
 
 Incremental decoding (greedy, beam search, ensembles):
     enc   = model.encode(src, src_lens, **extra)        -> dict[str, Tensor]
@@ -26,6 +30,8 @@ Incremental decoding (greedy, beam search, ensembles):
     logp, attn, state, pos = model.step(y_prev, state, enc)
         y_prev: batch (long), the previous target token (BOS at the first step)
         logp:   batch x vocab, attn: batch x src_len, pos: batch or None
+Context models also put their gate values in `enc["gates"]` (batch x src_len, the
+per-token mean of lambda), which search copies onto every hypothesis.
 Every tensor in `enc` and `state` has the batch on dim 0, so search can expand and
 reorder hypotheses generically with `select_batch` below.
 """
@@ -68,6 +74,17 @@ class Seq2Seq(nn.Module):
         self, y_prev: Tensor, state: State, enc: State
     ) -> tuple[Tensor, Tensor, State, Tensor | None]:
         raise NotImplementedError
+
+
+def output_log_probs(linear: nn.Linear, hidden: Tensor, out_vocab: Tensor | None = None) -> Tensor:
+    """The softmax layer: hidden ... x H -> log-probs ... x V over the whole target
+    vocabulary, or ... x K over the K words of `out_vocab` (weights and bias rows picked,
+    so the other V - K rows cost nothing and get no gradient)."""
+    if out_vocab is None:
+        return torch.log_softmax(linear(hidden), dim=-1)
+    bias = None if linear.bias is None else linear.bias.index_select(0, out_vocab)
+    weight = linear.weight.index_select(0, out_vocab)  # K x H
+    return torch.log_softmax(nn.functional.linear(hidden, weight, bias), dim=-1)
 
 
 def select_batch(tree: State, index: Tensor) -> State:

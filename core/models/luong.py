@@ -21,7 +21,7 @@ from torch import Tensor, nn
 from core.config import ModelConfig
 from core.errors import ConfigError
 from core.models.attention import LuongAttention
-from core.models.base import PAD, Seq2Seq, Seq2SeqOutput, State, length_mask
+from core.models.base import PAD, Seq2Seq, Seq2SeqOutput, State, length_mask, output_log_probs
 from core.models.rnn_common import (
     PackedEncoder,
     reverse_padded,
@@ -207,7 +207,8 @@ class LuongModel(Seq2Seq):
         logp = torch.log_softmax(self.w_s(h_tilde), dim=-1)  # batch x V
         return logp, attn, new_state, pos
 
-    def forward(self, src: Tensor, src_lens: Tensor, tgt_in: Tensor, **extra) -> Seq2SeqOutput:
+    def forward(self, src: Tensor, src_lens: Tensor, tgt_in: Tensor,
+                out_vocab: Tensor | None = None, **extra) -> Seq2SeqOutput:
         enc = self.encode(src, src_lens)
         if self.feed:
             h_tilde, attn, pos = self._feed_forward(tgt_in, enc)  # batch x T x H, x S
@@ -216,7 +217,7 @@ class LuongModel(Seq2Seq):
             hc = (to_layer_first(enc["h0"]), to_layer_first(enc["c0"]))
             top, _ = self.rnn(emb, hc)  # batch x T x H, all steps in one call
             h_tilde, attn, pos = self._attentional(top, enc, 0)
-        log_probs = torch.log_softmax(self.w_s(h_tilde), dim=-1)  # batch x T x V
+        log_probs = output_log_probs(self.w_s, h_tilde, out_vocab)  # batch x T x V (or K)
         return Seq2SeqOutput(log_probs=log_probs, attention=attn, positions=pos)
 
 

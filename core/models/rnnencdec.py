@@ -11,7 +11,7 @@ import torch
 from torch import Tensor, nn
 
 from core.config import ModelConfig
-from core.models.base import PAD, Seq2Seq, Seq2SeqOutput, State
+from core.models.base import PAD, Seq2Seq, Seq2SeqOutput, State, output_log_probs
 from core.models.rnn_common import (
     PackedEncoder,
     reverse_padded,
@@ -72,11 +72,12 @@ class RNNEncDec(Seq2Seq):
         attn = enc["no_attention"].to(logp.dtype)
         return logp, attn, self._state(hidden), None
 
-    def forward(self, src: Tensor, src_lens: Tensor, tgt_in: Tensor, **extra) -> Seq2SeqOutput:
+    def forward(self, src: Tensor, src_lens: Tensor, tgt_in: Tensor,
+                out_vocab: Tensor | None = None, **extra) -> Seq2SeqOutput:
         enc = self.encode(src, src_lens)
         emb = self.drop(self.tgt_embed(tgt_in))  # batch x T x E
         top, _ = self.rnn(emb, self._hidden(self.init_state(enc)))  # batch x T x H
-        log_probs = torch.log_softmax(self.out(self.drop(top)), dim=-1)
+        log_probs = output_log_probs(self.out, self.drop(top), out_vocab)  # batch x T x V (or K)
         attention = log_probs.new_zeros(src.size(0), tgt_in.size(1), src.size(1))
         return Seq2SeqOutput(log_probs=log_probs, attention=attention)
 

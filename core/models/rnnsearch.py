@@ -21,7 +21,7 @@ from torch import Tensor, nn
 from core.config import ModelConfig
 from core.errors import ConfigError
 from core.models.attention import AdditiveAttention
-from core.models.base import PAD, Seq2Seq, Seq2SeqOutput, State, length_mask
+from core.models.base import PAD, Seq2Seq, Seq2SeqOutput, State, length_mask, output_log_probs
 from core.models.rnn_common import PackedEncoder, uniform_init
 
 
@@ -73,18 +73,21 @@ class RNNSearch(Seq2Seq):
         s = self.cell(torch.cat([emb, context], dim=-1), s_prev)
         return context, weights, s
 
-    def _output(self, s_prev: Tensor, emb: Tensor, context: Tensor) -> Tensor:
-        """Deep output, any leading shape: (..., H), (..., E), (..., 2H) -> log-probs (..., V)."""
+    def _output(self, s_prev: Tensor, emb: Tensor, context: Tensor,
+                out_vocab: Tensor | None = None) -> Tensor:
+        """Deep output, any leading shape: (..., H), (..., E), (..., 2H) -> log-probs (..., V)
+        (or (..., K) over out_vocab)."""
         t_tilde = self.u_o(s_prev) + self.v_o(emb) + self.c_o(context)
         t = t_tilde.unflatten(-1, (self.units, self.pool)).amax(-1)  # maxout
-        return torch.log_softmax(self.w_o(self.drop(t)), dim=-1)
+        return output_log_probs(self.w_o, self.drop(t), out_vocab)
 
     def step(self, y_prev: Tensor, state: State, enc: State):
         emb = self.drop(self.tgt_embed(y_prev))  # batch x E
         context, weights, s = self._recur(emb, state["s"], enc)
         return self._output(state["s"], emb, context), weights, {"s": s}, None
 
-    def forward(self, src: Tensor, src_lens: Tensor, tgt_in: Tensor, **extra) -> Seq2SeqOutput:
+    def forward(self, src: Tensor, src_lens: Tensor, tgt_in: Tensor,
+                out_vocab: Tensor | None = None, **extra) -> Seq2SeqOutput:
         enc = self.encode(src, src_lens)
         emb = self.drop(self.tgt_embed(tgt_in))  # batch x T x E
         s = enc["s0"]
@@ -94,7 +97,7 @@ class RNNSearch(Seq2Seq):
             context, weights, s = self._recur(emb[:, i], s, enc)
             contexts.append(context)
             attns.append(weights)
-        log_probs = self._output(torch.stack(prevs, 1), emb, torch.stack(contexts, 1))
+        log_probs = self._output(torch.stack(prevs, 1), emb, torch.stack(contexts, 1), out_vocab)
         return Seq2SeqOutput(log_probs=log_probs, attention=torch.stack(attns, 1))
 
 

@@ -27,7 +27,7 @@ import torch
 from torch import Tensor, nn
 
 from core.config import ModelConfig
-from core.models.base import EOS, PAD, Seq2Seq, Seq2SeqOutput, State, length_mask
+from core.models.base import EOS, PAD, Seq2Seq, Seq2SeqOutput, State, length_mask, output_log_probs
 
 # --------------------------------------------------------------------------- layers
 
@@ -187,11 +187,12 @@ class TransformerBase(Seq2Seq):
         return self.dropout(self.positions(self.src_embed(tokens) * math.sqrt(self.d_model)))
 
     def _decode(
-        self, tgt: Tensor, enc: State, past: list[Tensor] | None = None
+        self, tgt: Tensor, enc: State, past: list[Tensor] | None = None,
+        out_vocab: Tensor | None = None,
     ) -> tuple[Tensor, Tensor, list[Tensor]]:
         """tgt: batch x T new target ids; past: per layer batch x t x d cached inputs.
-        Returns (log_probs batch x T x V, cross layers x batch x heads x T x M, the layer
-        inputs of the new positions per layer)."""
+        Returns (log_probs batch x T x V (or K over out_vocab), cross layers x batch x
+        heads x T x M, the layer inputs of the new positions per layer)."""
         offset = 0 if past is None else past[0].size(1)
         y = self.dropout(self.positions(self.tgt_embed(tgt) * math.sqrt(self.d_model), offset))
         inputs, crosses = [], []
@@ -199,7 +200,7 @@ class TransformerBase(Seq2Seq):
             inputs.append(y)
             y, cross = layer(y, enc["memory"], enc["mem_mask"], None if past is None else past[i])
             crosses.append(cross)
-        return self.generator(y).log_softmax(dim=-1), torch.stack(crosses), inputs
+        return output_log_probs(self.generator, y, out_vocab), torch.stack(crosses), inputs
 
     def _source_attention(self, cross: Tensor, enc: State) -> Tensor:
         """layers x batch x heads x T x M memory attention -> ... x src (identity here)."""
@@ -216,11 +217,13 @@ class TransformerBase(Seq2Seq):
         tgt_in: Tensor,
         ctx: Tensor | None = None,
         ctx_lens: Tensor | None = None,
+        out_vocab: Tensor | None = None,
     ) -> Seq2SeqOutput:
         """src: batch x S, src_lens: batch, tgt_in: batch x T (BOS y1..yn);
-        ctx: batch x C previous sentence(s), ctx_lens: batch (context families)."""
+        ctx: batch x C previous sentence(s), ctx_lens: batch (context families);
+        out_vocab: K candidate target ids (training's sampled softmax) or None."""
         enc = self.encode(src, src_lens, ctx=ctx, ctx_lens=ctx_lens)
-        log_probs, cross, _ = self._decode(tgt_in, enc)
+        log_probs, cross, _ = self._decode(tgt_in, enc, out_vocab=out_vocab)
         self.last_cross_attention_full = cross.detach()
         heads = self._source_attention(cross, enc)  # layers x batch x heads x T x S
         self.last_cross_attention = heads.detach()

@@ -26,12 +26,13 @@ from typing import Any
 import torch
 
 from core.config import RunConfig
-from core.errors import TrainingError
+from core.errors import ConfigError, TrainingError
 from core.jobs import JobContext
 from core.models.base import PAD, Seq2Seq
 from core.train import checkpoint as ckpt
 from core.train.device import autocast, pick_device
 from core.train.optim import EpochSchedule, build_optimizer
+from core.train.sampled_softmax import candidate_vocab
 
 
 @dataclass
@@ -85,14 +86,27 @@ def sequence_nll(log_probs: torch.Tensor, target: torch.Tensor, smoothing: float
     return loss_sum, nll_sum, int(mask.sum())
 
 
-def _forward(model, batch, device, amp: bool):
+def _family(model) -> str:
+    return getattr(getattr(model, "module", model), "family", type(model).__name__)
+
+
+def forward_batch(model, batch, device, amp: bool, sampled_softmax: int = 0, vocab_size: int = 0):
+    """Teacher-forced pass -> (out, batch, targets). With sampled_softmax = K > 0,
+    out.log_probs cover the batch's K candidate words and `targets` index into them
+    (core/train/sampled_softmax.py); otherwise targets is batch.tgt_out."""
     batch = batch.to(device)
     extra = {}
     if getattr(batch, "ctx", None) is not None:
         extra = {"ctx": batch.ctx, "ctx_lens": batch.ctx_lens}
+    targets = batch.tgt_out
+    if sampled_softmax:
+        extra["out_vocab"], targets = candidate_vocab(batch.tgt_out, vocab_size, sampled_softmax)
     with autocast(device, amp):
         out = model(batch.src, batch.src_lens, batch.tgt_in, **extra)
-    return out, batch
+    if sampled_softmax and out.log_probs.size(-1) != extra["out_vocab"].numel():
+        raise ConfigError(f"train.sampled_softmax: this model family ({_family(model)}) "
+                          "does not support the sampled softmax; set it to 0")
+    return out, batch, targets
 
 
 @torch.no_grad()
@@ -102,7 +116,7 @@ def evaluate_perplexity(model: Seq2Seq, plan, device: torch.device, amp: bool = 
     model.eval()
     nll_total, tokens = 0.0, 0
     for indices in plan.epoch(0):
-        out, batch = _forward(model, plan.collate(indices), device, amp)
+        out, batch, _ = forward_batch(model, plan.collate(indices), device, amp)
         _, nll_sum, n = sequence_nll(out.log_probs, batch.tgt_out)
         nll_total += float(nll_sum)
         tokens += n
@@ -220,8 +234,9 @@ def train_model(
                 if ctx.cancelled:
                     status = "cancelled"
                     break
-                out, batch = _forward(ddp_model, train_plan.collate(batches[batch_pos]), device, tc.amp)
-                loss_sum, nll_sum, n_tok = sequence_nll(out.log_probs, batch.tgt_out, tc.label_smoothing)
+                out, batch, targets = forward_batch(ddp_model, train_plan.collate(batches[batch_pos]), device,
+                                               tc.amp, tc.sampled_softmax, data.tgt_vocab_size)
+                loss_sum, nll_sum, n_tok = sequence_nll(out.log_probs, targets, tc.label_smoothing)
                 loss = loss_sum / max(n_tok, 1)
                 if not torch.isfinite(loss):
                     raise TrainingError(

@@ -117,6 +117,19 @@ def test_cancel_then_continue_from_the_checkpoint(qtbot, demo_ws, tiny, errors):
     again.close()
 
 
+def test_training_form_round_trips_the_sampled_softmax(qtbot, demo_ws, tiny):
+    window = _window(qtbot, demo_ws)
+    panel = window.training
+    config = tiny("sampled", 5)
+    config.train.sampled_softmax = 300
+    _fill_form(panel, config)
+    assert panel.sampled_softmax.value() == 300
+    assert panel.config().train.sampled_softmax == 300
+    panel.sampled_softmax.setValue(0)
+    assert panel.config().train.sampled_softmax == 0
+    window.close()
+
+
 def _doc(tmp_path):
     doc = tmp_path / "carta.txt"
     doc.write_text("La casa es verde. Mi hermana vive en Madrid.\n", encoding="utf-8")

@@ -263,3 +263,19 @@ def test_tied_embeddings_and_build_errors():
         transformer.build(ModelConfig(family="luong"), SRC_V, TGT_V)
     with pytest.raises(ValueError):
         context_transformer.build(ModelConfig(family="transformer"), SRC_V, TGT_V)
+
+
+@pytest.mark.parametrize("family", FAMILIES)
+def test_sampled_softmax_restricts_the_generator_to_the_candidates(family):
+    """Training's out_vocab (Jean et al.): log-probs over K words = the full log-probs
+    renormalised over those words; with tied embeddings too."""
+    for tie in (False, True):
+        model, b = make(family, tie_embeddings=tie), batch()
+        out_vocab = torch.tensor([0, 3, 5, 9, TGT_V - 1])
+        with torch.no_grad():
+            full = run(model, b).log_probs
+            sub = model(b["src"], b["src_lens"], b["tgt_in"], ctx=b["ctx"], ctx_lens=b["ctx_lens"],
+                        out_vocab=out_vocab).log_probs
+        assert sub.shape == (3, 5, 5)
+        expected = full[..., out_vocab] - full[..., out_vocab].logsumexp(-1, keepdim=True)
+        assert torch.allclose(sub, expected, atol=1e-5)

@@ -118,6 +118,16 @@ def test_cli_train_and_resume(tmp_path, capsys):
     # resume continues the stored run: the stored config's max_steps (3) is reached already
     assert run_cli(["--workspace", ws_dir, "train", "--resume", "cli-run", "--quiet"]) == 0
     assert "finished after 3 steps" in capsys.readouterr().out
+    # ... and --max-steps extends its budget: 3 more steps, from the checkpoint at step 3
+    assert run_cli(["--workspace", ws_dir, "train", "--resume", "cli-run", "--max-steps", "6",
+                    "--quiet"]) == 0
+    assert "finished after 6 steps" in capsys.readouterr().out
+    ws = Workspace.open(ws_dir)
+    assert ws.get_run("cli-run").config["train"]["max_steps"] == 6  # saved for the GUI
+    assert ws.get_run("cli-run").config["model"]["hidden_size"] == 16  # the rest unchanged
+    assert run_cli(["--workspace", ws_dir, "train", "--resume", "cli-run", "--set",
+                    "model.hidden_size=32"]) == 2
+    assert "only --max-steps" in capsys.readouterr().err
     assert run_cli(["--workspace", ws_dir, "train", "--preset", "demo"]) == 2
     assert "train needs --corpus" in capsys.readouterr().err
     assert run_cli(["--workspace", ws_dir, "train", "--preset", "demo", "--corpus", "demo",
