@@ -1,7 +1,9 @@
 """Translate screen: open a document (txt/md/docx/TMX/XLIFF), choose a run, an ensemble
 of runs or a context model, translate in a worker with progress and cancel, edit the
 target side by side with the source, see the selected sentence's attention (with p_t
-and its window for local-p), export plain text / TSV / TMX / XLIFF / JSON lines."""
+and its window for local-p; with a context model's gate values lambda as a strip under
+it), optionally compare with a sentence-level baseline (app/panels/translate_compare.py),
+export plain text / TSV / TMX / XLIFF / JSON lines."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -28,6 +30,17 @@ from PySide6.QtWidgets import (
 
 from app import workers
 from app.core_jobs import SessionCache, read_source_document, translate_job
+from app.panels.translate_compare import (
+    BASELINE,
+    CompareControls,
+    Comparison,
+    apply_filter,
+    compare_job,
+    fill_comparison,
+    set_comparison_columns,
+)
+from app.widgets.diff_view import RichTextDelegate
+from app.widgets.gate_strip import GateStrip
 from app.widgets.heatmap import AttentionHeatmap
 from app.widgets.run_list import RunList
 from core.errors import WorkbenchError
@@ -46,6 +59,7 @@ class TranslatePanel(QWidget):
         self.sessions = sessions or SessionCache()
         self.workspace: Any = None
         self.translations: list[Any] = []
+        self.comparison: Comparison | None = None
         self.document_path: Path | None = None
         self.job: workers.Job | None = None
         self.window_of: dict[int, int] = {}
@@ -73,6 +87,9 @@ class TranslatePanel(QWidget):
         self.progress.setMinimumWidth(200)
         self.status = QLabel("Open a document, check a model, press Translate.")
         self.status.setObjectName("hint")
+        self.compare = CompareControls()
+        self.compare.filter_changed.connect(
+            lambda on: apply_filter(self.table, self.comparison, on))
 
         left = QVBoxLayout()
         left.addWidget(self.open_button)
@@ -86,6 +103,7 @@ class TranslatePanel(QWidget):
         go.addWidget(self.cancel_button)
         go.addWidget(self.export_button)
         left.addLayout(go)
+        left.addWidget(self.compare)
         bar = QHBoxLayout()
         bar.addLayout(left)
         models = QVBoxLayout()
@@ -105,8 +123,10 @@ class TranslatePanel(QWidget):
         self.table.setAlternatingRowColors(True)
         self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
         self.table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+        self.table.setItemDelegate(RichTextDelegate(self.table))  # highlighted differences
         self.table.currentCellChanged.connect(lambda row, *_: self.show_attention(row))
         self.heatmap = AttentionHeatmap(title="Attention of the selected sentence")
+        self.gate_strip = GateStrip(self.heatmap)  # context models' lambda, under the heatmap
         self.note = QLabel(" ")
         self.note.setObjectName("hint")
         attention_box = QWidget()
@@ -136,6 +156,7 @@ class TranslatePanel(QWidget):
         runs = self.workspace.list_runs(status="finished") if self.workspace is not None else []
         self.window_of = {r.id: int(r.config.get("model", {}).get("window", 0)) for r in runs}
         self.models.set_runs(runs)
+        self.compare.set_runs(runs)
         if runs and not self.models.checked():
             self.models.set_checked([runs[-1].id])
 
@@ -173,6 +194,7 @@ class TranslatePanel(QWidget):
 
     def set_sentences(self, sources: list[str], targets: list[str] | None = None) -> None:
         self.translations = []
+        self._end_comparison()
         self.table.setRowCount(len(sources))
         for row, text in enumerate(sources):
             item = QTableWidgetItem(text)
@@ -181,7 +203,15 @@ class TranslatePanel(QWidget):
             self.table.setItem(row, 1, QTableWidgetItem(targets[row] if targets else ""))
         self.table.resizeRowsToContents()
         self.heatmap.clear()
+        self.gate_strip.clear()
         self._update_buttons()
+
+    def _end_comparison(self) -> None:
+        """Back to two columns, every row shown."""
+        self.comparison = None
+        apply_filter(self.table, None, False)
+        set_comparison_columns(self.table, False)
+        self.compare.only_differing.setEnabled(False)
 
     def sources(self) -> list[str]:
         return [self.table.item(r, 0).text() for r in range(self.table.rowCount())]
@@ -198,13 +228,25 @@ class TranslatePanel(QWidget):
         family = self.workspace.get_run(run_ids[0]).family
         if family in ("concat", "context_transformer"):
             kind += ", context model: each sentence sees the ones before it"
+        baseline = self.compare.wanted()
+        self._end_comparison()
+        if baseline is not None:
+            name = self.workspace.get_run(baseline).name
+            kind += f"; then the baseline {name}"
+            set_comparison_columns(self.table, True, baseline_name=name)
         self.status.setText(f"Translating {len(sentences)} sentences ({kind}, beam "
                             f"{self.beam.value()})…")
-        self.job = self.jobs.submit(translate_job, self.workspace, self.sessions, run_ids,
-                                    sentences, self.beam.value(), self.unk.isChecked(),
-                                    name="Translate")
+        if baseline is None:
+            self.job = self.jobs.submit(translate_job, self.workspace, self.sessions, run_ids,
+                                        sentences, self.beam.value(), self.unk.isChecked(),
+                                        name="Translate")
+            self.job.finished.connect(self.show_translations)
+        else:
+            self.job = self.jobs.submit(compare_job, self.workspace, self.sessions, run_ids,
+                                        baseline, sentences, self.beam.value(),
+                                        self.unk.isChecked(), name="Translate and compare")
+            self.job.finished.connect(self.show_comparison)
         self.job.event.connect(self._on_event)
-        self.job.finished.connect(self.show_translations)
         self.job.cancelled.connect(lambda: self.status.setText("Translation cancelled"))
         self.job.failed.connect(lambda msg, _tb: self.status.setText(f"Failed: {msg}"))
         self.job.state_changed.connect(lambda _s: self._update_buttons())
@@ -215,11 +257,12 @@ class TranslatePanel(QWidget):
         if kind == "progress" and data.get("total"):
             self.progress.setRange(0, int(data["total"]))
             self.progress.setValue(int(data["done"]))
-        elif kind == "translation":  # partial results as they come
+        elif kind in ("translation", "baseline_translation"):  # partial results as they come
             tr, row = data.get("translation"), data.get("index")
+            column = 1 if kind == "translation" else BASELINE
             if tr is not None and row is not None and data.get("document", 0) == 0 \
-                    and row < self.table.rowCount():
-                self.table.setItem(row, 1, QTableWidgetItem(tr.text))
+                    and row < self.table.rowCount() and column < self.table.columnCount():
+                self.table.setItem(row, column, QTableWidgetItem(tr.text))
 
     def show_translations(self, translations: list[Any]) -> None:
         """core.infer.translate.Translation objects, in input order."""
@@ -231,6 +274,23 @@ class TranslatePanel(QWidget):
         self.table.resizeRowsToContents()
         self.status.setText(f"{len(translations)} sentences translated; select one to see "
                             "its attention")
+        self._select_and_show()
+
+    def show_comparison(self, comparison: Comparison) -> None:
+        """Both models' outputs side by side, differing words highlighted."""
+        self.comparison = comparison
+        self.translations = list(comparison.main)
+        differ = fill_comparison(self.table, comparison)
+        self.compare.only_differing.setEnabled(True)
+        apply_filter(self.table, comparison, self.compare.only_differing.isChecked())
+        self.table.resizeRowsToContents()
+        n = len(comparison.main)
+        self.status.setText(f"{n} sentences translated; {differ} of {n} differ from the "
+                            f"baseline {comparison.baseline_name} (\u2260)")
+        self._select_and_show()
+
+    def _select_and_show(self) -> None:
+        translations = self.translations
         row = max(0, self.table.currentRow())
         if self.table.currentRow() < 0 and translations:
             self.table.selectRow(0)
@@ -244,6 +304,12 @@ class TranslatePanel(QWidget):
         tgt_tokens = list(tr.target_tokens) + ["</s>"]  # the last attention row is EOS
         self.heatmap.set_matrix(tr.attention, tr.source_tokens, tgt_tokens)
         notes = [f"sentence {row + 1}: log p = {tr.log_prob:.2f}"]
+        if getattr(tr, "gates", None) is not None:
+            self.gate_strip.set_gates(tr.gates, tr.source_tokens)
+            notes.append("strip: gate \u03bb per source word (1 = the sentence itself, "
+                         "0 = the context)")
+        else:
+            self.gate_strip.clear()
         if tr.positions is not None:
             window = self.window_of.get(self.models.checked()[0], 0) if self.models.checked() else 0
             self.heatmap.set_positions(np.asarray(tr.positions, dtype=float), window)
@@ -284,6 +350,8 @@ class TranslatePanel(QWidget):
                         record.source_tokens, record.target_tokens = tr.source_tokens, tr.target_tokens
                         record.score = float(tr.score)
                         record.attention = np.asarray(tr.attention)[:-1].tolist()
+                        if tr.gates is not None:
+                            record.meta["gates"] = [float(x) for x in tr.gates]
                     records.append(record)
                 written = write_translations(path, records)
             else:

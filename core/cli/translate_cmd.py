@@ -132,6 +132,8 @@ def to_record(tr: Any, index: int, doc_id: str | None = None):
     meta: dict[str, Any] = {}
     if tr.positions is not None:
         meta["positions"] = [float(x) for x in tr.positions[:n]]
+    if tr.gates is not None:  # context models: lambda per source token
+        meta["gates"] = [float(x) for x in tr.gates]
     if tr.unk_report is not None and tr.unk_report.n_unk:
         meta["unk_replaced"] = tr.unk_report.n_replaced
     return TranslationRecord(source=tr.source, translation=tr.text, id=str(index + 1),

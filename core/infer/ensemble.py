@@ -4,7 +4,8 @@ The members decode together: at each step their log-probabilities are averaged a
 renormalised with a log-softmax (so scores stay proper log-probabilities), and their
 attentions are averaged (rows still sum to 1 when every member's do). Because the
 ensemble honours the step contract, greedy, beam search and forced decoding work on
-it unchanged.
+it unchanged. Members with gated context merges (enc["gates"], batch x src_len) give
+the ensemble's encoder state a "gates" entry: their mean, so search reports it.
 """
 from __future__ import annotations
 
@@ -20,11 +21,13 @@ def _prefix(i: int) -> str:
 
 
 def _split(tree: State, n: int) -> list[State]:
-    """Undo the key prefixes: one dict per member."""
+    """Undo the key prefixes: one dict per member (keys of the ensemble itself, without
+    an 'm<i>.' prefix, such as "gates", belong to no member)."""
     parts: list[State] = [{} for _ in range(n)]
     for key, value in tree.items():
-        head, _, rest = key.partition(".")
-        parts[int(head[1:])][rest] = value
+        head, dot, rest = key.partition(".")
+        if dot and head[:1] == "m" and head[1:].isdigit():
+            parts[int(head[1:])][rest] = value
     return parts
 
 
@@ -87,7 +90,12 @@ class Ensemble(Seq2Seq):
         )
 
     def encode(self, src: Tensor, src_lens: Tensor, **extra) -> State:
-        return _join([m.encode(src, src_lens, **extra) for m in self.members])
+        encs = [m.encode(src, src_lens, **extra) for m in self.members]
+        joined = _join(encs)
+        gates = _mean_or_none([e.get("gates") for e in encs])  # batch x S, or None
+        if gates is not None:
+            joined["gates"] = gates
+        return joined
 
     def init_state(self, enc: State) -> State:
         encs = _split(enc, len(self.members))

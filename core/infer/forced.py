@@ -20,6 +20,7 @@ class ForcedResult:
     token_log_probs: list[float]  # one per target token, EOS included
     attention: np.ndarray  # (len(tgt) + 1) x src_len
     positions: np.ndarray | None = None  # len(tgt) + 1 (local-p), else None
+    gates: np.ndarray | None = None  # src_len: context models' lambda per token, else None
 
 
 def teacher_forcing_tensors(
@@ -64,6 +65,7 @@ def score_targets(
                 positions=None
                 if out.positions is None
                 else out.positions[b, :n].float().cpu().numpy(),
+                gates=None if out.gates is None else out.gates[b, :s].float().cpu().numpy(),
             )
         )
     return results

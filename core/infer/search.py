@@ -2,7 +2,8 @@
 
 Both searches decode a whole batch of sentences at once. Every returned hypothesis
 carries its own attention matrix (one row per output token including EOS, one column
-per real source token) and, for local-p models, its own predicted positions.
+per real source token), for local-p models its own predicted positions, and for
+context models the gate values lambda per source token (see `encoder_gates`).
 
 Length limit: a sentence of `n` source tokens gets at most
 `min(max_len_abs, ceil(max_len_ratio * n))` output tokens before EOS; at the step
@@ -31,6 +32,21 @@ class Hypothesis:
     log_prob: float  # sum of token_log_probs
     attention: np.ndarray  # (len(tokens) + 1) x src_len
     positions: np.ndarray | None = None  # len(tokens) + 1 (local-p), else None
+    gates: np.ndarray | None = None  # src_len: context models' lambda per token, else None
+
+
+def encoder_gates(enc: dict[str, Tensor]) -> Tensor | None:
+    """The gate values lambda of an encoded batch (batch x src_width, 0 on padding), or
+    None for models without a gated context merge.
+
+    Context models put them in their encoder state as ``enc["gates"]``: the context
+    Transformer's lambda is d_model wide per token and is reported as its mean over the
+    d_model dimensions (1 = the token's representation came from the sentence itself,
+    0 = from the context); an Ensemble reports the mean over its members that have gates.
+    The gates depend on the source and context only, so one row serves every hypothesis.
+    """
+    gates = enc.get("gates")
+    return None if gates is None else gates.float()
 
 
 def max_output_lengths(src_lens: Tensor, max_len_ratio: float, max_len_abs: int) -> list[int]:
@@ -53,9 +69,10 @@ def lp_divisor(length: int, alpha: float = 0.0, normalise: bool = False) -> floa
 
 def _hypothesis(
     tokens: list[int], token_lps: list[float], attn: Tensor, pos: Tensor | None,
-    src_len: int, divisor: float = 1.0,
+    src_len: int, divisor: float = 1.0, gates: Tensor | None = None,
 ) -> Hypothesis:
-    """attn: out_len x src_width (crop to the sentence's real source length). The
+    """attn: out_len x src_width, gates: src_width (both cropped to the sentence's real
+    source length). The
     score is recomputed from the token log-probs (in float64), so equal outputs get
     exactly equal scores whichever search found them."""
     log_prob = float(sum(token_lps))
@@ -66,6 +83,7 @@ def _hypothesis(
         log_prob=log_prob,
         attention=attn[:, :src_len].float().cpu().numpy(),
         positions=None if pos is None else pos.float().cpu().numpy(),
+        gates=None if gates is None else gates[:src_len].cpu().numpy(),
     )
 
 
@@ -88,6 +106,7 @@ def greedy(
     limits = max_output_lengths(src_lens, max_len_ratio, max_len_abs)
     lens = src_lens.tolist()
     enc = model.encode(src, src_lens, **extra)
+    gates = encoder_gates(enc)  # batch x src_width, in input order (or None)
     state = model.init_state(enc)
     active = list(range(n_sent))  # original index of each row still decoding
     y = torch.full((n_sent,), BOS, dtype=torch.long, device=device)
@@ -122,6 +141,7 @@ def greedy(
             out[i] = _hypothesis(
                 hist_tok[a, :-1].tolist(), hist_lp[a].tolist(), hist_attn[a],
                 None if hist_pos is None else hist_pos[a], lens[i],
+                gates=None if gates is None else gates[i],
             )
         if len(keep) < len(active):
             sel = torch.tensor(keep, dtype=torch.long, device=device)
@@ -161,6 +181,7 @@ def beam_search(
         return lp_divisor(length, length_penalty, length_norm)
 
     enc = model.encode(src, src_lens, **extra)
+    gates = encoder_gates(enc)  # batch x src_width, in input order (or None)
     expand = torch.arange(n_sent, device=device).repeat_interleave(k)
     enc = select_batch(enc, expand)
     state = model.init_state(enc)
@@ -217,7 +238,7 @@ def beam_search(
                 _hypothesis(
                     toks, lps, hist_attn_now[row],
                     None if hist_pos_now is None else hist_pos_now[row], lens[i],
-                    lp(len(toks) + 1),
+                    lp(len(toks) + 1), None if gates is None else gates[i],
                 )
             )
 

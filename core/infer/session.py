@@ -135,4 +135,5 @@ class TranslationSession:
         return Translation(source=source, source_tokens=s_tok, target_ids=tgt_ids,
                            target_tokens=t_tok, text=detokenize(t_tok, tgt_pre, tgt_vocab),
                            score=result.log_prob, log_prob=result.log_prob,
-                           attention=result.attention, positions=result.positions)
+                           attention=result.attention, positions=result.positions,
+                           gates=result.gates)

@@ -42,6 +42,11 @@ class Translation:
     attention: np.ndarray  # (len(target_ids) + 1) x len(source_tokens), last row EOS
     positions: np.ndarray | None = None  # local-p's p_t per output token
     unk_report: UnkReport | None = None
+    #: context models: the gate lambda per source token (len(source_tokens), in the
+    #: attention's source order), the mean of the d_model-wide gate: how much each token
+    #: kept its own representation (1) rather than drawing on the context (0); an
+    #: ensemble gives its gated members' mean. None for models without gates.
+    gates: np.ndarray | None = None
 
 
 def as_model(models: Seq2Seq | Sequence[Seq2Seq]) -> Seq2Seq:
@@ -101,7 +106,7 @@ def _finish(
     return Translation(
         source=text, source_tokens=src_toks, target_ids=list(hyp.tokens), target_tokens=tokens,
         text=detokenize(tokens, tgt_pre, tgt_vocab), score=hyp.score, log_prob=hyp.log_prob,
-        attention=hyp.attention, positions=hyp.positions, unk_report=report,
+        attention=hyp.attention, positions=hyp.positions, unk_report=report, gates=hyp.gates,
     )
 
 

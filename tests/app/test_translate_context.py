@@ -1,0 +1,194 @@
+"""Translate screen with a context-aware model: comparison with a sentence-level
+baseline (both outputs, difflib-highlighted differing words, marker, count, filter) and
+the gate strip under the heatmap (one cell per source token, the Translation's values,
+aligned with the heatmap's columns, hidden for a model without gates)."""
+from __future__ import annotations
+
+import html
+import re
+from dataclasses import replace
+from difflib import SequenceMatcher
+
+import numpy as np
+import pytest
+from PySide6.QtCore import QPointF
+
+from app import workers
+from app.panels.translate import TranslatePanel
+from app.panels.translate_compare import BASELINE, DIFFERS, MARK, TARGET, Comparison
+from app.widgets.diff_view import RICH_ROLE
+from core.infer.session import TranslationSession
+
+DOCUMENT = [
+    "Compré una mesa nueva para la cocina.",
+    "Es muy bonita.",
+    "Es de madera de roble y tiene cuatro sillas a juego.",
+    "La trajeron el lunes por la mañana.",
+]
+
+
+def tiny_transformer(name: str, family: str, steps: int = 100):
+    from core.config import load_preset
+
+    cfg = load_preset("transformer-cpu")
+    cfg.name = name
+    m = cfg.model
+    m.family, m.d_model, m.ff_size, m.heads, m.enc_layers, m.dec_layers = family, 32, 64, 2, 1, 1
+    m.dropout = 0.0
+    cfg.data.vocab, cfg.data.batch_tokens, cfg.data.batch_size, cfg.data.dev_sample = "word", 0, 32, 5
+    cfg.train.max_steps, cfg.train.valid_every, cfg.train.device = steps, steps, "cpu"
+    cfg.train.lr, cfg.train.label_smoothing = 0.003, 0.0
+    return cfg
+
+
+@pytest.fixture(scope="module")
+def context_ws(tmp_path_factory):
+    """A demo workspace with a tiny context model 'ctx' and a sentence-level 'sent'."""
+    from core.jobs import JobContext
+    from core.train.run import create_run, train_run
+    from tests.app.conftest import make_demo_workspace
+
+    root = tmp_path_factory.mktemp("context") / "ws"
+    ws = make_demo_workspace(root)
+    for name, family in (("ctx", "context_transformer"), ("sent", "transformer")):
+        run_id = create_run(ws, "demo", tiny_transformer(name, family))
+        assert train_run(ws, run_id, JobContext()).status == "finished"
+    ws.close()
+    return root
+
+
+@pytest.fixture
+def panel(qtbot, context_ws):
+    from core.store import Workspace
+
+    jobs = workers.JobManager()
+    widget = TranslatePanel(jobs)
+    qtbot.addWidget(widget)
+    ws = Workspace.open(context_ws)
+    widget.set_workspace(ws)
+    widget.resize(1500, 800)
+    widget.show()
+    qtbot.waitExposed(widget)
+    yield widget
+    jobs.shutdown()
+    ws.close()
+
+
+def ids(panel) -> dict[str, int]:
+    return {r.name: r.id for r in panel.workspace.list_runs()}
+
+
+def translate(qtbot, panel, errors) -> None:
+    job = panel.translate()
+    qtbot.waitUntil(lambda: job.done, timeout=30000)
+    assert job.state == workers.FINISHED, errors
+
+
+def bold_words(rich: str) -> list[str]:
+    return [w for span in re.findall(r"<b[^>]*>(.*?)</b>", rich) for w in html.unescape(span).split()]
+
+
+def difflib_changes(a: list[str], b: list[str]) -> tuple[list[str], list[str]]:
+    """The words of a and of b inside difflib's non-equal opcodes."""
+    only_a, only_b = [], []
+    for tag, i1, i2, j1, j2 in SequenceMatcher(a=a, b=b, autojunk=False).get_opcodes():
+        if tag != "equal":
+            only_a += a[i1:i2]
+            only_b += b[j1:j2]
+    return only_a, only_b
+
+
+def test_comparison_shows_both_outputs_with_the_difflib_differences(qtbot, panel, errors):
+    runs = ids(panel)
+    panel.models.set_checked([runs["ctx"]])
+    panel.set_sentences(DOCUMENT)
+    panel.compare.enabled.setChecked(True)
+    panel.compare.baseline.setCurrentIndex(panel.compare.baseline.findData(runs["sent"]))
+    panel.beam.setValue(2)
+    translate(qtbot, panel, errors)
+
+    ws = panel.workspace
+    main = TranslationSession.open(ws, [runs["ctx"]]).translate(DOCUMENT, beam=2)
+    base = TranslationSession.open(ws, [runs["sent"]]).translate(DOCUMENT, beam=2)
+    table = panel.table
+    assert table.columnCount() == 4
+    assert panel.targets() == [t.text for t in main]
+    assert [table.item(r, BASELINE).text() for r in range(4)] == [t.text for t in base]
+    differing = 0
+    for row in range(4):
+        a, b = main[row].text.split(), base[row].text.split()
+        want_a, want_b = difflib_changes(a, b)
+        assert bold_words(table.item(row, TARGET).data(RICH_ROLE)[1]) == want_a
+        assert bold_words(table.item(row, BASELINE).data(RICH_ROLE)[1]) == want_b
+        # the rich text shows every word once, in order
+        plain = re.sub(r"<[^>]+>", "", table.item(row, TARGET).data(RICH_ROLE)[1])
+        assert html.unescape(plain).split() == a
+        assert table.item(row, MARK).text() == (DIFFERS if a != b else "")
+        differing += a != b
+    assert differing >= 1  # 100 steps of two different models: they do not agree everywhere
+    assert f"{differing} of 4 differ" in panel.status.text()
+
+    # an edited target is drawn as the edit (plain), not as the stale highlighted output
+    table.item(0, TARGET).setText("An edit.")
+    assert table.item(0, TARGET).data(RICH_ROLE)[0] != table.item(0, TARGET).text()
+
+    # the filter hides the rows whose outputs agree: make rows 1 and 3 agree
+    same = [base[0], main[1], base[2], main[3]]
+    panel.show_comparison(Comparison(main, same, "ctx", "sent"))
+    agree = [main[r].text.split() == same[r].text.split() for r in range(4)]
+    assert agree[1] and agree[3]
+    assert f"{agree.count(False)} of 4 differ" in panel.status.text()
+    panel.compare.only_differing.setChecked(True)
+    assert [table.isRowHidden(r) for r in range(4)] == agree
+    panel.compare.only_differing.setChecked(False)
+    assert not any(table.isRowHidden(r) for r in range(4))
+
+
+def test_gate_strip_shows_the_translation_gates_aligned_and_hides_without_gates(
+        qtbot, panel, errors):
+    runs = ids(panel)
+    panel.models.set_checked([runs["ctx"]])
+    panel.set_sentences(DOCUMENT)
+    panel.beam.setValue(1)
+    translate(qtbot, panel, errors)
+    main = TranslationSession.open(panel.workspace, [runs["ctx"]]).translate(DOCUMENT, beam=1)
+    panel.table.setCurrentCell(2, 0)
+    strip, heatmap = panel.gate_strip, panel.heatmap
+    want = main[2].gates
+    n = len(main[2].source_tokens)
+    assert want is not None and len(want) == n == 12
+    assert strip.visible and strip.plot.scene() is heatmap.graphics.scene()
+    assert strip.image.image.shape == (1, n) == (1, heatmap.matrix.shape[1])
+    assert np.allclose(strip.image.image[0], want, atol=1e-6)
+    assert [label.textItem.toPlainText() for label in strip.labels] == [f"{v:.2f}" for v in want]
+    # the cells line up with the heatmap's source columns (same scene x per column edge)
+    qtbot.wait(50)
+    strip_vb, heat_vb = strip.plot.getViewBox(), heatmap.plot.getViewBox()
+    strip_box, heat_box = strip_vb.sceneBoundingRect(), heat_vb.sceneBoundingRect()
+    assert abs(strip_box.left() - heat_box.left()) < 1.0  # no overhang on either side
+    assert abs(strip_box.right() - heat_box.right()) < 1.0
+    assert strip_box.top() > heat_box.bottom()  # under the heatmap
+    for x in (0.0, n / 2, float(n)):
+        sx = strip_vb.mapViewToScene(QPointF(x, 0.5)).x()
+        hx = heat_vb.mapViewToScene(QPointF(x, 0.5)).x()
+        assert abs(sx - hx) < 1.0, (x, sx, hx)
+    # hovering a cell tells its token and value
+    strip._on_mouse_moved(strip_vb.mapViewToScene(QPointF(3.5, 0.5)))
+    assert heatmap.readout.text().startswith(
+        f"gate \u03bb of source '{main[2].source_tokens[3]}': {want[3]:.2f}")
+
+    shown_height = strip.plot.geometry().height()
+    assert shown_height > 20
+    # a sentence-level model has no gates: the strip collapses out of the figure
+    panel.models.set_checked([runs["sent"]])
+    translate(qtbot, panel, errors)
+    panel.table.setCurrentCell(1, 0)
+    assert panel.translations[1].gates is None
+    heatmap.graphics.ci.layout.activate()
+    assert not strip.visible and not strip.plot.isVisible() and not strip.colorbar.isVisible()
+    assert strip.plot.geometry().height() == 0
+    # ... and comes back with the context model's translations
+    panel.show_translations([replace(t) for t in main])
+    panel.table.setCurrentCell(0, 0)
+    panel.show_attention(0)
+    assert strip.visible and np.allclose(strip.image.image[0], main[0].gates, atol=1e-6)
