@@ -87,6 +87,7 @@ class PairView:
     tgt_tokens: list[str]  # without EOS
     positions: np.ndarray | None = None  # local-p's p_t per target row
     window: int = 0
+    gates: np.ndarray | None = None  # context models' lambda per source token
     predicted: set[Link] = field(default_factory=set)
     aer: float | None = None  # None when there is no gold or tokens do not match it
     precision: float | None = None
@@ -116,7 +117,8 @@ def pair_view(session: TranslationSession, run_id: int, label: str, pair: PairIn
     matrix = np.asarray(tr.attention, dtype=np.float32)
     view = PairView(run_id, label, matrix, list(tr.source_tokens), list(tr.target_tokens),
                     None if tr.positions is None else np.asarray(tr.positions, dtype=float),
-                    cfg.window if cfg.attention == "local-p" else 0)
+                    cfg.window if cfg.attention == "local-p" else 0,
+                    None if tr.gates is None else np.asarray(tr.gates, dtype=np.float32))
     view.predicted = set(argmax_alignment(matrix, drop_eos=True).sure)
     if pair.gold is not None and forced:
         # one model token per gold token (normalisation such as lowercasing may differ)

@@ -39,6 +39,7 @@ from app.core_jobs import (
     corpus_aer_rows,
     split_test_pairs,
 )
+from app.widgets.gate_strip import GateStrip
 from app.widgets.heatmap import AttentionHeatmap
 from app.widgets.run_list import RunList
 from core.errors import WorkbenchError
@@ -172,6 +173,7 @@ class AttentionPanel(QWidget):
 
         # --- heatmaps and tables ---------------------------------------------------------------
         self.heatmaps = [AttentionHeatmap() for _ in range(4)]
+        self.gate_strips = [GateStrip(h) for h in self.heatmaps]  # context models' lambda
         for h in self.heatmaps:
             h.view_changed.connect(lambda ranges, src=h: self._sync(src, ranges))
         self.grid_host = QWidget()
@@ -407,6 +409,7 @@ class AttentionPanel(QWidget):
             if i >= len(self.shown):
                 h.clear()
                 h.plot.setTitle("")
+                self.gate_strips[i].clear()
                 continue
             view = self.shown[i]
             title = view.label if view.aer is None else f"{view.label}  ·  AER {view.aer:.2f}"
@@ -414,6 +417,10 @@ class AttentionPanel(QWidget):
             h.set_matrix(view.matrix, view.src_tokens, view.tgt_tokens + ["</s>"])
             if view.positions is not None:
                 h.set_positions(view.positions, view.window)
+            if view.gates is not None:
+                self.gate_strips[i].set_gates(view.gates, view.src_tokens)
+            else:
+                self.gate_strips[i].clear()
         self._apply_overlays()
         self._fill_aer()
 

@@ -192,3 +192,30 @@ def test_gate_strip_shows_the_translation_gates_aligned_and_hides_without_gates(
     panel.table.setCurrentCell(0, 0)
     panel.show_attention(0)
     assert strip.visible and np.allclose(strip.image.image[0], main[0].gates, atol=1e-6)
+
+
+def test_attention_screen_shows_a_gate_strip_for_the_context_model_only(qtbot, context_ws):
+    """Side by side on the Attention screen: the context model's heatmap gets the strip
+    with the forced-decoding gates, the sentence-level one none."""
+    from app.core_jobs import PairInput, pair_view
+    from app.panels.attention import AttentionPanel
+    from core.store import Workspace
+
+    ws = Workspace.open(context_ws)
+    jobs = workers.JobManager()
+    attention = AttentionPanel(jobs)
+    qtbot.addWidget(attention)
+    attention.set_workspace(ws)
+    runs = {r.name: r.id for r in ws.list_runs()}
+    pair = PairInput("Es muy bonita.", "It is very pretty.")
+    views = [pair_view(TranslationSession.open(ws, [runs[name]]), runs[name], name, pair, forced=True)
+             for name in ("ctx", "sent")]
+    forced = TranslationSession.open(ws, [runs["ctx"]]).force(pair.source, pair.target)
+    attention.show_views(views)
+    ctx_strip, sent_strip = attention.gate_strips[0], attention.gate_strips[1]
+    assert ctx_strip.visible and not sent_strip.visible
+    assert len(ctx_strip.values) == len(forced.source_tokens) == 4
+    assert np.allclose(ctx_strip.values, forced.gates, atol=1e-6)
+    assert views[1].gates is None
+    jobs.shutdown()
+    ws.close()
