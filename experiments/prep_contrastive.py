@@ -33,6 +33,7 @@ def main() -> int:
     out = Path(args.out_dir)
     out.mkdir(parents=True, exist_ok=True)
     pre = {lang: Preprocessor(lang, lowercase=True) for lang in ("en", "fr")}
+    tokenised: dict[str, list[str]] = {}
     for name, lang in FILES:
         if "context" in name and int(name.split(".c")[1][0]) not in args.k:
             continue
@@ -40,10 +41,18 @@ def main() -> int:
         if lines and lines[-1] == "":
             lines.pop()
         keep = [ln for i, ln in enumerate(lines) if (i // 2) % args.every == 0]
-        text = "\n".join(" ".join(pre[lang].tokenize(ln)) if ln.strip() else ""
-                         for ln in keep) + "\n"
-        write_text_atomic(out / name, text)
-        print(f"{name}: {len(keep)} lines", file=sys.stderr)
+        tokenised[name] = [" ".join(pre[lang].tokenize(ln)) if ln.strip() else "" for ln in keep]
+    # Moses' nonbreaking prefixes can tokenise the two lines of a pair differently (French
+    # "sec." stays one token after "il est sec." but not in "elle est sèche ."): such pairs
+    # no longer differ in the pronoun alone, so the example is left out everywhere.
+    trg = tokenised["OpenSubs.current.trg"]
+    bad = {i // 2 for i in range(0, len(trg), 2)
+           if len(trg[i].split()) != len(trg[i + 1].split())}
+    for name, lines in tokenised.items():
+        kept = [ln for i, ln in enumerate(lines) if i // 2 not in bad]
+        write_text_atomic(out / name, "\n".join(kept) + "\n")
+        print(f"{name}: {len(kept)} lines", file=sys.stderr)
+    print(f"left out {len(bad)} example(s) whose lines tokenise differently", file=sys.stderr)
     return 0
 
 
