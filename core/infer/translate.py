@@ -187,28 +187,35 @@ def translate_documents(
     toks = [[source_tokens(s, src_preprocessor, src_vocab) for s in doc] for doc in documents]
     ids = [[list(src_vocab.encode(t)) for t in doc] for doc in toks]
     results: list[list[Translation]] = [[] for _ in documents]
-    history: list[list[list[int]]] = [[] for _ in documents]  # context material per document
+    history: list[list[list[int]]] = [[] for _ in documents]  # own translations per document
     total = sum(len(d) for d in documents)
     done = 0
-    for pos in range(max((len(d) for d in documents), default=0)):
-        docs = [d for d in range(len(documents)) if pos < len(documents[d])]
-        for start in range(0, len(docs), max(1, batch_size)):
+    # (document, position) units in position-major order, cut into rounds: with the
+    # model's own translations as context, position i of every document waits for
+    # position i - 1 (one round per position); with source context everything is known
+    # up front, so one round holds all sentences and a long document fills whole batches.
+    longest = max((len(d) for d in documents), default=0)
+    units = [[(d, pos) for d in range(len(documents)) if pos < len(documents[d])]
+             for pos in range(longest)]
+    rounds = units if target_context else [[u for round_ in units for u in round_]]
+    for round_ in rounds:
+        for start in range(0, len(round_), max(1, batch_size)):
             _checkpoint(ctx)
-            chunk = docs[start : start + batch_size]
-            todo = [d for d in chunk if ids[d][pos]]
-            hyps: dict[int, Hypothesis] = {}
+            chunk = round_[start : start + batch_size]
+            todo = [(d, pos) for d, pos in chunk if ids[d][pos]]
+            hyps: dict[tuple[int, int], Hypothesis] = {}
             if todo:
-                contexts = [build_context(history[d], ctx_sentences, start_id)
-                            for d in todo]
+                contexts = [build_context(history[d] if target_context else ids[d][:pos],
+                                          ctx_sentences, start_id) for d, pos in todo]
                 c_ids, c_lens = pad_batch(contexts)
-                found = _search(model, [ids[d][pos] for d in todo], beam, search_opts,
+                found = _search(model, [ids[d][pos] for d, pos in todo], beam, search_opts,
                                 {"ctx": c_ids, "ctx_lens": c_lens})
                 hyps = dict(zip(todo, found, strict=True))
-            for d in chunk:
-                tr = _finish(documents[d][pos], toks[d][pos], hyps.get(d), tgt_vocab,
+            for d, pos in chunk:
+                tr = _finish(documents[d][pos], toks[d][pos], hyps.get((d, pos)), tgt_vocab,
                              tgt_preprocessor, unk_replace, dictionary)
                 results[d].append(tr)
-                history[d].append(tr.target_ids if target_context else ids[d][pos])
+                history[d].append(tr.target_ids)
                 if ctx is not None:
                     ctx.emit("translation", document=d, index=pos, translation=tr)
             done += len(chunk)

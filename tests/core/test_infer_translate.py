@@ -141,3 +141,30 @@ def test_documents_get_previous_sentences_as_context():
     want = direct(docs[1][1], tgt[1][0].target_ids)
     assert tgt[1][1].target_ids == want.tokens
     assert tgt[1][1].score == pytest.approx(want.score, abs=1e-5)
+
+
+def test_one_long_document_fills_whole_batches_with_source_context():
+    """Source context is known up front, so one document's sentences share batches; only
+    the model's own translations as context force one sentence per batch per document."""
+
+    class Counting(ToyAttnModel):
+        def encode(self, src, src_lens, **extra):
+            self.batches.append(int(src.size(0)))
+            return super().encode(src, src_lens, **extra)
+
+    model = Counting(src_vocab=len(SRC_VOCAB), tgt_vocab=len(TGT_VOCAB), seed=7)
+    doc = ["Der Hund bellt.", "Die Katze schläft.", "Der Hund.", "Die Katze bellt.",
+           "Der Hund schläft."]
+    model.batches = []
+    batched = translate_documents(model, SRC_VOCAB, TGT_VOCAB, DE, EN, [doc], beam=2,
+                                  batch_size=2)[0]
+    assert model.batches == [2, 2, 1]
+    model.batches = []
+    alone = translate_documents(model, SRC_VOCAB, TGT_VOCAB, DE, EN, [doc], beam=2,
+                                batch_size=1)[0]
+    assert [t.target_ids for t in batched] == [t.target_ids for t in alone]
+    assert [t.score for t in batched] == pytest.approx([t.score for t in alone], abs=1e-5)
+    model.batches = []
+    translate_documents(model, SRC_VOCAB, TGT_VOCAB, DE, EN, [doc], beam=2, batch_size=2,
+                        target_context=True)
+    assert model.batches == [1, 1, 1, 1, 1]
