@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +23,8 @@ from core.infer.session import TranslationSession
 from core.jobs import JobContext
 
 Link = tuple[int, int]  # (source index, target index)
+#: families whose forced decoding reports every decoder layer's and head's attention
+LAYERED_FAMILIES = ("transformer", "concat", "context_transformer")
 
 
 # --- sessions -------------------------------------------------------------------------------
@@ -67,12 +69,19 @@ def read_source_document(path: str | Path, lang: str = "en") -> list[str]:
 
 
 def translate_job(ws: Any, cache: SessionCache, run_ids: Sequence[int], sentences: list[str],
-                  beam: int, unk_replace: bool, ctx: JobContext) -> list[Any]:
+                  beam: int, unk_replace: bool, ctx: JobContext,
+                  target_context: bool = False) -> list[Any]:
     """Translate `sentences` with the run(s) (several = an ensemble); a context model
-    reads them as one document."""
+    reads them as one document, with `target_context` seeing its own previous
+    translations as context instead of the previous source sentences."""
     session = cache.get(ws, run_ids)
     ctx.emit("log", message=f"loaded {', '.join(session.names)}")
-    return session.translate(sentences, beam=beam, unk_replace=unk_replace, ctx=ctx)
+    if target_context and session.is_context_model:
+        note = session.target_context_note()
+        if note:
+            ctx.emit("log", message=note)
+    return session.translate(sentences, beam=beam, unk_replace=unk_replace, ctx=ctx,
+                             target_context=target_context)
 
 
 # --- attention of sentence pairs ------------------------------------------------------------------
@@ -93,6 +102,23 @@ class PairView:
     precision: float | None = None
     recall: float | None = None
     note: str = ""
+    #: Transformer families under forced decoding: every decoder layer's and head's
+    #: cross-attention, layers x heads x (tgt + 1) x src; `matrix` (as computed) is the
+    #: last layer's mean over heads
+    layers: np.ndarray | None = None
+    #: the model has layers and heads (a Transformer family), even where this view (free
+    #: decoding) kept only the averaged attention
+    layered: bool = False
+    #: what `matrix` shows: (None, None) the averaged attention, (layer, None) one
+    #: layer's mean over its heads, (layer, head) one head (0-based)
+    selection: tuple[int | None, int | None] = (None, None)
+
+    @property
+    def selection_label(self) -> str:
+        layer, head = self.selection
+        if layer is None:
+            return "average"
+        return f"layer {layer + 1}" + (" (mean of heads)" if head is None else f" · head {head + 1}")
 
 
 @dataclass
@@ -115,23 +141,51 @@ def pair_view(session: TranslationSession, run_id: int, label: str, pair: PairIn
         tr = session.translate([pair.source], beam=beam)[0]
     cfg = session.first.config.model
     matrix = np.asarray(tr.attention, dtype=np.float32)
+    layers = getattr(tr, "layer_attention", None)  # forced decoding only
     view = PairView(run_id, label, matrix, list(tr.source_tokens), list(tr.target_tokens),
                     None if tr.positions is None else np.asarray(tr.positions, dtype=float),
                     cfg.window if cfg.attention == "local-p" else 0,
-                    None if tr.gates is None else np.asarray(tr.gates, dtype=np.float32))
+                    None if tr.gates is None else np.asarray(tr.gates, dtype=np.float32),
+                    layers=None if layers is None else np.asarray(layers, dtype=np.float32),
+                    layered=cfg.family in LAYERED_FAMILIES)
     view.predicted = set(argmax_alignment(matrix, drop_eos=True).sure)
     if pair.gold is not None and forced:
         # one model token per gold token (normalisation such as lowercasing may differ)
         same = (pair.gold_src is None or len(view.src_tokens) == len(pair.gold_src)) and \
                (pair.gold_tgt is None or len(view.tgt_tokens) == len(pair.gold_tgt))
         if same:
-            counts = sentence_aer(view.predicted, pair.gold)
-            view.aer, view.precision, view.recall = counts.aer, counts.precision, counts.recall
+            _score(view, pair.gold)
         else:
             view.note = "model tokens differ from the gold tokens: no AER"
     elif pair.gold is not None:
         view.note = "free decoding: AER needs forced decoding of the reference"
     return view
+
+
+def _score(view: PairView, gold: Alignment) -> None:
+    counts = sentence_aer(view.predicted, gold)
+    view.aer, view.precision, view.recall = counts.aer, counts.precision, counts.recall
+
+
+def select_layer(view: PairView, gold: Alignment | None, layer: int | None = None,
+                 head: int | None = None) -> PairView:
+    """`view` (as `pair_view` made it: the averaged attention) showing instead one decoder
+    layer's cross-attention, the mean of its heads (`head` None) or one head (0-based):
+    a copy with that matrix, its argmax alignment and, where the view had an AER against
+    `gold`, the AER of that alignment. `layer` None gives `view` itself."""
+    if layer is None:
+        return view
+    if view.layers is None:
+        raise ValueError(f"{view.label}: no per-layer attention (forced decoding of a "
+                         "Transformer-family model has it)")
+    per_layer = view.layers[layer]  # heads x (tgt + 1) x src
+    matrix = per_layer.mean(axis=0) if head is None else per_layer[head]
+    out = replace(view, matrix=np.ascontiguousarray(matrix, dtype=np.float32),
+                  selection=(layer, head))
+    out.predicted = set(argmax_alignment(out.matrix, drop_eos=True).sure)
+    if view.aer is not None and gold is not None:
+        _score(out, gold)
+    return out
 
 
 def attention_job(ws: Any, cache: SessionCache, runs: Sequence[tuple[int, str]],
@@ -155,7 +209,8 @@ def attention_job(ws: Any, cache: SessionCache, runs: Sequence[tuple[int, str]],
 def corpus_aer_rows(views: dict[tuple[int, int], PairView], golds: Sequence[Alignment],
                     runs: Sequence[tuple[int, str]]) -> list[list[Any]]:
     """[model, sentences scored, AER, precision, recall] per run over the pairs whose
-    tokens match the gold (others are left out and counted)."""
+    tokens match the gold (others are left out and counted); always the averaged
+    attention (`views` as `pair_view` made them), whatever layer a heatmap shows."""
     rows = []
     for run_id, label in runs:
         preds, gold = [], []

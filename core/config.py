@@ -43,6 +43,9 @@ class ModelConfig:
     dec_layers: int = 3
     ctx_layers: int = 1  # context encoder depth (context_transformer)
     ctx_sentences: int = 1  # K previous sentences as context
+    # F following sentences of the same document as context, after the previous ones
+    # (context_transformer only: concat prepends its context, previous sentences only)
+    ctx_following: int = 0
     strategy: str = "ws"  # ws (weight sharing) | ts (two-stage) for context_transformer
     tie_embeddings: bool = False
 
@@ -61,6 +64,13 @@ class ModelConfig:
             raise ConfigError(f"model.strategy must be 'ws' or 'ts', not {self.strategy!r}")
         if not 0.0 <= self.dropout < 1.0:
             raise ConfigError(f"model.dropout must be in [0, 1), not {self.dropout}")
+        if self.ctx_following < 0:
+            raise ConfigError(f"model.ctx_following must be >= 0, not {self.ctx_following}")
+        if self.ctx_following and self.family == "concat":
+            raise ConfigError(
+                "model.ctx_following must be 0 for family 'concat': it prepends its context to "
+                "the sentence and uses previous sentences only; set model.ctx_following = 0, "
+                "or use family 'context_transformer' for following sentences")
 
 
 @dataclass
@@ -117,6 +127,20 @@ class RunConfig:
                               f"> 0, not {self.train.sampled_softmax}")
         if self.data.vocab not in ("word", "bpe", "unigram"):
             raise ConfigError(f"data.vocab must be word, bpe or unigram, not {self.data.vocab!r}")
+        if self.train.stage not in (0, 1, 2):
+            raise ConfigError(f"train.stage must be 0 (one stage), 1 (sentence-level) or 2 "
+                              f"(context parts only), not {self.train.stage!r}")
+        if self.train.stage == 2 and self.model.family != "context_transformer":
+            raise ConfigError(
+                f"train.stage = 2 trains the context parts of a context_transformer, not of "
+                f"a {self.model.family!r} model: set model.family = 'context_transformer' "
+                "(strategy 'ts'), or train.stage = 0")
+        if self.train.stage == 2 and self.model.strategy != "ts":
+            raise ConfigError(
+                f"train.stage = 2 needs model.strategy = 'ts' (two-stage), not "
+                f"{self.model.strategy!r}: under 'ws' the context encoder shares the source "
+                "encoder's weights, so it cannot be trained alone; set model.strategy = 'ts', "
+                "or train.stage = 0")
         return self
 
     def to_dict(self) -> dict[str, Any]:

@@ -2,7 +2,10 @@
 models side by side with synchronised navigation; forced decoding of the reference or
 free decoding; gold links overlaid (sure filled, possible outlined) with each model's
 extracted alignment; AER per sentence and per corpus; next / previous; sort by the AER
-difference between two models."""
+difference between two models. Transformer-family models get a "Layer / head" selector
+over their heatmap (forced decoding): the averaged attention, one decoder layer (mean of
+its heads) or one head; the pair's AER follows the matrix shown, the whole-set table
+stays on the averaged attention."""
 from __future__ import annotations
 
 from typing import Any
@@ -37,6 +40,7 @@ from app.core_jobs import (
     attention_job,
     baseline_job,
     corpus_aer_rows,
+    select_layer,
     split_test_pairs,
 )
 from app.widgets.gate_strip import GateStrip
@@ -49,6 +53,12 @@ from core.goldsets import list_gold_sets, load_gold_set
 SOURCES = ("Gold set", "Test split", "Typed pairs")
 SORTS = ("Corpus order", "AER difference (model 1 − model 2)", "AER of model 1")
 TEST_LIMIT = 200  # test-split pairs shown (the first ones)
+AVERAGE = (None, None)  # the layer selector's "average" entry: (layer, head)
+LAYER_TIP = ("Cross-attention of one decoder layer (mean of its heads) or of one head; "
+             "the AER of this pair follows the matrix shown, the whole-set table uses the "
+             "averaged attention")
+FREE_TIP = ("Free decoding keeps only the averaged attention: turn on forced decoding of "
+            "the reference to see each layer and head")
 
 
 def _item(value: Any) -> QTableWidgetItem:
@@ -81,7 +91,8 @@ class AttentionPanel(QWidget):
         self.pairs: list[PairInput] = []
         self.typed: list[PairInput] = []
         self.views: dict[tuple[int, int], PairView] = {}  # (pair index, run id) -> view
-        self.shown: list[PairView] = []
+        self.shown: list[PairView] = []  # what each heatmap shows (a layer/head or average)
+        self.base: list[PairView] = []  # the same pairs' averaged views
         self.order: list[int] = []  # pair indices in list order
         self.current = -1  # pair index shown
         self.job: workers.Job | None = None
@@ -176,18 +187,41 @@ class AttentionPanel(QWidget):
         self.gate_strips = [GateStrip(h) for h in self.heatmaps]  # context models' lambda
         for h in self.heatmaps:
             h.view_changed.connect(lambda ranges, src=h: self._sync(src, ranges))
+        # per heatmap: "Layer / head" for Transformer-family models (hidden for RNNs)
+        self.layer_boxes = [QComboBox() for _ in self.heatmaps]
+        self.layer_labels = [QLabel("Layer / head") for _ in self.heatmaps]
+        self.layer_choices: list[list[tuple[int | None, int | None]]] = [
+            [AVERAGE] for _ in self.heatmaps]
+        self.layer_selected: list[tuple[int | None, int | None]] = [AVERAGE for _ in self.heatmaps]
         self.grid_host = QWidget()
         self.grid = QHBoxLayout(self.grid_host)
         self.grid.setContentsMargins(0, 0, 0, 0)
-        for h in self.heatmaps:
-            self.grid.addWidget(h)
+        self.columns: list[QWidget] = []
+        for i, h in enumerate(self.heatmaps):
+            box = self.layer_boxes[i]
+            box.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToContents)
+            box.currentIndexChanged.connect(lambda row, i=i: self._layer_changed(i, row))
+            column = QWidget()
+            column_layout = QVBoxLayout(column)
+            column_layout.setContentsMargins(0, 0, 0, 0)
+            column_layout.setSpacing(2)
+            row = QHBoxLayout()
+            row.addWidget(self.layer_labels[i])
+            row.addWidget(box)
+            row.addStretch(1)
+            column_layout.addLayout(row)
+            column_layout.addWidget(h, 1)
+            self.columns.append(column)
+            self.grid.addWidget(column)
+            self._fill_layer_box(i, None)
         self.pair_label = QLabel(" ")
         self.pair_label.setWordWrap(True)
         self.pair_label.setObjectName("pairLabel")
         self.aer_table = _table(["Model", "AER (this pair)", "Precision", "Recall", "Note"])
         self.corpus_table = _table(["Model", "Sentences", "Corpus AER", "Precision", "Recall"])
         tables = QSplitter(Qt.Orientation.Horizontal)
-        for title, table in (("This pair", self.aer_table), ("Whole set", self.corpus_table)):
+        for title, table in (("This pair (the matrix shown)", self.aer_table),
+                             ("Whole set (averaged attention)", self.corpus_table)):
             box = QWidget()
             lay = QVBoxLayout(box)
             lay.setContentsMargins(0, 0, 0, 0)
@@ -386,6 +420,7 @@ class AttentionPanel(QWidget):
     # --- showing -------------------------------------------------------------------------------------
     def _layout_heatmaps(self, n: int) -> None:
         for i, h in enumerate(self.heatmaps):
+            self.columns[i].setVisible(i < n)
             h.setVisible(i < n)
 
     def _sync(self, source: AttentionHeatmap, ranges) -> None:
@@ -402,25 +437,81 @@ class AttentionPanel(QWidget):
         self.show_views(views, pair.gold)
 
     def show_views(self, views: list[PairView], gold: Any = None) -> None:
-        """Draw each model's matrix (up to 4) with its overlays and fill the table."""
-        self.shown, self.gold = list(views[:4]), gold
+        """Draw each model's matrix (up to 4; the layer/head each selector shows) with its
+        overlays and fill the table."""
+        self.base, self.gold = list(views[:4]), gold
+        self.shown = []
+        for i, view in enumerate(self.base):
+            self._fill_layer_box(i, view)
+            self.shown.append(select_layer(view, gold, *self.layer_selected[i]))
         self._layout_heatmaps(max(2, len(self.shown)))
         for i, h in enumerate(self.heatmaps):
             if i >= len(self.shown):
                 h.clear()
                 h.plot.setTitle("")
                 self.gate_strips[i].clear()
+                self._fill_layer_box(i, None)
                 continue
-            view = self.shown[i]
-            title = view.label if view.aer is None else f"{view.label}  ·  AER {view.aer:.2f}"
-            h.plot.setTitle(title, size="11pt")
-            h.set_matrix(view.matrix, view.src_tokens, view.tgt_tokens + ["</s>"])
-            if view.positions is not None:
-                h.set_positions(view.positions, view.window)
-            if view.gates is not None:
-                self.gate_strips[i].set_gates(view.gates, view.src_tokens)
-            else:
-                self.gate_strips[i].clear()
+            self._draw(i)
+        self._apply_overlays()
+        self._fill_aer()
+
+    def _draw(self, i: int) -> None:
+        h, view = self.heatmaps[i], self.shown[i]
+        title = view.label if view.selection == AVERAGE else f"{view.label}  ·  {view.selection_label}"
+        if view.aer is not None:
+            title += f"  ·  AER {view.aer:.2f}"
+        h.plot.setTitle(title, size="11pt")
+        h.set_matrix(view.matrix, view.src_tokens, view.tgt_tokens + ["</s>"])
+        if view.positions is not None:
+            h.set_positions(view.positions, view.window)
+        if view.gates is not None:
+            self.gate_strips[i].set_gates(view.gates, view.src_tokens)
+        else:
+            self.gate_strips[i].clear()
+
+    # --- layer / head selector ------------------------------------------------------------------
+    def _fill_layer_box(self, i: int, view: PairView | None) -> None:
+        """The selector of heatmap i for `view`: hidden without layers (RNN models, no
+        view), disabled under free decoding; keeps the choice when it still exists."""
+        box, label = self.layer_boxes[i], self.layer_labels[i]
+        choices: list[tuple[int | None, int | None]] = [AVERAGE]
+        names = ["average (last layer, mean of heads)"]
+        if view is not None and view.layers is not None:
+            n_layers, n_heads = view.layers.shape[:2]
+            for layer in range(n_layers):
+                choices.append((layer, None))
+                names.append(f"layer {layer + 1} (mean of heads)")
+                for head in range(n_heads):
+                    choices.append((layer, head))
+                    names.append(f"layer {layer + 1} · head {head + 1}")
+        if self.layer_selected[i] not in choices:
+            self.layer_selected[i] = AVERAGE
+        box.blockSignals(True)
+        box.clear()
+        box.addItems(names)
+        box.setCurrentIndex(choices.index(self.layer_selected[i]))
+        box.blockSignals(False)
+        self.layer_choices[i] = choices
+        layered = view is not None and view.layered
+        box.setVisible(layered)
+        label.setVisible(layered)
+        box.setEnabled(layered and view.layers is not None)
+        box.setToolTip(LAYER_TIP if box.isEnabled() else FREE_TIP)
+
+    def set_layer(self, i: int, layer: int | None = None, head: int | None = None) -> None:
+        """Show layer `layer` (0-based; None = the averaged attention), head `head` (None =
+        the mean of the layer's heads) in heatmap i, as if chosen in its selector."""
+        self.layer_boxes[i].setCurrentIndex(self.layer_choices[i].index((layer, head)))
+
+    def _layer_changed(self, i: int, row: int) -> None:
+        if not 0 <= row < len(self.layer_choices[i]):
+            return
+        self.layer_selected[i] = self.layer_choices[i][row]
+        if i >= len(self.base):
+            return
+        self.shown[i] = select_layer(self.base[i], self.gold, *self.layer_selected[i])
+        self._draw(i)
         self._apply_overlays()
         self._fill_aer()
 
@@ -435,7 +526,8 @@ class AttentionPanel(QWidget):
     def _fill_aer(self) -> None:
         self.aer_table.setRowCount(len(self.shown))
         for row, view in enumerate(self.shown):
-            for col, value in enumerate((view.label, view.aer, view.precision, view.recall,
+            label = view.label if view.selection == AVERAGE else f"{view.label} ({view.selection_label})"
+            for col, value in enumerate((label, view.aer, view.precision, view.recall,
                                          view.note)):
                 self.aer_table.setItem(row, col, _item(value))
 

@@ -46,6 +46,7 @@ from app.widgets.run_list import RunList
 from core.errors import WorkbenchError
 from core.formats.export import FILE_FILTER, write_translations
 from core.formats.records import TranslationRecord
+from core.infer.session import CONTEXT_FAMILIES
 
 DOC_FILTER = ("Documents (*.txt *.md *.docx *.tmx *.xlf *.xliff);;Text (*.txt *.md);;"
               "Word (*.docx);;TMX (*.tmx);;XLIFF (*.xlf *.xliff)")
@@ -75,6 +76,10 @@ class TranslatePanel(QWidget):
         self.beam.setValue(5)
         self.unk = QCheckBox("replace unknown words")
         self.unk.setToolTip("Copy the most-attended source word for each <unk>")
+        self.target_context = QCheckBox("own translations as context")
+        self.target_context.setToolTip(
+            "Context models: each sentence sees the model's own translations of the previous "
+            "sentence(s) as context instead of the previous source sentence(s)")
         self.translate_button = QPushButton("Translate")
         self.translate_button.setShortcut("Ctrl+T")
         self.translate_button.clicked.connect(self.translate)
@@ -97,6 +102,7 @@ class TranslatePanel(QWidget):
         options.addWidget(QLabel("Beam"))
         options.addWidget(self.beam)
         options.addWidget(self.unk)
+        options.addWidget(self.target_context)
         left.addLayout(options)
         go = QHBoxLayout()
         go.addWidget(self.translate_button)
@@ -166,6 +172,14 @@ class TranslatePanel(QWidget):
                                          and self.table.rowCount() > 0)
         self.cancel_button.setEnabled(busy)
         self.export_button.setEnabled(self.table.rowCount() > 0)
+        self.target_context.setEnabled(not busy and self._context_model_checked())
+
+    def _context_model_checked(self) -> bool:
+        """Whether the (first) checked run is a context model."""
+        run_ids = self.models.checked()
+        if self.workspace is None or not run_ids:
+            return False
+        return self.workspace.get_run(run_ids[0]).family in CONTEXT_FAMILIES
 
     # --- documents ----------------------------------------------------------------------------
     def _source_lang(self) -> str:
@@ -226,8 +240,11 @@ class TranslatePanel(QWidget):
         self.progress.setValue(0)
         kind = "ensemble of " + str(len(run_ids)) if len(run_ids) > 1 else "run " + str(run_ids[0])
         family = self.workspace.get_run(run_ids[0]).family
-        if family in ("concat", "context_transformer"):
+        target_context = family in CONTEXT_FAMILIES and self.target_context.isChecked()
+        if family in CONTEXT_FAMILIES:
             kind += ", context model: each sentence sees the ones before it"
+            if target_context:
+                kind += " (its own translations)"
         baseline = self.compare.wanted()
         self._end_comparison()
         if baseline is not None:
@@ -239,12 +256,13 @@ class TranslatePanel(QWidget):
         if baseline is None:
             self.job = self.jobs.submit(translate_job, self.workspace, self.sessions, run_ids,
                                         sentences, self.beam.value(), self.unk.isChecked(),
-                                        name="Translate")
+                                        name="Translate", target_context=target_context)
             self.job.finished.connect(self.show_translations)
         else:
             self.job = self.jobs.submit(compare_job, self.workspace, self.sessions, run_ids,
                                         baseline, sentences, self.beam.value(),
-                                        self.unk.isChecked(), name="Translate and compare")
+                                        self.unk.isChecked(), name="Translate and compare",
+                                        target_context=target_context)
             self.job.finished.connect(self.show_comparison)
         self.job.event.connect(self._on_event)
         self.job.cancelled.connect(lambda: self.status.setText("Translation cancelled"))

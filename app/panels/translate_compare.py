@@ -78,13 +78,15 @@ class Comparison:
 
 
 def compare_job(ws: Any, cache: SessionCache, run_ids: Sequence[int], baseline_id: int,
-                sentences: list[str], beam: int, unk_replace: bool, ctx: JobContext) -> Comparison:
-    """Translate `sentences` with the run(s) (a context model reads them as one document),
-    then with the baseline run. Events: 'translation' for the first, 'baseline_translation'
-    for the second, 'progress' over both."""
+                sentences: list[str], beam: int, unk_replace: bool, ctx: JobContext,
+                target_context: bool = False) -> Comparison:
+    """Translate `sentences` with the run(s) (a context model reads them as one document,
+    with `target_context` seeing its own translations), then with the baseline run.
+    Events: 'translation' for the first, 'baseline_translation' for the second,
+    'progress' over both."""
     n = len(sentences)
     main = translate_job(ws, cache, run_ids, sentences, beam, unk_replace,
-                         _Phase(ctx, 0, 2 * n, "translation"))
+                         _Phase(ctx, 0, 2 * n, "translation"), target_context=target_context)
     baseline = translate_job(ws, cache, [baseline_id], sentences, beam, unk_replace,
                              _Phase(ctx, n, 2 * n, "baseline_translation"))
     names = [ws.get_run(r).name for r in run_ids]

@@ -2,14 +2,16 @@
 
     evaluate --run A [--run B ...] [--ensemble RUN ...] --test test|dev|train
              | --src F --ref F  [--beam 5] [--buckets 10,20,30,40,50,60] [--report F]
-    evaluate --run A --contrastive DIR|FILE.json [--k 1]
+    evaluate --run A [--run B ...] [--ensemble RUN ...] --contrastive DIR|FILE.json [--k 1]
+             [--separator TEXT]
     evaluate --run A [--run B ...] --doc-level [--test test]
 
 Sentence-level: sacreBLEU (with its signature), chrF, TER, tokenized BLEU (Moses
 tokens), teacher-forced perplexity and BLEU by source length (Luong Fig. 6), one
 column per system; each system's scores are stored as an evaluation of the workspace
 (metrics["bleu_by_length"] = {bucket label: BLEU}). --report writes the tables
-(.md, .csv, .json or .html). Contrastive: accuracy overall and per pronoun. Doc-level:
+(.md, .csv, .json or .html). Contrastive: accuracy overall and per pronoun, one row per
+system (each --run, and the --ensemble, as above). Doc-level:
 corpus BLEU of each system on the test split's documents, in the thesis Table 5.5
 layout.
 """
@@ -47,6 +49,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--contrastive", metavar="DIR|FILE.json",
                    help="contrastive pronoun set: a ContraPro-style folder or a JSON set")
     p.add_argument("--k", type=int, default=1, help="context sentences of the contrastive set")
+    p.add_argument("--separator", default=None, metavar="TEXT",
+                   help="a JSON contrastive set joins context and current sentence with TEXT "
+                   "(default: '_eos' when the file has it, as Voita et al.'s sets; '' = none)")
     p.add_argument("--doc-level", action="store_true",
                    help="document-level BLEU of the runs on the test split's documents")
     p.set_defaults(func=run)
@@ -105,8 +110,9 @@ def translate_pairs(session, pairs: Sequence, beam: int, ctx: JobContext | None 
 
 def forced_perplexity(session, pairs: Sequence, batch_size: int = 32) -> float | None:
     """Teacher-forced perplexity of the references (EOS counted), pairs with an empty
-    side skipped; context models get each pair's previous source sentence(s)."""
-    from core.data.context import CONTEXT_START
+    side skipped; context models get each pair's previous source sentence(s) and, with
+    model.ctx_following > 0, its following ones (core.data.context.sentence_context)."""
+    from core.data.context import CONTEXT_START, sentence_context
     from core.evaluate.metrics import perplexity
     from core.infer.forced import score_targets
     from core.infer.translate import as_model, pad_batch, source_tokens
@@ -114,7 +120,8 @@ def forced_perplexity(session, pairs: Sequence, batch_size: int = 32) -> float |
     src_vocab, tgt_vocab, src_pre, tgt_pre = session._text_side()
     model = as_model(session.models)
     device = next(session.models[0].parameters()).device
-    k = session.context_sentences
+    k, f = session.context_sentences, session.context_following
+    start_id = src_vocab.encode([CONTEXT_START])[0]
 
     def ids(text: str, pre: Any, vocab: Any) -> list[int]:
         return list(vocab.encode(source_tokens(text, pre, vocab)))
@@ -125,10 +132,12 @@ def forced_perplexity(session, pairs: Sequence, batch_size: int = 32) -> float |
         if not s or not t:
             continue
         context: list[int] = []
-        if k:
+        if k or f:
             prev = [q for q in pairs[max(0, i - k):i] if q.doc_id == p.doc_id and q.doc_id]
-            context = [x for q in prev for x in ids(q.src, src_pre, src_vocab)]
-            context = context or src_vocab.encode([CONTEXT_START])
+            after = [q for q in pairs[i + 1:i + 1 + f] if q.doc_id == p.doc_id and q.doc_id]
+            context = sentence_context([ids(q.src, src_pre, src_vocab) for q in prev],
+                                       [ids(q.src, src_pre, src_vocab) for q in after],
+                                       k, f, start_id)
         items.append((s, t, context))
     if not items:
         return None
@@ -137,7 +146,7 @@ def forced_perplexity(session, pairs: Sequence, batch_size: int = 32) -> float |
         chunk = items[start:start + batch_size]
         src, lens = pad_batch([c[0] for c in chunk], device)
         extra = {}
-        if k:
+        if k or f:
             extra["ctx"], extra["ctx_lens"] = pad_batch([c[2] for c in chunk], device)
         for r, c in zip(score_targets(model, src, lens, [c[1] for c in chunk], **extra), chunk,
                         strict=True):
@@ -362,30 +371,91 @@ def run_doc_level(ws, args, sessions, run_ids, pairs, test_name, ctx) -> int:
     return 0
 
 
+#: how Voita et al. (2019) join the sentences of a JSON contrastive set
+EOS_SEPARATOR = "_eos"
+
+
+def _joined_with_eos(path: Path) -> bool:
+    """Whether the file holds '_eos' as a word (its own token, not part of one)."""
+    import re
+
+    try:
+        text = path.read_bytes().decode("utf-8", errors="replace")
+    except OSError:
+        return False  # read_json_set reports the problem
+    return re.search(r"(?<!\w)_eos(?!\w)", text) is not None
+
+
+def contrastive_examples(path: Path, separator: str | None = None, k: int = 1,
+                         log=None) -> list:
+    """The examples of a ContraPro-style folder or a JSON set. For a JSON set without
+    `separator`, '_eos'-joined sentences (Voita et al.) are detected and split (said
+    through `log`); separator '' splits nothing."""
+    from core.evaluate.contrastive import read_json_set, read_pronoun_set
+
+    if path.is_dir():
+        if separator is not None:
+            raise ConfigError("--separator splits the joined sentences of a JSON set; a "
+                              f"ContraPro-style folder ({path}) keeps its context sentences "
+                              "on their own lines: drop --separator")
+        return read_pronoun_set(path, k=k)
+    if separator is None and _joined_with_eos(path):
+        separator = EOS_SEPARATOR
+        if log:
+            log(f"{path.name}: sentences are joined with '{EOS_SEPARATOR}' (Voita et al.): "
+                f"splitting on it, the leading sentences are the context (--separator '' "
+                "turns this off, --separator TEXT picks another)")
+    return read_json_set(path, separator=separator or None)
+
+
 def run_contrastive(ws, args: argparse.Namespace) -> int:
-    from core.evaluate.contrastive import (
-        contrastive_accuracy,
-        make_score_fn,
-        read_json_set,
-        read_pronoun_set,
-    )
+    """Each --run is its own system (the ensemble of the first --run with --ensemble
+    runs is one more, as in the sentence-level evaluation): accuracy overall and per
+    phenomenon, one row per system, each stored as an evaluation of its runs."""
+    from core.evaluate.contrastive import contrastive_accuracy, make_score_fn
+    from core.evaluate.report import Table
     from core.infer.translate import as_model
 
+    def log(message: str) -> None:
+        print(message, file=sys.stderr)
+
     path = Path(args.contrastive)
-    examples = read_pronoun_set(path, k=args.k) if path.is_dir() else read_json_set(path)
-    runs = [*args.run, *args.ensemble]
-    session = open_session(ws, runs, args.checkpoint, args.device)
-    f = session.first
-    score_fn = make_score_fn(as_model(session.models), f.src_vocab, f.tgt_vocab, f.src_pre,
-                             f.tgt_pre, k_context=session.context_sentences)
-    report = contrastive_accuracy(score_fn, examples, ctx=JobContext([StderrProgress("scored")]))
-    ws.add_evaluation([ws.run_id(r) for r in runs], f"contrastive:{path.name}",
-                      {"contrastive_accuracy": 100 * report.accuracy,
-                       "examples": report.overall.total,
-                       "by_pronoun": {k: 100 * g.accuracy
-                                      for k, g in report.by_phenomenon.items()}})
-    table = report.to_table(f"Contrastive accuracy on {path.name} ({'+'.join(session.names)})")
-    print(table.to_markdown())
+    examples = contrastive_examples(path, args.separator, args.k, log)
+    with_context = [len(e.context_src) for e in examples if e.context_src]
+    log(f"{path.name}: {len(examples)} examples, {len(with_context)} with source context "
+        f"({sum(with_context) / max(1, len(with_context)):.2f} sentences on average)")
+    sessions, run_ids = _systems(ws, args)
+    reports = {}
+    for name, session in sessions.items():
+        log(f"scoring {len(examples)} contrastive examples with {name} "
+            f"(context sentences: {session.context_sentences})")
+        f = session.first
+        score_fn = make_score_fn(as_model(session.models), f.src_vocab, f.tgt_vocab,
+                                 f.src_pre, f.tgt_pre, k_context=session.context_sentences,
+                                 k_following=session.context_following)
+        report = contrastive_accuracy(score_fn, examples,
+                                      ctx=JobContext([StderrProgress("scored")]))
+        ws.add_evaluation(run_ids[name], f"contrastive:{path.name}",
+                          {"contrastive_accuracy": 100 * report.accuracy,
+                           "examples": report.overall.total,
+                           "by_pronoun": {k: 100 * g.accuracy
+                                          for k, g in report.by_phenomenon.items()}})
+        reports[name] = report
+    phenomena = sorted({k for r in reports.values() for k in r.by_phenomenon})
+    rows = [[name, r.overall.total, r.overall.correct, r.overall.ties,
+             round(100 * r.accuracy, 2),
+             *[round(100 * r.by_phenomenon[k].accuracy, 2) if k in r.by_phenomenon else None
+               for k in phenomena]]
+            for name, r in reports.items()]
+    title = f"Contrastive accuracy on {path.name}"
+    summary = Table(["system", "examples", "correct", "ties", "accuracy %",
+                     *[f"{k} %" for k in phenomena]], rows, title,
+                    notes=["An example is correct when the correct translation scores "
+                           "strictly higher than every contrastive one; ties count as wrong."])
+    tables = [summary, *[r.to_table(f"{title} ({name})") for name, r in reports.items()]]
+    for t in tables:
+        print(t.to_markdown())
     if args.report:
-        write_report(args.report, [table], table.title)
+        for p in write_report(args.report, tables, title):
+            log(f"wrote {p}")
     return 0

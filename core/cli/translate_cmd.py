@@ -2,13 +2,16 @@
 
     translate --run RUN [--ensemble RUN ...] [--beam 5] [--n-best K] [--unk-replace]
               [--dictionary FILE] [--json] [--input F] [--output F] [--document]
+              [--target-context]
 
 Reads one sentence per line from stdin or --input (with --document: a .txt/.md/.docx
 document, split into sentences, translated in order so context models see their
 context) and writes one detokenised translation per line to stdout or --output
-(atomically). --json writes JSON lines with tokens, scores and attention (target
-tokens x source tokens); an --output ending in .tmx, .xlf, .tsv or .jsonl is written
-in that format. Progress goes to stderr for long inputs.
+(atomically). --target-context gives a context model its own previous translations as
+context instead of the previous source sentences (with separate source and target
+vocabularies, mapped to source ids by token string). --json writes JSON lines with
+tokens, scores and attention (target tokens x source tokens); an --output ending in
+.tmx, .xlf, .tsv or .jsonl is written in that format. Progress goes to stderr for long inputs.
 """
 from __future__ import annotations
 
@@ -43,6 +46,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--document", action="store_true",
                    help="--input is a document (.txt, .md, .docx): split it into sentences "
                    "and translate them in order (context models see the previous ones)")
+    p.add_argument("--target-context", action="store_true",
+                   help="context models: use the model's own previous translations as the "
+                   "context, not the previous source sentences (sentence i waits for i - 1)")
     p.set_defaults(func=run)
 
 
@@ -191,6 +197,23 @@ def write_output(args: argparse.Namespace, lines: list[str], records: list | Non
     return None
 
 
+def check_target_context(session, args: argparse.Namespace) -> None:
+    """--target-context needs a context model (and no --n-best); says on stderr when the
+    run's vocabularies differ and the context is mapped by token string."""
+    if not session.is_context_model:
+        raise ConfigError(f"--target-context works with context models (family concat or "
+                          f"context_transformer) translating a document; "
+                          f"{session.names[0]!r} is a {session.first.config.model.family!r} "
+                          "run that translates each sentence on its own: drop "
+                          "--target-context or choose a context model")
+    if args.n_best > 1:
+        raise ConfigError("--target-context translates documents; --n-best works with "
+                          "sentence-level runs only: drop one of them")
+    note = session.target_context_note()
+    if note:
+        print(f"note: {note}", file=sys.stderr)
+
+
 def run(args: argparse.Namespace) -> int:
     from core.store import Workspace
 
@@ -205,6 +228,9 @@ def run(args: argparse.Namespace) -> int:
         src_lang = session.first.src_pre.lang
         tgt_lang = session.first.tgt_pre.lang
         sentences, documents = read_input(args, src_lang)
+        target_context = args.target_context
+        if target_context:
+            check_target_context(session, args)
         if args.n_best > 1:
             if args.json:
                 raise ConfigError("--n-best and --json cannot be combined; choose one")
@@ -213,7 +239,7 @@ def run(args: argparse.Namespace) -> int:
             return 0
         ctx = JobContext([StderrProgress()])
         options = dict(beam=args.beam, unk_replace=args.unk_replace, dictionary=dictionary,
-                       ctx=ctx)
+                       ctx=ctx, target_context=target_context)
         if args.document:
             translated = session.translate_documents(documents, **options)
             out_lines = [" ".join(t.text for t in para) for para in translated]

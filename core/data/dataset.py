@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from core.config import DataConfig
-from core.data.context import CONTEXT_START, context_ids, previous_sentences
+from core.data.context import CONTEXT_START, context_ids, following_sentences, previous_sentences
 from core.data.corpus import Corpus, SentencePair
 from core.data.filters import FilterReport, filter_empty, filter_pairs
 from core.data.preprocess import Preprocessor
@@ -153,14 +153,15 @@ def prepare_dataset(
     corpus_train: Corpus, corpus_dev: Corpus, data_cfg: DataConfig, src_lang: str,
     tgt_lang: str, vocabs: tuple[AnyVocab, AnyVocab] | None = None, context_k: int = 0,
     preprocessors: tuple[Preprocessor, Preprocessor] | None = None,
-    job: JobContext | None = None,
+    job: JobContext | None = None, context_following: int = 0,
 ) -> PreparedData:
     """Tokenise and index train and dev.
 
     vocabs: (src, tgt) to reuse (fine-tuning, resuming); built from train otherwise.
     context_k > 0 fills `ctx_ids` with the k previous source sentences of the same
-    document (CONTEXT_START at a document start); pairs removed by the filters are
-    not part of any context."""
+    document (CONTEXT_START at a document start), then, with context_following = F > 0,
+    the F following ones (CONTEXT_START at a document end), as core.data.context joins
+    them; pairs removed by the filters are not part of any context."""
     src_pre, tgt_pre = preprocessors or (
         Preprocessor(src_lang, lowercase=data_cfg.lowercase, fold_accents=data_cfg.fold_accents,
                      pretokenized=data_cfg.pretokenized,
@@ -186,9 +187,12 @@ def prepare_dataset(
         word_tokens)
     dev, dev_report = _encode_split(
         corpus_dev, src_pre, tgt_pre, src_vocab, tgt_vocab, 0, job, "dev")
-    if context_k > 0:
+    if context_k > 0 or context_following > 0:
         start = src_vocab.encode([CONTEXT_START])[0]
         for split in (train, dev):
-            split.ctx_ids = context_ids(split.src_ids, previous_sentences(split.corpus, context_k), start)
+            previous = previous_sentences(split.corpus, context_k) if context_k > 0 else None
+            following = (following_sentences(split.corpus, context_following)
+                         if context_following > 0 else None)
+            split.ctx_ids = context_ids(split.src_ids, previous, start, following)
     return PreparedData(train, dev, src_vocab, tgt_vocab, src_pre, tgt_pre,
                         train_report, dev_report, notes)

@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from core.data.context import CONTEXT_START
+from core.data.context import CONTEXT_START, sentence_context
 from core.data.vocab import SubwordVocab
 from core.evaluate.aer import corpus_aer
 from core.evaluate.alignment import Alignment
@@ -71,9 +71,11 @@ def word_attention(session, src_words: list[list[str]], tgt_words: list[list[str
         tgt_ids = [list(tgt_vocab.encode(toks)) for toks, _ in tgt_side]
         src, src_lens = pad_batch(src_ids, device)  # batch x S, batch
         extra = {}
-        if session.is_context_model:  # gold pairs have no document: the start marker
-            start_id = src_vocab.encode([CONTEXT_START])[0]
-            extra["ctx"], extra["ctx_lens"] = pad_batch([[start_id]] * len(src_ids), device)
+        if session.is_context_model:  # gold pairs have no document: the edge markers
+            edges = sentence_context([], [], session.context_sentences,
+                                     session.context_following,
+                                     src_vocab.encode([CONTEXT_START])[0])
+            extra["ctx"], extra["ctx_lens"] = pad_batch([edges] * len(src_ids), device)
         results = score_targets(model, src, src_lens, tgt_ids, **extra)
         for (s_toks, s_wid), (t_toks, t_wid), res in zip(src_side, tgt_side, results,
                                                           strict=True):

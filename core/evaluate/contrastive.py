@@ -31,7 +31,7 @@ from typing import Any
 
 import torch
 
-from core.data.context import CONTEXT_START
+from core.data.context import CONTEXT_START, sentence_context
 from core.data.textio import decode_text, read_bytes, split_lines
 from core.errors import CorpusError
 from core.evaluate.report import Table
@@ -408,14 +408,19 @@ def contrastive_accuracy(
 
 def make_score_fn(
     model: Seq2Seq, src_vocab: Any, tgt_vocab: Any, src_pre: Any, tgt_pre: Any,
-    device: torch.device | str | None = None, k_context: int = 0,
+    device: torch.device | str | None = None, k_context: int = 0, k_following: int = 0,
 ) -> ScoreFn:
     """A ScoreFn over `model` by teacher-forced scoring of all targets of a call in one
     batch. Text is tokenised as in training (Preprocessor, then the subword splitter
     when the vocabulary has one). With `k_context` > 0 the model gets ``ctx``/
     ``ctx_lens``: the ids of the last `k_context` context sentences (each tokenised on
-    its own), concatenated oldest first, or the single CONTEXT_START id when there is
-    no previous sentence, as in training (core.data.context)."""
+    its own), joined oldest first with the '</s>' break, or the single CONTEXT_START id
+    when there is no previous sentence, as in training (core.data.context).
+
+    `k_following`: the model's model.ctx_following. Contrastive sets give previous
+    context only, so for a model with following context (> 0) each current sentence is
+    scored as its document's last one: the following side is the CONTEXT_START
+    (document end) marker."""
     if device is None:
         param = next(model.parameters(), None)
         device = torch.device("cpu") if param is None else param.device
@@ -433,11 +438,10 @@ def make_score_fn(
             raise ValueError(f"source {empty[0]} has no tokens: {sources[empty[0]]!r}")
         src, src_lens = pad_batch(src_ids, device)  # batch x S, batch
         extra: dict[str, torch.Tensor] = {}
-        if k_context > 0:
-            ctx_ids = []
-            for sents in contexts:
-                joined = [t for s in sents[-k_context:] for t in ids(s, src_pre, src_vocab)]
-                ctx_ids.append(joined or [start_id])
+        if k_context > 0 or k_following > 0:
+            ctx_ids = [sentence_context([ids(s, src_pre, src_vocab) for s in sents[-k_context:]]
+                                        if k_context > 0 else [], [], k_context, k_following,
+                                        start_id) for sents in contexts]
             extra["ctx"], extra["ctx_lens"] = pad_batch(ctx_ids, device)  # batch x C, batch
         tgt_ids = [ids(t, tgt_pre, tgt_vocab) for t in targets]
         return [r.log_prob for r in score_targets(model, src, src_lens, tgt_ids, **extra)]

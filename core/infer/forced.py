@@ -21,6 +21,10 @@ class ForcedResult:
     attention: np.ndarray  # (len(tgt) + 1) x src_len
     positions: np.ndarray | None = None  # len(tgt) + 1 (local-p), else None
     gates: np.ndarray | None = None  # src_len: context models' lambda per token, else None
+    #: Transformer families: layers x heads x (len(tgt) + 1) x src_len, every decoder
+    #: layer's and head's cross-attention, padding cut like `attention` (which is the
+    #: mean over heads of the last layer); None for RNN models and ensembles
+    layer_attention: np.ndarray | None = None
 
 
 def teacher_forcing_tensors(
@@ -66,6 +70,9 @@ def score_targets(
                 if out.positions is None
                 else out.positions[b, :n].float().cpu().numpy(),
                 gates=None if out.gates is None else out.gates[b, :s].float().cpu().numpy(),
+                layer_attention=None
+                if out.layer_attention is None
+                else out.layer_attention[:, b, :, :n, :s].float().cpu().numpy(),
             )
         )
     return results

@@ -3,7 +3,7 @@ CLI and the GUI to translate text or documents and to force-decode references.
 
     session = TranslationSession.open(workspace, ["luong-global", "luong-local-p"])
     session.translate(["Hola."], beam=5)          -> list[Translation]
-    session.force("Hola.", "Hello.")              -> Translation (forced attention)
+    session.force("Hola.", "Hello.")              -> ForcedTranslation (forced attention)
     session.translate_documents([[...], [...]])   -> context models see their document
 
 Several runs form an ensemble (they must share the target vocabulary); the first run's
@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import torch
 
 from core.errors import ConfigError
@@ -32,6 +33,16 @@ from core.jobs import JobContext
 from core.train.artifacts import LoadedModel, load_model
 
 CONTEXT_FAMILIES = ("concat", "context_transformer")
+
+
+@dataclass
+class ForcedTranslation(Translation):
+    """A Translation from forced decoding, plus (Transformer families) the cross-attention
+    of every decoder layer and head: layers x heads x (len(target_ids) + 1) x
+    len(source_tokens); `attention` is its last layer's mean over heads. None for RNN
+    models and ensembles."""
+
+    layer_attention: np.ndarray | None = None
 
 
 @dataclass
@@ -86,6 +97,12 @@ class TranslationSession:
     def context_sentences(self) -> int:
         return self.first.config.model.ctx_sentences if self.is_context_model else 0
 
+    @property
+    def context_following(self) -> int:
+        """F, the following sentences a context model sees (0 for other models and for
+        runs saved before model.ctx_following existed)."""
+        return getattr(self.first.config.model, "ctx_following", 0) if self.is_context_model else 0
+
     def _text_side(self) -> tuple[Any, Any, Any, Any]:
         f = self.first
         return f.src_vocab, f.tgt_vocab, f.src_pre, f.tgt_pre
@@ -93,29 +110,83 @@ class TranslationSession:
     # --- work ---------------------------------------------------------------------
     def translate(self, sentences: list[str], beam: int = 5, unk_replace: bool = False,
                   dictionary: dict[str, str] | None = None, ctx: JobContext | None = None,
-                  **options: Any) -> list[Translation]:
+                  target_context: bool = False, **options: Any) -> list[Translation]:
         """Sentence-level translation; a context model translates the list as one
-        document (each sentence sees its predecessors)."""
+        document (each sentence sees its predecessors; with `target_context`, the
+        model's own translations of them, see translate_documents)."""
         if self.is_context_model:
             return self.translate_documents([sentences], beam=beam, unk_replace=unk_replace,
-                                            dictionary=dictionary, ctx=ctx, **options)[0]
+                                            dictionary=dictionary, ctx=ctx,
+                                            target_context=target_context, **options)[0]
+        if target_context:
+            raise ConfigError(self._no_target_context())
         return translate_sentences(self.models, *self._text_side(), sentences, beam=beam,
                                    unk_replace=unk_replace, dictionary=dictionary, ctx=ctx,
                                    **options)
 
     def translate_documents(self, documents: list[list[str]], beam: int = 5,
-                            ctx: JobContext | None = None, **options: Any) -> list[list[Translation]]:
+                            ctx: JobContext | None = None, target_context: bool = False,
+                            **options: Any) -> list[list[Translation]]:
+        """Documents in order; a context model sees each sentence's previous source
+        sentences, or with `target_context` its own previous translations (mapped to
+        source ids by token string when the run's vocabularies differ)."""
         if not self.is_context_model:
+            if target_context:
+                raise ConfigError(self._no_target_context())
             flat = [s for doc in documents for s in doc]
             out = iter(self.translate(flat, beam=beam, ctx=ctx, **options))
             return [[next(out) for _ in doc] for doc in documents]
-        return translate_documents(self.models, *self._text_side(), documents, beam=beam,
-                                   ctx_sentences=self.context_sentences, ctx=ctx, **options)
+        models = self.target_context_models() if target_context else self.models
+        return translate_documents(models, *self._text_side(), documents, beam=beam,
+                                   ctx_sentences=self.context_sentences,
+                                   ctx_following=self.context_following, ctx=ctx,
+                                   target_context=target_context, **options)
 
-    def force(self, source: str, target: str, context: list[str] | None = None) -> Translation:
+    # --- the model's own translations as context ------------------------------------
+    @property
+    def shares_vocabulary(self) -> bool:
+        """Whether target ids are source ids (joint vocabulary) in every member."""
+        from core.infer.target_context import shares_vocabulary
+
+        return all(shares_vocabulary(m.src_vocab, m.tgt_vocab) for m in self.members)
+
+    def target_context_models(self) -> list:
+        """The members' models for target-side context: as they are with a joint
+        vocabulary, else wrapped to map target ids to source ids (core.infer.target_context)."""
+        from core.infer.target_context import target_context_models
+
+        cached = getattr(self, "_target_models", None)
+        if cached is None:
+            cached = self._target_models = target_context_models(self.members)
+        return cached
+
+    def target_context_note(self) -> str | None:
+        """None with a joint vocabulary; else what mapping target-side context means."""
+        from core.infer.target_context import coverage
+
+        if self.shares_vocabulary:
+            return None
+        found, total = coverage(self.first.src_vocab, self.first.tgt_vocab)
+        return (f"{self.names[0]!r} has separate source and target vocabularies: its own "
+                f"translations become context through their token strings ({found} of "
+                f"{total} target tokens are in the source vocabulary, the others become <unk>)")
+
+    def _no_target_context(self) -> str:
+        family = self.first.config.model.family
+        return (f"target-side context (the model's own previous translations) needs a "
+                f"context-aware run (family concat or context_transformer); "
+                f"{self.names[0]!r} is a {family!r} run that translates each sentence on its "
+                "own: choose a context model or leave the option off")
+
+    def force(self, source: str, target: str, context: list[str] | None = None,
+              following: list[str] | None = None) -> ForcedTranslation:
         """Score `target` as the translation of `source` (teacher forcing) and return it
-        with its attention: the reference's alignment as the model sees it."""
-        from core.data.context import CONTEXT_START
+        with its attention: the reference's alignment as the model sees it (and, for a
+        single Transformer-family run, every layer's and head's). A context model sees
+        `context` (previous source sentences, oldest first) and, when it uses following
+        sentences, `following` (the next source sentences, in order); none given is a
+        document edge ('<doc>', core.data.context)."""
+        from core.data.context import CONTEXT_START, sentence_context
         from core.infer.ensemble import Ensemble
 
         src_vocab, tgt_vocab, src_pre, tgt_pre = self._text_side()
@@ -126,14 +197,18 @@ class TranslationSession:
         src, src_lens = pad_batch([list(src_vocab.encode(s_tok))], device)
         extra: dict[str, Any] = {}
         if self.is_context_model:
-            ctx_ids = [t for sent in (context or [])[-self.context_sentences:]
-                       for t in src_vocab.encode(source_tokens(sent, src_pre, src_vocab))]
-            ctx_ids = ctx_ids or src_vocab.encode([CONTEXT_START])
+            def ids(sent: str) -> list[int]:
+                return list(src_vocab.encode(source_tokens(sent, src_pre, src_vocab)))
+
+            ctx_ids = sentence_context(
+                [ids(x) for x in context or []], [ids(x) for x in following or []],
+                self.context_sentences, self.context_following,
+                src_vocab.encode([CONTEXT_START])[0])
             extra["ctx"], extra["ctx_lens"] = pad_batch([ctx_ids], device)
         tgt_ids = list(tgt_vocab.encode(t_tok))
         result = score_targets(model, src, src_lens, [tgt_ids], **extra)[0]
-        return Translation(source=source, source_tokens=s_tok, target_ids=tgt_ids,
-                           target_tokens=t_tok, text=detokenize(t_tok, tgt_pre, tgt_vocab),
-                           score=result.log_prob, log_prob=result.log_prob,
-                           attention=result.attention, positions=result.positions,
-                           gates=result.gates)
+        return ForcedTranslation(
+            source=source, source_tokens=s_tok, target_ids=tgt_ids, target_tokens=t_tok,
+            text=detokenize(t_tok, tgt_pre, tgt_vocab), score=result.log_prob,
+            log_prob=result.log_prob, attention=result.attention, positions=result.positions,
+            gates=result.gates, layer_attention=result.layer_attention)

@@ -8,8 +8,10 @@ JobContext; a cancelled job raises JobCancelled between batches.
 
 Tokenisation follows training (core.data.dataset.text_to_tokens): Moses tokens for
 word vocabularies, sentencepiece pieces of the normalised text for subword ones.
-Document context follows core.data.context: the previous K source sentences'
-ids concatenated, or the single CONTEXT_START ('<doc>') id at a document start.
+Document context follows core.data.context (sentence_context): the previous K source
+sentences' ids joined with the '</s>' break, or the single CONTEXT_START ('<doc>') id at
+a document start; then, for models with following context (F > 0), a break and the
+next F source sentences, or '<doc>' at a document end.
 """
 from __future__ import annotations
 
@@ -21,8 +23,9 @@ import numpy as np
 import torch
 from torch import Tensor
 
-from core.data.context import CONTEXT_START
+from core.data.context import CONTEXT_START, sentence_context
 from core.data.dataset import text_to_tokens
+from core.errors import ConfigError
 from core.infer.ensemble import Ensemble
 from core.infer.search import Hypothesis, beam_search, greedy
 from core.infer.unk_replace import UnkReport, replace_unknowns
@@ -155,11 +158,15 @@ def translate_sentences(
     return [r for r in results if r is not None]
 
 
-def build_context(previous: list[list[int]], k: int, start_id: int) -> list[int]:
-    """The context ids of a sentence: its last `k` predecessors' ids concatenated
-    (oldest first), or [start_id] at a document start (as core.data.context)."""
-    joined = [t for sent in (previous[-k:] if k > 0 else []) for t in sent]
-    return joined if joined else [start_id]
+def build_context(
+    previous: list[list[int]], k: int, start_id: int,
+    following: list[list[int]] | None = None, f: int = 0,
+) -> list[int]:
+    """The context ids of a sentence (core.data.context.sentence_context): its last `k`
+    predecessors' ids (oldest first) joined with the '</s>' break, or [start_id] at a
+    document start; with f > 0, then a break and the first `f` of `following` (the
+    sentences after it, in order), or [start_id] at a document end."""
+    return sentence_context(previous, following or [], k, f, start_id)
 
 
 def translate_documents(
@@ -168,17 +175,28 @@ def translate_documents(
     ctx_sentences: int = 1, target_context: bool = False, unk_replace: bool = False,
     dictionary: dict[str, str] | None = None, ctx: JobContext | None = None,
     length_penalty: float = 0.0, length_norm: bool = False, max_len_ratio: float = 2.0,
-    max_len_abs: int = 200,
+    max_len_abs: int = 200, ctx_following: int = 0,
 ) -> list[list[Translation]]:
     """Translate documents in order, giving each sentence the previous `ctx_sentences`
     sentences of its document as `ctx`/`ctx_lens` (source side; or, with
     `target_context`, the model's own previous translations, which only makes sense
-    with a joint vocabulary: context ids are embedded as source ids). Sentence i of every
-    document goes in one batch, so context is always ready when it is needed.
+    with a joint vocabulary: context ids are embedded as source ids), then the next
+    `ctx_following` source sentences of its document (build_context). `target_context`
+    with `ctx_following` > 0 is a ConfigError: the following sentences have no
+    translation yet, and source ids mixed into a target-side context would be misread
+    (core.infer.target_context maps every context id from target to source ids).
+    Sentence i of every document goes in one batch, so context is always ready when it
+    is needed.
 
     Emits 'progress' (sentences done, total) after each batch and 'translation'
     (document, index, translation) per sentence; raises JobCancelled when cancelled.
     """
+    if target_context and ctx_following > 0:
+        raise ConfigError(
+            f"this model also reads the {ctx_following} following sentence(s) as context, "
+            "which have no translation yet when a sentence is translated: target-side "
+            "context (the model's own previous translations) cannot serve it; translate "
+            "with source-side context")
     model = as_model(models)
     search_opts: dict[str, Any] = dict(max_len_ratio=max_len_ratio, max_len_abs=max_len_abs)
     if beam > 1:
@@ -206,7 +224,9 @@ def translate_documents(
             hyps: dict[tuple[int, int], Hypothesis] = {}
             if todo:
                 contexts = [build_context(history[d] if target_context else ids[d][:pos],
-                                          ctx_sentences, start_id) for d, pos in todo]
+                                          ctx_sentences, start_id,
+                                          ids[d][pos + 1:pos + 1 + ctx_following],
+                                          ctx_following) for d, pos in todo]
                 c_ids, c_lens = pad_batch(contexts)
                 found = _search(model, [ids[d][pos] for d, pos in todo], beam, search_opts,
                                 {"ctx": c_ids, "ctx_lens": c_lens})

@@ -19,6 +19,13 @@ Teacher-forced pass (training, forced decoding):
                                      all zeros for models without attention)
     out.positions: batch x tgt_len or None   (local-p's predicted p_t, natural order)
     out.gates:     batch x src_len or None   (context models' lambda per source token)
+    out.layer_attention: layers x batch x heads x tgt_len x src_len or None
+                                    (Transformer families: every decoder layer's and
+                                     head's cross-attention over the same source
+                                     positions as `attention`, each head's rows summing
+                                     to 1 over real tokens; `attention` is the mean over
+                                     heads of the last layer. None for the RNN models
+                                     and ensembles, whose `attention` is all there is)
 Training may pass `out_vocab` (1-D long, K sorted target ids, see
 core/train/sampled_softmax.py): log_probs are then batch x tgt_len x K, normalised
 over those K words only (Jean et al. 2015's target-vocabulary softmax); every family
@@ -53,6 +60,7 @@ class Seq2SeqOutput:
     attention: Tensor  # batch x tgt_len x src_len
     positions: Tensor | None = None  # batch x tgt_len (local-p)
     gates: Tensor | None = None  # batch x src_len (context models)
+    layer_attention: Tensor | None = None  # layers x batch x heads x tgt_len x src_len
 
 
 class Seq2Seq(nn.Module):

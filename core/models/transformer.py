@@ -12,8 +12,10 @@ the thesis baseline; positions are sinusoidal; every attention masks padded keys
 attention weights are exactly 0 on padding.
 
 Attention reported by `forward`: the decoder's cross-attention in the LAST layer,
-averaged over heads (batch x tgt x src). All layers and heads of the latest forward are
-kept in ``model.last_cross_attention`` (layers x batch x heads x tgt x src, detached).
+averaged over heads (batch x tgt x src). All layers and heads come back in
+``Seq2SeqOutput.layer_attention`` (layers x batch x heads x tgt x src, over the same
+source positions; for concat each head renormalised over the sentence's own positions)
+and, detached, in ``model.last_cross_attention`` of the latest forward.
 
 Incremental decoding caches, per decoder layer, the layer inputs of the prefix
 (``state["layer{i}"]``: batch x t x d_model): with causal self-attention the earlier
@@ -227,7 +229,8 @@ class TransformerBase(Seq2Seq):
         self.last_cross_attention_full = cross.detach()
         heads = self._source_attention(cross, enc)  # layers x batch x heads x T x S
         self.last_cross_attention = heads.detach()
-        return Seq2SeqOutput(log_probs, heads[-1].mean(dim=1), gates=self._gates(enc))
+        return Seq2SeqOutput(log_probs, heads[-1].mean(dim=1), gates=self._gates(enc),
+                             layer_attention=heads)
 
     def init_state(self, enc: State) -> State:
         memory = enc["memory"]

@@ -4,16 +4,16 @@
     result = train_run(ws, run_id, ctx, resume=False)    # the job itself
 
 train_run loads the corpus, makes (or reuses) the corpus's stored split, prepares ids
-and vocabularies (reloaded from the run folder on resume, so ids never shift), writes
+and vocabularies (reloaded from the run folder on resume, so ids never shift; a
+two-stage stage-2 run copies its stage-1 run's, train.init_from), writes
 every event to the store (curves survive restarts) and keeps the run's status true:
-running -> finished | cancelled | failed (with the reason).
+running -> finished | cancelled | failed (with the reason; any exception that escapes
+training marks the run failed).
 """
 from __future__ import annotations
 
 import time
 from pathlib import Path
-
-import torch
 
 from core.config import RunConfig
 from core.data.batching import BatchPlan
@@ -88,12 +88,25 @@ def _prepare(ws: Workspace, run_id: int, config: RunConfig, resume: bool, ctx: J
     corpus, parts = load_split_corpora(ws, info.corpus_id, config.train.seed)
     run_dir = ws.run_dir(run_id)
     reuse = artifacts.load_text_side(run_dir) if resume else None
+    fresh = reuse is None
+    if reuse is None and config.train.stage == 2:
+        # Stage 2 continues the stage-1 model: its ids must mean the same words, so the
+        # stage-1 run's vocabularies and preprocessing are reused, never rebuilt.
+        base = _stage1_run(ws, config)
+        reuse = artifacts.load_text_side(ws.run_dir(base.id))
+        if reuse is None:
+            raise ConfigError(
+                f"the stage-1 run {base.name!r} has no vocabularies yet; train it first "
+                "(train.init_from must name a trained sentence-level transformer run)")
+        ctx.emit("log", message=f"stage 2: reusing the vocabularies and preprocessing of "
+                 f"stage-1 run {base.name!r}")
     k = config.model.ctx_sentences if config.model.family in CONTEXT_FAMILIES else 0
+    f = config.model.ctx_following if config.model.family in CONTEXT_FAMILIES else 0
     prepared = prepare_dataset(
         parts["train"], parts["dev"], config.data, corpus.src_lang, corpus.tgt_lang,
         vocabs=reuse[:2] if reuse else None, preprocessors=reuse[2:] if reuse else None,
-        context_k=k, job=ctx)
-    if reuse is None:
+        context_k=k, job=ctx, context_following=f)
+    if fresh:
         artifacts.save_artifacts(run_dir, prepared.src_vocab, prepared.tgt_vocab,
                                  prepared.src_pre, prepared.tgt_pre)
     for line in [*prepared.notes, "train: " + prepared.train_report.summary()]:
@@ -114,17 +127,27 @@ def make_train_data(prepared: PreparedData, config: RunConfig) -> TrainData:
         prepared.train.ctx_ids, prepared.dev.ctx_ids, greedy_bleu_fn(prepared, dc.dev_sample))
 
 
+def _stage1_run(ws: Workspace, config: RunConfig):
+    """The run that train.init_from names (two-stage training, stage 2)."""
+    if not config.train.init_from:
+        raise ConfigError("train.stage = 2 needs train.init_from = the sentence-level run to start from")
+    base = ws.get_run(config.train.init_from)
+    if base.family != "transformer":
+        raise ConfigError(
+            f"train.init_from = {config.train.init_from!r} is a {base.family!r} run; stage 2 "
+            "starts from a sentence-level 'transformer' run of the same size (stage 1)")
+    return base
+
+
 def _initial_model(ws: Workspace, config: RunConfig, prepared: PreparedData):
     """Two-stage training, stage 2: the context model starts from a trained
     sentence-level run and trains only its context parts."""
     if config.train.stage != 2:
         return None
-    if not config.train.init_from:
-        raise ConfigError("train.stage = 2 needs train.init_from = the sentence-level run to start from")
     from core.models.registry import build_model
     from core.models.two_stage import freeze_for_stage2, load_stage1
 
-    base = ws.get_run(config.train.init_from)
+    base = _stage1_run(ws, config)
     stage1 = artifacts.load_model(ws.run_dir(base.id), "best")
     model = build_model(config.model, len(prepared.src_vocab), len(prepared.tgt_vocab))
     load_stage1(model, stage1.model.state_dict())
@@ -164,13 +187,13 @@ def train_run(ws: Workspace, run_ref: int | str, ctx: JobContext, resume: bool =
     """Train (or resume) a run of the workspace; see the module doc."""
     run_id = ws.run_id(run_ref)
     info = ws.get_run(run_id)
-    config = config_override or RunConfig.from_dict(info.config, source=f"run {info.name}")
     is_main = distributed is None or distributed.rank == 0
     recorder = StoreRecorder(ws, run_id)
     if is_main:
         ctx.add_listener(recorder)
     started = time.perf_counter()
     try:
+        config = config_override or RunConfig.from_dict(info.config, source=f"run {info.name}")
         prepared, run_dir = _prepare(ws, run_id, config, resume, ctx)
         device = pick_device(distributed.device if distributed else config.train.device,
                              config.train.threads)
@@ -185,11 +208,13 @@ def train_run(ws: Workspace, run_ref: int | str, ctx: JobContext, resume: bool =
             recorder.flush()
             ws.update_run(run_id, status="cancelled")
         raise
-    except (WorkbenchError, torch.cuda.OutOfMemoryError, RuntimeError) as exc:
+    except Exception as exc:  # any escape marks the run failed, never left 'running'
+        message = str(exc) if isinstance(exc, WorkbenchError | RuntimeError) \
+            else f"{type(exc).__name__}: {exc}"
         if is_main:
             recorder.flush()
-            ws.update_run(run_id, status="failed", error=str(exc))
-        ctx.emit("failed", message=str(exc))
+            ws.update_run(run_id, status="failed", error=message)
+        ctx.emit("failed", message=message)
         raise
     if is_main:
         recorder.flush()

@@ -219,3 +219,40 @@ def test_attention_screen_shows_a_gate_strip_for_the_context_model_only(qtbot, c
     assert views[1].gates is None
     jobs.shutdown()
     ws.close()
+
+
+def test_own_translations_as_context_checkbox_reaches_the_job(qtbot, panel, errors):
+    """The checkbox is offered for context models only and reaches translate_job (and the
+    comparison's main translation): the output is the session's target-context output."""
+    runs = ids(panel)
+    panel.models.set_checked([runs["sent"]])
+    assert not panel.target_context.isEnabled()
+    panel.models.set_checked([runs["ctx"]])
+    assert panel.target_context.isEnabled()
+    panel.set_sentences(DOCUMENT)
+    panel.beam.setValue(1)
+    session = TranslationSession.open(panel.workspace, [runs["ctx"]])
+    assert session.target_context_note() is not None  # separate vocabularies: mapped
+    own = [t.text for t in session.translate(DOCUMENT, beam=1, target_context=True)]
+    source_side = [t.text for t in session.translate(DOCUMENT, beam=1)]
+
+    panel.target_context.setChecked(True)
+    job = panel.translate()
+    assert job._kwargs["target_context"] is True
+    qtbot.waitUntil(lambda: job.done, timeout=30000)
+    assert job.state == workers.FINISHED, errors
+    assert panel.targets() == own
+
+    panel.compare.enabled.setChecked(True)
+    panel.compare.baseline.setCurrentIndex(panel.compare.baseline.findData(runs["sent"]))
+    job = panel.translate()
+    assert job._kwargs["target_context"] is True
+    qtbot.waitUntil(lambda: job.done, timeout=30000)
+    assert job.state == workers.FINISHED, errors
+    assert [t.text for t in job.result.main] == own
+
+    panel.compare.enabled.setChecked(False)
+    panel.target_context.setChecked(False)
+    translate(qtbot, panel, errors)
+    assert panel.job._kwargs["target_context"] is False
+    assert panel.targets() == source_side

@@ -340,3 +340,33 @@ def test_make_score_fn_equals_unbatched_forced_decoding():
     expected = sum(single[i] > single[i + 1] for i in (0, 2))
     assert rep.overall.correct == expected
     assert rep.margins == pytest.approx([single[0] - single[1], single[2] - single[3]], abs=1e-4)
+
+
+def test_make_score_fn_breaks_and_following_side():
+    """K = 2 joins the context sentences with the EOS break; a model with following
+    context gets the document-end marker, as contrastive sets give no following text."""
+    sp, tp = Preprocessor("en"), Preprocessor("fr")
+    en = ["The car is red.", "It is fast.", "The house is old."]
+    sv = Vocab.build(sp.tokenize(s) for s in en)
+    tv = Vocab.build(tp.tokenize(s) for s in ["Elle est rapide.", "Il est rapide."])
+    model = _tiny_context_model(sv, tv)
+    src = torch.tensor([sv.encode(sp.tokenize("It is fast."))])
+    tgt = tv.encode(tp.tokenize("Elle est rapide."))
+    gold = torch.tensor([*tgt, EOS])
+
+    def direct(ctx_ids):
+        with torch.no_grad():
+            out = model(src, torch.tensor([src.size(1)]), torch.tensor([[BOS, *tgt]]),
+                        ctx=torch.tensor([ctx_ids]), ctx_lens=torch.tensor([len(ctx_ids)]))
+        return float(out.log_probs[0, torch.arange(len(gold)), gold].sum())
+
+    red, old = (sv.encode(sp.tokenize(s)) for s in ("The car is red.", "The house is old."))
+    doc = sv.stoi["<doc>"]
+    context = [["The car is red.", "The house is old."]]
+    two = make_score_fn(model, sv, tv, sp, tp, "cpu", k_context=2)
+    assert two(["It is fast."], context, ["Elle est rapide."])[0] == pytest.approx(
+        direct([*red, EOS, *old]), abs=1e-4)
+    ahead = make_score_fn(model, sv, tv, sp, tp, "cpu", k_context=1, k_following=1)
+    got = ahead(["It is fast."], context, ["Elle est rapide."])[0]
+    assert got == pytest.approx(direct([*old, EOS, doc]), abs=1e-4)
+    assert got != pytest.approx(direct(old), abs=1e-4)

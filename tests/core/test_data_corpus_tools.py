@@ -3,7 +3,14 @@ from __future__ import annotations
 
 import pytest
 
-from core.data.context import CONTEXT_START, context_ids, previous_sentences
+from core.data.context import (
+    CONTEXT_BREAK_ID,
+    CONTEXT_START,
+    context_ids,
+    following_sentences,
+    previous_sentences,
+    sentence_context,
+)
 from core.data.corpus import Corpus, SentencePair
 from core.data.filters import apply_filters, filter_duplicates, filter_length, filter_ratio
 from core.data.preprocess import Preprocessor, fold_accents, train_truecaser
@@ -102,9 +109,52 @@ def test_previous_sentences_reset_at_document_boundaries():
     assert previous_sentences(c, 2) == [[], [0], [0, 1], [], [3], [], [1, 2]]
     assert previous_sentences(c, 0) == [[]] * 7
     ids = [[10], [11, 12], [13], [14], [15], [16], [17]]
+    # joined previous sentences are separated by the break (EOS, as concat_context)
     assert context_ids(ids, previous_sentences(c, 2), start_id=4) == [
-        [4], [10], [10, 11, 12], [4], [14], [4], [11, 12, 13]]
-    assert CONTEXT_START == "<doc>"
+        [4], [10], [10, 3, 11, 12], [4], [14], [4], [11, 12, 3, 13]]
+    assert context_ids(ids, previous_sentences(c, 1), start_id=4) == [
+        [4], [10], [11, 12], [4], [14], [4], [13]]
+    assert CONTEXT_START == "<doc>" and CONTEXT_BREAK_ID == 3
+
+
+def test_following_sentences_reset_at_document_boundaries():
+    docs = ["A", "A", "A", "B", "B", None, "A"]
+    c = corpus([(f"s{i}", f"t{i}") for i in range(7)], docs)
+    assert following_sentences(c, 1) == [[1], [2], [6], [4], [], [], []]
+    assert following_sentences(c, 2) == [[1, 2], [2, 6], [6], [4], [], [], []]
+    assert following_sentences(c, 0) == [[]] * 7
+    with pytest.raises(ValueError):
+        following_sentences(c, -1)
+
+
+def test_context_ids_with_one_following_sentence():
+    # documents A = pairs 0, 1, 2, 6; B = 3, 4; pair 5 has no document
+    docs = ["A", "A", "A", "B", "B", None, "A"]
+    c = corpus([(f"s{i}", f"t{i}") for i in range(7)], docs)
+    ids = [[10], [11, 12], [13], [14], [15], [16], [17]]
+    got = context_ids(ids, previous_sentences(c, 1), 4, following_sentences(c, 1))
+    # previous side, break (3), following side; '<doc>' (4) stands for a missing side
+    assert got == [
+        [4, 3, 11, 12],      # document start: <doc>, then the next sentence
+        [10, 3, 13],
+        [11, 12, 3, 17],     # pair 6 follows pair 2 in document A
+        [4, 3, 15],          # B starts: nothing of A leaks in
+        [14, 3, 4],          # B ends: the end marker, nothing of pair 5 or A
+        [4, 3, 4],           # no document: both edges
+        [13, 3, 4],          # A ends
+    ]
+    # K = 2, F = 2: every joined sentence separated by one break
+    got2 = context_ids(ids, previous_sentences(c, 2), 4, following_sentences(c, 2))
+    assert got2[1] == [10, 3, 13, 3, 17]
+    assert got2[2] == [10, 3, 11, 12, 3, 17]
+    assert got2[6] == [11, 12, 3, 13, 3, 4]
+    # following side only (K = 0)
+    assert context_ids(ids, None, 4, following_sentences(c, 1))[:3] == [[11, 12], [13], [17]]
+    # the per-sentence rule that inference uses gives the same ids
+    assert sentence_context([[10]], [[13], [17]], 1, 1, 4) == got[1]
+    assert sentence_context([], [], 1, 1, 4) == [4, 3, 4]
+    assert sentence_context([[10], []], [[], [13]], 2, 2, 4) == [10, 3, 13]  # no doubled break
+    assert sentence_context([[10]], [[13]], 0, 0, 4) == [4]
 
 
 # --- stats ----------------------------------------------------------------------------

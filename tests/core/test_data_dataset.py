@@ -51,6 +51,17 @@ def test_word_dataset_filters_and_ids():
     assert data.dev.ctx_ids == [[4], data.dev.src_ids[0]]
 
 
+def test_dataset_context_with_following_sentences():
+    cfg = DataConfig(vocab="word", max_len=6, lowercase=True)
+    data = prepare_dataset(TRAIN, DEV, cfg, "en", "fr", context_k=1, context_following=1)
+    # train keeps one pair of d1 and one of d2: each is both a start and an end
+    assert data.train.ctx_ids == [[4, 3, 4], [4, 3, 4]]
+    e0, e1 = data.dev.src_ids
+    assert data.dev.ctx_ids == [[4, 3, *e1], [*e0, 3, 4]]
+    only_next = prepare_dataset(TRAIN, DEV, cfg, "en", "fr", context_following=1)
+    assert only_next.dev.ctx_ids == [e1, [4]]
+
+
 def test_joint_vocab_is_shared():
     cfg = DataConfig(vocab="word", joint_vocab=True, max_len=50)
     data = prepare_dataset(TRAIN, DEV, cfg, "en", "fr")

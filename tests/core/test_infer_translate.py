@@ -7,6 +7,7 @@ import torch
 
 from core.data.preprocess import Preprocessor
 from core.data.vocab import Vocab
+from core.errors import ConfigError
 from core.infer.search import beam_search, greedy
 from core.infer.translate import build_context, translate_documents, translate_sentences
 from core.jobs import JobCancelled, RecordingContext
@@ -111,8 +112,50 @@ def test_each_result_equals_translating_alone():
 
 def test_build_context():
     assert build_context([], 2, 4) == [4]
-    assert build_context([[5, 6], [7], [8, 9]], 2, 4) == [7, 8, 9]
+    assert build_context([[5, 6], [7], [8, 9]], 2, 4) == [7, 3, 8, 9]  # EOS breaks
     assert build_context([[5, 6]], 0, 4) == [4]
+    # following sentences: previous side, break, following side; <doc> at an edge
+    assert build_context([[5, 6]], 1, 4, [[7], [8, 9]], 1) == [5, 6, 3, 7]
+    assert build_context([], 1, 4, [[7], [8, 9]], 2) == [4, 3, 7, 3, 8, 9]
+    assert build_context([[5, 6]], 1, 4, [], 1) == [5, 6, 3, 4]
+
+
+def test_documents_with_one_following_sentence_feed_it_as_context():
+    class Recording(ToyAttnModel):
+        def encode(self, src, src_lens, **extra):
+            for row, n in zip(extra["ctx"].tolist(), extra["ctx_lens"].tolist(), strict=True):
+                self.seen.append(row[:n])
+            return super().encode(src, src_lens, **extra)
+
+    model = Recording(src_vocab=len(SRC_VOCAB), tgt_vocab=len(TGT_VOCAB), seed=7)
+    model.seen = []
+    docs = [["Der Hund bellt.", "Die Katze schläft.", "Der Hund."], ["Die Katze bellt."]]
+    out = translate_documents(model, SRC_VOCAB, TGT_VOCAB, DE, EN, docs, beam=1,
+                              batch_size=8, ctx_sentences=1, ctx_following=1)
+    ids = [[SRC_VOCAB.encode(DE.tokenize(t)) for t in doc] for doc in docs]
+    a, b = ids
+    # one batch, position-major order: (0, 0), (1, 0), (0, 1), (0, 2)
+    assert model.seen == [
+        [4, 3, *a[1]],          # document start, then the following sentence
+        [4, 3, 4],              # a one-sentence document: both edges
+        [*a[0], 3, *a[2]],      # previous, break, following
+        [*a[1], 3, 4],          # document end: nothing of document 1 leaks in
+    ]
+    # and the translations are what the model gives for exactly that context
+    seen = list(model.seen)
+    for (d, i), context in zip([(0, 0), (1, 0), (0, 1), (0, 2)], seen, strict=True):
+        src = ids[d][i]
+        want = greedy(model, torch.tensor([src]), torch.tensor([len(src)]),
+                      ctx=torch.tensor([context]), ctx_lens=torch.tensor([len(context)]))[0]
+        assert out[d][i].target_ids == want.tokens
+    # the following sentence changes the result: without it, another score
+    prev_only = translate_documents(model, SRC_VOCAB, TGT_VOCAB, DE, EN, docs, beam=1,
+                                    ctx_sentences=1)
+    assert prev_only[0][1].score != pytest.approx(out[0][1].score, abs=1e-5)
+    # the model's own translations cannot stand for sentences not translated yet
+    with pytest.raises(ConfigError, match="following"):
+        translate_documents(model, SRC_VOCAB, TGT_VOCAB, DE, EN, docs, beam=1,
+                            ctx_following=1, target_context=True)
 
 
 def test_documents_get_previous_sentences_as_context():

@@ -1,0 +1,271 @@
+"""Context-aware translation and contrastive evaluation through the CLI, on tiny runs
+trained in the test: `translate --target-context` (the model's own translations as
+context, mapped to source ids when the vocabularies differ), `evaluate --contrastive`
+with '_eos'-joined JSON sets and with several systems in one command."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import torch
+
+from core.cli import run_cli
+from core.config import ModelConfig, RunConfig, load_preset
+from core.data.preprocess import Preprocessor
+from core.data.vocab import Vocab
+from core.errors import ConfigError
+from core.infer.session import TranslationSession
+from core.infer.target_context import TargetIdsAsSource, target_to_source_table
+from core.infer.translate import source_tokens
+from core.models.context_transformer import ContextTransformer
+from core.models.registry import build_model
+from core.train.artifacts import LoadedModel
+
+DOCUMENT = "Compré una mesa nueva.\nEs muy bonita.\nLa trajeron el lunes.\n"
+SENTENCES = DOCUMENT.splitlines()
+
+
+def tiny_config(name: str, family: str, steps: int, joint: bool) -> RunConfig:
+    cfg = load_preset("transformer-cpu")
+    cfg.name = name
+    m = cfg.model
+    m.family, m.d_model, m.ff_size, m.heads, m.enc_layers, m.dec_layers = family, 16, 32, 2, 1, 1
+    m.dropout = 0.0
+    cfg.data.vocab, cfg.data.joint_vocab, cfg.data.batch_tokens = "word", joint, 0
+    cfg.data.batch_size, cfg.data.dev_sample = 32, 4
+    cfg.train.max_steps, cfg.train.valid_every, cfg.train.device = steps, steps, "cpu"
+    cfg.train.lr, cfg.train.label_smoothing = 0.003, 0.0
+    return cfg
+
+
+@pytest.fixture(scope="module")
+def ctx_ws(tmp_path_factory):
+    """The demo corpus, a context model with a joint vocabulary ('ctxj') and a
+    sentence-level transformer ('sent')."""
+    from core.demo import import_demo_corpus
+    from core.jobs import JobContext
+    from core.store import Workspace
+    from core.train.run import create_run, train_run
+
+    root = tmp_path_factory.mktemp("ctxcli") / "ws"
+    with Workspace.open(root) as ws:
+        corpus_id = import_demo_corpus(ws)
+        for name, family, steps in (("ctxj", "context_transformer", 40),
+                                    ("sent", "transformer", 10)):
+            run_id = create_run(ws, corpus_id, tiny_config(name, family, steps, joint=True))
+            assert train_run(ws, run_id, JobContext()).status == "finished"
+    return root
+
+
+@pytest.fixture
+def recorded_ctx(monkeypatch):
+    """Every `ctx` a ContextTransformer encodes, as lists of ids per batch row."""
+    seen: list[list[int]] = []
+    encode = ContextTransformer.encode
+
+    def recording(self, src, src_lens, ctx=None, ctx_lens=None):
+        for row, n in zip(ctx.tolist(), ctx_lens.tolist(), strict=True):
+            seen.append(row[:n])
+        return encode(self, src, src_lens, ctx=ctx, ctx_lens=ctx_lens)
+
+    monkeypatch.setattr(ContextTransformer, "encode", recording)
+    return seen
+
+
+def _translate(ws_root: Path, doc: Path, *extra: str) -> int:
+    return run_cli(["--workspace", str(ws_root), "translate", "--run", "ctxj", "--beam", "1",
+                    "--input", str(doc), "--json", *extra])
+
+
+def test_translate_cli_target_context_equals_the_library_call(ctx_ws, tmp_path, capsys,
+                                                              recorded_ctx):
+    from core.infer.translate import translate_documents
+    from core.store import Workspace
+
+    doc = tmp_path / "doc.txt"
+    doc.write_text(DOCUMENT, encoding="utf-8")
+    assert _translate(ctx_ws, doc, "--target-context") == 0
+    records = [json.loads(x) for x in capsys.readouterr().out.splitlines()]
+    target_ctx = list(recorded_ctx)
+    recorded_ctx.clear()
+    assert _translate(ctx_ws, doc) == 0
+    source_records = [json.loads(x) for x in capsys.readouterr().out.splitlines()]
+    source_ctx = list(recorded_ctx)
+    recorded_ctx.clear()
+
+    with Workspace.open(ctx_ws) as ws:
+        session = TranslationSession.open(ws, ["ctxj"])
+    assert session.shares_vocabulary and session.target_context_note() is None
+    assert session.target_context_models() == session.models  # joint: nothing to map
+    direct = translate_documents(session.models, *session._text_side(), [SENTENCES], beam=1,
+                                 ctx_sentences=session.context_sentences,
+                                 target_context=True)[0]
+    assert [r["translation"] for r in records] == [t.text for t in direct]
+    assert [r["target_tokens"] for r in records] == [t.target_tokens for t in direct]
+    recorded_ctx.clear()
+
+    # the context passed: <doc>, then the previous translation's (target = source) ids
+    src_vocab, _, src_pre, _ = session._text_side()
+    start = src_vocab.encode(["<doc>"])
+    assert len(target_ctx) == len(source_ctx) == 3
+    assert target_ctx[0] == source_ctx[0] == start
+    for i in (1, 2):
+        assert target_ctx[i] == (direct[i - 1].target_ids or start)
+        assert source_ctx[i] == src_vocab.encode(source_tokens(SENTENCES[i - 1], src_pre, src_vocab))
+    assert all(t.target_ids for t in direct[:2])  # real translations, not <doc>
+    assert target_ctx[1:] != source_ctx[1:]
+    assert [r["source"] for r in source_records] == SENTENCES
+
+
+def test_translate_cli_target_context_needs_a_context_model(ctx_ws, tmp_path, capsys):
+    doc = tmp_path / "doc.txt"
+    doc.write_text(DOCUMENT, encoding="utf-8")
+    assert run_cli(["--workspace", str(ctx_ws), "translate", "--run", "sent", "--beam", "1",
+                    "--input", str(doc), "--target-context"]) == 2
+    err = capsys.readouterr().err
+    assert "--target-context works with context models" in err and "'sent'" in err
+
+
+def _separate_vocab_session(seed: int = 3) -> tuple[TranslationSession, Vocab, Vocab]:
+    src = Vocab(["<pad>", "<unk>", "<s>", "</s>", "<doc>", "la", "mesa", "es", "bonita", ".",
+                 "casa", "table"])
+    tgt = Vocab(["<pad>", "<unk>", "<s>", "</s>", "<doc>", "the", "table", "is", "pretty", ".",
+                 "la"])
+    torch.manual_seed(seed)
+    cfg = RunConfig()
+    cfg.model = ModelConfig(family="context_transformer", d_model=16, ff_size=32, heads=2,
+                            enc_layers=1, dec_layers=1, dropout=0.0)
+    model = build_model(cfg.model, len(src), len(tgt)).eval()
+    loaded = LoadedModel(model, cfg, src, tgt, Preprocessor("es"), Preprocessor("en"),
+                         Path("none.pt"), 0)
+    return TranslationSession.from_loaded([loaded], ["sep"]), src, tgt
+
+
+def test_target_context_with_separate_vocabularies_maps_tokens_by_string(recorded_ctx):
+    session, src, tgt = _separate_vocab_session()
+    assert not session.shares_vocabulary
+    assert "8 of 11 target tokens" in session.target_context_note()  # + table . la
+    table = target_to_source_table(src, tgt)
+    assert table.tolist() == [0, 1, 2, 3, 4, 1, 11, 1, 1, 9, 5]
+    (wrapped,) = session.target_context_models()
+    assert isinstance(wrapped, TargetIdsAsSource) and wrapped.model is session.models[0]
+
+    doc = ["la mesa .", "es bonita .", "la casa ."]
+    out = session.translate_documents([doc], beam=1, target_context=True)[0]
+    assert len(recorded_ctx) == 3
+    for i in (1, 2):
+        prev = out[i - 1].target_ids
+        assert prev, "the untrained model gave an empty translation: pick another seed"
+        assert recorded_ctx[i] == src.encode(tgt.decode(prev))  # by string, unknown -> <unk>
+    assert any(recorded_ctx[i] != out[i - 1].target_ids for i in (1, 2))
+    with pytest.raises(ConfigError, match="needs a context-aware run"):
+        TranslationSession.from_loaded(
+            [LoadedModel(build_model(ModelConfig(family="transformer", d_model=16, ff_size=32,
+                                                 heads=2, enc_layers=1, dec_layers=1),
+                                     len(src), len(tgt)), RunConfig(), src, tgt,
+                         Preprocessor("es"), Preprocessor("en"), Path("x.pt"), 0)],
+            ["plain"]).translate(doc, beam=1, target_context=True)
+
+
+# ------------------------------------------------------------------ contrastive
+
+
+VOITA = [
+    {"src": "Compré una mesa. _eos Es muy bonita.", "dst": "I bought a table. _eos It is very pretty.",
+     "dst_alternatives": ["I bought a table. _eos She is very pretty."], "type": "it"},
+    {"src": "Mi hermana llamó. _eos Ella está en casa. _eos Está cansada.",
+     "dst": "My sister called. _eos She is at home. _eos She is tired.",
+     "dst_alternatives": ["My sister called. _eos She is at home. _eos He is tired.",
+                          "My sister called. _eos She is at home. _eos It is tired."],
+     "type": "she"},
+    {"src": "Hola.", "dst": "Hello.", "dst_alternatives": ["Hi."], "type": "none"},
+]
+
+
+def _stored(ws_root: Path, run: str, test_name: str) -> dict:
+    from core.store import Workspace
+
+    with Workspace.open(ws_root) as ws:
+        return [e for e in ws.evaluations(ws.run_id(run)) if e.test_name == test_name][-1].metrics
+
+
+def test_evaluate_cli_contrastive_detects_eos_joined_context(ctx_ws, tmp_path, capsys,
+                                                             monkeypatch):
+    import core.evaluate.contrastive as contrastive
+    from core.store import Workspace
+
+    path = tmp_path / "deixis_test.json"
+    path.write_text(json.dumps(VOITA, ensure_ascii=False), encoding="utf-8")
+    seen = []
+    real = contrastive.contrastive_accuracy
+    monkeypatch.setattr(contrastive, "contrastive_accuracy",
+                        lambda fn, ex, **kw: seen.append(ex) or real(fn, ex, **kw))
+    assert run_cli(["--workspace", str(ctx_ws), "evaluate", "--run", "ctxj",
+                    "--contrastive", str(path)]) == 0
+    err = capsys.readouterr().err
+    assert "joined with '_eos'" in err and "3 examples, 2 with source context" in err
+    (examples,) = seen
+    assert [len(e.context_src) for e in examples] == [1, 2, 0]
+    assert [e.source for e in examples] == ["Es muy bonita.", "Está cansada.", "Hola."]
+    assert examples[1].alternatives == ("He is tired.", "It is tired.")
+
+    # the same accuracy as the library call with the separator
+    with Workspace.open(ctx_ws) as ws:
+        session = TranslationSession.open(ws, ["ctxj"])
+    f = session.first
+    fn = contrastive.make_score_fn(session.models[0], f.src_vocab, f.tgt_vocab, f.src_pre,
+                                   f.tgt_pre, k_context=session.context_sentences)
+    want = real(fn, contrastive.read_json_set(path, separator=" _eos "))
+    m = _stored(ctx_ws, "ctxj", "contrastive:deixis_test.json")
+    assert m["examples"] == 3
+    assert m["contrastive_accuracy"] == pytest.approx(100 * want.accuracy)
+    assert m["by_pronoun"] == pytest.approx({k: 100 * g.accuracy
+                                             for k, g in want.by_phenomenon.items()})
+
+    # an explicit empty separator splits nothing: one long source sentence, no context
+    seen.clear()
+    assert run_cli(["--workspace", str(ctx_ws), "evaluate", "--run", "ctxj",
+                    "--contrastive", str(path), "--separator", ""]) == 0
+    assert "joined with" not in capsys.readouterr().err
+    assert [len(e.context_src) for e in seen[0]] == [0, 0, 0]
+    assert seen[0][0].source == VOITA[0]["src"]
+
+
+def test_evaluate_cli_contrastive_scores_each_run_as_its_own_system(ctx_ws, tmp_path,
+                                                                   monkeypatch):
+    import core.evaluate.contrastive as contrastive
+
+    margins = []  # per scored system: the example margins (correct - best contrastive)
+    real = contrastive.contrastive_accuracy
+
+    def spy(fn, ex, **kw):
+        report = real(fn, ex, **kw)
+        margins.append(report.margins)
+        return report
+
+    monkeypatch.setattr(contrastive, "contrastive_accuracy", spy)
+    path = tmp_path / "pron.json"
+    path.write_text(json.dumps(VOITA, ensure_ascii=False), encoding="utf-8")
+    single = {}
+    for run in ("sent", "ctxj"):
+        report = tmp_path / f"{run}.json"
+        assert run_cli(["--workspace", str(ctx_ws), "evaluate", "--run", run,
+                        "--contrastive", str(path), "--report", str(report)]) == 0
+        single[run] = (_stored(ctx_ws, run, "contrastive:pron.json"),
+                       json.loads(report.read_text())["rows"])
+    both = tmp_path / "both.json"
+    assert run_cli(["--workspace", str(ctx_ws), "evaluate", "--run", "sent", "--run", "ctxj",
+                    "--contrastive", str(path), "--report", str(both)]) == 0
+    rows = json.loads(both.read_text())["rows"]
+    alone_sent, alone_ctx, both_sent, both_ctx = margins
+    assert alone_sent != pytest.approx(alone_ctx)  # two different systems ...
+    assert both_sent == pytest.approx(alone_sent) and both_ctx == pytest.approx(alone_ctx)
+    assert [r["system"] for r in rows] == ["sent", "ctxj"]
+    for row, run in zip(rows, ("sent", "ctxj"), strict=True):
+        metrics, (alone,) = single[run]
+        assert row == alone
+        assert row["accuracy %"] == pytest.approx(round(metrics["contrastive_accuracy"], 2))
+        for k in ("it", "she", "none"):
+            assert row[f"{k} %"] == pytest.approx(round(metrics["by_pronoun"][k], 2))
+        assert _stored(ctx_ws, run, "contrastive:pron.json") == metrics  # stored per run
