@@ -34,6 +34,7 @@ import torch
 
 from core.config import ModelConfig, RunConfig, load_preset
 from core.errors import ConfigError
+from core.train.device import amp_active
 
 SHARED_SPA = Path(__file__).resolve().parents[2] / "shared" / "data" / "tatoeba-spa-eng" / "spa.txt"
 SPLITS = ("default", "onmt")
@@ -116,10 +117,11 @@ def _rss_mb() -> float:
 
 
 def measure_variant(name: str, steps: int, warmup: int, device: str, pairs_file: str,
-                    threads: int, sampled_softmax: int = 0) -> dict:
+                    threads: int, sampled_softmax: int = 0, amp: bool = False) -> dict:
     """Train `steps` batches after `warmup` on the pairs in `pairs_file` (JSON [src, tgt])
     and return throughput and peak memory. Runs in a fresh process (see run_train_bench).
-    sampled_softmax: 0 = full softmax, K = Jean et al.'s K-word candidate softmax."""
+    sampled_softmax: 0 = full softmax, K = Jean et al.'s K-word candidate softmax;
+    amp: bf16 autocast (train.amp)."""
     from core.data.batching import BatchPlan
     from core.data.vocab import Vocab
     from core.models.registry import build_model
@@ -152,9 +154,9 @@ def measure_variant(name: str, steps: int, warmup: int, device: str, pairs_file:
             if dev.type == "cuda":
                 torch.cuda.synchronize(dev)
             tokens, start = 0, time.perf_counter()
-        out, _, targets = forward_batch(model, plan.collate(batches[i % len(batches)]), dev, False,
+        out, _, targets = forward_batch(model, plan.collate(batches[i % len(batches)]), dev, amp,
                                         sampled_softmax, len(tgt_vocab))
-        loss_sum, _, n = sequence_nll(out.log_probs, targets)
+        loss_sum, _, n = sequence_nll(out.scores, targets)
         opt.zero_grad(set_to_none=True)
         (loss_sum / n).backward()  # normalization: tokens
         if clip > 0:
@@ -164,8 +166,8 @@ def measure_variant(name: str, steps: int, warmup: int, device: str, pairs_file:
     if dev.type == "cuda":
         torch.cuda.synchronize(dev)
     elapsed = time.perf_counter() - start
-    label = f"{name} +ss{sampled_softmax}" if sampled_softmax else name
-    row = {"variant": label, "sampled_softmax": sampled_softmax, "device": device, "threads": torch.get_num_threads(),
+    label = name + (f" +ss{sampled_softmax}" if sampled_softmax else "") + (" +bf16" if amp else "")
+    row = {"variant": label, "sampled_softmax": sampled_softmax, "amp": amp, "device": device, "threads": torch.get_num_threads(),
            "steps": steps, "tgt_tokens": tokens, "seconds": round(elapsed, 3),
            "tgt_tok_per_s": tokens / elapsed, "params": sum(p.numel() for p in model.parameters()),
            "src_vocab": len(src_vocab), "tgt_vocab": len(tgt_vocab), "pairs": len(src_ids)}
@@ -183,25 +185,28 @@ def machine_line(device: str, threads: int) -> str:
     where = device
     if device.startswith("cuda") and torch.cuda.is_available():
         where = f"{torch.cuda.get_device_name(torch.device(device))} ({device})"
+    bf16 = "native bf16" if amp_active(torch.device(device), True) else "no native bf16"
     return (f"{where}, {threads} threads (nproc {os.cpu_count()}), torch {torch.__version__}, "
-            f"{platform.machine()}")
+            f"{platform.machine()}, {bf16}")
 
 
 def format_row(row: dict) -> str:
     train = row["peak_mem_mb"] - row["base_mem_mb"]
-    return (f"{row['variant']:<30} {row['tgt_tok_per_s']:>9.0f} {row['peak_mem_mb']:>8.0f} "
+    return (f"{row['variant']:<36} {row['tgt_tok_per_s']:>9.0f} {row['peak_mem_mb']:>8.0f} "
             f"{train:>8.0f} {row['params'] / 1e6:>7.2f}M")
 
 
-HEADER = f"{'variant':<30} {'tgt tok/s':>9} {'peak MB':>8} {'train MB':>8} {'params':>8}"
+HEADER = f"{'variant':<36} {'tgt tok/s':>9} {'peak MB':>8} {'train MB':>8} {'params':>8}"
 
 
 def run_train_bench(variants: list[str] | None, steps: int, warmup: int, device: str,
                     data_dir: str | None, threads: int, split: str = "default",
-                    out: TextIO = sys.stdout, sampled_softmax: int = 0) -> list[dict]:
+                    out: TextIO = sys.stdout, sampled_softmax: int = 0,
+                    amp: bool = False) -> list[dict]:
     """Measure every variant (or `variants`), print a table to `out`, return the rows.
     With sampled_softmax = K, each variant is measured a second time with Jean et al.'s
-    K-word candidate softmax (row suffix '+ssK').
+    K-word candidate softmax (row suffix '+ssK'); with amp, every measurement is repeated
+    in bf16 autocast (suffix '+bf16') where the device has native bf16.
 
     'peak MB' is the subprocess's peak (RSS on the CPU), 'train MB' that peak minus the
     RSS before the model was built (interpreter, torch and the data excluded).
@@ -224,17 +229,23 @@ def run_train_bench(variants: list[str] | None, steps: int, warmup: int, device:
         with open(pairs_file, "w", encoding="utf-8") as f:
             json.dump([src, tgt], f)
         del src, tgt
-        runs = [(n, k) for n in names for k in ([0, sampled_softmax] if sampled_softmax else [0])]
-        for name, k in runs:
+        precisions = [False]
+        if amp and amp_active(torch.device(device), True):
+            precisions.append(True)
+        elif amp:
+            print(f"# --amp: {device} has no native bf16; bf16 rows skipped", file=out)
+        ks = [0, sampled_softmax] if sampled_softmax else [0]
+        runs = [(n, k, a) for n in names for k in ks for a in precisions]
+        for name, k, use_amp in runs:
             cmd = [sys.executable, "-c",
                    "import json; from core.bench import measure_variant; "
                    f"print('RESULT', json.dumps(measure_variant({name!r}, {steps}, {warmup}, "
-                   f"{device!r}, {pairs_file!r}, {threads}, {k})))"]
+                   f"{device!r}, {pairs_file!r}, {threads}, {k}, {use_amp})))"]
             proc = subprocess.run(cmd, capture_output=True, text=True,
                                   cwd=Path(__file__).resolve().parents[1], env=dict(os.environ))
             line = [ln for ln in proc.stdout.splitlines() if ln.startswith("RESULT ")]
             if proc.returncode or not line:
-                print(f"{name:<30} failed: {proc.stderr.strip().splitlines()[-1:]}", file=out)
+                print(f"{name:<36} failed: {proc.stderr.strip().splitlines()[-1:]}", file=out)
                 continue
             row = json.loads(line[0][7:])
             row["split"] = split

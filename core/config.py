@@ -105,7 +105,7 @@ class TrainConfig:
     seed: int = 1234
     device: str = "auto"  # auto | cpu | cuda | cuda:N
     threads: int = 0  # CPU threads; 0 = torch default
-    amp: bool = False  # bf16 autocast on CUDA
+    amp: bool = False  # bf16 autocast: on CUDA, or on a CPU with native bf16 (else fp32)
     stage: int = 0  # two-stage training: 1 sentence-level, 2 context parts only
     init_from: str = ""  # run (name or id) whose best checkpoint initialises this one (TS stage 2)
 

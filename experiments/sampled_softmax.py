@@ -1,9 +1,10 @@
-"""Full softmax vs Jean et al.'s candidate softmax (train.sampled_softmax) on the bench's
-Tatoeba split: same model (bench-onmt preset), same batches, same seed; prints the dev
-perplexity normalised over the WHOLE vocabulary and the wall time at fixed step counts.
+"""Full softmax vs Jean et al.'s candidate softmax (train.sampled_softmax), and fp32 vs
+bf16 autocast (train.amp), on the bench's Tatoeba split: same model (bench-onmt preset),
+same batches, same seed; prints the dev perplexity (fp32, normalised over the WHOLE
+vocabulary) and the wall time at fixed step counts.
 
 Usage: .venv/bin/python experiments/sampled_softmax.py DATA_DIR [--steps 1500]
-       [--every 500] [--k 0 2000] [--threads 1]
+       [--every 500] [--k 0 2000] [--precision fp32 bf16] [--threads 1]
 DATA_DIR: the folder ../shared/bench/prepare_tatoeba.py writes (train/dev .tok.es/.en).
 """
 from __future__ import annotations
@@ -21,6 +22,7 @@ from core.bench import SPECIALS, bench_preset, bench_variants, load_bench_pairs 
 from core.data.batching import BatchPlan  # noqa: E402
 from core.data.vocab import Vocab  # noqa: E402
 from core.models.registry import build_model  # noqa: E402
+from core.train.device import amp_active  # noqa: E402
 from core.train.loop import evaluate_perplexity, forward_batch, sequence_nll  # noqa: E402
 from core.train.optim import build_optimizer  # noqa: E402
 
@@ -31,6 +33,8 @@ def main() -> None:
     ap.add_argument("--steps", type=int, default=1500)
     ap.add_argument("--every", type=int, default=500)
     ap.add_argument("--k", type=int, nargs="+", default=[0, 2000])
+    ap.add_argument("--precision", nargs="+", choices=("fp32", "bf16"), default=["fp32"],
+                    help="bf16 = train.amp (bf16 autocast; a CPU needs native bf16)")
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--variant", default="luong-global-general")
     args = ap.parse_args()
@@ -51,17 +55,21 @@ def main() -> None:
     cpu = torch.device("cpu")
     print(f"# {args.variant}, target vocab {len(tv)}, {len(src_tok)} train / {len(dev_src)} dev "
           f"pairs, {args.threads} thread(s)")
-    print("K      steps  train s  dev ppl (full softmax)")
-    for k in args.k:
+    print("K      prec  steps  train s  dev ppl (full softmax, fp32)")
+    for k, precision in [(k, p) for k in args.k for p in args.precision]:
+        amp = precision == "bf16"
+        if amp and not amp_active(cpu, True):
+            print(f"{k or 'full':<6} bf16: this CPU has no native bf16, skipped")
+            continue
         torch.manual_seed(1)
         model = build_model(cfg, len(sv), len(tv)).train()
         opt = build_optimizer(model.parameters(), preset.train)
         elapsed = 0.0
         for step in range(1, args.steps + 1):
             start = time.perf_counter()
-            out, _, targets = forward_batch(model, plan.collate(batches[step - 1]), cpu, False,
+            out, _, targets = forward_batch(model, plan.collate(batches[step - 1]), cpu, amp,
                                             k, len(tv))
-            loss_sum, _, n = sequence_nll(out.log_probs, targets)
+            loss_sum, _, n = sequence_nll(out.scores, targets)
             opt.zero_grad(set_to_none=True)
             (loss_sum / n).backward()
             torch.nn.utils.clip_grad_norm_(model.parameters(), preset.train.clip_norm)
@@ -69,7 +77,8 @@ def main() -> None:
             elapsed += time.perf_counter() - start
             if step % args.every == 0:
                 ppl = evaluate_perplexity(model, dev_plan, cpu)[1]
-                print(f"{k or 'full':<6} {step:>5} {elapsed:>8.0f}  {ppl:.2f}", flush=True)
+                print(f"{k or 'full':<6} {precision:<5} {step:>5} {elapsed:>8.0f}  {ppl:.2f}",
+                      flush=True)
 
 
 if __name__ == "__main__":

@@ -107,6 +107,11 @@ class TrainingPanel(QWidget):
             "0 = full softmax. K > 0: each training batch normalises over K candidate words "
             "(its target words plus random others; Jean et al. 2015) - a faster output layer. "
             "Dev perplexity and translation always use the full vocabulary.")
+        self.amp = QCheckBox("bf16 mixed precision")
+        self.amp.setToolTip(
+            "bf16 autocast (train.amp): matrix products in bf16, softmax and loss in fp32. "
+            "On a GPU, or a CPU with native bf16 (AVX512-BF16 or AMX); other CPUs train "
+            "in fp32 and say so in the log.")
         # context models: K previous sentences (concat, context_transformer); the
         # context_transformer's context-encoder depth and its training strategy
         self.strategy = QComboBox()
@@ -160,7 +165,7 @@ class TrainingPanel(QWidget):
                          ("Batch size", self.batch_size), ("Learning rate", self.lr),
                          ("Validate every (steps)", self.valid_every),
                          ("Dev BLEU sample", self.dev_sample),
-                         ("Sampled softmax words", self.sampled_softmax)):
+                         ("Sampled softmax words", self.sampled_softmax), ("", self.amp)):
             dform.addRow(label, w)
         self.family.currentTextChanged.connect(self._family_changed)
         self._family_changed(self.family.currentText())
@@ -348,6 +353,7 @@ class TrainingPanel(QWidget):
         self.valid_every.setValue(t.valid_every)
         self.dev_sample.setValue(d.dev_sample)
         self.sampled_softmax.setValue(t.sampled_softmax)
+        self.amp.setChecked(t.amp)
 
     def config(self) -> RunConfig:
         """The form as a RunConfig (the preset's other settings are kept)."""
@@ -378,6 +384,7 @@ class TrainingPanel(QWidget):
         t.epochs, t.max_steps = int(self.epochs.value()), int(self.max_steps.value())
         t.lr, t.valid_every = float(self.lr.value()), int(self.valid_every.value())
         t.sampled_softmax = int(self.sampled_softmax.value())
+        t.amp = self.amp.isChecked()
         d.batch_size, d.dev_sample = int(self.batch_size.value()), int(self.dev_sample.value())
         return cfg.validate()
 

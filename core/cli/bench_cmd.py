@@ -25,6 +25,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     t.add_argument("--sampled-softmax", type=int, default=0, metavar="K",
                    help="also measure each variant with Jean et al.'s K-word candidate softmax "
                         "(train.sampled_softmax)")
+    t.add_argument("--amp", action="store_true",
+                   help="also measure each variant in bf16 autocast (train.amp; on a CPU only "
+                        "with native bf16: AVX512-BF16 or AMX)")
     t.add_argument("--json", nargs="?", const="-", metavar="FILE",
                    help="also write the rows as JSON to FILE (to stdout without FILE)")
     t.set_defaults(func=run_train)
@@ -40,7 +43,7 @@ def run_train(args: argparse.Namespace) -> int:
     to_stdout = args.json == "-"
     rows = run_train_bench(args.variant, args.steps, args.warmup, args.device, args.data,
                            args.threads, args.split, out=sys.stderr if to_stdout else sys.stdout,
-                           sampled_softmax=args.sampled_softmax)
+                           sampled_softmax=args.sampled_softmax, amp=args.amp)
     if to_stdout:
         print(json.dumps(rows, indent=2))
     elif args.json:

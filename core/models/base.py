@@ -13,7 +13,10 @@ Teacher-forced pass (training, forced decoding):
                                      over natural source positions)
         src_lens: batch             (long, true lengths, no BOS/EOS on the source)
         tgt_in:   batch x tgt_len   (BOS y1 ... yn, PAD-padded)
-    out.log_probs: batch x tgt_len x vocab   (log-softmax over the target vocabulary)
+    out.scores:    batch x tgt_len x vocab   (the softmax layer's logits; training's
+                                     loss normalises them itself, core/train/loss.py)
+    out.log_probs: batch x tgt_len x vocab   (log-softmax of `scores` in fp32, computed
+                                     on first use)
     out.attention: batch x tgt_len x src_len (rows sum to 1 over real source tokens,
                                      exactly 0 on padding and outside local windows;
                                      all zeros for models without attention)
@@ -27,9 +30,9 @@ Teacher-forced pass (training, forced decoding):
                                      heads of the last layer. None for the RNN models
                                      and ensembles, whose `attention` is all there is)
 Training may pass `out_vocab` (1-D long, K sorted target ids, see
-core/train/sampled_softmax.py): log_probs are then batch x tgt_len x K, normalised
-over those K words only (Jean et al. 2015's target-vocabulary softmax); every family
-routes its final projection through `output_log_probs` below.
+core/train/sampled_softmax.py): scores and log_probs are then batch x tgt_len x K,
+normalised over those K words only (Jean et al. 2015's target-vocabulary softmax); every
+family routes its final projection through `output_scores` below.
 
 Incremental decoding (greedy, beam search, ensembles):
     enc   = model.encode(src, src_lens, **extra)        -> dict[str, Tensor]
@@ -45,6 +48,7 @@ reorder hypotheses generically with `select_batch` below.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 
 import torch
 from torch import Tensor, nn
@@ -56,11 +60,16 @@ State = dict[str, Tensor]
 
 @dataclass
 class Seq2SeqOutput:
-    log_probs: Tensor  # batch x tgt_len x vocab
+    scores: Tensor  # batch x tgt_len x vocab: logits (or log-probs: same log_probs)
     attention: Tensor  # batch x tgt_len x src_len
     positions: Tensor | None = None  # batch x tgt_len (local-p)
     gates: Tensor | None = None  # batch x src_len (context models)
     layer_attention: Tensor | None = None  # layers x batch x heads x tgt_len x src_len
+
+    @cached_property
+    def log_probs(self) -> Tensor:
+        """batch x tgt_len x vocab, fp32 log-softmax of `scores`."""
+        return torch.log_softmax(self.scores.float(), dim=-1)
 
 
 class Seq2Seq(nn.Module):
@@ -84,15 +93,20 @@ class Seq2Seq(nn.Module):
         raise NotImplementedError
 
 
-def output_log_probs(linear: nn.Linear, hidden: Tensor, out_vocab: Tensor | None = None) -> Tensor:
-    """The softmax layer: hidden ... x H -> log-probs ... x V over the whole target
+def output_scores(linear: nn.Linear, hidden: Tensor, out_vocab: Tensor | None = None) -> Tensor:
+    """The softmax layer's logits: hidden ... x H -> ... x V over the whole target
     vocabulary, or ... x K over the K words of `out_vocab` (weights and bias rows picked,
-    so the other V - K rows cost nothing and get no gradient)."""
+    so the other V - K rows cost nothing and get no gradient). In bf16 under autocast."""
     if out_vocab is None:
-        return torch.log_softmax(linear(hidden), dim=-1)
+        return linear(hidden)
     bias = None if linear.bias is None else linear.bias.index_select(0, out_vocab)
     weight = linear.weight.index_select(0, out_vocab)  # K x H
-    return torch.log_softmax(nn.functional.linear(hidden, weight, bias), dim=-1)
+    return nn.functional.linear(hidden, weight, bias)
+
+
+def output_log_probs(linear: nn.Linear, hidden: Tensor, out_vocab: Tensor | None = None) -> Tensor:
+    """log-softmax (fp32) of output_scores: ... x V (or K)."""
+    return torch.log_softmax(output_scores(linear, hidden, out_vocab).float(), dim=-1)
 
 
 def select_batch(tree: State, index: Tensor) -> State:

@@ -21,7 +21,7 @@ from torch import Tensor, nn
 from core.config import ModelConfig
 from core.errors import ConfigError
 from core.models.attention import LuongAttention
-from core.models.base import PAD, Seq2Seq, Seq2SeqOutput, State, length_mask, output_log_probs
+from core.models.base import PAD, Seq2Seq, Seq2SeqOutput, State, length_mask, output_scores
 from core.models.rnn_common import (
     PackedEncoder,
     reverse_padded,
@@ -105,11 +105,20 @@ class LuongModel(Seq2Seq):
         b = b_ih + b_hh. Layer 1's W holds only the feed columns of W_ih: its embedding
         columns are applied to all steps at once by `_feed_inputs`."""
         emb = self.config.emb_size
+        # under autocast, cast once per forward: autocast would recast these non-leaf
+        # weights at every step
+        dtype = torch.get_autocast_dtype(self.device_type()) \
+            if torch.is_autocast_enabled(self.device_type()) else None
         out = []
         for i, cell in enumerate(self.cells):
             w_ih = cell.weight_ih[:, emb:] if i == 0 else cell.weight_ih
-            out.append((torch.cat([w_ih, cell.weight_hh], dim=1).t(), cell.bias_ih + cell.bias_hh))
+            w = torch.cat([w_ih, cell.weight_hh], dim=1).t()
+            b = cell.bias_ih + cell.bias_hh
+            out.append((w, b) if dtype is None else (w.to(dtype), b.to(dtype)))
         return out
+
+    def device_type(self) -> str:
+        return self.cells[0].weight_hh.device.type
 
     def _feed_inputs(self, emb: Tensor) -> Tensor:
         """emb: ... x E -> ... x 4H, the embedding part of layer 1's gates plus both biases."""
@@ -217,8 +226,8 @@ class LuongModel(Seq2Seq):
             hc = (to_layer_first(enc["h0"]), to_layer_first(enc["c0"]))
             top, _ = self.rnn(emb, hc)  # batch x T x H, all steps in one call
             h_tilde, attn, pos = self._attentional(top, enc, 0)
-        log_probs = output_log_probs(self.w_s, h_tilde, out_vocab)  # batch x T x V (or K)
-        return Seq2SeqOutput(log_probs=log_probs, attention=attn, positions=pos)
+        scores = output_scores(self.w_s, h_tilde, out_vocab)  # batch x T x V (or K)
+        return Seq2SeqOutput(scores=scores, attention=attn, positions=pos)
 
 
 def build(config: ModelConfig, src_vocab_size: int, tgt_vocab_size: int) -> LuongModel:

@@ -11,7 +11,7 @@ import torch
 from torch import Tensor, nn
 
 from core.config import ModelConfig
-from core.models.base import PAD, Seq2Seq, Seq2SeqOutput, State, output_log_probs
+from core.models.base import PAD, Seq2Seq, Seq2SeqOutput, State, output_scores
 from core.models.rnn_common import (
     PackedEncoder,
     reverse_padded,
@@ -77,9 +77,9 @@ class RNNEncDec(Seq2Seq):
         enc = self.encode(src, src_lens)
         emb = self.drop(self.tgt_embed(tgt_in))  # batch x T x E
         top, _ = self.rnn(emb, self._hidden(self.init_state(enc)))  # batch x T x H
-        log_probs = output_log_probs(self.out, self.drop(top), out_vocab)  # batch x T x V (or K)
-        attention = log_probs.new_zeros(src.size(0), tgt_in.size(1), src.size(1))
-        return Seq2SeqOutput(log_probs=log_probs, attention=attention)
+        scores = output_scores(self.out, self.drop(top), out_vocab)  # batch x T x V (or K)
+        attention = scores.new_zeros(src.size(0), tgt_in.size(1), src.size(1))
+        return Seq2SeqOutput(scores=scores, attention=attention)
 
 
 def build(config: ModelConfig, src_vocab_size: int, tgt_vocab_size: int) -> RNNEncDec:

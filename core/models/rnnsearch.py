@@ -21,7 +21,7 @@ from torch import Tensor, nn
 from core.config import ModelConfig
 from core.errors import ConfigError
 from core.models.attention import AdditiveAttention
-from core.models.base import PAD, Seq2Seq, Seq2SeqOutput, State, length_mask, output_log_probs
+from core.models.base import PAD, Seq2Seq, Seq2SeqOutput, State, length_mask, output_scores
 from core.models.rnn_common import PackedEncoder, uniform_init
 
 
@@ -75,16 +75,17 @@ class RNNSearch(Seq2Seq):
 
     def _output(self, s_prev: Tensor, emb: Tensor, context: Tensor,
                 out_vocab: Tensor | None = None) -> Tensor:
-        """Deep output, any leading shape: (..., H), (..., E), (..., 2H) -> log-probs (..., V)
-        (or (..., K) over out_vocab)."""
+        """Deep output, any leading shape: (..., H), (..., E), (..., 2H) -> scores (logits)
+        (..., V) (or (..., K) over out_vocab)."""
         t_tilde = self.u_o(s_prev) + self.v_o(emb) + self.c_o(context)
         t = t_tilde.unflatten(-1, (self.units, self.pool)).amax(-1)  # maxout
-        return output_log_probs(self.w_o, self.drop(t), out_vocab)
+        return output_scores(self.w_o, self.drop(t), out_vocab)
 
     def step(self, y_prev: Tensor, state: State, enc: State):
         emb = self.drop(self.tgt_embed(y_prev))  # batch x E
         context, weights, s = self._recur(emb, state["s"], enc)
-        return self._output(state["s"], emb, context), weights, {"s": s}, None
+        logp = torch.log_softmax(self._output(state["s"], emb, context).float(), dim=-1)
+        return logp, weights, {"s": s}, None
 
     def forward(self, src: Tensor, src_lens: Tensor, tgt_in: Tensor,
                 out_vocab: Tensor | None = None, **extra) -> Seq2SeqOutput:
@@ -97,8 +98,8 @@ class RNNSearch(Seq2Seq):
             context, weights, s = self._recur(emb[:, i], s, enc)
             contexts.append(context)
             attns.append(weights)
-        log_probs = self._output(torch.stack(prevs, 1), emb, torch.stack(contexts, 1), out_vocab)
-        return Seq2SeqOutput(log_probs=log_probs, attention=torch.stack(attns, 1))
+        scores = self._output(torch.stack(prevs, 1), emb, torch.stack(contexts, 1), out_vocab)
+        return Seq2SeqOutput(scores=scores, attention=torch.stack(attns, 1))
 
 
 def build(config: ModelConfig, src_vocab_size: int, tgt_vocab_size: int) -> RNNSearch:

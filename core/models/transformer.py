@@ -29,7 +29,7 @@ import torch
 from torch import Tensor, nn
 
 from core.config import ModelConfig
-from core.models.base import EOS, PAD, Seq2Seq, Seq2SeqOutput, State, length_mask, output_log_probs
+from core.models.base import EOS, PAD, Seq2Seq, Seq2SeqOutput, State, length_mask, output_scores
 
 # --------------------------------------------------------------------------- layers
 
@@ -193,7 +193,7 @@ class TransformerBase(Seq2Seq):
         out_vocab: Tensor | None = None,
     ) -> tuple[Tensor, Tensor, list[Tensor]]:
         """tgt: batch x T new target ids; past: per layer batch x t x d cached inputs.
-        Returns (log_probs batch x T x V (or K over out_vocab), cross layers x batch x
+        Returns (scores batch x T x V (or K over out_vocab), cross layers x batch x
         heads x T x M, the layer inputs of the new positions per layer)."""
         offset = 0 if past is None else past[0].size(1)
         y = self.dropout(self.positions(self.tgt_embed(tgt) * math.sqrt(self.d_model), offset))
@@ -202,7 +202,7 @@ class TransformerBase(Seq2Seq):
             inputs.append(y)
             y, cross = layer(y, enc["memory"], enc["mem_mask"], None if past is None else past[i])
             crosses.append(cross)
-        return output_log_probs(self.generator, y, out_vocab), torch.stack(crosses), inputs
+        return output_scores(self.generator, y, out_vocab), torch.stack(crosses), inputs
 
     def _source_attention(self, cross: Tensor, enc: State) -> Tensor:
         """layers x batch x heads x T x M memory attention -> ... x src (identity here)."""
@@ -225,11 +225,11 @@ class TransformerBase(Seq2Seq):
         ctx: batch x C previous sentence(s), ctx_lens: batch (context families);
         out_vocab: K candidate target ids (training's sampled softmax) or None."""
         enc = self.encode(src, src_lens, ctx=ctx, ctx_lens=ctx_lens)
-        log_probs, cross, _ = self._decode(tgt_in, enc, out_vocab=out_vocab)
+        scores, cross, _ = self._decode(tgt_in, enc, out_vocab=out_vocab)
         self.last_cross_attention_full = cross.detach()
         heads = self._source_attention(cross, enc)  # layers x batch x heads x T x S
         self.last_cross_attention = heads.detach()
-        return Seq2SeqOutput(log_probs, heads[-1].mean(dim=1), gates=self._gates(enc),
+        return Seq2SeqOutput(scores, heads[-1].mean(dim=1), gates=self._gates(enc),
                              layer_attention=heads)
 
     def init_state(self, enc: State) -> State:
@@ -240,10 +240,11 @@ class TransformerBase(Seq2Seq):
     def step(self, y_prev: Tensor, state: State, enc: State) -> tuple[Tensor, Tensor, State, None]:
         """y_prev: batch -> (log_probs batch x V, attention batch x S, new state, None)."""
         past = [state[f"layer{i}"] for i in range(len(self.decoder))]
-        log_probs, cross, inputs = self._decode(y_prev[:, None], enc, past)
+        scores, cross, inputs = self._decode(y_prev[:, None], enc, past)
         heads = self._source_attention(cross, enc)  # layers x batch x heads x 1 x S
         new_state = {f"layer{i}": torch.cat([p, x], dim=1) for i, (p, x) in enumerate(zip(past, inputs, strict=True))}
-        return log_probs[:, 0], heads[-1].mean(dim=1)[:, 0], new_state, None
+        return torch.log_softmax(scores[:, 0].float(), dim=-1), heads[-1].mean(dim=1)[:, 0], \
+            new_state, None
 
 
 class Transformer(TransformerBase):

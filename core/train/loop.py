@@ -28,9 +28,10 @@ import torch
 from core.config import RunConfig
 from core.errors import ConfigError, TrainingError
 from core.jobs import JobContext
-from core.models.base import PAD, Seq2Seq
+from core.models.base import Seq2Seq
 from core.train import checkpoint as ckpt
-from core.train.device import autocast, pick_device
+from core.train.device import amp_active, autocast, pick_device
+from core.train.loss import sequence_nll
 from core.train.optim import EpochSchedule, build_optimizer
 from core.train.sampled_softmax import candidate_vocab
 
@@ -66,33 +67,13 @@ class TrainResult:
     history: list[dict[str, float]] = field(default_factory=list)  # one row per step
 
 
-def sequence_nll(log_probs: torch.Tensor, target: torch.Tensor, smoothing: float = 0.0):
-    """Summed loss over real target tokens and their count.
-
-    log_probs: batch x tgt_len x vocab; target: batch x tgt_len (PAD ignored).
-    With label smoothing eps the loss is (1 - eps) * NLL + eps * mean_v(-log p_v).
-    Returns (loss_sum, nll_sum, n_tokens); nll_sum is the plain NLL for perplexity.
-    """
-    flat = log_probs.reshape(-1, log_probs.size(-1)).float()
-    gold = target.reshape(-1)
-    mask = gold != PAD
-    nll = -flat.gather(1, gold.clamp(min=0).unsqueeze(1)).squeeze(1)
-    nll_sum = (nll * mask).sum()
-    if smoothing > 0:
-        smooth = -flat.mean(dim=1)
-        loss_sum = ((1 - smoothing) * nll + smoothing * smooth).mul(mask).sum()
-    else:
-        loss_sum = nll_sum
-    return loss_sum, nll_sum, int(mask.sum())
-
-
 def _family(model) -> str:
     return getattr(getattr(model, "module", model), "family", type(model).__name__)
 
 
 def forward_batch(model, batch, device, amp: bool, sampled_softmax: int = 0, vocab_size: int = 0):
     """Teacher-forced pass -> (out, batch, targets). With sampled_softmax = K > 0,
-    out.log_probs cover the batch's K candidate words and `targets` index into them
+    out.scores cover the batch's K candidate words and `targets` index into them
     (core/train/sampled_softmax.py); otherwise targets is batch.tgt_out."""
     batch = batch.to(device)
     extra = {}
@@ -103,7 +84,7 @@ def forward_batch(model, batch, device, amp: bool, sampled_softmax: int = 0, voc
         extra["out_vocab"], targets = candidate_vocab(batch.tgt_out, vocab_size, sampled_softmax)
     with autocast(device, amp):
         out = model(batch.src, batch.src_lens, batch.tgt_in, **extra)
-    if sampled_softmax and out.log_probs.size(-1) != extra["out_vocab"].numel():
+    if sampled_softmax and out.scores.size(-1) != extra["out_vocab"].numel():
         raise ConfigError(f"train.sampled_softmax: this model family ({_family(model)}) "
                           "does not support the sampled softmax; set it to 0")
     return out, batch, targets
@@ -117,7 +98,7 @@ def evaluate_perplexity(model: Seq2Seq, plan, device: torch.device, amp: bool = 
     nll_total, tokens = 0.0, 0
     for indices in plan.epoch(0):
         out, batch, _ = forward_batch(model, plan.collate(indices), device, amp)
-        _, nll_sum, n = sequence_nll(out.log_probs, batch.tgt_out)
+        _, nll_sum, n = sequence_nll(out.scores, batch.tgt_out)
         nll_total += float(nll_sum)
         tokens += n
     model.train(was_training)
@@ -215,6 +196,10 @@ def train_model(
         ctx.emit("start", device=str(device), params=sum(p.numel() for p in model.parameters()),
                  steps_per_epoch=steps_per_epoch, total_steps=total_steps,
                  resumed_from=resumed_from)
+        if tc.amp:
+            ctx.emit("log", message="train.amp: bf16 autocast" if amp_active(device, True)
+                     else f"train.amp: {device} has no native bf16 (AVX512-BF16/AMX); "
+                          "training in fp32")
     history: list[dict[str, float]] = []
     model.train()
     window_tokens, window_start = 0, time.perf_counter()
@@ -236,7 +221,7 @@ def train_model(
                     break
                 out, batch, targets = forward_batch(ddp_model, train_plan.collate(batches[batch_pos]), device,
                                                tc.amp, tc.sampled_softmax, data.tgt_vocab_size)
-                loss_sum, nll_sum, n_tok = sequence_nll(out.log_probs, targets, tc.label_smoothing)
+                loss_sum, nll_sum, n_tok = sequence_nll(out.scores, targets, tc.label_smoothing)
                 loss = loss_sum / max(n_tok, 1)
                 if not torch.isfinite(loss):
                     raise TrainingError(

@@ -98,7 +98,7 @@ def test_cancel_then_continue_from_the_checkpoint(qtbot, demo_ws, tiny, errors):
     again.close()
 
 
-def test_training_form_round_trips_the_sampled_softmax(qtbot, demo_ws, tiny):
+def test_training_form_round_trips_the_sampled_softmax_and_amp(qtbot, demo_ws, tiny):
     window = _window(qtbot, demo_ws)
     panel = window.training
     config = tiny("sampled", 5)
@@ -108,6 +108,10 @@ def test_training_form_round_trips_the_sampled_softmax(qtbot, demo_ws, tiny):
     assert panel.config().train.sampled_softmax == 300
     panel.sampled_softmax.setValue(0)
     assert panel.config().train.sampled_softmax == 0
+    assert not panel.amp.isChecked() and not panel.config().train.amp
+    config.train.amp = True  # bf16 mixed precision round-trips too
+    _fill_form(panel, config)
+    assert panel.amp.isChecked() and panel.config().train.amp
     window.close()
 
 

@@ -128,10 +128,11 @@ def test_negative_size_is_a_config_error():
 @pytest.mark.slow
 def test_sampled_training_lowers_full_softmax_perplexity_on_real_pairs(tmp_path, shared):
     """Tatoeba pairs, K = 1/4 of the target vocabulary: the perplexity normalised over the
-    whole vocabulary falls from ~uniform (230) to ~2-3, against ~1.1-1.5 for the full
+    whole vocabulary falls from ~uniform (230) to ~2-3, against ~1.1-1.6 for the full
     softmax (the candidate softmax never pushes down words it did not draw). The exact
-    end point moves with the CPU's floating-point kernels (1.9 to 3.1 over seeds and
-    machines), hence the bound of 5: a broken candidate softmax stays near uniform."""
+    end points move with the CPU's floating-point kernels (sampled 1.9 to 3.1, full 1.1
+    to 1.6 over seeds and machines), hence the bounds of 5 and 2: a broken softmax of
+    either kind stays near uniform."""
     src, lens, tgt_in, tgt_out, sv, tv = tatoeba_batch(shared("tatoeba-spa-eng", "spa.txt"), n=96)
     src_ids = [s[: int(n)].tolist() for s, n in zip(src, lens, strict=True)]
     tgt_ids = [[w for w in row.tolist() if w != PAD][:-1] for row in tgt_out]
@@ -152,5 +153,5 @@ def test_sampled_training_lowers_full_softmax_perplexity_on_real_pairs(tmp_path,
         results[k] = (start_ppl, evaluate_perplexity(model, plan, torch.device("cpu"))[1])
     (start_full, end_full), (start_sampled, end_sampled) = results[0], results[tv // 4]
     assert start_full == pytest.approx(start_sampled) and start_full > tv / 2  # ~uniform
-    assert end_full < 1.5  # the full softmax memorises the 96 pairs ...
+    assert end_full < 2.0  # the full softmax memorises the 96 pairs ...
     assert end_sampled < 5.0  # ... and the sampled one nearly, judged by the full softmax

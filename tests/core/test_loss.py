@@ -1,0 +1,59 @@
+"""The chunked cross-entropy (core/train/loss.py) equals log_softmax + gather, forward
+and backward, in fp32 and bf16, with label smoothing and PAD, over several chunks."""
+from __future__ import annotations
+
+import pytest
+import torch
+
+from core.models.base import PAD, Seq2SeqOutput
+from core.train import loss as loss_mod
+from core.train.loss import sequence_nll
+
+
+def reference(scores: torch.Tensor, target: torch.Tensor, smoothing: float):
+    """The plain way: fp32 log-softmax, gather the targets, mask PAD."""
+    lp = torch.log_softmax(scores.float(), dim=-1).reshape(-1, scores.size(-1))
+    gold = target.reshape(-1)
+    mask = gold != PAD
+    nll = -lp.gather(1, gold[:, None]).squeeze(1)
+    loss = ((1 - smoothing) * nll + smoothing * -lp.mean(1)).mul(mask).sum()
+    return loss, (nll * mask).sum(), int(mask.sum())
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
+@pytest.mark.parametrize("smoothing", [0.0, 0.1])
+@pytest.mark.parametrize("chunk", [1 << 20, 3000])  # one chunk; rows of 1 (3000 < V)
+def test_equals_log_softmax_and_gather(dtype, smoothing, chunk, monkeypatch):
+    monkeypatch.setattr(loss_mod, "CHUNK_ELEMENTS", chunk)
+    torch.manual_seed(0)
+    scores = (torch.randn(3, 6, 5000) * 4).to(dtype).requires_grad_()
+    target = torch.randint(4, 5000, (3, 6))
+    target[0, 4:], target[2, 1:] = PAD, PAD  # padding rows count nothing
+    loss, nll, n = sequence_nll(scores, target, smoothing)
+    (2.5 * loss).backward()
+    grad = scores.grad.clone()
+    scores.grad = None
+    ref_loss, ref_nll, ref_n = reference(scores, target, smoothing)
+    (2.5 * ref_loss).backward()
+    assert n == ref_n == 18 - 2 - 5
+    assert loss.item() == pytest.approx(ref_loss.item(), rel=1e-5)
+    assert nll.item() == pytest.approx(ref_nll.item(), rel=1e-5)
+    assert grad.dtype == dtype  # the gradient comes back in the scores' dtype
+    tol = 1e-6 if dtype == torch.float32 else 1e-2
+    assert torch.allclose(grad.float(), scores.grad.float(), atol=tol)
+    assert grad[2, 1:].abs().max().item() == 0.0  # PAD rows get no gradient
+
+
+def test_scores_are_not_modified_and_log_probs_normalise_them():
+    torch.manual_seed(1)
+    scores = torch.randn(2, 3, 40, requires_grad=True)
+    before = scores.detach().clone()
+    sequence_nll(scores, torch.randint(4, 40, (2, 3)))[0].backward()
+    assert torch.equal(scores.detach(), before)  # the fp32 backward works on a copy
+    out = Seq2SeqOutput(scores=scores.detach(), attention=torch.zeros(2, 3, 5))
+    assert torch.allclose(out.log_probs, torch.log_softmax(before, -1))
+    assert out.log_probs is out.log_probs  # computed once
+    # log-probs as scores (an ensemble's output) give the same loss as their logits
+    target = torch.randint(4, 40, (2, 3))
+    assert sequence_nll(out.log_probs, target)[0].item() == \
+        pytest.approx(sequence_nll(before, target)[0].item(), rel=1e-6)
