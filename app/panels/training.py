@@ -109,7 +109,8 @@ class TrainingPanel(QWidget):
             "Dev perplexity and translation always use the full vocabulary.")
         self.amp = QCheckBox("bf16 mixed precision")
         self.amp.setToolTip(
-            "bf16 autocast (train.amp): matrix products in bf16, softmax and loss in fp32. "
+            "bf16 autocast (train.amp): the forward pass in bf16, the output softmax and the "
+            "loss in fp32. "
             "On a GPU, or a CPU with native bf16 (AVX512-BF16 or AMX); other CPUs train "
             "in fp32 and say so in the log.")
         # context models: K previous sentences (concat, context_transformer); the

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import contextlib
+import functools
 
 import torch
 
@@ -28,11 +29,13 @@ def describe_device(device: torch.device | None = None) -> str:
     return f"CPU, {torch.get_num_threads()} threads"
 
 
+@functools.cache
 def cpu_supports_bf16() -> bool:
-    """True when oneDNN has native bf16 kernels on this CPU (AVX512-BF16 or AMX):
-    only then is bf16 autocast faster than fp32 here; elsewhere it is slower."""
+    """True when this CPU has native bf16 instructions (AVX512-BF16 or AMX): only then
+    is bf16 autocast faster than fp32 here. (oneDNN runs bf16 on any AVX512 CPU, but
+    emulated, several times slower than fp32.)"""
     try:
-        return bool(torch.ops.mkldnn._is_mkldnn_bf16_supported())
+        return bool(torch.cpu._is_avx512_bf16_supported() or torch.cpu._is_amx_tile_supported())
     except (AttributeError, RuntimeError):
         return False
 
@@ -45,7 +48,8 @@ def amp_active(device: torch.device, enabled: bool) -> bool:
 
 def autocast(device: torch.device, enabled: bool):
     """bf16 autocast (CUDA, or a CPU with native bf16) when enabled and possible; a
-    no-op context otherwise. Softmaxes and losses stay fp32 (output_log_probs)."""
+    no-op context otherwise. The output softmax and the loss stay fp32 (the softmax
+    layer's logits are cast, see core/train/loss.py); attention softmaxes run in bf16."""
     if amp_active(device, enabled):
         return torch.autocast(device.type, dtype=torch.bfloat16)
     return contextlib.nullcontext()

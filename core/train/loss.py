@@ -40,6 +40,8 @@ class _CrossEntropy(torch.autograd.Function):
                 mean[i:j] = chunk.mean(dim=1)
         nll = lse - scores.gather(1, target[:, None]).squeeze(1).float()
         smooth = lse - mean if with_smooth else torch.zeros_like(lse)
+        if not with_smooth:
+            ctx.mark_non_differentiable(smooth)
         ctx.save_for_backward(scores, target, lse)
         return nll, smooth
 
