@@ -37,10 +37,11 @@ from PySide6.QtWidgets import (
 )
 
 from app import workers
+from app.panels.training_context import ContextModelBox
 from app.widgets.curves import CurvesPlot
 from core.config import ATTENTION_KINDS, FAMILIES, SCORES, RunConfig, list_presets, load_preset
 from core.errors import ConfigError, WorkbenchError
-from core.train.run import CONTEXT_FAMILIES, create_run, train_run
+from core.train.run import create_run, train_run
 
 RUN_COLUMNS = ("Run", "Family", "Attention", "Status", "Steps", "Best dev ppl", "Device",
                "Created", "Note")
@@ -113,44 +114,8 @@ class TrainingPanel(QWidget):
             "loss in fp32. "
             "On a GPU, or a CPU with native bf16 (AVX512-BF16 or AMX); other CPUs train "
             "in fp32 and say so in the log.")
-        # context models: K previous sentences (concat, context_transformer); the
-        # context_transformer's context-encoder depth and its training strategy
-        self.strategy = QComboBox()
-        self.strategy.addItem("ws: weight sharing", "ws")
-        self.strategy.addItem("ts: two-stage", "ts")
-        self.strategy.setToolTip(
-            "ws: the context encoder shares the source encoder's weights, trained in one go. "
-            "ts: the context encoder has its own layers; stage 2 starts from a trained "
-            "sentence-level transformer (stage 1) and trains only the context parts.")
-        self.stage = QComboBox()
-        for text, value in (("0: one stage", 0), ("1: sentence-level", 1),
-                            ("2: context parts only", 2)):
-            self.stage.addItem(text, value)
-        self.stage.setToolTip("Two-stage training: stage 2 freezes the source encoder and "
-                              "decoder of the stage-1 run and trains only the context parts")
-        self.init_from = QComboBox()
-        self.init_from.addItem("(none)", "")
-        self.init_from.setToolTip(
-            "The stage-1 run stage 2 starts from: a finished sentence-level transformer run "
-            "of this workspace with the same sizes (its vocabularies are reused)")
-        self.ctx_layers = _spin(1, 12, 1)
-        self.ctx_sentences = _spin(0, 20, 1)
-        self.ctx_sentences.setToolTip("How many previous sentences of the same document are "
-                                      "the context")
-        self.ctx_following = _spin(0, 20, 0)
-        self.ctx_following.setToolTip("How many following sentences of the same document are "
-                                      "added to the context (context_transformer only)")
-        self.context_box = QGroupBox("Context model")
-        self.context_form = QFormLayout(self.context_box)
-        for label, w in (("Strategy", self.strategy), ("Stage", self.stage),
-                         ("Stage-1 run", self.init_from),
-                         ("Context encoder layers", self.ctx_layers),
-                         ("Previous sentences K", self.ctx_sentences),
-                         ("Following sentences", self.ctx_following)):
-            self.context_form.addRow(label, w)
-        self.init_from.activated.connect(self._stage1_chosen)
-        self.strategy.currentIndexChanged.connect(self._strategy_changed)
-        self.stage.currentIndexChanged.connect(self._stage_changed)
+        self.context = ContextModelBox()
+        self.context.stage1_chosen.connect(self._stage1_chosen)
         model_box = QGroupBox("Model")
         mform = QFormLayout(model_box)
         for label, w in (("Preset", self.preset), ("Name", self.name), ("Family", self.family),
@@ -202,7 +167,7 @@ class TrainingPanel(QWidget):
         form_widget = QWidget()
         form_layout = QVBoxLayout(form_widget)
         form_layout.addWidget(model_box)
-        form_layout.addWidget(self.context_box)
+        form_layout.addWidget(self.context)
         form_layout.addWidget(data_box)
         form_layout.addLayout(buttons)
         form_layout.addLayout(controls)
@@ -276,28 +241,13 @@ class TrainingPanel(QWidget):
         rnn = family not in TRANSFORMER_FAMILIES
         for w in (self.attention, self.score, self.input_feeding, self.reverse, self.window):
             w.setEnabled(rnn)
-        self.context_box.setVisible(family in CONTEXT_FAMILIES)
-        for w in (self.strategy, self.stage, self.init_from, self.ctx_layers, self.ctx_following):
-            self.context_form.setRowVisible(w, family == "context_transformer")
-        self._stage_changed()
+        self.context.set_family(family)
 
-    def _strategy_changed(self) -> None:
-        if self.strategy.currentData() == "ws" and self.stage.currentData() == 2:
-            self.stage.setCurrentIndex(self.stage.findData(0))  # stage 2 needs 'ts'
-        self._stage_changed()
-
-    def _stage_changed(self) -> None:
-        two = self.stage.currentData() == 2
-        if two and self.strategy.currentData() != "ts":
-            self.strategy.setCurrentIndex(self.strategy.findData("ts"))
-        self.init_from.setEnabled(two)
-
-    def _stage1_chosen(self) -> None:
-        """The user picked a stage-1 run: stage 2 must have its sizes, so copy them into
-        the form (d_model, feed-forward size, layers, heads; the rest of the model is the
-        context part's own)."""
-        name = self.init_from.currentData()
-        if not name or self.workspace is None:
+    def _stage1_chosen(self, name: str) -> None:
+        """The user picked stage-1 run `name`: stage 2 must have its sizes, so copy them
+        into the form (d_model, feed-forward size, layers, heads; the rest of the model is
+        the context part's own)."""
+        if self.workspace is None:
             return
         run = next((r for r in self.workspace.list_runs() if r.name == name), None)
         if run is None:
@@ -316,15 +266,6 @@ class TrainingPanel(QWidget):
         except WorkbenchError:
             return None
 
-    def _select_init_from(self, value: str) -> None:
-        """Select the stage-1 run `value` (a run name or id); one that is not a finished
-        transformer run of this workspace is kept as its own entry."""
-        index = self.init_from.findData(value)
-        if index < 0:
-            self.init_from.addItem(f"{value} (not a finished transformer run here)", value)
-            index = self.init_from.count() - 1
-        self.init_from.setCurrentIndex(index)
-
     def set_config(self, cfg: RunConfig) -> None:
         self._config = cfg
         m, t, d = cfg.model, cfg.train, cfg.data
@@ -340,12 +281,7 @@ class TrainingPanel(QWidget):
         self.hidden.setValue(m.ff_size if transformer else m.hidden_size)
         self.layers.setValue(m.enc_layers if transformer else m.layers)
         self.window.setValue(m.window)
-        self.strategy.setCurrentIndex(max(0, self.strategy.findData(m.strategy)))
-        self.stage.setCurrentIndex(max(0, self.stage.findData(t.stage)))
-        self._select_init_from(t.init_from)
-        self.ctx_layers.setValue(m.ctx_layers)
-        self.ctx_sentences.setValue(m.ctx_sentences)
-        self.ctx_following.setValue(m.ctx_following)
+        self.context.load(m, t)
         self.device.setCurrentText(t.device if t.device in ("auto", "cpu", "cuda") else "auto")
         self.epochs.setValue(t.epochs)
         self.max_steps.setValue(t.max_steps)
@@ -372,15 +308,7 @@ class TrainingPanel(QWidget):
         else:
             m.emb_size, m.hidden_size = int(self.emb.value()), int(self.hidden.value())
             m.layers = int(self.layers.value())
-        if m.family in CONTEXT_FAMILIES:
-            m.ctx_sentences = int(self.ctx_sentences.value())
-        if m.family == "context_transformer":
-            m.strategy, m.ctx_layers = self.strategy.currentData(), int(self.ctx_layers.value())
-            m.ctx_following = int(self.ctx_following.value())
-            t.stage = int(self.stage.currentData())
-            t.init_from = self.init_from.currentData() if t.stage == 2 else ""
-        elif t.stage == 2:  # a preset's stage 2 is for context_transformer only
-            t.stage, t.init_from = 0, ""
+        self.context.apply(m, t)
         t.device = self.device.currentText()
         t.epochs, t.max_steps = int(self.epochs.value()), int(self.max_steps.value())
         t.lr, t.valid_every = float(self.lr.value()), int(self.valid_every.value())
@@ -402,33 +330,29 @@ class TrainingPanel(QWidget):
         """Corpora for the form; the runs table from the store (selection kept)."""
         keep = self.selected_runs()
         corpus = self.corpus.currentData()
-        init_from = self.init_from.currentData() or ""
         self.corpus.clear()
-        self.init_from.clear()
-        self.init_from.addItem("(none)", "")
         self.runs_table.blockSignals(True)
         self.runs_table.setRowCount(0)
         try:
             if self.workspace is None:
+                self.context.set_stage1_runs([])
                 return
             for info in self.workspace.list_corpora():
                 self.corpus.addItem(f"{info.name} ({info.n_pairs:,} pairs)", info.id)
             if corpus is not None and self.corpus.findData(corpus) >= 0:
                 self.corpus.setCurrentIndex(self.corpus.findData(corpus))
             runs = self.workspace.list_runs()
+            self.context.set_stage1_runs(runs)
             self.runs_table.setRowCount(len(runs))
             for row, run in enumerate(runs):
                 self._fill_row(row, run)
                 if run.id in keep:
                     self.runs_table.selectRow(row)
-                if run.status == "finished" and run.family == "transformer":  # TS stage 1
-                    self.init_from.addItem(f"{run.id}: {run.name} ({run.steps:,} steps)", run.name)
             self.runs_table.resizeColumnsToContents()
             header = self.runs_table.horizontalHeader()
             header.setSectionResizeMode(len(RUN_COLUMNS) - 1, QHeaderView.ResizeMode.Stretch)
         finally:
             self.runs_table.blockSignals(False)
-            self._select_init_from(init_from)
 
     def _fill_row(self, row: int, run: Any) -> None:
         created = time.strftime("%Y-%m-%d %H:%M", time.localtime(run.created))

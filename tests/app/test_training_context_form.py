@@ -50,8 +50,8 @@ def _panel(qtbot, root):
 
 def test_stage1_runs_are_the_finished_transformer_runs(qtbot, stage1_ws):
     window, panel = _panel(qtbot, stage1_ws)
-    items = [(panel.init_from.itemText(i), panel.init_from.itemData(i))
-             for i in range(panel.init_from.count())]
+    items = [(panel.context.init_from.itemText(i), panel.context.init_from.itemData(i))
+             for i in range(panel.context.init_from.count())]
     assert [data for _, data in items] == ["", "sent"]
     assert items[1][0].startswith("1: sent")
     window.close()
@@ -63,10 +63,10 @@ def test_form_round_trips_a_two_stage_context_config(qtbot, stage1_ws):
     cfg.model.ctx_layers, cfg.model.ctx_sentences, cfg.model.ctx_following = 3, 2, 1
     cfg.train.init_from = "sent"
     panel.set_config(cfg)
-    assert not panel.context_box.isHidden()
-    assert panel.context_form.isRowVisible(panel.init_from) and panel.init_from.isEnabled()
-    assert panel.strategy.currentData() == "ts" and panel.stage.currentData() == 2
-    assert panel.init_from.currentData() == "sent"
+    assert not panel.context.isHidden()
+    assert panel.context.form.isRowVisible(panel.context.init_from) and panel.context.init_from.isEnabled()
+    assert panel.context.strategy.currentData() == "ts" and panel.context.stage.currentData() == 2
+    assert panel.context.init_from.currentData() == "sent"
     out = panel.config()
     assert (out.model.family, out.model.strategy, out.train.stage, out.train.init_from,
             out.model.ctx_layers, out.model.ctx_sentences, out.model.ctx_following) == (
@@ -77,27 +77,27 @@ def test_form_round_trips_a_two_stage_context_config(qtbot, stage1_ws):
     panel.set_config(cfg)
     assert panel.config().train.init_from == "7"
     # weight sharing has no stage 2: picking ws drops it, picking stage 2 picks ts
-    panel.strategy.setCurrentIndex(panel.strategy.findData("ws"))
-    assert panel.stage.currentData() == 0 and not panel.init_from.isEnabled()
+    panel.context.strategy.setCurrentIndex(panel.context.strategy.findData("ws"))
+    assert panel.context.stage.currentData() == 0 and not panel.context.init_from.isEnabled()
     out = panel.config()
     assert (out.model.strategy, out.train.stage, out.train.init_from) == ("ws", 0, "")
-    panel.stage.setCurrentIndex(panel.stage.findData(2))
-    assert panel.strategy.currentData() == "ts"
+    panel.context.stage.setCurrentIndex(panel.context.stage.findData(2))
+    assert panel.context.strategy.currentData() == "ts"
     window.close()
 
 
 def test_context_fields_follow_the_family(qtbot, demo_ws):
     window, panel = _panel(qtbot, demo_ws)
     panel.family.setCurrentText("luong")
-    assert panel.context_box.isHidden()
+    assert panel.context.isHidden()
     panel.family.setCurrentText("concat")
-    assert not panel.context_box.isHidden()
-    assert panel.context_form.isRowVisible(panel.ctx_sentences)
-    assert not panel.context_form.isRowVisible(panel.strategy)
-    assert not panel.context_form.isRowVisible(panel.init_from)
+    assert not panel.context.isHidden()
+    assert panel.context.form.isRowVisible(panel.context.ctx_sentences)
+    assert not panel.context.form.isRowVisible(panel.context.strategy)
+    assert not panel.context.form.isRowVisible(panel.context.init_from)
     panel.family.setCurrentText("context_transformer")
-    assert all(panel.context_form.isRowVisible(w) for w in
-               (panel.strategy, panel.stage, panel.init_from, panel.ctx_layers))
+    assert all(panel.context.form.isRowVisible(w) for w in
+               (panel.context.strategy, panel.context.stage, panel.context.init_from, panel.context.ctx_layers))
     window.close()
 
 
@@ -122,7 +122,7 @@ def test_concat_round_trips_its_transformer_sizes(qtbot, demo_ws):
 def test_two_stage_preset_without_a_stage1_run_says_what_to_do(qtbot, demo_ws, errors):
     window, panel = _panel(qtbot, demo_ws)
     panel.preset.setCurrentIndex(panel.preset.findData("context-ts-cpu"))
-    assert panel.stage.currentData() == 2 and panel.init_from.currentData() == ""
+    assert panel.context.stage.currentData() == 2 and panel.context.init_from.currentData() == ""
     assert panel.start() is None
     assert errors and "Stage-1 run" in errors[-1][1]
     assert window.workspace.list_runs() == []
@@ -135,7 +135,7 @@ def test_two_stage_preset_without_a_stage1_run_says_what_to_do(qtbot, demo_ws, e
 def test_stage2_run_started_from_the_form_finishes(qtbot, stage1_ws, errors):
     window, panel = _panel(qtbot, stage1_ws)
     panel.set_config(tiny_transformer("context_transformer", "ctx-stage2"))
-    panel.init_from.setCurrentIndex(panel.init_from.findData("sent"))
+    panel.context.init_from.setCurrentIndex(panel.context.init_from.findData("sent"))
     job = panel.start()
     assert job is not None, errors
     qtbot.waitUntil(lambda: job.done, timeout=60000)
@@ -157,8 +157,8 @@ def test_picking_a_stage1_run_copies_its_sizes(qtbot, stage1_ws):
     panel.preset.setCurrentText("context-ts-cpu")  # d_model 128, FF 512, 3 layers, 4+ heads
     before = panel.config_or_none() or panel._config
     assert (before.model.d_model, before.model.enc_layers) != (16, 1)
-    panel.init_from.setCurrentIndex(panel.init_from.findData("sent"))
-    panel.init_from.activated.emit(panel.init_from.currentIndex())  # as a user's choice
+    panel.context.init_from.setCurrentIndex(panel.context.init_from.findData("sent"))
+    panel.context.init_from.activated.emit(panel.context.init_from.currentIndex())  # as a user's choice
     assert (panel.emb.value(), panel.hidden.value(), panel.layers.value()) == (16, 32, 1)
     out = panel.config()
     assert (out.model.d_model, out.model.ff_size, out.model.heads, out.model.enc_layers,

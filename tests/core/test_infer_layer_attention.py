@@ -12,6 +12,7 @@ from core.config import ModelConfig
 from core.infer.ensemble import Ensemble
 from core.infer.forced import score_targets, teacher_forcing_tensors
 from core.models.registry import build_model, variant_config
+from tests.core.test_infer_models import inputs
 
 TRANSFORMERS = ["transformer", "concat", "context_transformer"]
 LAYERS, HEADS, VOCAB = 3, 4, 20
@@ -27,17 +28,6 @@ def model_for(name: str, seed: int = 0):
         cfg = variant_config(name, emb_size=16, hidden_size=16, layers=1, dropout=0.0,
                              window=2, max_src_len=12)
     return build_model(cfg, VOCAB, VOCAB).eval()
-
-
-def inputs():
-    gen = torch.Generator().manual_seed(0)
-    src = torch.randint(5, VOCAB, (3, 7), generator=gen)
-    lens = torch.tensor([7, 4, 5])
-    for b in range(3):
-        src[b, lens[b]:] = 0
-    extra = dict(ctx=torch.tensor([[4, 0, 0], [6, 7, 8], [9, 10, 0]]),
-                 ctx_lens=torch.tensor([1, 3, 2]))
-    return src, lens, extra
 
 
 @pytest.mark.parametrize("family", TRANSFORMERS)

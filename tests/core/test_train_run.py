@@ -7,7 +7,6 @@ import pytest
 
 from core.cli import run_cli
 from core.config import DataConfig, ModelConfig, RunConfig, TrainConfig
-from core.data.readers import read_parallel
 from core.errors import TrainingError
 from core.jobs import JobCancelled, RecordingContext
 from core.store import Workspace
@@ -27,16 +26,6 @@ def tiny_run_config(**train) -> RunConfig:
                           attention="local-p", score="general", dropout=0.0),
         data=DataConfig(src_vocab_size=300, tgt_vocab_size=300, batch_size=32, dev_sample=10),
         train=TrainConfig(**base))
-
-
-@pytest.fixture
-def workspace(tmp_path):
-    ws = Workspace.open(tmp_path / "ws")
-    corpus = read_parallel(DEMO / "demo.es", DEMO / "demo.en", "es", "en",
-                           docids_path=DEMO / "demo.docids")
-    ws.add_corpus(corpus, name="demo", format="parallel")
-    yield ws
-    ws.close()
 
 
 def test_run_records_status_curves_and_checkpoints(workspace):

@@ -8,10 +8,8 @@ from pathlib import Path
 import pytest
 
 from core.config import DataConfig, ModelConfig, RunConfig, TrainConfig, load_preset
-from core.data.readers import read_parallel
 from core.errors import ConfigError
 from core.jobs import RecordingContext
-from core.store import Workspace
 from core.train.run import create_run, train_run
 
 DEMO = Path(__file__).resolve().parents[2] / "resources" / "demo"
@@ -28,16 +26,6 @@ def tiny_config(family: str, strategy: str = "ws", stage: int = 0, init_from: st
                         dev_sample=4),
         train=TrainConfig(optimizer="adam", lr=3e-3, max_steps=steps, valid_every=steps, seed=3,
                           device="cpu", epochs=100, stage=stage, init_from=init_from))
-
-
-@pytest.fixture
-def workspace(tmp_path):
-    ws = Workspace.open(tmp_path / "ws")
-    corpus = read_parallel(DEMO / "demo.es", DEMO / "demo.en", "es", "en",
-                           docids_path=DEMO / "demo.docids")
-    ws.add_corpus(corpus, name="demo", format="parallel")
-    yield ws
-    ws.close()
 
 
 def test_stage2_with_weight_sharing_is_a_config_error():

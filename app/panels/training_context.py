@@ -1,0 +1,127 @@
+"""The Training form's "Context model" box: K previous sentences (concat and
+context_transformer), and for context_transformer the following sentences, the
+context-encoder depth, the training strategy (ws / ts), the stage and the stage-1 run
+that two-stage training's stage 2 starts from."""
+from __future__ import annotations
+
+from typing import Any
+
+from PySide6.QtCore import Signal
+from PySide6.QtWidgets import QComboBox, QFormLayout, QGroupBox, QSpinBox
+
+from core.config import ModelConfig, TrainConfig
+from core.train.run import CONTEXT_FAMILIES
+
+
+def _spin(lo: int, hi: int, value: int, tip: str = "") -> QSpinBox:
+    box = QSpinBox()
+    box.setRange(lo, hi)
+    box.setValue(value)
+    box.setToolTip(tip)
+    return box
+
+
+class ContextModelBox(QGroupBox):
+    """Shown for the context families only; `load` / `apply` round-trip its fields with
+    a run's ModelConfig and TrainConfig."""
+
+    #: the user picked a stage-1 run (its name): the form copies that run's sizes
+    stage1_chosen = Signal(str)
+
+    def __init__(self, parent=None):
+        super().__init__("Context model", parent)
+        self.strategy = QComboBox()
+        self.strategy.addItem("ws: weight sharing", "ws")
+        self.strategy.addItem("ts: two-stage", "ts")
+        self.strategy.setToolTip(
+            "ws: the context encoder shares the source encoder's weights, trained in one go. "
+            "ts: the context encoder has its own layers; stage 2 starts from a trained "
+            "sentence-level transformer (stage 1) and trains only the context parts.")
+        self.stage = QComboBox()
+        for text, value in (("0: one stage", 0), ("1: sentence-level", 1),
+                            ("2: context parts only", 2)):
+            self.stage.addItem(text, value)
+        self.stage.setToolTip("Two-stage training: stage 2 freezes the source encoder and "
+                              "decoder of the stage-1 run and trains only the context parts")
+        self.init_from = QComboBox()
+        self.init_from.addItem("(none)", "")
+        self.init_from.setToolTip(
+            "The stage-1 run stage 2 starts from: a finished sentence-level transformer run "
+            "of this workspace; picking it copies its sizes (its vocabularies are reused)")
+        self.ctx_layers = _spin(1, 12, 1)
+        self.ctx_sentences = _spin(0, 20, 1, "How many previous sentences of the same "
+                                   "document are the context")
+        self.ctx_following = _spin(0, 20, 0, "How many following sentences of the same "
+                                   "document are added to the context (context_transformer "
+                                   "only)")
+        self.form = QFormLayout(self)
+        for label, w in (("Strategy", self.strategy), ("Stage", self.stage),
+                         ("Stage-1 run", self.init_from),
+                         ("Context encoder layers", self.ctx_layers),
+                         ("Previous sentences K", self.ctx_sentences),
+                         ("Following sentences", self.ctx_following)):
+            self.form.addRow(label, w)
+        self.init_from.activated.connect(
+            lambda: self.init_from.currentData() and self.stage1_chosen.emit(
+                self.init_from.currentData()))
+        self.strategy.currentIndexChanged.connect(self._strategy_changed)
+        self.stage.currentIndexChanged.connect(self._stage_changed)
+
+    def set_family(self, family: str) -> None:
+        """Show the box for the context families, the ctx-encoder rows for
+        context_transformer only."""
+        self.setVisible(family in CONTEXT_FAMILIES)
+        for w in (self.strategy, self.stage, self.init_from, self.ctx_layers, self.ctx_following):
+            self.form.setRowVisible(w, family == "context_transformer")
+        self._stage_changed()
+
+    def set_stage1_runs(self, runs: list[Any]) -> None:
+        """The workspace's runs (RunInfo); the finished transformer runs are the stage-1
+        choices. The current choice is kept."""
+        current = self.init_from.currentData() or ""
+        self.init_from.clear()
+        self.init_from.addItem("(none)", "")
+        for run in runs:
+            if run.status == "finished" and run.family == "transformer":
+                self.init_from.addItem(f"{run.id}: {run.name} ({run.steps:,} steps)", run.name)
+        self._select_init_from(current)
+
+    def load(self, m: ModelConfig, t: TrainConfig) -> None:
+        self.strategy.setCurrentIndex(max(0, self.strategy.findData(m.strategy)))
+        self.stage.setCurrentIndex(max(0, self.stage.findData(t.stage)))
+        self._select_init_from(t.init_from)
+        self.ctx_layers.setValue(m.ctx_layers)
+        self.ctx_sentences.setValue(m.ctx_sentences)
+        self.ctx_following.setValue(m.ctx_following)
+
+    def apply(self, m: ModelConfig, t: TrainConfig) -> None:
+        """Write the fields that apply to m.family into m and t."""
+        if m.family in CONTEXT_FAMILIES:
+            m.ctx_sentences = int(self.ctx_sentences.value())
+        if m.family == "context_transformer":
+            m.strategy, m.ctx_layers = self.strategy.currentData(), int(self.ctx_layers.value())
+            m.ctx_following = int(self.ctx_following.value())
+            t.stage = int(self.stage.currentData())
+            t.init_from = self.init_from.currentData() if t.stage == 2 else ""
+        elif t.stage == 2:  # a preset's stage 2 is for context_transformer only
+            t.stage, t.init_from = 0, ""
+
+    def _strategy_changed(self) -> None:
+        if self.strategy.currentData() == "ws" and self.stage.currentData() == 2:
+            self.stage.setCurrentIndex(self.stage.findData(0))  # stage 2 needs 'ts'
+        self._stage_changed()
+
+    def _stage_changed(self) -> None:
+        two = self.stage.currentData() == 2
+        if two and self.strategy.currentData() != "ts":
+            self.strategy.setCurrentIndex(self.strategy.findData("ts"))
+        self.init_from.setEnabled(two)
+
+    def _select_init_from(self, value: str) -> None:
+        """Select the stage-1 run `value` (a run name or id); one that is not a finished
+        transformer run of this workspace is kept as its own entry."""
+        index = self.init_from.findData(value)
+        if index < 0:
+            self.init_from.addItem(f"{value} (not a finished transformer run here)", value)
+            index = self.init_from.count() - 1
+        self.init_from.setCurrentIndex(index)
