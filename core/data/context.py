@@ -28,19 +28,25 @@ CONTEXT_START = "<doc>"
 CONTEXT_BREAK_ID = 3
 
 
+def _document_neighbours(corpus: Corpus, before: int, after: int) -> list[list[int]]:
+    """For each pair, the indices of up to `before` pairs before it and `after` pairs
+    after it in its document (corpus order); pairs without a document id get []."""
+    out: list[list[int]] = [[] for _ in corpus.pairs]
+    if before == after == 0:
+        return out
+    for indices in corpus.documents().values():
+        for pos, i in enumerate(indices):
+            out[i] = indices[max(0, pos - before): pos] + indices[pos + 1: pos + 1 + after]
+    return out
+
+
 def previous_sentences(corpus: Corpus, k: int = 1) -> list[list[int]]:
     """For each pair, the indices of up to `k` previous pairs in its document, oldest
     first; [] at a document start and for pairs without a document id. Document
     boundaries reset the context; order within a document is corpus order."""
     if k < 0:
         raise ValueError(f"k must be >= 0, not {k}")
-    prev: list[list[int]] = [[] for _ in corpus.pairs]
-    if k == 0:
-        return prev
-    for indices in corpus.documents().values():
-        for pos, i in enumerate(indices):
-            prev[i] = indices[max(0, pos - k): pos]
-    return prev
+    return _document_neighbours(corpus, k, 0)
 
 
 def following_sentences(corpus: Corpus, f: int = 0) -> list[list[int]]:
@@ -49,13 +55,7 @@ def following_sentences(corpus: Corpus, f: int = 0) -> list[list[int]]:
     previous_sentences, the other way)."""
     if f < 0:
         raise ValueError(f"f must be >= 0, not {f}")
-    after: list[list[int]] = [[] for _ in corpus.pairs]
-    if f == 0:
-        return after
-    for indices in corpus.documents().values():
-        for pos, i in enumerate(indices):
-            after[i] = indices[pos + 1: pos + 1 + f]
-    return after
+    return _document_neighbours(corpus, 0, f)
 
 
 def _join(sentences: Sequence[Sequence[int]], start_id: int, break_id: int) -> list[int]:

@@ -88,3 +88,22 @@ def demo_ws(tmp_path):
 @pytest.fixture
 def tiny():
     return tiny_config
+
+
+def shown_panel(qtbot, panel_class, root, width: int, height: int = 800):
+    """Generator for a fixture: a `panel_class(JobManager)` screen shown on the workspace
+    at `root`; shuts the jobs down and closes the workspace afterwards."""
+    from app import workers
+    from core.store import Workspace
+
+    jobs = workers.JobManager()
+    widget = panel_class(jobs)
+    qtbot.addWidget(widget)
+    ws = Workspace.open(root)
+    widget.set_workspace(ws)
+    widget.resize(width, height)
+    widget.show()
+    qtbot.waitExposed(widget)
+    yield widget
+    jobs.shutdown()
+    ws.close()

@@ -15,6 +15,7 @@ from core.evaluate.aer import sentence_aer
 from core.evaluate.extract import argmax_alignment
 from core.goldsets import load_gold_set
 from core.infer.session import TranslationSession
+from tests.app.conftest import shown_panel
 
 LAYERS, HEADS = 2, 2
 
@@ -51,19 +52,7 @@ def layers_ws(tmp_path_factory):
 
 @pytest.fixture
 def panel(qtbot, layers_ws):
-    from core.store import Workspace
-
-    jobs = workers.JobManager()
-    widget = AttentionPanel(jobs)
-    qtbot.addWidget(widget)
-    ws = Workspace.open(layers_ws)
-    widget.set_workspace(ws)
-    widget.resize(1400, 800)
-    widget.show()
-    qtbot.waitExposed(widget)
-    yield widget
-    jobs.shutdown()
-    ws.close()
+    yield from shown_panel(qtbot, AttentionPanel, layers_ws, 1400)
 
 
 def run_ids(panel) -> dict[str, int]:

@@ -18,6 +18,7 @@ from app.panels.translate import TranslatePanel
 from app.panels.translate_compare import BASELINE, DIFFERS, MARK, TARGET, Comparison
 from app.widgets.diff_view import RICH_ROLE
 from core.infer.session import TranslationSession
+from tests.app.conftest import shown_panel
 
 DOCUMENT = [
     "Compré una mesa nueva para la cocina.",
@@ -59,19 +60,7 @@ def context_ws(tmp_path_factory):
 
 @pytest.fixture
 def panel(qtbot, context_ws):
-    from core.store import Workspace
-
-    jobs = workers.JobManager()
-    widget = TranslatePanel(jobs)
-    qtbot.addWidget(widget)
-    ws = Workspace.open(context_ws)
-    widget.set_workspace(ws)
-    widget.resize(1500, 800)
-    widget.show()
-    qtbot.waitExposed(widget)
-    yield widget
-    jobs.shutdown()
-    ws.close()
+    yield from shown_panel(qtbot, TranslatePanel, context_ws, 1500)
 
 
 def ids(panel) -> dict[str, int]:
