@@ -17,6 +17,7 @@ run: $(STAMP)
 	$(PY) main.py gui --demo
 
 test: $(STAMP)
+	@$(PY) -c "from core.train.device import machine_summary; print(machine_summary())"
 	QT_QPA_PLATFORM=offscreen $(PY) -m pytest -q
 
 demo: $(STAMP)

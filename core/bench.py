@@ -34,7 +34,7 @@ import torch
 
 from core.config import ModelConfig, RunConfig, load_preset
 from core.errors import ConfigError
-from core.train.device import amp_active
+from core.train.device import amp_active, cpu_bf16_status
 
 SHARED_SPA = Path(__file__).resolve().parents[2] / "shared" / "data" / "tatoeba-spa-eng" / "spa.txt"
 SPLITS = ("default", "onmt")
@@ -166,6 +166,7 @@ def measure_variant(name: str, steps: int, warmup: int, device: str, pairs_file:
     if dev.type == "cuda":
         torch.cuda.synchronize(dev)
     elapsed = time.perf_counter() - start
+    amp = amp_active(dev, amp)  # a row says bf16 only if bf16 really ran
     label = name + (f" +ss{sampled_softmax}" if sampled_softmax else "") + (" +bf16" if amp else "")
     row = {"variant": label, "sampled_softmax": sampled_softmax, "amp": amp, "device": device, "threads": torch.get_num_threads(),
            "steps": steps, "tgt_tokens": tokens, "seconds": round(elapsed, 3),
@@ -185,7 +186,8 @@ def machine_line(device: str, threads: int) -> str:
     where = device
     if device.startswith("cuda") and torch.cuda.is_available():
         where = f"{torch.cuda.get_device_name(torch.device(device))} ({device})"
-    bf16 = "native bf16" if amp_active(torch.device(device), True) else "no native bf16"
+    bf16 = "native bf16" if amp_active(torch.device(device), True) else \
+        f"no native bf16 ({cpu_bf16_status()[1]})"
     return (f"{where}, {threads} threads (nproc {os.cpu_count()}), torch {torch.__version__}, "
             f"{platform.machine()}, {bf16}")
 
@@ -233,7 +235,8 @@ def run_train_bench(variants: list[str] | None, steps: int, warmup: int, device:
         if amp and amp_active(torch.device(device), True):
             precisions.append(True)
         elif amp:
-            print(f"# --amp: {device} has no native bf16; bf16 rows skipped", file=out)
+            print(f"# --amp: {device} has no native bf16 ({cpu_bf16_status()[1]}); "
+                  "bf16 rows skipped", file=out)
         ks = [0, sampled_softmax] if sampled_softmax else [0]
         runs = [(n, k, a) for n in names for k in ks for a in precisions]
         for name, k, use_amp in runs:

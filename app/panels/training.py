@@ -41,6 +41,7 @@ from app.panels.training_context import ContextModelBox
 from app.widgets.curves import CurvesPlot
 from core.config import ATTENTION_KINDS, FAMILIES, SCORES, RunConfig, list_presets, load_preset
 from core.errors import ConfigError, WorkbenchError
+from core.train.device import precision_note
 from core.train.run import create_run, train_run
 
 RUN_COLUMNS = ("Run", "Family", "Attention", "Status", "Steps", "Best dev ppl", "Device",
@@ -114,6 +115,12 @@ class TrainingPanel(QWidget):
             "loss in fp32. "
             "On a GPU, or a CPU with native bf16 (AVX512-BF16 or AMX); other CPUs train "
             "in fp32 and say so in the log.")
+        # what the run will really compute in, on this machine and the chosen device
+        self.precision = QLabel()
+        self.precision.setWordWrap(True)
+        self.amp.toggled.connect(self._update_precision)
+        self.device.currentTextChanged.connect(self._update_precision)
+        self._update_precision()
         self.context = ContextModelBox()
         self.context.stage1_chosen.connect(self._stage1_chosen)
         model_box = QGroupBox("Model")
@@ -131,7 +138,8 @@ class TrainingPanel(QWidget):
                          ("Batch size", self.batch_size), ("Learning rate", self.lr),
                          ("Validate every (steps)", self.valid_every),
                          ("Dev BLEU sample", self.dev_sample),
-                         ("Sampled softmax words", self.sampled_softmax), ("", self.amp)):
+                         ("Sampled softmax words", self.sampled_softmax), ("", self.amp),
+                         ("Precision", self.precision)):
             dform.addRow(label, w)
         self.family.currentTextChanged.connect(self._family_changed)
         self._family_changed(self.family.currentText())
@@ -226,6 +234,9 @@ class TrainingPanel(QWidget):
         self._update_buttons()
 
     # --- form <-> config ----------------------------------------------------------------------
+    def _update_precision(self, *_: object) -> None:
+        self.precision.setText(precision_note(self.device.currentText(), self.amp.isChecked()))
+
     def _load_preset(self) -> None:
         name = self.preset.currentData()
         if not name:

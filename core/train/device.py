@@ -3,6 +3,8 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import os
+import platform
 
 import torch
 
@@ -29,27 +31,107 @@ def describe_device(device: torch.device | None = None) -> str:
     return f"CPU, {torch.get_num_threads()} threads"
 
 
-@functools.cache
-def cpu_supports_bf16() -> bool:
-    """True when this CPU has native bf16 instructions (AVX512-BF16 or AMX): only then
-    is bf16 autocast faster than fp32 here. (oneDNN runs bf16 on any AVX512 CPU, but
-    emulated, several times slower than fp32.)"""
+#: torch's CPU kernel levels that include AVX-512 (get_cpu_capability(); AMX CPUs say AVX512)
+_AVX512_LEVELS = ("AVX512",)
+
+
+def _probe_bf16_training() -> str | None:
+    """Run one tiny LSTM + linear training step in CPU bf16 autocast; None if it works,
+    else the error. oneDNN refuses bf16 LSTM training primitives on CPUs (or ISA caps,
+    ONEDNN_MAX_CPU_ISA) without native bf16, so flags alone are not proof."""
     try:
-        return bool(torch.cpu._is_avx512_bf16_supported() or torch.cpu._is_amx_tile_supported())
+        lstm, proj = torch.nn.LSTM(8, 8, batch_first=True), torch.nn.Linear(8, 4)
+        x = torch.randn(2, 3, 8)
+        with torch.autocast("cpu", dtype=torch.bfloat16):
+            out = proj(lstm(x)[0])
+        out.float().sum().backward()
+        return None
+    except RuntimeError as e:
+        return str(e).split(". ")[0].strip() or type(e).__name__
+
+
+@functools.cache
+def cpu_bf16_status() -> tuple[bool, str]:
+    """(native, why): whether bf16 autocast can train recurrent models fast on this CPU.
+
+    Native means all three: the CPU has bf16 instructions (AVX512-BF16 or AMX), torch
+    dispatches AVX-512 kernels (ATEN_CPU_CAPABILITY may lower it), and a bf16 LSTM
+    training step really runs (see _probe_bf16_training). Elsewhere oneDNN either
+    emulates bf16 several times slower than fp32 or refuses the LSTM primitive outright.
+    `why` is a short phrase for logs: 'AVX512-BF16', 'no AVX512-BF16/AMX instructions', ...
+    """
+    try:
+        flags = bool(torch.cpu._is_avx512_bf16_supported() or torch.cpu._is_amx_tile_supported())
     except (AttributeError, RuntimeError):
-        return False
+        flags = False
+    if not flags:
+        return False, "no AVX512-BF16/AMX instructions"
+    level = torch.backends.cpu.get_cpu_capability()
+    if level not in _AVX512_LEVELS:
+        return False, f"torch's CPU kernels are {level}, not AVX-512"
+    error = _probe_bf16_training()
+    if error is not None:
+        return False, f"a bf16 LSTM training step fails here ({error})"
+    return True, "AMX" if torch.cpu._is_amx_tile_supported() else "AVX512-BF16"
+
+
+def cpu_supports_bf16() -> bool:
+    """True when this CPU trains in bf16 natively (see cpu_bf16_status)."""
+    return cpu_bf16_status()[0]
 
 
 def amp_active(device: torch.device, enabled: bool) -> bool:
     """Whether `train.amp` really runs in bf16 on `device`: always on CUDA, on a CPU
-    only with native bf16 support (see cpu_supports_bf16)."""
+    only with native bf16 support (see cpu_bf16_status)."""
     return enabled and (device.type == "cuda" or cpu_supports_bf16())
+
+
+def amp_message(device: torch.device) -> str:
+    """The log line for `train.amp` on `device`: bf16, or why it falls back to fp32."""
+    if amp_active(device, True):
+        return "train.amp: bf16 autocast"
+    return (f"train.amp: {device} has no native bf16 ({cpu_bf16_status()[1]}); "
+            "training in fp32")
+
+
+def precision_note(device_name: str, amp: bool) -> str:
+    """What a run with `--device device_name` and `train.amp = amp` will compute in,
+    for forms: 'fp32', 'bf16 autocast', or 'fp32: this CPU has no native bf16 (why)'."""
+    try:
+        device = pick_device(device_name)
+    except ConfigError as e:
+        return str(e)
+    if not amp:
+        return "fp32"
+    if amp_active(device, True):
+        return "bf16 autocast"
+    return f"fp32: this CPU has no native bf16 ({cpu_bf16_status()[1]})"
 
 
 def autocast(device: torch.device, enabled: bool):
     """bf16 autocast (CUDA, or a CPU with native bf16) when enabled and possible; a
-    no-op context otherwise. The output softmax and the loss stay fp32 (the softmax
-    layer's logits are cast, see core/train/loss.py); attention softmaxes run in bf16."""
+    no-op context otherwise, so no caller can reach oneDNN's bf16 primitives on a CPU
+    that lacks them. The output softmax and the loss stay fp32 (the softmax layer's
+    logits are cast, see core/train/loss.py); attention softmaxes run in bf16."""
     if amp_active(device, enabled):
         return torch.autocast(device.type, dtype=torch.bfloat16)
     return contextlib.nullcontext()
+
+
+def machine_summary() -> str:
+    """One line naming this machine for CI logs and benchmark headers, e.g.
+    'machine: AMD EPYC, 2 cores, torch CPU kernels AVX512, bf16 native (AVX512-BF16),
+    torch 2.13.0+cpu, Python 3.11.7, x86_64'."""
+    model = platform.processor() or platform.machine()
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8", errors="replace") as f:
+            model = next((ln.split(":", 1)[1].strip() for ln in f
+                          if ln.startswith("model name")), model)
+    except OSError:
+        pass
+    native, why = cpu_bf16_status()
+    gpu = (f", GPU {torch.cuda.get_device_name(0)}" if torch.cuda.is_available() else ", no GPU")
+    return (f"machine: {model}, {os.cpu_count()} cores, torch CPU kernels "
+            f"{torch.backends.cpu.get_cpu_capability()}, bf16 "
+            f"{'native' if native else 'not native'} ({why}), torch {torch.__version__}, "
+            f"Python {platform.python_version()}, {platform.machine()}{gpu}")

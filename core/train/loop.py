@@ -30,7 +30,7 @@ from core.errors import ConfigError, TrainingError
 from core.jobs import JobContext
 from core.models.base import Seq2Seq
 from core.train import checkpoint as ckpt
-from core.train.device import amp_active, autocast, pick_device
+from core.train.device import amp_message, autocast, pick_device
 from core.train.loss import sequence_nll
 from core.train.optim import EpochSchedule, build_optimizer
 from core.train.sampled_softmax import candidate_vocab
@@ -197,9 +197,7 @@ def train_model(
                  steps_per_epoch=steps_per_epoch, total_steps=total_steps,
                  resumed_from=resumed_from)
         if tc.amp:
-            ctx.emit("log", message="train.amp: bf16 autocast" if amp_active(device, True)
-                     else f"train.amp: {device} has no native bf16 (AVX512-BF16/AMX); "
-                          "training in fp32")
+            ctx.emit("log", message=amp_message(device))
     history: list[dict[str, float]] = []
     model.train()
     window_tokens, window_start = 0, time.perf_counter()

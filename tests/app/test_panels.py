@@ -115,6 +115,26 @@ def test_training_form_round_trips_the_sampled_softmax_and_amp(qtbot, demo_ws, t
     window.close()
 
 
+def test_training_form_says_what_precision_the_run_will_use(qtbot, demo_ws, monkeypatch):
+    """The precision line under the bf16 box follows the box, the device and the CPU."""
+    from core.train import device as device_mod
+
+    window = _window(qtbot, demo_ws)
+    panel = window.training
+    panel.device.setCurrentText("cpu")
+    monkeypatch.setattr(device_mod, "cpu_bf16_status",
+                        lambda: (False, "no AVX512-BF16/AMX instructions"))
+    panel.amp.setChecked(True)
+    assert panel.precision.text() == \
+        "fp32: this CPU has no native bf16 (no AVX512-BF16/AMX instructions)"
+    panel.amp.setChecked(False)
+    assert panel.precision.text() == "fp32"
+    monkeypatch.setattr(device_mod, "cpu_bf16_status", lambda: (True, "AVX512-BF16"))
+    panel.amp.setChecked(True)
+    assert panel.precision.text() == "bf16 autocast"
+    window.close()
+
+
 def _doc(tmp_path):
     doc = tmp_path / "carta.txt"
     doc.write_text("La casa es verde. Mi hermana vive en Madrid.\n", encoding="utf-8")

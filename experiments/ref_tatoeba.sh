@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Reference runs on Tatoeba es -> en (issue 20), trained through the product CLI.
+# Usage: experiments/ref_tatoeba.sh luong|rnnsearch|guided ...
+# Env: WS (workspace, default /tmp/ref-ws), DATA (shared data root), THREADS (default 2).
+# Each run's log (wall time, load, machine) goes to $WS/logs/<run>.log.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+PY=${PY:-.venv/bin/python}
+WS=${WS:-/tmp/ref-ws}
+DATA=${DATA:-/work/shared/data}
+THREADS=${THREADS:-2}
+mkdir -p "$WS/logs"
+
+if [ ! -f "$WS/workspace.sqlite" ] || ! $PY main.py --workspace "$WS" corpus list | grep -q tatoeba-es-en; then
+  # spa.txt is English<TAB>Spanish: the tsv reader's default columns make it es -> en
+  $PY main.py --workspace "$WS" corpus import "$DATA/tatoeba-spa-eng/spa.txt" --format tsv \
+      --src-lang es --tgt-lang en --name tatoeba-es-en
+  # the same 96/2/2 split as experiment B: 114,206 / 2,379 / 2,379 pairs
+  $PY main.py --workspace "$WS" corpus split tatoeba-es-en --seed 1234 --ratios 0.96,0.02,0.02
+fi
+
+for v in "$@"; do
+  name="ref-tatoeba-$v"
+  log="$WS/logs/$name.log"
+  {
+    echo "== $name start $(date -Is)"
+    $PY -c "from core.train.device import machine_summary; print(machine_summary())"
+    echo "load: $(cat /proc/loadavg)"
+  } >> "$log"
+  start=$(date +%s)
+  $PY main.py --workspace "$WS" train --config "experiments/configs/$name.toml" \
+      --corpus tatoeba-es-en --threads "$THREADS" --quiet >> "$log" 2>&1
+  echo "== $name end $(date -Is), $(( $(date +%s) - start )) s wall, load $(cat /proc/loadavg)" >> "$log"
+done
