@@ -99,6 +99,9 @@ class TrainConfig:
     clip_norm: float = 5.0
     label_smoothing: float = 0.0
     sampled_softmax: int = 0  # 0 = full softmax; K = Jean et al. 2015 over K candidate words
+    # weight of the guided-alignment loss (attention pulled towards eflomal's alignments of
+    # the training split; core/train/guidance.py); 0 = off
+    guided_alignment: float = 0.0
     valid_every: int = 500
     early_stop_patience: int = 0  # validations without dev-perplexity gain; 0 = off
     keep_best: int = 2
@@ -125,6 +128,11 @@ class RunConfig:
         if self.train.sampled_softmax < 0:
             raise ConfigError(f"train.sampled_softmax must be 0 (full softmax) or a word count "
                               f"> 0, not {self.train.sampled_softmax}")
+        if not (isinstance(self.train.guided_alignment, int | float)
+                and not isinstance(self.train.guided_alignment, bool)
+                and 0.0 <= self.train.guided_alignment <= 100.0):
+            raise ConfigError(f"train.guided_alignment must be a weight from 0 (off) to 100, not "
+                              f"{self.train.guided_alignment!r}")
         if self.data.vocab not in ("word", "bpe", "unigram"):
             raise ConfigError(f"data.vocab must be word, bpe or unigram, not {self.data.vocab!r}")
         if self.train.stage not in (0, 1, 2):

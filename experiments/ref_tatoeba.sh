@@ -2,14 +2,15 @@
 # Reference runs on Tatoeba es -> en (issue 20), trained through the product CLI.
 # Usage: experiments/ref_tatoeba.sh luong|rnnsearch|guided ...
 # Env: WS (workspace, default /tmp/ref-ws), DATA (shared data root), THREADS (default 2).
-# Each run's log (wall time, load, machine) goes to $WS/logs/<run>.log.
+# Each run's log (wall time, load, machine) goes to $LOGS/<run>.log (default $WS-logs).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PY=${PY:-.venv/bin/python}
 WS=${WS:-/tmp/ref-ws}
 DATA=${DATA:-/work/shared/data}
 THREADS=${THREADS:-2}
-mkdir -p "$WS/logs"
+LOGS=${LOGS:-$WS-logs}
+mkdir -p "$LOGS"
 
 if [ ! -f "$WS/workspace.sqlite" ] || ! $PY main.py --workspace "$WS" corpus list | grep -q tatoeba-es-en; then
   # spa.txt is English<TAB>Spanish: the tsv reader's default columns make it es -> en
@@ -21,7 +22,7 @@ fi
 
 for v in "$@"; do
   name="ref-tatoeba-$v"
-  log="$WS/logs/$name.log"
+  log="$LOGS/$name.log"
   {
     echo "== $name start $(date -Is)"
     $PY -c "from core.train.device import machine_summary; print(machine_summary())"

@@ -115,6 +115,16 @@ class TrainingPanel(QWidget):
             "loss in fp32. "
             "On a GPU, or a CPU with native bf16 (AVX512-BF16 or AMX); other CPUs train "
             "in fp32 and say so in the log.")
+        self.guided = QCheckBox("Guided alignment (eflomal)")
+        self.guided.setToolTip(
+            "train.guided_alignment: a second loss pulls the attention towards eflomal's "
+            "grow-diag-final-and alignments of the training split (Chen et al. 2016, Garg et "
+            "al. 2019). They are computed once per corpus and tokenisation and stored in the "
+            "corpus's folder.")
+        self.guided_weight = _spin(0.01, 100, 0.5, 2, 0.05)
+        self.guided_weight.setToolTip("The alignment loss's weight beside the per-token NLL")
+        self.guided_weight.setEnabled(False)
+        self.guided.toggled.connect(self.guided_weight.setEnabled)
         # what the run will really compute in, on this machine and the chosen device
         self.precision = QLabel()
         self.precision.setWordWrap(True)
@@ -138,7 +148,8 @@ class TrainingPanel(QWidget):
                          ("Batch size", self.batch_size), ("Learning rate", self.lr),
                          ("Validate every (steps)", self.valid_every),
                          ("Dev BLEU sample", self.dev_sample),
-                         ("Sampled softmax words", self.sampled_softmax), ("", self.amp),
+                         ("Sampled softmax words", self.sampled_softmax), ("", self.guided),
+                         ("Guided alignment weight", self.guided_weight), ("", self.amp),
                          ("Precision", self.precision)):
             dform.addRow(label, w)
         self.family.currentTextChanged.connect(self._family_changed)
@@ -302,6 +313,9 @@ class TrainingPanel(QWidget):
         self.dev_sample.setValue(d.dev_sample)
         self.sampled_softmax.setValue(t.sampled_softmax)
         self.amp.setChecked(t.amp)
+        self.guided.setChecked(t.guided_alignment > 0)
+        if t.guided_alignment > 0:
+            self.guided_weight.setValue(t.guided_alignment)
 
     def config(self) -> RunConfig:
         """The form as a RunConfig (the preset's other settings are kept)."""
@@ -325,6 +339,7 @@ class TrainingPanel(QWidget):
         t.lr, t.valid_every = float(self.lr.value()), int(self.valid_every.value())
         t.sampled_softmax = int(self.sampled_softmax.value())
         t.amp = self.amp.isChecked()
+        t.guided_alignment = float(self.guided_weight.value()) if self.guided.isChecked() else 0.0
         d.batch_size, d.dev_sample = int(self.batch_size.value()), int(self.dev_sample.value())
         return cfg.validate()
 
