@@ -4,9 +4,11 @@
           --gold-links F [--format pharaoh|talp|wpt] [--one-based] [--swap]
           [--gold-set NAME to store it]) [--method argmax|threshold] [--threshold 0.3]
           [--baseline eflomal] [--baseline-corpus NAME | --baseline-src F --baseline-tgt F]
-          [--symmetrize grow-diag-final-and] [--out-dir D]
+          [--symmetrize grow-diag-final-and] [--reading predict|shift|sum|all ...]
+          [--no-sink] [--out-dir D]
 
-Prints one AER table with the attention variants (forward, reverse and their
+Prints one AER table with the attention variants (each reading of the attention,
+core.evaluate.readings; forward, reverse and their
 symmetrisation when --reverse-run is given) and the eflomal baseline side by side,
 and writes each system's alignment as a Pharaoh file to --out-dir.
 """
@@ -18,6 +20,7 @@ import sys
 from pathlib import Path
 
 from core.errors import ConfigError
+from core.evaluate.readings import READINGS
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -41,6 +44,13 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="the links are written target index first (e.g. English first)")
     p.add_argument("--method", choices=("argmax", "threshold"), default="argmax")
     p.add_argument("--threshold", type=float, default=0.3)
+    p.add_argument("--reading", action="append", choices=(*READINGS, "all"),
+                   help="where a target word's attention is read (repeatable): 'predict' at "
+                   "the step predicting it (default), 'shift' one step later when it is the "
+                   "decoder's input (Shift-Att), 'sum' both; 'all' = the three")
+    p.add_argument("--no-sink", action="store_true",
+                   help="also report each reading without the final-punctuation sink "
+                   "(non-punctuation target words never link to a final full stop)")
     p.add_argument("--baseline", choices=("eflomal", "none"), default="none",
                    help="also align with the eflomal statistical aligner")
     p.add_argument("--baseline-corpus", metavar="NAME",
@@ -119,6 +129,21 @@ def eflomal_systems(gold, train_src, train_tgt, heuristic: str) -> dict[str, lis
             f"eflomal {heuristic}": gold_al.symmetrized(heuristic)}
 
 
+def reading_list(asked: list[str] | None) -> list[str]:
+    """--reading values -> readings in a fixed order, without repeats ('all' = every one)."""
+    asked = asked or ["predict"]
+    if "all" in asked:
+        return list(READINGS)
+    return [r for r in READINGS if r in asked]
+
+
+def system_name(run: str, reading: str, no_sink: bool) -> str:
+    """'RUN attention', 'RUN attention (shift)', 'RUN attention (sum, no sink)'."""
+    notes = [r for r in (None if reading == "predict" else reading,
+                         "no sink" if no_sink else None) if r]
+    return f"{run} attention" + (f" ({', '.join(notes)})" if notes else "")
+
+
 def file_name(system: str) -> str:
     return re.sub(r"[^A-Za-z0-9._-]+", "_", system).strip("_") + ".pharaoh"
 
@@ -131,7 +156,7 @@ def write_alignments(out_dir: str | Path, systems: dict[str, list]) -> list[Path
 
 def run(args: argparse.Namespace) -> int:
     from core.cli.translate_cmd import open_session
-    from core.evaluate.attention_aer import aer_table, attention_alignments, symmetrized_attention
+    from core.evaluate.attention_aer import aer_table, reading_alignments, symmetrized_attention
     from core.store import Workspace
 
     with Workspace.open(args.workspace, create=False) as ws:
@@ -148,8 +173,12 @@ def run(args: argparse.Namespace) -> int:
             systems.update({f"{info.name} attention": fwd, f"{rname} attention (rev)": rev,
                             f"attention {args.symmetrize}": sym})
         else:
-            systems[f"{info.name} attention"] = attention_alignments(
-                session, gold, args.method, args.threshold)
+            readings = reading_list(args.reading)
+            variants = [(r, sink) for r in readings
+                        for sink in ((False, True) if args.no_sink else (False,))]
+            found = reading_alignments(session, gold, variants, args.method, args.threshold)
+            for (reading, no_sink), alignments in found.items():
+                systems[system_name(info.name, reading, no_sink)] = alignments
         if args.baseline == "eflomal":
             # the run's own preprocessing (pretokenized, lowercase ...), so the baseline
             # sees the same tokens as the model and the gold

@@ -23,6 +23,7 @@ from core.data.vocab import SubwordVocab
 from core.evaluate.aer import corpus_aer
 from core.evaluate.alignment import Alignment
 from core.evaluate.extract import aggregate_subwords, argmax_alignment, threshold_alignment
+from core.evaluate.readings import drop_sink, read_attention
 from core.evaluate.report import Table
 from core.evaluate.symmetrize import symmetrize_corpus
 from core.goldsets import GoldSet
@@ -49,15 +50,18 @@ def model_tokens(words: Sequence[str], pre: Any, vocab: Any) -> tuple[list[str],
 
 
 def word_attention(session, src_words: list[list[str]], tgt_words: list[list[str]],
-                   batch_size: int = 32, ctx: JobContext | None = None) -> list[np.ndarray]:
-    """Forced-decoding attention of each (source, target) pair of words, mapped back to
-    words: one tgt_words x src_words matrix per pair (EOS row dropped)."""
+                   batch_size: int = 32, ctx: JobContext | None = None,
+                   readings: Sequence[str] = ("predict",)) -> dict[str, list[np.ndarray]]:
+    """Forced-decoding attention of each (source, target) pair of words, read as each of
+    `readings` (core.evaluate.readings: at the predicting step, one step later, or both)
+    on the model's tokens and mapped back to words: {reading: one tgt_words x src_words
+    matrix per pair}."""
     first = session.first
     src_vocab, tgt_vocab = first.src_vocab, first.tgt_vocab
     model = as_model(session.models)
     device = next(session.models[0].parameters()).device
     subword = isinstance(src_vocab, SubwordVocab) or isinstance(tgt_vocab, SubwordVocab)
-    out: list[np.ndarray] = []
+    out: dict[str, list[np.ndarray]] = {r: [] for r in readings}
     n = len(src_words)
     for start in range(0, n, batch_size):
         if ctx is not None:
@@ -79,13 +83,13 @@ def word_attention(session, src_words: list[list[str]], tgt_words: list[list[str
         results = score_targets(model, src, src_lens, tgt_ids, **extra)
         for (s_toks, s_wid), (t_toks, t_wid), res in zip(src_side, tgt_side, results,
                                                           strict=True):
-            attn = np.asarray(res.attention, dtype=np.float64)[:-1]  # tgt x src, EOS dropped
-            if not s_toks or not t_toks:
-                out.append(np.zeros((len(set(t_wid)), len(set(s_wid)))))
-            elif subword:
-                out.append(aggregate_subwords(attn, s_wid, t_wid, mode="sum"))
-            else:
-                out.append(attn)
+            for reading in readings:
+                if not s_toks or not t_toks:
+                    out[reading].append(np.zeros((len(set(t_wid)), len(set(s_wid)))))
+                    continue
+                attn = read_attention(res.attention, reading)  # tgt tokens x src tokens
+                out[reading].append(aggregate_subwords(attn, s_wid, t_wid, mode="sum")
+                                    if subword else attn)
         if ctx is not None:
             ctx.progress(stop, n, f"force-decoded {stop}/{n} gold pairs")
     return out
@@ -102,13 +106,33 @@ def alignments_from_attention(matrices: Sequence[np.ndarray], method: str = "arg
 
 
 def attention_alignments(session, gold: GoldSet, method: str = "argmax",
-                         threshold: float = 0.3, ctx: JobContext | None = None
-                         ) -> list[Alignment]:
+                         threshold: float = 0.3, ctx: JobContext | None = None,
+                         reading: str = "predict", no_sink: bool = False) -> list[Alignment]:
     """(src, tgt) alignments of the gold sentences read off the session's forced
     attention: 'argmax' links every target word to the source word it attends to most;
-    'threshold' keeps every cell >= `threshold`."""
-    matrices = word_attention(session, gold.src_tokens, gold.tgt_tokens, ctx=ctx)
-    return alignments_from_attention(matrices, method, threshold)
+    'threshold' keeps every cell >= `threshold`. `reading` and `no_sink`: see
+    core.evaluate.readings."""
+    return reading_alignments(session, gold, [(reading, no_sink)], method, threshold,
+                              ctx)[(reading, no_sink)]
+
+
+def reading_alignments(session, gold: GoldSet, variants: Sequence[tuple[str, bool]],
+                       method: str = "argmax", threshold: float = 0.3,
+                       ctx: JobContext | None = None
+                       ) -> dict[tuple[str, bool], list[Alignment]]:
+    """Alignments of the gold set for each (reading, no_sink) variant, from one forced
+    decoding pass."""
+    readings = list(dict.fromkeys(r for r, _ in variants))
+    matrices = word_attention(session, gold.src_tokens, gold.tgt_tokens, ctx=ctx,
+                              readings=readings)
+    out = {}
+    for reading, no_sink in variants:
+        ms = matrices[reading]
+        if no_sink:
+            ms = [drop_sink(m, s, t) for m, s, t in
+                  zip(ms, gold.src_tokens, gold.tgt_tokens, strict=True)]
+        out[(reading, no_sink)] = alignments_from_attention(ms, method, threshold)
+    return out
 
 
 def reverse_gold(gold: GoldSet) -> GoldSet:
