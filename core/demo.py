@@ -187,21 +187,23 @@ def ensure_demo_workspace(path: str | Path | None = None, models_dir: Path = MOD
 # --------------------------------------------------------------------- the bundle
 
 
-def strip_checkpoint(src: Path, dst: Path, dev_ppl: float | None = None) -> Path:
+def strip_checkpoint(src: Path, dst: Path, dev_ppl: float | None = None,
+                     weights: str = "fp16") -> Path:
     """A model-only copy of a checkpoint: model, config, position and the best list
     pointing at `dst` itself (no optimiser, schedule or RNG state). Weights are stored
-    as float16 to halve the bundle; load_state_dict casts them back to float32."""
-    import torch
-
+    compact (core.train.compact: fp16 halves them, int8 per row quarters them);
+    load_model expands them back to float32."""
     from core.train import checkpoint as ckpt
+    from core.train.compact import SCALES_KEY, compact_state
 
     state = ckpt.load_checkpoint(src)
     best = [e for e in (state.get("best") or []) if e[2] == src.name]
     ppl = dev_ppl if dev_ppl is not None else float(best[0][0]) if best else float("nan")
-    slim = {"model": {k: v.to(torch.float16) if v.is_floating_point() else v
-                      for k, v in state["model"].items()},
-            "config": state["config"], "position": state["position"],
+    tensors, scales = compact_state(state["model"], weights)
+    slim = {"model": tensors, "config": state["config"], "position": state["position"],
             "best": [[ppl, int(state["position"]["step"]), dst.name]]}
+    if scales:
+        slim[SCALES_KEY] = scales
     return ckpt.save_checkpoint(dst, slim)
 
 
