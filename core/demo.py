@@ -207,6 +207,42 @@ def strip_checkpoint(src: Path, dst: Path, dev_ppl: float | None = None,
     return ckpt.save_checkpoint(dst, slim)
 
 
+def bundle_run(ws: Workspace, run_ref: int | str, dest: str | Path, which: str = "best",
+               weights: str = "int8", dev_ppl: float | None = None,
+               elapsed_s: float | None = None, extra: dict[str, Any] | None = None
+               ) -> dict[str, Any]:
+    """Write one trained run of `ws` as a demo bundle folder `dest` (replaced): its
+    `which` checkpoint model-only in `weights` (core.train.compact), vocabularies and
+    preprocessing, curves.json and meta.json (+ `extra`, e.g. test scores). The bundle
+    installs into any demo workspace (install_bundled_run), whatever corpus it was
+    trained on. Returns the meta."""
+    info = ws.get_run(run_ref)
+    run_dir = ws.run_dir(info.id)
+    source = artifacts.pick_checkpoint(run_dir, which)
+    dest = Path(dest)
+    shutil.rmtree(dest, ignore_errors=True)
+    dest.mkdir(parents=True)
+    step = int(artifacts.ckpt.load_checkpoint(source)["position"]["step"])
+    ckpt_name = f"best-{step:08d}.pt"
+    if dev_ppl is None:
+        valid = ws.curves(info.id, "valid").get("dev_ppl", ([], []))
+        dev_ppl = next((float(v) for s, v in zip(*valid, strict=True) if s == step), None)
+    strip_checkpoint(source, dest / ckpt_name, dev_ppl, weights=weights)
+    for f in run_dir.iterdir():  # vocabularies (+ sentencepiece models), preprocess
+        if f.is_file() and not f.name.endswith(".pt"):
+            shutil.copy2(f, dest / f.name)
+    curves = {kind: ws.curves(info.id, kind) for kind in ("train", "valid")}
+    write_text_atomic(dest / BUNDLE_CURVES, json.dumps(curves))
+    corpus = ws.get_corpus(info.corpus_id) if info.corpus_id is not None else None
+    meta = {"name": info.name, "config": info.config, "step": step, "checkpoint": ckpt_name,
+            "best_dev_ppl": dev_ppl, "weights": weights,
+            "elapsed_s": round(float(elapsed_s if elapsed_s is not None else info.elapsed_s or 0), 1),
+            "device": "cpu", "trained_on": corpus.name if corpus else None,
+            "built": time.strftime("%Y-%m-%d"), **(extra or {})}
+    write_text_atomic(dest / BUNDLE_META, json.dumps(meta, indent=2))
+    return meta
+
+
 def build_demo_bundle(out_dir: str | Path = MODELS_DIR, names: list[str] | None = None,
                       max_steps: int = 0, log=print) -> list[dict[str, Any]]:
     """Train the bundled demo models on the demo corpus's train split (the split the
@@ -228,20 +264,11 @@ def build_demo_bundle(out_dir: str | Path = MODELS_DIR, names: list[str] | None 
             started = time.perf_counter()
             result = train_run(ws, run_id, JobContext())
             elapsed = time.perf_counter() - started
-            run_dir = ws.run_dir(run_id)
-            best = artifacts.pick_checkpoint(run_dir, "last")
-            dest = out_dir / name
-            shutil.rmtree(dest, ignore_errors=True)
-            dest.mkdir(parents=True)
-            ckpt_name = f"best-{result.step:08d}.pt"
-            curves = {kind: ws.curves(run_id, kind) for kind in ("train", "valid")}
-            dev_ppls = curves["valid"].get("dev_ppl", ([], []))[1]
+            dev_ppls = ws.curves(run_id, "valid").get("dev_ppl", ([], []))[1]
             last_ppl = float(dev_ppls[-1]) if dev_ppls else None
-            strip_checkpoint(best, dest / ckpt_name, last_ppl)
-            for f in run_dir.iterdir():  # vocabularies (+ sentencepiece models), preprocess
-                if f.is_file() and not f.name.endswith(".pt"):
-                    shutil.copy2(f, dest / f.name)
-            write_text_atomic(dest / BUNDLE_CURVES, json.dumps(curves))
+            dest = out_dir / name
+            meta = bundle_run(ws, run_id, dest, which="last", weights="fp16",
+                              dev_ppl=last_ppl, elapsed_s=elapsed)
             # dev BLEU of the saved model, greedy, on the whole dev split
             loaded = artifacts.load_model(dest, "best")
             session = TranslationSession.from_loaded([loaded], [name])
@@ -251,12 +278,9 @@ def build_demo_bundle(out_dir: str | Path = MODELS_DIR, names: list[str] | None 
 
             hyps = [t.text for t in session.translate([p.src for p in dev.pairs], beam=1)]
             dev_bleu = corpus_bleu(hyps, [p.tgt for p in dev.pairs]).score
-            meta = {"name": name, "config": loaded.config.to_dict(), "step": loaded.step,
-                    "checkpoint": ckpt_name, "best_dev_ppl": last_ppl,
-                    "lowest_dev_ppl": result.best_dev_ppl,
-                    "dev_bleu_greedy": round(dev_bleu, 2), "elapsed_s": round(elapsed, 1),
-                    "device": "cpu", "train_pairs": len(parts["train"]),
-                    "dev_pairs": len(dev), "built": time.strftime("%Y-%m-%d")}
+            meta.update({"lowest_dev_ppl": result.best_dev_ppl,
+                         "dev_bleu_greedy": round(dev_bleu, 2),
+                         "train_pairs": len(parts["train"]), "dev_pairs": len(dev)})
             write_text_atomic(dest / BUNDLE_META, json.dumps(meta, indent=2))
             log(f"{name}: {loaded.step} steps in {elapsed:.0f} s, dev ppl {last_ppl:.2f} "
                 f"(lowest {result.best_dev_ppl:.2f}), dev BLEU (greedy) {dev_bleu:.2f} -> {dest}")
@@ -265,8 +289,17 @@ def build_demo_bundle(out_dir: str | Path = MODELS_DIR, names: list[str] | None 
 
 
 def main(argv: list[str]) -> int:
+    if argv[:1] == ["bundle-run"] and len(argv) >= 4:
+        weights = argv[argv.index("--weights") + 1] if "--weights" in argv else "int8"
+        which = argv[argv.index("--which") + 1] if "--which" in argv else "best"
+        with Workspace.open(argv[1], create=False) as ws:
+            meta = bundle_run(ws, argv[2], argv[3], which=which, weights=weights)
+        print(f"{meta['name']}: step {meta['step']}, {weights} -> {argv[3]}")
+        return 0
     if not argv or argv[0] != "build-bundle":
-        print("usage: python -m core.demo build-bundle [OUT_DIR] [--max-steps N]")
+        print("usage: python -m core.demo build-bundle [OUT_DIR] [--max-steps N]\n"
+              "       python -m core.demo bundle-run WORKSPACE RUN OUT_DIR "
+              "[--weights int8|fp16] [--which best|last|FILE]")
         return 1
     args = argv[1:]
     max_steps = 0

@@ -6,6 +6,7 @@ import json
 
 import numpy as np
 import pytest
+import torch
 from defusedxml import ElementTree
 
 from core.demo import (
@@ -115,3 +116,42 @@ def test_bundle_is_small_and_model_only():
         state = load_checkpoint(bundle / meta["checkpoint"])
         assert set(state) == {"model", "config", "position", "best"}
         assert state["best"][0][2] == meta["checkpoint"]
+
+
+def test_a_run_bundled_in_int8_installs_into_the_demo_workspace(tmp_path):
+    """bundle_run writes a trained run (any corpus) as a bundle folder with int8 weights;
+    the demo workspace installs it as a finished run that translates like the original."""
+    from core.demo import bundle_run, demo_config, import_demo_corpus
+    from core.infer.session import TranslationSession
+    from core.jobs import JobContext
+    from core.train import artifacts
+    from core.train.checkpoint import load_checkpoint
+    from core.train.compact import SCALES_KEY
+    from core.train.run import create_run, train_run
+
+    with Workspace.open(tmp_path / "train-ws") as ws:
+        corpus_id = import_demo_corpus(ws, name="elsewhere")
+        config = demo_config("real", dict(emb_size=64, hidden_size=128), max_steps=30,
+                             valid_every=15, device="cpu")
+        config.data.dev_sample = 2
+        run_id = create_run(ws, corpus_id, config, "real")
+        train_run(ws, run_id, JobContext())
+        meta = bundle_run(ws, run_id, tmp_path / "models" / "real", which="last",
+                          extra={"test_bleu": 1.5})
+        original = TranslationSession.from_loaded(
+            [artifacts.load_model(ws.run_dir(run_id), "last")], ["fp32"])
+    assert meta["weights"] == "int8" and meta["trained_on"] == "elsewhere"
+    assert meta["step"] == 30 and meta["test_bleu"] == 1.5
+    state = load_checkpoint(tmp_path / "models" / "real" / meta["checkpoint"])
+    assert len(state[SCALES_KEY]) >= 4  # embeddings, softmax layer, LSTM matrices
+    assert all(state["model"][k].dtype == torch.int8 for k in state[SCALES_KEY])
+    root = ensure_demo_workspace(tmp_path / "demo", models_dir=tmp_path / "models")
+    with Workspace.open(root) as ws:
+        runs = {r.name: r for r in ws.list_runs()}
+        assert runs["real"].status == "finished" and runs["real"].steps == 30
+        assert ws.curves(runs["real"].id, "valid")["dev_ppl"][0] == [15, 30]
+        installed = TranslationSession.open(ws, [runs["real"].id])
+        sentences = ["La casa es verde.", "Mi hermana vive en Madrid."]
+        a = original.translate(sentences, beam=1)
+        b = installed.translate(sentences, beam=1)
+        assert [x.text for x in a] == [x.text for x in b]
