@@ -6,10 +6,14 @@
         'demo-gold', and the pretrained runs of resources/demo/models/ installed as
         finished runs with their learning curves. Fast and idempotent when complete.
 
-    build_demo_bundle(out_dir)   (python -m core.demo build-bundle [OUT_DIR])
-        Trains the three tiny bundled models on the demo corpus's train split and
-        writes, per model, a model-only checkpoint, the vocabularies, the
-        preprocessors and curves.json (see resources/demo/models/README.md).
+    bundle_run(ws, run, dest)    (python -m core.demo bundle-run WS RUN DEST)
+        Writes a trained run (any corpus) as a bundle: a model-only checkpoint with
+        int8 weights, the vocabularies, the preprocessors, curves.json and meta.json
+        (see resources/demo/models/README.md for the shipped reference runs).
+
+    build_demo_bundle(out_dir)   (python -m core.demo build-bundle OUT_DIR)
+        Trains the three toy models on the demo corpus's train split (the tests' toy
+        runs, tests/fixtures/toy-models).
 
 Everything here needs only the repository's resources: no network, no ../shared.
 """
@@ -110,8 +114,8 @@ def bundled_models(models_dir: Path = MODELS_DIR) -> list[Path]:
     if not models_dir.is_dir():
         return []
     return sorted((p for p in models_dir.iterdir() if (p / BUNDLE_META).exists()),
-                  key=lambda p: [n for n, _ in BUNDLE_MODELS].index(p.name)
-                  if p.name in [n for n, _ in BUNDLE_MODELS] else 99)
+                  key=lambda p: ([n for n, _ in BUNDLE_MODELS].index(p.name)
+                                 if p.name in [n for n, _ in BUNDLE_MODELS] else 99, p.name))
 
 
 def _run_complete(ws: Workspace, name: str) -> bool:
@@ -209,13 +213,13 @@ def strip_checkpoint(src: Path, dst: Path, dev_ppl: float | None = None,
 
 def bundle_run(ws: Workspace, run_ref: int | str, dest: str | Path, which: str = "best",
                weights: str = "int8", dev_ppl: float | None = None,
-               elapsed_s: float | None = None, extra: dict[str, Any] | None = None
-               ) -> dict[str, Any]:
+               elapsed_s: float | None = None, extra: dict[str, Any] | None = None,
+               name: str | None = None) -> dict[str, Any]:
     """Write one trained run of `ws` as a demo bundle folder `dest` (replaced): its
     `which` checkpoint model-only in `weights` (core.train.compact), vocabularies and
-    preprocessing, curves.json and meta.json (+ `extra`, e.g. test scores). The bundle
-    installs into any demo workspace (install_bundled_run), whatever corpus it was
-    trained on. Returns the meta."""
+    preprocessing, curves.json and meta.json (+ `extra`, e.g. test scores), installed
+    as run `name` (default: the run's own). The bundle installs into any demo workspace
+    (install_bundled_run), whatever corpus it was trained on. Returns the meta."""
     info = ws.get_run(run_ref)
     run_dir = ws.run_dir(info.id)
     source = artifacts.pick_checkpoint(run_dir, which)
@@ -234,7 +238,8 @@ def bundle_run(ws: Workspace, run_ref: int | str, dest: str | Path, which: str =
     curves = {kind: ws.curves(info.id, kind) for kind in ("train", "valid")}
     write_text_atomic(dest / BUNDLE_CURVES, json.dumps(curves))
     corpus = ws.get_corpus(info.corpus_id) if info.corpus_id is not None else None
-    meta = {"name": info.name, "config": info.config, "step": step, "checkpoint": ckpt_name,
+    config = dict(info.config, name=name or info.name)
+    meta = {"name": name or info.name, "config": config, "step": step, "checkpoint": ckpt_name,
             "best_dev_ppl": dev_ppl, "weights": weights,
             "elapsed_s": round(float(elapsed_s if elapsed_s is not None else info.elapsed_s or 0), 1),
             "device": "cpu", "trained_on": corpus.name if corpus else None,
@@ -243,10 +248,11 @@ def bundle_run(ws: Workspace, run_ref: int | str, dest: str | Path, which: str =
     return meta
 
 
-def build_demo_bundle(out_dir: str | Path = MODELS_DIR, names: list[str] | None = None,
+def build_demo_bundle(out_dir: str | Path, names: list[str] | None = None,
                       max_steps: int = 0, log=print) -> list[dict[str, Any]]:
-    """Train the bundled demo models on the demo corpus's train split (the split the
-    demo workspace stores) and write each into `out_dir/<name>/`. Returns their meta."""
+    """Train the toy models (BUNDLE_MODELS) on the demo corpus's train split (the split
+    the demo workspace stores) and write each into `out_dir/<name>/`; the tests' toy runs
+    (tests/fixtures/toy-models) were built so. Returns their meta."""
     from core.infer.session import TranslationSession
     from core.jobs import JobContext
     from core.train.run import create_run, load_split_corpora, train_run
@@ -290,16 +296,18 @@ def build_demo_bundle(out_dir: str | Path = MODELS_DIR, names: list[str] | None 
 
 def main(argv: list[str]) -> int:
     if argv[:1] == ["bundle-run"] and len(argv) >= 4:
-        weights = argv[argv.index("--weights") + 1] if "--weights" in argv else "int8"
-        which = argv[argv.index("--which") + 1] if "--which" in argv else "best"
+        def option(flag: str, default: str | None) -> str | None:
+            return argv[argv.index(flag) + 1] if flag in argv else default
+
         with Workspace.open(argv[1], create=False) as ws:
-            meta = bundle_run(ws, argv[2], argv[3], which=which, weights=weights)
-        print(f"{meta['name']}: step {meta['step']}, {weights} -> {argv[3]}")
+            meta = bundle_run(ws, argv[2], argv[3], which=option("--which", "best"),
+                              weights=option("--weights", "int8"), name=option("--name", None))
+        print(f"{meta['name']}: step {meta['step']}, {meta['weights']} -> {argv[3]}")
         return 0
     if not argv or argv[0] != "build-bundle":
-        print("usage: python -m core.demo build-bundle [OUT_DIR] [--max-steps N]\n"
+        print("usage: python -m core.demo build-bundle OUT_DIR [--max-steps N]\n"
               "       python -m core.demo bundle-run WORKSPACE RUN OUT_DIR "
-              "[--weights int8|fp16] [--which best|last|FILE]")
+              "[--weights int8|fp16] [--which best|last|FILE] [--name NAME]")
         return 1
     args = argv[1:]
     max_steps = 0
@@ -307,7 +315,10 @@ def main(argv: list[str]) -> int:
         k = args.index("--max-steps")
         max_steps = int(args[k + 1])
         del args[k:k + 2]
-    build_demo_bundle(Path(args[0]) if args else MODELS_DIR, max_steps=max_steps)
+    if not args:
+        print("usage: python -m core.demo build-bundle OUT_DIR [--max-steps N]")
+        return 1
+    build_demo_bundle(Path(args[0]), max_steps=max_steps)
     return 0
 
 

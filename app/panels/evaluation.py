@@ -34,8 +34,11 @@ from app.widgets.heatmap import AttentionHeatmap
 from core.evaluate.report import Table, write_html_report
 from core.goldsets import list_gold_sets, load_gold_set
 
-COLUMNS = ("Run", "Test set", "BLEU", "chrF", "TER", "ppl", "AER", "Sentences")
-METRIC_KEYS = ("bleu", "chrf", "ter", "ppl", "aer", "sentences")
+COLUMNS = ("Run", "Test set", "BLEU", "chrF", "TER", "Test perplexity", "Best dev perplexity",
+           "AER", "Sentences")
+METRIC_KEYS = ("bleu", "chrf", "ter", "perplexity", "best_dev_ppl", "aer", "sentences")
+#: keys of evaluations stored before both fronts shared core.services.evaluation
+LEGACY_KEYS = {"best_dev_ppl": "ppl"}
 
 
 class EvaluationPanel(QWidget):
@@ -130,7 +133,7 @@ class EvaluationPanel(QWidget):
             if run.id in evaluated:
                 continue
             ppls = self.workspace.curves(run.id, "valid").get("dev_ppl", ([], []))[1]
-            out.append(([run.id], "", {"ppl": min(ppls)} if ppls else {}))
+            out.append(([run.id], "", {"best_dev_ppl": min(ppls)} if ppls else {}))
         return out
 
     def refresh(self) -> None:
@@ -143,7 +146,8 @@ class EvaluationPanel(QWidget):
         self.table.setRowCount(len(rows))
         for row, (run_ids, test, metrics) in enumerate(rows):
             label = " + ".join(f"{i}: {names.get(i, '?')}" for i in run_ids)
-            cells: list[Any] = [label, test or "–"] + [metrics.get(k) for k in METRIC_KEYS]
+            cells: list[Any] = [label, test or "–"] + [
+                metrics.get(k, metrics.get(LEGACY_KEYS.get(k, ""))) for k in METRIC_KEYS]
             for col, value in enumerate(cells):
                 item = QTableWidgetItem()
                 if isinstance(value, int | float):
@@ -191,7 +195,10 @@ class EvaluationPanel(QWidget):
         self.draw_bleu_by_length(systems)
 
     def draw_bleu_by_length(self, systems: list[tuple[str, dict[str, float]]]) -> None:
-        """Grouped bars: one group per length bucket, one colour per system."""
+        """Grouped bars: one group per length bucket that has sentences, one colour per
+        system (an empty bucket's BLEU is None: no bar)."""
+        systems = [(label, {b: v for b, v in values.items() if v is not None})
+                   for label, values in systems]
         buckets: list[str] = []
         for _, values in systems:
             buckets += [b for b in values if b not in buckets]

@@ -155,8 +155,8 @@ def write_alignments(out_dir: str | Path, systems: dict[str, list]) -> list[Path
 
 
 def run(args: argparse.Namespace) -> int:
-    from core.cli.translate_cmd import open_session
     from core.evaluate.attention_aer import aer_table, reading_alignments, symmetrized_attention
+    from core.services.translation import open_session
     from core.store import Workspace
 
     with Workspace.open(args.workspace, create=False) as ws:

@@ -18,17 +18,15 @@ from typing import Any
 
 import numpy as np
 
-from core.data.context import CONTEXT_START, sentence_context
 from core.data.vocab import SubwordVocab
 from core.evaluate.aer import corpus_aer
 from core.evaluate.alignment import Alignment
+from core.evaluate.alignment import AlignmentCorpus as GoldSet
 from core.evaluate.extract import aggregate_subwords, argmax_alignment, threshold_alignment
 from core.evaluate.readings import drop_sink, read_attention
 from core.evaluate.report import Table
 from core.evaluate.symmetrize import symmetrize_corpus
-from core.goldsets import GoldSet
-from core.infer.forced import score_targets
-from core.infer.translate import as_model, pad_batch
+from core.infer.scoring import ForcedItem, ForcedScorer
 from core.jobs import JobContext
 
 METHODS = ("argmax", "threshold")
@@ -58,8 +56,7 @@ def word_attention(session, src_words: list[list[str]], tgt_words: list[list[str
     matrix per pair}."""
     first = session.first
     src_vocab, tgt_vocab = first.src_vocab, first.tgt_vocab
-    model = as_model(session.models)
-    device = next(session.models[0].parameters()).device
+    scorer = ForcedScorer.for_session(session)
     subword = isinstance(src_vocab, SubwordVocab) or isinstance(tgt_vocab, SubwordVocab)
     out: dict[str, list[np.ndarray]] = {r: [] for r in readings}
     n = len(src_words)
@@ -70,17 +67,12 @@ def word_attention(session, src_words: list[list[str]], tgt_words: list[list[str
         stop = min(n, start + batch_size)
         src_side = [model_tokens(s, first.src_pre, src_vocab) for s in src_words[start:stop]]
         tgt_side = [model_tokens(t, first.tgt_pre, tgt_vocab) for t in tgt_words[start:stop]]
-        # an empty source cannot be encoded: give it one UNK, and no links come out
-        src_ids = [list(src_vocab.encode(toks)) or [1] for toks, _ in src_side]
-        tgt_ids = [list(tgt_vocab.encode(toks)) for toks, _ in tgt_side]
-        src, src_lens = pad_batch(src_ids, device)  # batch x S, batch
-        extra = {}
-        if session.is_context_model:  # gold pairs have no document: the edge markers
-            edges = sentence_context([], [], session.context_sentences,
-                                     session.context_following,
-                                     src_vocab.encode([CONTEXT_START])[0])
-            extra["ctx"], extra["ctx_lens"] = pad_batch([edges] * len(src_ids), device)
-        results = score_targets(model, src, src_lens, tgt_ids, **extra)
+        # gold pairs have no document: a context model sees the edge markers; an empty
+        # source is scored on one <unk>, and no links come out of it
+        items = [ForcedItem(list(src_vocab.encode(s_toks)), list(tgt_vocab.encode(t_toks)),
+                            scorer.context_from_ids())
+                 for (s_toks, _), (t_toks, _) in zip(src_side, tgt_side, strict=True)]
+        results = scorer.score(items, batch_size=batch_size)
         for (s_toks, s_wid), (t_toks, t_wid), res in zip(src_side, tgt_side, results,
                                                           strict=True):
             for reading in readings:

@@ -21,12 +21,13 @@ from core.data.dataset import PreparedData, decode_ids, prepare_dataset
 from core.data.splits import split_corpus
 from core.errors import ConfigError, WorkbenchError
 from core.jobs import JobCancelled, JobContext, JobEvent
+from core.models.registry import families_with, family_traits
 from core.store import Workspace
 from core.train import artifacts, guidance
 from core.train.device import describe_device, pick_device
 from core.train.loop import TrainData, TrainResult, train_model
 
-CONTEXT_FAMILIES = ("concat", "context_transformer")
+CONTEXT_FAMILIES = families_with(context=True)  # kept for importers; ask family_traits
 
 
 def create_run(ws: Workspace, corpus_ref: int | str, config: RunConfig, name: str | None = None) -> int:
@@ -100,8 +101,9 @@ def _prepare(ws: Workspace, run_id: int, config: RunConfig, resume: bool, ctx: J
                 "(train.init_from must name a trained sentence-level transformer run)")
         ctx.emit("log", message=f"stage 2: reusing the vocabularies and preprocessing of "
                  f"stage-1 run {base.name!r}")
-    k = config.model.ctx_sentences if config.model.family in CONTEXT_FAMILIES else 0
-    f = config.model.ctx_following if config.model.family in CONTEXT_FAMILIES else 0
+    context = family_traits(config.model.family).context
+    k = config.model.ctx_sentences if context else 0
+    f = config.model.ctx_following if context else 0
     prepared = prepare_dataset(
         parts["train"], parts["dev"], config.data, corpus.src_lang, corpus.tgt_lang,
         vocabs=reuse[:2] if reuse else None, preprocessors=reuse[2:] if reuse else None,
