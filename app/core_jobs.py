@@ -230,8 +230,8 @@ def corpus_aer_rows(views: dict[tuple[int, int], PairView], golds: Sequence[Alig
 def baseline_job(ws: Any, run_id: int, words: Sequence[tuple[list[str], list[str]]],
                  ctx: JobContext) -> list:
     """eflomal alignments of the given (source words, target words) pairs, trained on the
-    run's corpus (core.evaluate.attention_aer.run_baseline_alignments)."""
-    from core.evaluate.attention_aer import run_baseline_alignments
+    run's corpus (core.services.alignment.run_baseline_alignments)."""
+    from core.services.alignment import run_baseline_alignments
 
     ctx.progress(0, None, "training eflomal on the run's corpus")
     return run_baseline_alignments(ws, run_id, [s for s, _ in words], [t for _, t in words])

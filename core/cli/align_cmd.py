@@ -15,7 +15,6 @@ and writes each system's alignment as a Pharaoh file to --out-dir.
 from __future__ import annotations
 
 import argparse
-import re
 import sys
 from pathlib import Path
 
@@ -90,72 +89,15 @@ def _gold(ws, args: argparse.Namespace, src_lang: str, tgt_lang: str):
     return load_gold_set(ws, args.gold_set)
 
 
-def baseline_training_text(ws, args: argparse.Namespace, run_info, src_pre, tgt_pre
-                           ) -> tuple[list[list[str]], list[list[str]]]:
-    """Tokenised sentences eflomal trains on (the gold sentences are added to them)."""
-    from core.config import RunConfig
-    from core.data.textio import read_lines
-    from core.train.run import load_split_corpora
-
-    if args.baseline_src or args.baseline_tgt:
-        if not (args.baseline_src and args.baseline_tgt):
-            raise ConfigError("give --baseline-src and --baseline-tgt together")
-        src, _ = read_lines(Path(args.baseline_src))
-        tgt, _ = read_lines(Path(args.baseline_tgt))
-        pairs = list(zip(src, tgt, strict=False))
-    elif args.baseline_corpus:
-        pairs = [(p.src, p.tgt) for p in ws.load_corpus(args.baseline_corpus).pairs]
-    else:
-        if run_info.corpus_id is None:
-            raise ConfigError("the run has no corpus: give --baseline-corpus or "
-                              "--baseline-src/--baseline-tgt")
-        seed = RunConfig.from_dict(run_info.config).train.seed
-        _, parts = load_split_corpora(ws, run_info.corpus_id, seed)
-        pairs = [(p.src, p.tgt) for p in parts["train"].pairs]
-    src_tok, tgt_tok = [], []
-    for s, t in pairs:
-        a, b = src_pre.tokenize(s), tgt_pre.tokenize(t)
-        if a and b:
-            src_tok.append(a)
-            tgt_tok.append(b)
-    return src_tok, tgt_tok
-
-
-def eflomal_systems(gold, train_src, train_tgt, heuristic: str) -> dict[str, list]:
-    from core.evaluate.baseline import align_with_training
-
-    gold_al, _ = align_with_training(train_src, train_tgt, gold.src_tokens, gold.tgt_tokens)
-    return {"eflomal fwd": gold_al.forward, "eflomal rev": gold_al.reverse,
-            f"eflomal {heuristic}": gold_al.symmetrized(heuristic)}
-
-
-def reading_list(asked: list[str] | None) -> list[str]:
-    """--reading values -> readings in a fixed order, without repeats ('all' = every one)."""
-    asked = asked or ["predict"]
-    if "all" in asked:
-        return list(READINGS)
-    return [r for r in READINGS if r in asked]
-
-
-def system_name(run: str, reading: str, no_sink: bool) -> str:
-    """'RUN attention', 'RUN attention (shift)', 'RUN attention (sum, no sink)'."""
-    notes = [r for r in (None if reading == "predict" else reading,
-                         "no sink" if no_sink else None) if r]
-    return f"{run} attention" + (f" ({', '.join(notes)})" if notes else "")
-
-
-def file_name(system: str) -> str:
-    return re.sub(r"[^A-Za-z0-9._-]+", "_", system).strip("_") + ".pharaoh"
-
-
-def write_alignments(out_dir: str | Path, systems: dict[str, list]) -> list[Path]:
-    from core.evaluate.alignment import write_pharaoh
-
-    return [write_pharaoh(Path(out_dir) / file_name(name), al) for name, al in systems.items()]
-
-
 def run(args: argparse.Namespace) -> int:
     from core.evaluate.attention_aer import aer_table, reading_alignments, symmetrized_attention
+    from core.services.alignment import (
+        baseline_training_text,
+        eflomal_systems,
+        reading_list,
+        system_name,
+        write_alignments,
+    )
     from core.services.translation import open_session
     from core.store import Workspace
 
@@ -183,7 +125,8 @@ def run(args: argparse.Namespace) -> int:
             # the run's own preprocessing (pretokenized, lowercase ...), so the baseline
             # sees the same tokens as the model and the gold
             train_src, train_tgt = baseline_training_text(
-                ws, args, info, session.first.src_pre, session.first.tgt_pre)
+                ws, info, session.first.src_pre, session.first.tgt_pre, args.baseline_corpus,
+                args.baseline_src, args.baseline_tgt)
             print(f"eflomal: aligning {len(train_src)} training pairs + {len(gold)} gold "
                   "pairs", file=sys.stderr)
             systems.update(eflomal_systems(gold, train_src, train_tgt, args.symmetrize))

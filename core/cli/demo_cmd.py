@@ -85,7 +85,6 @@ def _records(translations, pairs):
 
 def run_demo(root: str | Path, quick: bool = False, beam: int = 5, log=print) -> DemoSummary:
     """The pipeline; returns the summary (also used by tests)."""
-    from core.cli.align_cmd import eflomal_systems, file_name
     from core.cli.train_cmd import ProgressPrinter
     from core.data.preprocess import Preprocessor
     from core.demo import demo_config, import_demo_corpus, import_demo_gold
@@ -95,6 +94,7 @@ def run_demo(root: str | Path, quick: bool = False, beam: int = 5, log=print) ->
     from core.formats.export import write_translations
     from core.infer.session import TranslationSession
     from core.jobs import JobContext
+    from core.services.alignment import eflomal_systems, file_name
     from core.services.evaluation import metrics_table, score_systems
     from core.store import Workspace
     from core.train.run import create_run, load_split_corpora, train_run

@@ -158,33 +158,3 @@ def aer_table(systems: Mapping[str, Sequence[Alignment]], gold: GoldSet,
     notes = [f"Gold: {gold.n_sure} sure links, {gold.n_possible} possible (sure included). "
              "AER = 1 - (|A∩S| + |A∩P|) / (|A| + |S|); lower is better."]
     return Table(["system", "AER %", "precision %", "recall %", "links"], rows, title, notes)
-
-
-def run_baseline_alignments(ws, run_ref: int | str, src_words: Sequence[list[str]],
-                            tgt_words: Sequence[list[str]],
-                            heuristic: str = "grow-diag-final-and") -> list[Alignment]:
-    """The statistical baseline beside a run's attention: eflomal trained on the run's
-    training split, tokenised with the run's own preprocessing, with the given (gold)
-    sentences appended as Luong et al. did; both directions symmetrised by `heuristic`.
-    Returns one Alignment per given sentence pair."""
-    from core.config import RunConfig
-    from core.errors import ConfigError
-    from core.evaluate.baseline import align_with_training
-    from core.train.artifacts import load_text_side
-    from core.train.run import load_split_corpora
-
-    info = ws.get_run(run_ref)
-    text = load_text_side(ws.run_dir(info.id))
-    if info.corpus_id is None or text is None:
-        raise ConfigError(f"run {info.name!r} has no corpus or vocabularies to train the baseline on")
-    _, _, src_pre, tgt_pre = text
-    seed = RunConfig.from_dict(info.config).train.seed
-    _, parts = load_split_corpora(ws, info.corpus_id, seed)
-    train_src, train_tgt = [], []
-    for pair in parts["train"].pairs:
-        s, t = src_pre.tokenize(pair.src), tgt_pre.tokenize(pair.tgt)
-        if s and t:
-            train_src.append(s)
-            train_tgt.append(t)
-    gold_al, _ = align_with_training(train_src, train_tgt, list(src_words), list(tgt_words))
-    return gold_al.symmetrized(heuristic)
