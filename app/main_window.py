@@ -11,7 +11,6 @@ from PySide6.QtCore import QSettings, Qt, QTimer
 from PySide6.QtGui import QAction, QFont, QKeySequence
 from PySide6.QtWidgets import (
     QApplication,
-    QFileDialog,
     QLabel,
     QMainWindow,
     QMessageBox,
@@ -22,6 +21,7 @@ from PySide6.QtWidgets import (
 from app import workers
 from app.core_bridge import find
 from app.core_jobs import SessionCache, warm_up
+from app.file_dialogs import ask_folder
 from app.panels.attention import AttentionPanel
 from app.panels.corpora import CorporaPanel
 from app.panels.evaluation import EvaluationPanel
@@ -122,7 +122,7 @@ class MainWindow(QMainWindow):
 
     def _choose_workspace(self, new: bool) -> None:
         title = "New workspace (choose an empty folder)" if new else "Open workspace"
-        path = QFileDialog.getExistingDirectory(self, title)
+        path = ask_folder(self, title, "workspaces")
         if path:
             self.open_workspace(path, create=new)
 

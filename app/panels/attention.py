@@ -45,7 +45,7 @@ from app.core_jobs import (
 )
 from app.widgets.gate_strip import GateStrip
 from app.widgets.heatmap import AttentionHeatmap
-from app.widgets.run_list import RunList
+from app.widgets.run_list import RunList, usable_runs
 from core.errors import WorkbenchError
 from core.evaluate.aer import corpus_aer
 from core.goldsets import list_gold_sets, load_gold_set
@@ -261,7 +261,7 @@ class AttentionPanel(QWidget):
         self.refresh()
 
     def refresh(self) -> None:
-        runs = self.workspace.list_runs(status="finished") if self.workspace is not None else []
+        runs = usable_runs(self.workspace)
         self.names = {r.id: r.name for r in runs}
         self.models.blockSignals(True)
         self.models.set_runs(runs)
@@ -283,7 +283,18 @@ class AttentionPanel(QWidget):
         self.load_pairs()
 
     def _models_changed(self) -> None:
-        self._layout_heatmaps(max(2, len(self.models.checked())))
+        """Everything on the screen follows the checked models: the pair list's scores,
+        the whole-set table and the heatmaps at once; models checked since the last
+        computation are computed (the others' results are kept until then)."""
+        checked = self.models.checked()
+        self._layout_heatmaps(max(2, len(checked)))
+        self._fill_pair_list()
+        self._fill_corpus_table()
+        if 0 <= self.current < len(self.pairs):
+            self.show_pair(self.current)
+        computed = {r for _, r in self.views}
+        if self.views and any(r not in computed for r in checked):
+            self.compute()
         self._update_controls()
 
     def _update_controls(self) -> None:

@@ -11,7 +11,6 @@ import pyqtgraph as pg
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (
     QAbstractItemView,
-    QFileDialog,
     QHBoxLayout,
     QHeaderView,
     QInputDialog,
@@ -28,6 +27,7 @@ from PySide6.QtWidgets import (
 
 from app import workers
 from app.core_jobs import PairInput, SessionCache, attention_job, evaluate_job
+from app.file_dialogs import ask_folder, ask_save_path
 from app.panels.figures import export_item, export_plot_dialog
 from app.widgets.curves import PALETTE, CurvesPlot
 from app.widgets.heatmap import AttentionHeatmap
@@ -270,7 +270,7 @@ class EvaluationPanel(QWidget):
         return written
 
     def _choose_report(self) -> None:
-        path, _ = QFileDialog.getSaveFileName(self, "HTML report", "report.html", "HTML (*.html)")
+        path = ask_save_path(self, "HTML report", "reports", "report.html", "HTML (*.html)")
         if path:
             try:
                 self.write_report(path)
@@ -278,7 +278,7 @@ class EvaluationPanel(QWidget):
                 workers.show_error(self, "Report failed", f"{path}: {exc}")
 
     def _choose_heatmaps(self) -> None:
-        folder = QFileDialog.getExistingDirectory(self, "Folder for the heatmaps")
+        folder = ask_folder(self, "Folder for the heatmaps", "figures")
         if not folder:
             return
         n, ok = QInputDialog.getInt(self, "Export heatmaps", "Sentences:", 10, 1, 1000)

@@ -4,9 +4,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-from PySide6.QtWidgets import QFileDialog, QInputDialog, QWidget
+from PySide6.QtWidgets import QInputDialog, QWidget
 
 from app import workers
+from app.file_dialogs import ask_save_path
 from app.widgets.heatmap import export_scene
 
 FILTER = "PNG image (*.png);;SVG (*.svg);;PDF (*.pdf)"
@@ -20,7 +21,7 @@ def export_item(item, path: str | Path, dpi: int = DEFAULT_DPI) -> Path:
 
 
 def _ask(parent: QWidget, stem: str) -> tuple[str, int] | None:
-    path, _ = QFileDialog.getSaveFileName(parent, "Export figure", f"{stem}.png", FILTER)
+    path = ask_save_path(parent, "Export figure", "figures", f"{stem}.png", FILTER)
     if not path:
         return None
     dpi = DEFAULT_DPI

@@ -11,7 +11,6 @@ from PySide6.QtWidgets import (
     QComboBox,
     QDialog,
     QDialogButtonBox,
-    QFileDialog,
     QFormLayout,
     QHBoxLayout,
     QLabel,
@@ -22,6 +21,8 @@ from PySide6.QtWidgets import (
     QVBoxLayout,
     QWidget,
 )
+
+from app.file_dialogs import ask_open_path
 
 FORMAT_LABELS = {
     "parallel": "Two line-parallel files (+ optional document ids)",
@@ -50,7 +51,7 @@ class PathPicker(QWidget):
         layout.addWidget(button)
 
     def _browse(self) -> None:
-        path, _ = QFileDialog.getOpenFileName(self, "Choose a file")
+        path = ask_open_path(self, "Choose a file", "corpora")
         if path:
             self.edit.setText(path)
 

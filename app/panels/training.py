@@ -39,6 +39,7 @@ from PySide6.QtWidgets import (
 from app import workers
 from app.panels.training_context import ContextModelBox
 from app.widgets.curves import CurvesPlot
+from app.widgets.status_label import StatusLabel
 from core.config import ATTENTION_KINDS, FAMILIES, SCORES, RunConfig, list_presets, load_preset
 from core.errors import ConfigError, WorkbenchError
 from core.train.device import precision_note
@@ -168,9 +169,8 @@ class TrainingPanel(QWidget):
             controls.addWidget(b)
         self.progress = QProgressBar()
         self.progress.setTextVisible(True)
-        self.progress_label = QLabel("Idle")
+        self.progress_label = StatusLabel("Idle")
         self.progress_label.setObjectName("hint")
-        self.progress_label.setWordWrap(True)
 
         form_widget = QWidget()
         form_layout = QVBoxLayout(form_widget)

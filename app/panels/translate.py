@@ -14,7 +14,6 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QCheckBox,
-    QFileDialog,
     QHBoxLayout,
     QHeaderView,
     QLabel,
@@ -30,6 +29,7 @@ from PySide6.QtWidgets import (
 
 from app import workers
 from app.core_jobs import SessionCache, read_source_document, translate_job
+from app.file_dialogs import ask_open_path, ask_save_path
 from app.panels.translate_compare import (
     BASELINE,
     CompareControls,
@@ -42,7 +42,8 @@ from app.panels.translate_compare import (
 from app.widgets.diff_view import RichTextDelegate
 from app.widgets.gate_strip import GateStrip
 from app.widgets.heatmap import AttentionHeatmap
-from app.widgets.run_list import RunList
+from app.widgets.run_list import RunList, usable_runs
+from app.widgets.status_label import StatusLabel
 from core.errors import WorkbenchError
 from core.formats.export import FILE_FILTER, write_translations
 from core.formats.records import TranslationRecord
@@ -90,7 +91,7 @@ class TranslatePanel(QWidget):
         self.export_button.clicked.connect(self._choose_export)
         self.progress = QProgressBar()
         self.progress.setMinimumWidth(200)
-        self.status = QLabel("Open a document, check a model, press Translate.")
+        self.status = StatusLabel("Open a document, check a model, press Translate.")
         self.status.setObjectName("hint")
         self.compare = CompareControls()
         self.compare.filter_changed.connect(
@@ -133,7 +134,7 @@ class TranslatePanel(QWidget):
         self.table.currentCellChanged.connect(lambda row, *_: self.show_attention(row))
         self.heatmap = AttentionHeatmap(title="Attention of the selected sentence")
         self.gate_strip = GateStrip(self.heatmap)  # context models' lambda, under the heatmap
-        self.note = QLabel(" ")
+        self.note = StatusLabel(" ")
         self.note.setObjectName("hint")
         attention_box = QWidget()
         box = QVBoxLayout(attention_box)
@@ -159,7 +160,7 @@ class TranslatePanel(QWidget):
         self.refresh()
 
     def refresh(self) -> None:
-        runs = self.workspace.list_runs(status="finished") if self.workspace is not None else []
+        runs = usable_runs(self.workspace)
         self.window_of = {r.id: int(r.config.get("model", {}).get("window", 0)) for r in runs}
         self.models.set_runs(runs)
         self.compare.set_runs(runs)
@@ -190,7 +191,7 @@ class TranslatePanel(QWidget):
         return "en"
 
     def _choose_document(self) -> None:
-        path, _ = QFileDialog.getOpenFileName(self, "Open document", "", DOC_FILTER)
+        path = ask_open_path(self, "Open document", "documents", DOC_FILTER)
         if path:
             self.open_document(path)
 
@@ -343,8 +344,8 @@ class TranslatePanel(QWidget):
     # --- export ---------------------------------------------------------------------------------
     def _choose_export(self) -> None:
         stem = self.document_path.stem if self.document_path else "translation"
-        path, _ = QFileDialog.getSaveFileName(self, "Export translation", f"{stem}.tmx",
-                                              FILE_FILTER)
+        path = ask_save_path(self, "Export translation", "translations", f"{stem}.tmx",
+                             FILE_FILTER)
         if path:
             self.export(path)
 

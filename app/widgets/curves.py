@@ -15,6 +15,7 @@ PALETTE = ["#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#0
            "#F0E442"]
 STYLES = [Qt.PenStyle.SolidLine, Qt.PenStyle.DashLine, Qt.PenStyle.DotLine,
           Qt.PenStyle.DashDotLine]
+FEW_POINTS = 30  # a series with this many points or fewer gets a marker on each point
 
 
 class DecadeAxis(pg.AxisItem):
@@ -90,6 +91,19 @@ class CurvesPlot(QWidget):
             item.setData(np.asarray(xs), ema(ys, self.smoothing))
         else:
             item.setData(np.asarray(xs), np.asarray(ys))
+        self._mark_points(item, run, len(xs))
+
+    def _mark_points(self, item: pg.PlotDataItem, run: str, n: int) -> None:
+        """Markers on the points of a short series (a line through one point is
+        invisible; a dev curve has few points), none on long ones."""
+        if n > FEW_POINTS:
+            item.setSymbol(None)
+            return
+        colour = self._run_colour[run]
+        item.setSymbol("o")
+        item.setSymbolSize(7)
+        item.setSymbolBrush(pg.mkBrush(colour))
+        item.setSymbolPen(pg.mkPen("w", width=1))
 
     def series(self, run: str, name: str) -> tuple[list[float], list[float]]:
         xs, ys = self._data.get((run, name), ([], []))

@@ -44,7 +44,12 @@ Link = tuple[int, int]  # (source index, target index)
 
 class TokenAxis(pg.AxisItem):
     """An axis whose ticks sit at cell centres and whose labels are tokens. On the top
-    axis, labels are drawn vertically so long sentences stay readable."""
+    axis, labels are drawn vertically so long sentences stay readable. Every token in
+    view gets its label (pyqtgraph would drop one whose text passes the axis' end, such
+    as a long first word); a word longer than MAX_LABEL pixels is elided, its full text
+    is in the heatmap's hover readout."""
+
+    MAX_LABEL = 150  # pixels
 
     def __init__(self, orientation: str, **kwargs):
         super().__init__(orientation, **kwargs)
@@ -61,6 +66,7 @@ class TokenAxis(pg.AxisItem):
         font.setPointSize(size)
         self.setTickFont(font)
         width = max((QFontMetrics(font).horizontalAdvance(t) for t in self.tokens), default=10)
+        width = min(width, self.MAX_LABEL)
         if self.vertical:
             self.setHeight(width + 14)
         else:
@@ -75,29 +81,45 @@ class TokenAxis(pg.AxisItem):
     def tickStrings(self, values, scale, spacing):
         return [self.tokens[int(v)] if 0 <= int(v) < len(self.tokens) else "" for v in values]
 
+    def label_positions(self) -> list[tuple[int, float]]:
+        """(token index, position along the axis in its own coordinates) of every token
+        whose cell centre is in view; pyqtgraph's value -> pixel mapping."""
+        r0, r1 = self.range
+        if r1 == r0 or not self.tokens:
+            return []
+        rect = self.mapRectFromParent(self.geometry())
+        length = rect.width() if self.vertical else rect.height()
+        out = []
+        for i in range(len(self.tokens)):
+            v = i + 0.5
+            if not min(r0, r1) <= v <= max(r0, r1):
+                continue
+            frac = (v - r0) / (r1 - r0)
+            out.append((i, frac * length if self.vertical else (1.0 - frac) * length))
+        return out
+
     def drawPicture(self, p, axisSpec, tickSpecs, textSpecs):
-        if not self.vertical:
-            return super().drawPicture(p, axisSpec, tickSpecs, textSpecs)
         super().drawPicture(p, axisSpec, tickSpecs, [])
         if self.style["tickFont"] is not None:
             p.setFont(self.style["tickFont"])
         p.setPen(self.textPen())
         fm = QFontMetrics(p.font())
-        bounds = self.boundingRect()
-        lo, hi = self.range
-        if hi == lo:
-            return
-        for rect, _flags, text in textSpecs:
-            value = lo + (rect.center().x() - bounds.left()) / bounds.width() * (hi - lo)
-            x = bounds.left() + (math.floor(value) + 0.5 - lo) / (hi - lo) * bounds.width()
+        bounds = self.mapRectFromParent(self.geometry())
+        room = (bounds.height() if self.vertical else bounds.width()) - 10
+        for i, pos in self.label_positions():
+            text = fm.elidedText(self.tokens[i], Qt.TextElideMode.ElideRight, int(max(room, 8)))
             p.save()
             if self.orientation == "top":
-                p.translate(x + fm.ascent() / 2 - 1, bounds.bottom() - 6)
+                p.translate(pos + fm.ascent() / 2 - 1, bounds.bottom() - 6)
                 p.rotate(-90)
-            else:
-                p.translate(x - fm.ascent() / 2 + 1, bounds.top() + 6)
+                p.drawText(QPointF(0, 0), text)
+            elif self.orientation == "bottom":
+                p.translate(pos - fm.ascent() / 2 + 1, bounds.top() + 6)
                 p.rotate(90)
-            p.drawText(QPointF(0, 0), text)
+                p.drawText(QPointF(0, 0), text)
+            else:  # left: right-aligned against the plot
+                p.drawText(QPointF(bounds.right() - 6 - fm.horizontalAdvance(text),
+                                   pos + fm.ascent() / 2 - 1), text)
             p.restore()
 
 
@@ -219,16 +241,27 @@ class AttentionHeatmap(QWidget):
         self.predicted_item.setData(pos=_centres(set(links)))
 
     def set_positions(self, positions: np.ndarray | None, window: int = 0) -> None:
-        """local-p: positions[t] = p_t (a real source position), window D."""
+        """local-p: positions[t] = p_t (a real source position) of target row t, window D.
+        The p_t line crosses each row at x = p_t + 0.5 (source word s is the cell
+        [s, s+1]); the band covers exactly the cells of each row's window, the words
+        round(p_t) - D .. round(p_t) + D clipped to the sentence, over the row's whole
+        height [t, t+1]."""
         if positions is None or len(positions) == 0:
             self.position_line.setData([], [])
             self.window_band.setPolygon(QPolygonF())
             return
-        p = np.asarray(positions, dtype=float) + 0.5
-        ys = np.arange(len(p)) + 0.5
-        self.position_line.setData(p, ys)
-        left = [QPointF(x - window, y) for x, y in zip(p, ys, strict=True)]
-        right = [QPointF(x + window, y) for x, y in zip(p, ys, strict=True)]
+        p = np.asarray(positions, dtype=float)
+        n_src = max(1, len(self.src_tokens))
+        rows = np.arange(len(p), dtype=float)
+        # a vertical segment through each row at p_t, joined row to row
+        xs = np.repeat(p + 0.5, 2)
+        ys = np.column_stack([rows, rows + 1.0]).ravel()
+        self.position_line.setData(xs, ys)
+        centre = np.minimum(np.round(p), n_src - 1)
+        lo = np.clip(centre - window, 0, n_src)
+        hi = np.clip(centre + window + 1, 0, n_src)
+        left = [QPointF(x, y) for x, t in zip(lo, rows, strict=True) for y in (t, t + 1.0)]
+        right = [QPointF(x, y) for x, t in zip(hi, rows, strict=True) for y in (t, t + 1.0)]
         self.window_band.setPolygon(QPolygonF(left + right[::-1]))
 
     # --- hover ------------------------------------------------------------------

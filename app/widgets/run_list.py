@@ -1,5 +1,5 @@
-"""RunList: the workspace's finished runs as a compact checkable list (pick one model,
-an ensemble, or the 2-4 models to compare)."""
+"""RunList: the workspace's usable runs (finished, or cancelled with a checkpoint) as a
+compact checkable list (pick one model, an ensemble, or the 2-4 models to compare)."""
 from __future__ import annotations
 
 from collections.abc import Sequence
@@ -9,11 +9,28 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QListWidget, QListWidgetItem, QWidget
 
 
+def has_checkpoint(run: Any) -> bool:
+    """Whether the run's folder holds a checkpoint a model can be loaded from."""
+    return (run.path / "last.pt").is_file() or any(run.path.glob("best-*.pt"))
+
+
+def usable_runs(workspace: Any) -> list[Any]:
+    """The runs the Translate and Attention screens can load: finished ones, and
+    cancelled ones whose last checkpoint exists (marked as cancelled in their title)."""
+    if workspace is None:
+        return []
+    return [r for r in workspace.list_runs()
+            if r.status == "finished" or (r.status == "cancelled" and has_checkpoint(r))]
+
+
 def run_title(run: Any) -> str:
     model = run.config.get("model", {})
     kind = model.get("attention", "") if run.family not in ("transformer", "concat",
                                                            "context_transformer") else ""
-    return f"{run.id}: {run.name}  ({run.family}{', ' + kind if kind else ''})"
+    title = f"{run.id}: {run.name}  ({run.family}{', ' + kind if kind else ''})"
+    if run.status == "cancelled":
+        title += f"  \u2014 cancelled at step {run.steps:,}"
+    return title
 
 
 class RunList(QListWidget):
@@ -32,6 +49,8 @@ class RunList(QListWidget):
         self.clear()
         for run in runs:
             item = QListWidgetItem(run_title(run))
+            if run.status == "cancelled":
+                item.setToolTip("Cancelled before its last step: its last checkpoint is used")
             item.setData(Qt.ItemDataRole.UserRole, run.id)
             item.setFlags(item.flags() | Qt.ItemFlag.ItemIsUserCheckable)
             item.setCheckState(Qt.CheckState.Checked if run.id in keep else Qt.CheckState.Unchecked)
