@@ -2,7 +2,7 @@
 figures: source words along the top, target words down the left, first target word on
 top, darker = more attention. Optional overlays: gold links (sure = filled square,
 possible = outlined square), predicted links (dots), local-p positions p_t with the
-window [p_t - D, p_t + D].
+window [p_t - D, p_t + D]; a key under the heatmap names the overlays drawn.
 
 Cell (t, s) occupies [s, s+1] x [t, t+1] in view coordinates, so its centre is
 (s + 0.5, t + 0.5).
@@ -31,13 +31,11 @@ from PySide6.QtGui import (
 from PySide6.QtSvg import QSvgGenerator
 from PySide6.QtWidgets import QGraphicsPolygonItem, QLabel, QVBoxLayout, QWidget
 
+from app.widgets.heatmap_legend import GOLD, POSITION, PREDICTED, OverlayLegend
 from core.atomic import write_bytes_atomic
 
 # white -> deep blue, like a printed figure
 ATTENTION_CMAP = pg.ColorMap([0.0, 0.5, 1.0], [(255, 255, 255), (107, 174, 214), (8, 48, 107)])
-GOLD = QColor(230, 120, 20)
-PREDICTED = QColor(200, 30, 45)
-POSITION = QColor(30, 150, 60)
 
 Link = tuple[int, int]  # (source index, target index)
 
@@ -158,6 +156,10 @@ class AttentionHeatmap(QWidget):
                                         interactive=False, label="attention")
         self.colorbar.setImageItem(self.image)
         self.graphics.addItem(self.colorbar)
+        # the key to the overlays drawn, under the heatmap (and in its exports)
+        self.legend = OverlayLegend()
+        self.graphics.addItem(self.legend, row=1, col=0, colspan=2)
+        self._overlays: dict[str, bool] = {}
 
         # overlays; pxMode=False -> marker sizes are in cells, so they scale on zoom
         self.sure_item = pg.ScatterPlotItem(pxMode=False, symbol="s", size=0.42,
@@ -236,9 +238,16 @@ class AttentionHeatmap(QWidget):
         self.gold_possible = set(possible) - self.gold_sure
         self.sure_item.setData(pos=_centres(self.gold_sure))
         self.possible_item.setData(pos=_centres(self.gold_possible))
+        self._show_in_legend(sure=bool(self.gold_sure), possible=bool(self.gold_possible))
 
     def set_predicted(self, links: Iterable[Link]) -> None:
-        self.predicted_item.setData(pos=_centres(set(links)))
+        links = set(links)
+        self.predicted_item.setData(pos=_centres(links))
+        self._show_in_legend(predicted=bool(links))
+
+    def _show_in_legend(self, **shown: bool) -> None:
+        self._overlays.update(shown)
+        self.legend.set_keys([k for k, on in self._overlays.items() if on])
 
     def set_positions(self, positions: np.ndarray | None, window: int = 0) -> None:
         """local-p: positions[t] = p_t (a real source position) of target row t, window D.
@@ -249,6 +258,7 @@ class AttentionHeatmap(QWidget):
         if positions is None or len(positions) == 0:
             self.position_line.setData([], [])
             self.window_band.setPolygon(QPolygonF())
+            self._show_in_legend(position=False, window=False)
             return
         p = np.asarray(positions, dtype=float)
         n_src = max(1, len(self.src_tokens))
@@ -263,6 +273,7 @@ class AttentionHeatmap(QWidget):
         left = [QPointF(x, y) for x, t in zip(lo, rows, strict=True) for y in (t, t + 1.0)]
         right = [QPointF(x, y) for x, t in zip(hi, rows, strict=True) for y in (t, t + 1.0)]
         self.window_band.setPolygon(QPolygonF(left + right[::-1]))
+        self._show_in_legend(position=True, window=True)
 
     # --- hover ------------------------------------------------------------------
     def cell_at(self, scene_pos) -> tuple[int, int] | None:
