@@ -2,6 +2,7 @@
 compact checkable list (pick one model, an ensemble, or the 2-4 models to compare)."""
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from typing import Any
 
@@ -21,6 +22,20 @@ def usable_runs(workspace: Any) -> list[Any]:
         return []
     return [r for r in workspace.list_runs()
             if r.status == "finished" or (r.status == "cancelled" and has_checkpoint(r))]
+
+
+def run_device(described: str) -> tuple[str, str]:
+    """(the device as "cpu" / "cuda:N", the full description for a tooltip) from what a
+    run recorded: 'CPU, 2 threads' -> ('cpu', 'CPU, 2 threads'), 'NVIDIA H100 (cuda:0)'
+    -> ('cuda:0', 'NVIDIA H100 (cuda:0)'), 'cpu' -> ('cpu', '')."""
+    text = (described or "").strip()
+    match = re.search(r"\b(cuda(?::\d+)?|mps|cpu)\b", text, re.IGNORECASE)
+    if match is None:
+        return (text or "\u2013"), ""
+    kind = match.group(1).lower()
+    if kind == "cuda" and "cuda:" not in text.lower():
+        kind = "cuda:0"
+    return kind, ("" if text.lower() == kind else text)
 
 
 def run_title(run: Any) -> str:

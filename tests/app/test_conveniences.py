@@ -2,11 +2,14 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from PySide6.QtCore import QRectF
 from PySide6.QtGui import QColor, QImage
 
+from app.widgets.gate_strip import GateStrip
 from app.widgets.heatmap import AttentionHeatmap
 from app.widgets.heatmap_legend import GOLD, POSITION, PREDICTED
+from tests.app.conftest import shown_panel
 
 
 def _near(c: QColor, ref: QColor, tol: int = 40) -> bool:
@@ -49,6 +52,104 @@ def test_item11_legend_names_the_overlays_on_screen_and_in_the_export(qtbot, tmp
     in_export = h.legend.sceneBoundingRect().translated(-figure.left(), -figure.top())
     for colour in (GOLD, PREDICTED, POSITION):
         assert _count(exported, in_export, colour) > 3, colour.name()
+    # a context model's gate strip sits between the heatmap and the key
+    strip = GateStrip(h)
+    strip.set_gates(np.array([1.0, 0.5, 0.2, 0.9]), src)
+    qtbot.wait(50)
+    assert strip.plot.scene() is h.graphics.scene()
+    assert h.legend.sceneBoundingRect().top() >= strip.plot.sceneBoundingRect().bottom() - 1
     # unchecking an overlay removes its entry
     h.set_predicted(set())
     assert "extracted alignment" not in h.legend.labels()
+
+
+# --- 13. the training form ------------------------------------------------------------------
+LONG_NAME = "Europarl v7 German-English, cleaned and deduplicated, 2024 release"
+
+
+@pytest.fixture
+def form_ws(demo_ws, tiny):
+    """The demo workspace plus a corpus with a long name and three runs that recorded
+    their device the ways a workspace holds them."""
+    from core.data.readers import read_parallel
+    from core.store import Workspace
+    from tests.app.conftest import DEMO
+
+    with Workspace.open(demo_ws) as ws:
+        corpus = read_parallel(DEMO / "demo.es", DEMO / "demo.en", "es", "en", name=LONG_NAME)
+        ws.add_corpus(corpus, LONG_NAME, format="parallel")
+        for name, device in (("a", "CPU, 2 threads"), ("b", "NVIDIA H100 80GB HBM3 (cuda:0)"),
+                             ("c", "cpu")):
+            run = ws.create_run(name, tiny(name, 5).to_dict(), 1)
+            ws.update_run(run, status="finished", device=device)
+    return demo_ws
+
+
+@pytest.fixture
+def small_window(qtbot, form_ws):
+    from app.main_window import MainWindow
+
+    window = MainWindow(form_ws)
+    qtbot.addWidget(window)
+    window.resize(1280, 720)
+    window.show()
+    window.tabs.setCurrentWidget(window.training)
+    qtbot.waitExposed(window)
+    qtbot.wait(50)
+    yield window
+    window.close()
+
+
+def _fully_visible(widget) -> bool:
+    """The widget is drawn whole: nothing of it is scrolled away or clipped."""
+    return widget.isVisible() and widget.visibleRegion().boundingRect() == widget.rect()
+
+
+def test_item13_start_and_queue_stay_visible_at_1280x720(small_window):
+    panel = small_window.training
+    assert small_window.height() == 720
+    for button in (panel.start_button, panel.queue_button, panel.cancel_button):
+        assert _fully_visible(button), button.text()
+        bottom = button.mapTo(small_window, button.rect().bottomLeft()).y()
+        assert bottom <= small_window.height()
+    # the form scrolls instead (it is taller than what is left)
+    assert panel.form_scroll.verticalScrollBar().maximum() > 0
+
+
+def test_item13_corpus_box_shows_the_whole_name(small_window):
+    panel = small_window.training
+    panel.corpus.setCurrentIndex(panel.corpus.findData(2))
+    text = panel.corpus.currentText()
+    assert text.startswith(LONG_NAME)
+    needed = panel.corpus.fontMetrics().horizontalAdvance(text)
+    assert panel.corpus.width() >= needed + 16  # text plus the arrow
+    assert _fully_visible(panel.corpus)
+    assert panel.form_scroll.horizontalScrollBar().maximum() == 0  # not scrolled away
+
+
+def test_item13_custom_starts_from_global_attention_and_presets_are_described(qtbot, form_ws):
+    from app.panels.training import TrainingPanel
+    from core.config import load_preset
+
+    panel = next(shown_panel(qtbot, TrainingPanel, form_ws, 1400, 900))
+    assert panel.preset.currentText() == "(custom)"
+    assert panel.attention.currentText() == "global" and panel.family.currentText() == "luong"
+    assert panel.config().model.attention == "global"
+    panel.preset.setCurrentText("demo")
+    assert panel.preset_note.text() == load_preset("demo").description
+    assert panel.preset_note.isVisible()
+    assert panel.preset_note.geometry().top() >= panel.preset.geometry().bottom()
+    panel.jobs.shutdown()
+    panel.workspace.close()
+
+
+def test_item13_device_column_says_the_same_kind_of_thing(qtbot, form_ws):
+    from app.panels.training import RUN_COLUMNS, TrainingPanel
+
+    panel = next(shown_panel(qtbot, TrainingPanel, form_ws, 1400, 900))
+    col = RUN_COLUMNS.index("Device")
+    cells = [panel.runs_table.item(r, col) for r in range(panel.runs_table.rowCount())]
+    assert [c.text() for c in cells] == ["cpu", "cuda:0", "cpu"]
+    assert [c.toolTip() for c in cells] == ["CPU, 2 threads", "NVIDIA H100 80GB HBM3 (cuda:0)", ""]
+    panel.jobs.shutdown()
+    panel.workspace.close()
