@@ -28,14 +28,33 @@ from PySide6.QtWidgets import (
 from app import workers
 from app.core_jobs import PairInput, SessionCache, attention_job, evaluate_job
 from app.file_dialogs import ask_folder, ask_save_path
-from app.panels.figures import export_item, export_plot_dialog
+from app.panels.figures import export_plot_dialog, figure_png
 from app.widgets.curves import PALETTE, CurvesPlot
 from app.widgets.heatmap import AttentionHeatmap
+from core.evaluate.aer import PERCENT_FORMAT, percent_text
 from core.evaluate.report import Table, write_html_report
 from core.goldsets import list_gold_sets, load_gold_set
 
-COLUMNS = ("Run", "Test set", "BLEU", "chrF", "TER", "ppl", "AER", "Sentences")
+COLUMNS = ("Run", "Test set", "BLEU (test)", "chrF (test)", "TER (test)", "best dev perplexity",
+           "AER % (gold set)", "test sentences")
 METRIC_KEYS = ("bleu", "chrf", "ter", "ppl", "aer", "sentences")
+HEADER_TIPS = (
+    "The run, or the runs of an ensemble", "The set the run was scored on",
+    "sacreBLEU on the test split (higher is better)", "chrF on the test split (higher is better)",
+    "Translation edit rate on the test split (lower is better)",
+    "The lowest perplexity on the dev set during training (lower is better)",
+    "Alignment error rate of the attention against the gold set, in % (lower is better)",
+    "Sentences of the test split translated")
+AER_COLUMN = COLUMNS[2 + METRIC_KEYS.index("aer")]
+
+
+def _shown(metrics: dict[str, Any]) -> list[Any]:
+    """The metric cells of a row, as the columns say: AER (a stored fraction) in %."""
+    values = [metrics.get(k) for k in METRIC_KEYS]
+    aer = METRIC_KEYS.index("aer")
+    if isinstance(values[aer], int | float):
+        values[aer] = 100 * float(values[aer])
+    return values
 
 
 class EvaluationPanel(QWidget):
@@ -48,6 +67,8 @@ class EvaluationPanel(QWidget):
         self.job: workers.Job | None = None
         self.table = QTableWidget(0, len(COLUMNS))
         self.table.setHorizontalHeaderLabels(COLUMNS)
+        for col, tip in enumerate(HEADER_TIPS):
+            self.table.horizontalHeaderItem(col).setToolTip(tip)
         self.table.verticalHeader().setVisible(False)
         self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
         self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
@@ -143,12 +164,13 @@ class EvaluationPanel(QWidget):
         self.table.setRowCount(len(rows))
         for row, (run_ids, test, metrics) in enumerate(rows):
             label = " + ".join(f"{i}: {names.get(i, '?')}" for i in run_ids)
-            cells: list[Any] = [label, test or "–"] + [metrics.get(k) for k in METRIC_KEYS]
+            cells: list[Any] = [label, test or "–"] + _shown(metrics)
             for col, value in enumerate(cells):
                 item = QTableWidgetItem()
                 if isinstance(value, int | float):
+                    digits = 1 if COLUMNS[col] == AER_COLUMN else 2  # AER: in %, one decimal
                     item.setData(Qt.ItemDataRole.DisplayRole,
-                                 value if isinstance(value, int) else round(float(value), 2))
+                                 value if isinstance(value, int) else round(float(value), digits))
                     item.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
                 else:
                     item.setText("–" if value is None else str(value))
@@ -246,8 +268,8 @@ class EvaluationPanel(QWidget):
         rows = []
         for run_ids, test, m in self.rows():
             label = " + ".join(f"{i}: {names.get(i, '?')}" for i in run_ids)
-            rows.append([label, test or None, *[m.get(k) for k in METRIC_KEYS]])
-        tables = [Table(list(COLUMNS), rows, title="Scores")]
+            rows.append([label, test or None, *_shown(m)])
+        tables = [Table(list(COLUMNS), rows, title="Scores", formats={AER_COLUMN: PERCENT_FORMAT})]
         systems = [(label, m["bleu_by_length"]) for run_ids, _t, m in self.rows()
                    for label in [" + ".join(f"{i}: {names.get(i, '?')}" for i in run_ids)]
                    if isinstance(m.get("bleu_by_length"), dict) and m["bleu_by_length"]]
@@ -260,14 +282,12 @@ class EvaluationPanel(QWidget):
         return tables
 
     def write_report(self, path: str | Path) -> Path:
-        """The HTML report of the scores, with the plots written beside it as PNG."""
-        path = Path(path)
-        written = write_html_report(path, self.report_tables(),
-                                    title=f"Evaluation — {self.workspace.root.name}")
-        for stem, item in (("dev-perplexity", self.curves.plot),
-                           ("bleu-by-length", self.by_length.getPlotItem())):
-            export_item(item, path.with_name(f"{path.stem}-{stem}.png"), 150)
-        return written
+        """The HTML report of the scores: one self-contained file, its plots embedded."""
+        figures = [(caption, figure_png(item, 150)) for caption, item in (
+            ("Dev perplexity", self.curves.plot), ("Dev BLEU", self.bleu_curves.plot),
+            ("BLEU by source length", self.by_length.getPlotItem()))]
+        return write_html_report(Path(path), self.report_tables(), figures=figures,
+                                 title=f"Evaluation — {self.workspace.root.name}")
 
     def _choose_report(self) -> None:
         path = ask_save_path(self, "HTML report", "reports", "report.html", "HTML (*.html)")
@@ -322,7 +342,7 @@ class EvaluationPanel(QWidget):
                 heatmap.set_predicted(view.predicted)
                 title = f"{view.label} — sentence {index + 1}"
                 if view.aer is not None:
-                    title += f" (AER {view.aer:.2f})"
+                    title += f" (AER {percent_text(view.aer)} %)"
                 heatmap.plot.setTitle(title, size="11pt")
                 safe = "".join(c if c.isalnum() or c in "-_" else "_" for c in names.get(run_id, ""))
                 written.append(heatmap.export(folder / f"{run_id}-{safe}-{index + 1:03d}.png", dpi))

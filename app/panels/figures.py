@@ -8,7 +8,7 @@ from PySide6.QtWidgets import QInputDialog, QWidget
 
 from app import workers
 from app.file_dialogs import ask_save_path
-from app.widgets.heatmap import export_scene
+from app.widgets.heatmap import export_scene, render_png
 
 FILTER = "PNG image (*.png);;SVG (*.svg);;PDF (*.pdf)"
 DEFAULT_DPI = 200
@@ -18,6 +18,11 @@ def export_item(item, path: str | Path, dpi: int = DEFAULT_DPI) -> Path:
     """Write a pyqtgraph item (a PlotItem, a layout) as PNG/SVG/PDF by suffix; PNG is
     scaled for `dpi` (the screen counts as 96 dpi)."""
     return export_scene(item.scene(), item.sceneBoundingRect(), path, dpi)
+
+
+def figure_png(item, dpi: int = DEFAULT_DPI) -> bytes:
+    """A pyqtgraph item rendered as PNG bytes (for a report that embeds its figures)."""
+    return render_png(item.scene(), item.sceneBoundingRect(), dpi)
 
 
 def _ask(parent: QWidget, stem: str) -> tuple[str, int] | None:

@@ -312,19 +312,7 @@ def export_scene(scene, source: QRectF, path: str | Path, dpi: int = 150) -> Pat
     path = Path(path)
     suffix = path.suffix.lower()
     if suffix == ".png":
-        scale = dpi / 96.0
-        image = QImage(max(1, round(source.width() * scale)),
-                       max(1, round(source.height() * scale)), QImage.Format.Format_ARGB32)
-        image.fill(QColor("white"))
-        painter = QPainter(image)
-        painter.setRenderHint(QPainter.RenderHint.Antialiasing)
-        painter.setRenderHint(QPainter.RenderHint.TextAntialiasing)
-        scene.render(painter, QRectF(0, 0, image.width(), image.height()), source)
-        painter.end()
-        dots_per_metre = int(round(dpi / 0.0254))
-        image.setDotsPerMeterX(dots_per_metre)
-        image.setDotsPerMeterY(dots_per_metre)
-        return write_bytes_atomic(path, _image_bytes(image, "PNG"))
+        return write_bytes_atomic(path, render_png(scene, source, dpi))
     if suffix == ".svg":
         # QSvgGenerator paints the scene exactly as on screen (pyqtgraph's own SVG
         # exporter trips over empty overlay paths)
@@ -332,6 +320,24 @@ def export_scene(scene, source: QRectF, path: str | Path, dpi: int = 150) -> Pat
     if suffix == ".pdf":
         return write_bytes_atomic(path, _pdf_bytes(scene, source, dpi))
     raise ValueError(f"{path}: export as .png, .svg or .pdf")
+
+
+def render_png(scene, source: QRectF, dpi: int = 150) -> bytes:
+    """The `source` rectangle of a graphics scene as PNG bytes, scaled for `dpi` (the
+    screen counts as 96 dpi), on white."""
+    scale = dpi / 96.0
+    image = QImage(max(1, round(source.width() * scale)),
+                   max(1, round(source.height() * scale)), QImage.Format.Format_ARGB32)
+    image.fill(QColor("white"))
+    painter = QPainter(image)
+    painter.setRenderHint(QPainter.RenderHint.Antialiasing)
+    painter.setRenderHint(QPainter.RenderHint.TextAntialiasing)
+    scene.render(painter, QRectF(0, 0, image.width(), image.height()), source)
+    painter.end()
+    dots_per_metre = int(round(dpi / 0.0254))
+    image.setDotsPerMeterX(dots_per_metre)
+    image.setDotsPerMeterY(dots_per_metre)
+    return _image_bytes(image, "PNG")
 
 
 def _centres(links: Iterable[Link]) -> np.ndarray:

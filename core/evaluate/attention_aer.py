@@ -20,7 +20,7 @@ import numpy as np
 
 from core.data.context import CONTEXT_START, sentence_context
 from core.data.vocab import SubwordVocab
-from core.evaluate.aer import corpus_aer
+from core.evaluate.aer import PERCENT_FORMAT, corpus_aer
 from core.evaluate.alignment import Alignment
 from core.evaluate.extract import aggregate_subwords, argmax_alignment, threshold_alignment
 from core.evaluate.report import Table
@@ -141,7 +141,8 @@ def aer_table(systems: Mapping[str, Sequence[Alignment]], gold: GoldSet,
     title = title or f"Alignment error rate on gold set {gold.name!r} ({len(gold)} sentences)"
     notes = [f"Gold: {gold.n_sure} sure links, {gold.n_possible} possible (sure included). "
              "AER = 1 - (|A∩S| + |A∩P|) / (|A| + |S|); lower is better."]
-    return Table(["system", "AER %", "precision %", "recall %", "links"], rows, title, notes)
+    return Table(["system", "AER %", "precision %", "recall %", "links"], rows, title, notes,
+                 formats=dict.fromkeys(("AER %", "precision %", "recall %"), PERCENT_FORMAT))
 
 
 def run_baseline_alignments(ws, run_ref: int | str, src_words: Sequence[list[str]],

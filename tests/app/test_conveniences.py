@@ -153,3 +153,56 @@ def test_item13_device_column_says_the_same_kind_of_thing(qtbot, form_ws):
     assert [c.toolTip() for c in cells] == ["CPU, 2 threads", "NVIDIA H100 80GB HBM3 (cuda:0)", ""]
     panel.jobs.shutdown()
     panel.workspace.close()
+
+
+# --- 14. evaluation: headers that say what they are, one AER convention, one-file report ------
+@pytest.fixture
+def scored_ws(demo_ws, tiny):
+    from core.store import Workspace
+
+    with Workspace.open(demo_ws) as ws:
+        run = ws.create_run("scored", tiny("scored", 5).to_dict(), 1)
+        ws.update_run(run, status="finished", device="cpu")
+        ws.add_evaluation(run, "test", {"bleu": 12.345, "chrf": 40.0, "ter": 80.5, "ppl": 31.25,
+                                        "aer": 0.70312, "sentences": 46})
+    return demo_ws
+
+
+def test_item14_headers_aer_in_percent_and_a_self_contained_report(qtbot, scored_ws, tmp_path):
+    from app.panels.evaluation import EvaluationPanel
+    from core.evaluate.aer import percent_text
+
+    panel = next(shown_panel(qtbot, EvaluationPanel, scored_ws, 1400, 900))
+    header = panel.table.horizontalHeader()
+    texts = [panel.table.horizontalHeaderItem(c).text() for c in range(panel.table.columnCount())]
+    assert texts == ["Run", "Test set", "BLEU (test)", "chrF (test)", "TER (test)",
+                     "best dev perplexity", "AER % (gold set)", "test sentences"]
+    for c, text in enumerate(texts):  # each header is drawn whole, with an explanation
+        assert header.sectionSize(c) >= header.fontMetrics().horizontalAdvance(text)
+        assert panel.table.horizontalHeaderItem(c).toolTip()
+    cells = {t: panel.table.item(0, c).text() for c, t in enumerate(texts)}
+    assert cells["AER % (gold set)"] == "70.3" == percent_text(0.70312)
+    assert cells["best dev perplexity"] == "31.25"
+    # the HTML report: the same numbers, one file with its figures inside
+    folder = tmp_path / "out"
+    folder.mkdir()
+    report = panel.write_report(folder / "report.html")
+    assert [p.name for p in folder.iterdir()] == ["report.html"]
+    html = report.read_text(encoding="utf-8")
+    assert "<th>AER % (gold set)</th>" in html and "<td>70.3</td>" in html
+    assert html.count('src="data:image/png;base64,') == 3
+    panel.jobs.shutdown()
+    panel.workspace.close()
+
+
+def test_item14_cli_tables_use_the_same_aer_convention(demo_ws):
+    """`align` and `demo` print aer_table: AER, precision and recall in %, one decimal."""
+    from core.evaluate.attention_aer import aer_table
+    from core.goldsets import load_gold_set
+    from core.store import Workspace
+
+    with Workspace.open(demo_ws) as ws:
+        gold = load_gold_set(ws, "demo-gold")
+    table = aer_table({"gold itself": gold.alignments}, gold)
+    assert "| gold itself | 0.0 | 100.0 | 100.0 |" in table.to_markdown()
+    assert "<td>0.0</td><td>100.0</td><td>100.0</td>" in table.to_html()
