@@ -1,5 +1,6 @@
 """The main window: one tab per screen, menus, a status bar with the device and the
-running jobs; geometry and last workspace restored with QSettings."""
+running jobs; geometry, splitter positions, the last tab and the last workspace restored
+with QSettings."""
 from __future__ import annotations
 
 import os
@@ -14,6 +15,7 @@ from PySide6.QtWidgets import (
     QLabel,
     QMainWindow,
     QMessageBox,
+    QSplitter,
     QTabWidget,
     QWidget,
 )
@@ -98,6 +100,10 @@ class MainWindow(QMainWindow):
         state = settings.value("window/state")
         if state is not None:
             self.restoreState(state)
+        for key, splitter in self._splitters().items():
+            sizes = settings.value(f"splitters/{key}")
+            if sizes is not None:
+                splitter.restoreState(sizes)
         if workspace_path is None:
             workspace_path = settings.value("workspace/last") or None
         if workspace_path is not None:
@@ -125,6 +131,11 @@ class MainWindow(QMainWindow):
         path = ask_folder(self, title, "workspaces")
         if path:
             self.open_workspace(path, create=new)
+
+    def _splitters(self) -> dict[str, QSplitter]:
+        """Every splitter of the screens, by "<screen>/<index>" (their creation order)."""
+        return {f"{title}/{i}": splitter for title, panel in self.panels.items()
+                for i, splitter in enumerate(panel.findChildren(QSplitter))}
 
     def _refresh_runs(self) -> None:
         self.sessions.clear()  # a run may have new checkpoints
@@ -195,6 +206,8 @@ class MainWindow(QMainWindow):
         settings.setValue("window/geometry", self.saveGeometry())
         settings.setValue("window/state", self.saveState())
         settings.setValue("window/tab", self.tabs.currentIndex())
+        for key, splitter in self._splitters().items():
+            settings.setValue(f"splitters/{key}", splitter.saveState())
         self.jobs.shutdown()
         if self.workspace is not None:
             self.workspace.close()

@@ -435,6 +435,7 @@ class AttentionPanel(QWidget):
         for i, h in enumerate(self.heatmaps):
             self.columns[i].setVisible(i < n)
             h.setVisible(i < n)
+        self.grid_host.updateGeometry()  # the hidden columns no longer widen the screen
 
     def _sync(self, source: AttentionHeatmap, ranges) -> None:
         for h in self.heatmaps:

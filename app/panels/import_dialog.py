@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from PySide6.QtCore import QSettings
 from PySide6.QtGui import QFont
 from PySide6.QtWidgets import (
     QCheckBox,
@@ -59,8 +60,20 @@ class PathPicker(QWidget):
         return self.edit.text().strip()
 
 
+def last_languages(fallback: tuple[str, str] | None = None) -> tuple[str, str]:
+    """The language pair of the last import (QSettings), else `fallback` (the workspace's
+    newest corpus), else en -> fr."""
+    settings = QSettings()
+    src, tgt = settings.value("import/src_lang", ""), settings.value("import/tgt_lang", "")
+    if src and tgt:
+        return str(src), str(tgt)
+    return fallback or ("en", "fr")
+
+
 class ImportDialog(QDialog):
-    def __init__(self, formats: tuple[str, ...], parent: QWidget | None = None):
+    def __init__(self, formats: tuple[str, ...], parent: QWidget | None = None,
+                 languages: tuple[str, str] | None = None):
+        """`languages`: the pair to offer when no import was made yet (see last_languages)."""
         super().__init__(parent)
         self.setWindowTitle("Import corpus")
         self.setMinimumWidth(640)
@@ -71,7 +84,7 @@ class ImportDialog(QDialog):
         self.picker_labels = [QLabel() for _ in range(3)]
         self.name = QLineEdit()
         self.name.setPlaceholderText("default: the file name")
-        self.src_lang, self.tgt_lang = QLineEdit("en"), QLineEdit("fr")
+        self.src_lang, self.tgt_lang = (QLineEdit(lang) for lang in last_languages(languages))
         for edit in (self.src_lang, self.tgt_lang):
             edit.setMaximumWidth(80)
         self.src_col, self.tgt_col = QSpinBox(), QSpinBox()
@@ -120,6 +133,12 @@ class ImportDialog(QDialog):
         layout.addWidget(buttons)
         self.format.currentIndexChanged.connect(self._update_roles)
         self._update_roles()
+
+    def accept(self) -> None:
+        settings = QSettings()  # the next import offers this pair
+        settings.setValue("import/src_lang", self.src_lang.text().strip())
+        settings.setValue("import/tgt_lang", self.tgt_lang.text().strip())
+        super().accept()
 
     def fmt(self) -> str:
         return self.format.currentData()

@@ -190,7 +190,7 @@ class AttentionHeatmap(QWidget):
 
         self.graphics.scene().sigMouseMoved.connect(self._on_mouse_moved)
         vb.sigRangeChangedManually.connect(lambda *_: self.view_changed.emit(vb.viewRange()))
-        self.setMinimumSize(260, 220)
+        self.setMinimumSize(200, 220)  # four side by side fit a 1280-pixel screen
 
     # --- data -----------------------------------------------------------------
     def set_matrix(self, matrix: np.ndarray, src_tokens: Sequence[str],
