@@ -130,7 +130,7 @@ class AttentionPanel(QWidget):
         self.baseline_alignments: list | None = None
         self.baseline_job: workers.Job | None = None
         self.run_button = QPushButton("Compute attention")
-        self.run_button.setShortcut("Ctrl+R")
+        self.run_button.setToolTip("Compute attention (Ctrl+R, Run menu)")
         self.run_button.clicked.connect(self.compute)
         self.progress = QProgressBar()
         self.progress.setMaximumWidth(180)

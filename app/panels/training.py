@@ -162,7 +162,6 @@ class TrainingPanel(QWidget):
         self.continue_button = QPushButton("Continue selected run")
         self.continue_button.setToolTip("Resume a cancelled or failed run from its last checkpoint")
         self.start_button.setDefault(True)
-        self.start_button.setShortcut("Ctrl+Return")
         self.start_button.clicked.connect(lambda: self.start(queue=False))
         self.queue_button.clicked.connect(lambda: self.start(queue=True))
         self.pause_button.clicked.connect(lambda: self.current and self.current.pause())

@@ -67,7 +67,7 @@ class TranslatePanel(QWidget):
         self.window_of: dict[int, int] = {}
 
         self.open_button = QPushButton("Open document…")
-        self.open_button.setShortcut("Ctrl+Shift+O")
+        self.open_button.setToolTip("Open a document (Ctrl+Shift+O, File menu)")
         self.open_button.clicked.connect(self._choose_document)
         self.models = RunList()
         self.models.setToolTip("Check one run, or several (same vocabularies) for an ensemble")
@@ -82,7 +82,7 @@ class TranslatePanel(QWidget):
             "Context models: each sentence sees the model's own translations of the previous "
             "sentence(s) as context instead of the previous source sentence(s)")
         self.translate_button = QPushButton("Translate")
-        self.translate_button.setShortcut("Ctrl+T")
+        self.translate_button.setToolTip("Translate (Ctrl+T, Run menu)")
         self.translate_button.clicked.connect(self.translate)
         self.cancel_button = QPushButton("Cancel")
         self.cancel_button.setEnabled(False)

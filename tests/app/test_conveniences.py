@@ -286,3 +286,66 @@ def test_item12_file_dialogs_open_in_the_last_folder_for_their_purpose(qtbot, tm
     assert opened[0] != os.getcwd() and opened[0] == str(__import__("pathlib").Path.home())
     assert opened[2] == str(docs)  # documents: where the last document was
     assert opened[3] == str(figs / "fig.png")  # figures: their own last folder
+
+
+# --- 15. About and keyboard shortcuts ----------------------------------------------------------
+@pytest.fixture
+def window(qtbot, demo_ws):
+    from app.main_window import MainWindow
+
+    w = MainWindow(demo_ws)
+    qtbot.addWidget(w)
+    w.show()
+    qtbot.waitExposed(w)
+    yield w
+    w.close()
+
+
+def test_item15_about_names_the_versions_and_the_device(window, monkeypatch):
+    from importlib import metadata
+
+    import PySide6
+    import torch
+    from PySide6.QtCore import qVersion
+    from PySide6.QtWidgets import QMessageBox
+
+    from app.main_window import device_description
+
+    shown: list[str] = []
+    monkeypatch.setattr(QMessageBox, "about",
+                        staticmethod(lambda parent, title, text: shown.append(text)))
+    about = next(a for m in window.menuBar().actions() if m.menu() is not None
+                 for a in m.menu().actions() if a.text() == "&About")
+    about.trigger()
+    (text,) = shown
+    for value in (metadata.version("nmt-workbench"), torch.__version__, qVersion(),
+                  PySide6.__version__, device_description()):
+        assert f"<b>{value}</b>" in text
+
+
+def test_item15_main_actions_have_shortcuts_listed_in_the_menus(qtbot, window, monkeypatch):
+    from PySide6.QtCore import Qt
+    from PySide6.QtWidgets import QMessageBox
+
+    in_menus = {a.text().replace("&", ""): a.shortcut().toString()
+                for m in window.menuBar().actions() if m.menu() is not None
+                for a in m.menu().actions()}
+    expected = {"Open workspace…": "Ctrl+O", "Import corpus…": "Ctrl+I",
+                "Start training": "Ctrl+Return", "Translate": "Ctrl+T",
+                "Export figure…": "Ctrl+E", "Compute attention": "Ctrl+R",
+                "Open document to translate…": "Ctrl+Shift+O"}
+    assert {k: in_menus.get(k) for k in expected} == expected
+    keys = [k for k in in_menus.values() if k]
+    assert len(keys) == len(set(keys))  # no shortcut is bound twice (Qt would fire neither)
+    listed: list[str] = []
+    monkeypatch.setattr(QMessageBox, "information",
+                        staticmethod(lambda parent, title, text: listed.append(text)))
+    window._show_shortcuts()
+    for keys in expected.values():
+        assert f"<b>{keys}</b>" in listed[0]
+    # a menu shortcut works from any screen: Ctrl+T shows the Translate screen
+    window.tabs.setCurrentWidget(window.corpora)
+    window.activateWindow()
+    qtbot.waitUntil(window.isActiveWindow, timeout=2000)
+    qtbot.keyClick(window, Qt.Key.Key_T, Qt.KeyboardModifier.ControlModifier)
+    assert window.tabs.currentWidget() is window.translate
