@@ -45,6 +45,7 @@ from app.core_jobs import (
 )
 from app.widgets.gate_strip import GateStrip
 from app.widgets.heatmap import AttentionHeatmap
+from app.widgets.run_colours import label_colour
 from app.widgets.run_list import RunList, usable_runs
 from core.errors import WorkbenchError
 from core.evaluate.aer import corpus_aer, percent_text
@@ -475,7 +476,7 @@ class AttentionPanel(QWidget):
         title = view.label if view.selection == AVERAGE else f"{view.label}  ·  {view.selection_label}"
         if view.aer is not None:
             title += f"  ·  AER {percent_text(view.aer)} %"
-        h.plot.setTitle(title, size="11pt")
+        h.plot.setTitle(title, size="11pt", color=label_colour(view.label) or "#222222")
         h.set_matrix(view.matrix, view.src_tokens, view.tgt_tokens + ["</s>"])
         if view.positions is not None:
             h.set_positions(view.positions, view.window)

@@ -29,8 +29,9 @@ from app import workers
 from app.core_jobs import PairInput, SessionCache, attention_job, evaluate_job
 from app.file_dialogs import ask_folder, ask_save_path
 from app.panels.figures import export_plot_dialog, figure_png
-from app.widgets.curves import PALETTE, CurvesPlot
+from app.widgets.curves import CurvesPlot
 from app.widgets.heatmap import AttentionHeatmap
+from app.widgets.run_colours import PALETTE, label_colour
 from core.evaluate.aer import PERCENT_FORMAT, percent_text
 from core.evaluate.report import Table, write_html_report
 from core.goldsets import list_gold_sets, load_gold_set
@@ -222,7 +223,7 @@ class EvaluationPanel(QWidget):
         for n, (label, values) in enumerate(systems):
             xs = [k - 0.4 + (n + 0.5) * width for k, b in enumerate(buckets) if b in values]
             hs = [float(values[b]) for b in buckets if b in values]
-            colour = PALETTE[n % len(PALETTE)]
+            colour = label_colour(label) or PALETTE[n % len(PALETTE)]
             bars = pg.BarGraphItem(x=xs, width=width * 0.92, height=hs, brush=colour,
                                    pen=pg.mkPen(colour), name=label)
             self.by_length.addItem(bars)  # named: the legend picks it up

@@ -39,6 +39,7 @@ from PySide6.QtWidgets import (
 from app import workers
 from app.panels.training_context import ContextModelBox
 from app.widgets.curves import CurvesPlot
+from app.widgets.run_colours import run_colour, swatch
 from app.widgets.run_list import run_device
 from app.widgets.status_label import StatusLabel
 from core.config import ATTENTION_KINDS, FAMILIES, SCORES, RunConfig, list_presets, load_preset
@@ -119,9 +120,8 @@ class TrainingPanel(QWidget):
         self.amp = QCheckBox("bf16 mixed precision")
         self.amp.setToolTip(
             "bf16 autocast (train.amp): the forward pass in bf16, the output softmax and the "
-            "loss in fp32. "
-            "On a GPU, or a CPU with native bf16 (AVX512-BF16 or AMX); other CPUs train "
-            "in fp32 and say so in the log.")
+            "loss in fp32. On a GPU, or a CPU with native bf16 (AVX512-BF16 or AMX); other "
+            "CPUs train in fp32 and say so in the log.")
         # what the run will really compute in, on this machine and the chosen device
         self.precision = QLabel()
         self.precision.setWordWrap(True)
@@ -285,9 +285,8 @@ class TrainingPanel(QWidget):
         """The user picked stage-1 run `name`: stage 2 must have its sizes, so copy them
         into the form (d_model, feed-forward size, layers, heads; the rest of the model is
         the context part's own)."""
-        if self.workspace is None:
-            return
-        run = next((r for r in self.workspace.list_runs() if r.name == name), None)
+        runs = self.workspace.list_runs() if self.workspace is not None else []
+        run = next((r for r in runs if r.name == name), None)
         if run is None:
             return
         sizes = {k: v for k, v in run.config.get("model", {}).items()
@@ -422,6 +421,8 @@ class TrainingPanel(QWidget):
                 item.setToolTip(note)
             if col == 6 and device_tip:
                 item.setToolTip(device_tip)
+            elif col == 0:
+                item.setIcon(swatch(run_colour(run.id)))  # its colour in every chart
             self.runs_table.setItem(row, col, item)
 
     def selected_runs(self) -> list[int]:

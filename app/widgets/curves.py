@@ -1,5 +1,6 @@
-"""CurvesPlot: learning curves of several runs overlaid (one colour per run, one line
-style per metric), appendable live while a run trains."""
+"""CurvesPlot: learning curves of several runs overlaid (one colour per run, the run's
+own: app/widgets/run_colours.py; one line style per metric), appendable live while a
+run trains."""
 from __future__ import annotations
 
 from collections.abc import Sequence
@@ -10,9 +11,8 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QColor
 from PySide6.QtWidgets import QVBoxLayout, QWidget
 
-# calm, distinguishable colours (colour-blind friendly order)
-PALETTE = ["#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#000000",
-           "#F0E442"]
+from app.widgets.run_colours import PALETTE, label_colour
+
 STYLES = [Qt.PenStyle.SolidLine, Qt.PenStyle.DashLine, Qt.PenStyle.DotLine,
           Qt.PenStyle.DashDotLine]
 FEW_POINTS = 30  # a series with this many points or fewer gets a marker on each point
@@ -77,7 +77,8 @@ class CurvesPlot(QWidget):
             ys.append(float(y))
         item = self._items.get(key)
         if item is None:
-            colour = self._run_colour.setdefault(run, PALETTE[len(self._run_colour) % len(PALETTE)])
+            colour = self._run_colour.setdefault(  # a run's own colour (by its id)
+                run, label_colour(run) or PALETTE[len(self._run_colour) % len(PALETTE)])
             style = self._metric_style.setdefault(name, STYLES[len(self._metric_style) % len(STYLES)])
             pen = pg.mkPen(colour, width=2, style=style)
             if self.smoothing > 0:

@@ -9,6 +9,8 @@ from typing import Any
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QListWidget, QListWidgetItem, QWidget
 
+from app.widgets.run_colours import run_colour, swatch
+
 
 def has_checkpoint(run: Any) -> bool:
     """Whether the run's folder holds a checkpoint a model can be loaded from."""
@@ -67,6 +69,7 @@ class RunList(QListWidget):
             if run.status == "cancelled":
                 item.setToolTip("Cancelled before its last step: its last checkpoint is used")
             item.setData(Qt.ItemDataRole.UserRole, run.id)
+            item.setIcon(swatch(run_colour(run.id)))  # the run's colour in every chart
             item.setFlags(item.flags() | Qt.ItemFlag.ItemIsUserCheckable)
             item.setCheckState(Qt.CheckState.Checked if run.id in keep else Qt.CheckState.Unchecked)
             self.addItem(item)

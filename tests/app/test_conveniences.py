@@ -349,3 +349,50 @@ def test_item15_main_actions_have_shortcuts_listed_in_the_menus(qtbot, window, m
     qtbot.waitUntil(window.isActiveWindow, timeout=2000)
     qtbot.keyClick(window, Qt.Key.Key_T, Qt.KeyboardModifier.ControlModifier)
     assert window.tabs.currentWidget() is window.translate
+
+
+# --- 10. one colour per run, everywhere ------------------------------------------------------
+def test_item10_a_run_has_one_colour_in_every_screen(qtbot, trained_ws, errors):
+    from app.main_window import MainWindow
+    from app.widgets.run_colours import run_colour
+
+    window = MainWindow(trained_ws)
+    qtbot.addWidget(window)
+    window.show()
+    qtbot.waitExposed(window)
+    ids = {r.name: r.id for r in window.workspace.list_runs()}
+    label = {name: f"{rid}: {name}" for name, rid in ids.items()}
+    # the first-listed run is not always the first colour: colours follow the run, so
+    # showing locp alone in one screen gives it the same colour as beside glob elsewhere
+    training = window.training
+    training.runs_table.selectRow(1)  # locp only
+    training._flush_points()
+    assert training.ppl_plot.colour_of(label["locp"]) == run_colour(ids["locp"])
+    evaluation = window.evaluation
+    evaluation.table.selectAll()
+    for name in ids:
+        assert evaluation.curves.colour_of(label[name]) == run_colour(ids[name])
+    assert run_colour(ids["glob"]) != run_colour(ids["locp"])
+    # the Attention screen: the pickers' swatches and the heatmap titles
+    attention = window.attention
+    for row in range(attention.models.count()):
+        rid = attention.models.run_ids()[row]
+        icon = attention.models.item(row).icon().pixmap(12, 12).toImage()
+        assert icon.pixelColor(6, 6).name().lower() == run_colour(rid).lower()
+    attention.models.set_checked([ids["locp"], ids["glob"]])
+    attention.pair_source.setCurrentText("Gold set")
+    job = attention.compute()
+    qtbot.waitUntil(lambda: job.done, timeout=60000)
+    window.tabs.setCurrentWidget(attention)
+    qtbot.wait(50)
+    for h in attention.heatmaps[:2]:
+        title = h.plot.titleLabel
+        rid = int(title.text.split(":")[0])
+        image = window.grab(window.rect()).toImage()
+        rect = window.mapFromGlobal(h.graphics.mapToGlobal(
+            h.graphics.mapFromScene(title.sceneBoundingRect()).boundingRect().topLeft()))
+        size = title.sceneBoundingRect().size().toSize()
+        colour = QColor(run_colour(rid))
+        assert _count(image, QRectF(rect.x(), rect.y(), size.width(), size.height()),
+                      colour) > 10, title.text
+    window.close()
