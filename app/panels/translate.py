@@ -1,4 +1,5 @@
-"""Translate screen: open a document (txt/md/docx/TMX/XLIFF), choose a run, an ensemble
+"""Translate screen: open a document (txt/md/docx/TMX/XLIFF) or type / paste text,
+choose a run, an ensemble
 of runs or a context model, translate in a worker with progress and cancel, edit the
 target side by side with the source, see the selected sentence's attention (with p_t
 and its window for local-p; with a context model's gate values lambda as a strip under
@@ -17,6 +18,7 @@ from PySide6.QtWidgets import (
     QHBoxLayout,
     QHeaderView,
     QLabel,
+    QPlainTextEdit,
     QProgressBar,
     QPushButton,
     QSpinBox,
@@ -45,6 +47,7 @@ from app.widgets.heatmap import AttentionHeatmap
 from app.widgets.run_list import RunList, usable_runs
 from app.widgets.status_label import StatusLabel
 from core.errors import WorkbenchError
+from core.formats.documents import split_sentences
 from core.formats.export import FILE_FILTER, write_translations
 from core.formats.records import TranslationRecord
 from core.infer.session import CONTEXT_FAMILIES
@@ -87,6 +90,16 @@ class TranslatePanel(QWidget):
         self.cancel_button = QPushButton("Cancel")
         self.cancel_button.setEnabled(False)
         self.cancel_button.clicked.connect(lambda: self.job and self.job.cancel())
+        self.typed = QPlainTextEdit()  # typed text: translated like a short document
+        self.typed.setPlaceholderText("…or type or paste text here and press Translate text "
+                                      "(Ctrl+Shift+Return)")
+        self.typed.setMaximumHeight(64)
+        self.typed.textChanged.connect(self._update_buttons)
+        self.typed_button = QPushButton("Translate text")
+        self.typed_button.setToolTip("Translate the typed text, sentence by sentence, and show "
+                                     "each sentence's attention (Ctrl+Shift+Return)")
+        self.typed_button.setShortcut("Ctrl+Shift+Return")
+        self.typed_button.clicked.connect(self.translate_typed)
         self.export_button = QPushButton("Export…")
         self.export_button.clicked.connect(self._choose_export)
         self.progress = QProgressBar()
@@ -150,6 +163,10 @@ class TranslatePanel(QWidget):
         layout = QVBoxLayout(self)
         layout.setContentsMargins(8, 8, 8, 8)
         layout.addLayout(bar)
+        typed_row = QHBoxLayout()
+        typed_row.addWidget(self.typed, 1)
+        typed_row.addWidget(self.typed_button, 0, Qt.AlignmentFlag.AlignTop)
+        layout.addLayout(typed_row)
         layout.addWidget(splitter, 1)
         self._update_buttons()
 
@@ -174,6 +191,8 @@ class TranslatePanel(QWidget):
         self.cancel_button.setEnabled(busy)
         self.export_button.setEnabled(self.table.rowCount() > 0)
         self.target_context.setEnabled(not busy and self._context_model_checked())
+        self.typed_button.setEnabled(not busy and bool(self.models.checked())
+                                     and bool(self.typed.toPlainText().strip()))
 
     def _context_model_checked(self) -> bool:
         """Whether the (first) checked run is a context model."""
@@ -206,6 +225,16 @@ class TranslatePanel(QWidget):
         self.set_sentences(sentences)
         self.status.setText(f"{self.document_path.name}: {len(sentences)} sentences")
         return True
+
+    def translate_typed(self) -> workers.Job | None:
+        """Translate the typed text: its sentences replace the table's, as a document would."""
+        text = self.typed.toPlainText()
+        sentences = split_sentences(text, self._source_lang() if self.workspace else "en")
+        if not sentences:
+            return None
+        self.document_path = None
+        self.set_sentences(sentences)
+        return self.translate()
 
     def set_sentences(self, sources: list[str], targets: list[str] | None = None) -> None:
         self.translations = []

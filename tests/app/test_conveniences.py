@@ -396,3 +396,28 @@ def test_item10_a_run_has_one_colour_in_every_screen(qtbot, trained_ws, errors):
         assert _count(image, QRectF(rect.x(), rect.y(), size.width(), size.height()),
                       colour) > 10, title.text
     window.close()
+
+
+# --- 8. translate typed text --------------------------------------------------------------------
+def test_item8_typed_text_is_translated_with_its_attention(qtbot, trained_ws, errors):
+    from app import workers
+    from app.panels.translate import TranslatePanel
+
+    panel = next(shown_panel(qtbot, TranslatePanel, trained_ws, 1400, 900))
+    assert not panel.typed_button.isEnabled()  # nothing typed yet
+    assert panel.typed.isVisible() and panel.typed_button.isVisible()
+    panel.typed.setPlainText("La casa verde. Hola.\n\nEl gato.")
+    assert panel.typed_button.isEnabled()
+    panel.typed_button.click()
+    job = panel.job
+    qtbot.waitUntil(lambda: job.done, timeout=60000)
+    assert job.state == workers.FINISHED, errors
+    assert panel.sources() == ["La casa verde.", "Hola.", "El gato."]
+    assert len(panel.translations) == 3
+    assert [panel.table.item(r, 1).text() for r in range(3)] == [t.text for t in panel.translations]
+    # the selected sentence's attention, over its own words
+    assert panel.heatmap.src_tokens == list(panel.translations[0].source_tokens)
+    assert panel.heatmap.matrix.shape == (len(panel.translations[0].target_tokens) + 1,
+                                          len(panel.translations[0].source_tokens))
+    panel.jobs.shutdown()
+    panel.workspace.close()
