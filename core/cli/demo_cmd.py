@@ -18,6 +18,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from core.evaluate.aer import PERCENT_FORMAT
+
 QUICK_STEPS = 6
 
 
@@ -53,7 +55,7 @@ class DemoSummary:
                    f"{k}: {'-' if v is None else f'{v:.2f}'}"
                    for k, v in m["bleu_by_length"].items() if m["bucket_sizes"][k])]
         out.append("AER on the demo gold set (lower is better): " + ", ".join(
-            f"{k} {v:.2f}" for k, v in self.aer.items()))
+            f"{k} {v:{PERCENT_FORMAT}} %" for k, v in self.aer.items()))
         out += [f"{k}: {v}" for k, v in self.files.items()]
         out.append(f"done in {self.seconds:.0f} s")
         return out

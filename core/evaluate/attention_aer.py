@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 
 from core.data.vocab import SubwordVocab
-from core.evaluate.aer import corpus_aer
+from core.evaluate.aer import PERCENT_FORMAT, corpus_aer
 from core.evaluate.alignment import Alignment
 from core.evaluate.alignment import AlignmentCorpus as GoldSet
 from core.evaluate.extract import aggregate_subwords, argmax_alignment, threshold_alignment
@@ -157,4 +157,6 @@ def aer_table(systems: Mapping[str, Sequence[Alignment]], gold: GoldSet,
     title = title or f"Alignment error rate on gold set {gold.name!r} ({len(gold)} sentences)"
     notes = [f"Gold: {gold.n_sure} sure links, {gold.n_possible} possible (sure included). "
              "AER = 1 - (|A∩S| + |A∩P|) / (|A| + |S|); lower is better."]
-    return Table(["system", "AER %", "precision %", "recall %", "links"], rows, title, notes)
+    return Table(["system", "AER %", "precision %", "recall %", "links"], rows, title, notes,
+                 formats=dict.fromkeys(("AER %", "precision %", "recall %"), PERCENT_FORMAT))
+
