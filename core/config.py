@@ -190,7 +190,7 @@ def list_presets() -> list[str]:
 
 
 def load_preset(name: str) -> RunConfig:
-    path = PRESET_DIR / f"{name}.toml"
-    if not path.exists():
+    # a preset is a name from the list, never a path (`--preset ../../file`)
+    if name not in list_presets():
         raise ConfigError(f"no preset named {name!r}; available: {', '.join(list_presets())}")
-    return load_config(path)
+    return load_config(PRESET_DIR / f"{name}.toml")

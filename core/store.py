@@ -23,6 +23,7 @@ from typing import Any
 from core.atomic import write_text_atomic
 from core.data.corpus import Corpus
 from core.errors import StoreError
+from core.safepath import inside
 from core.store_records import (  # noqa: F401 - re-exported: core.store is the API
     CheckpointInfo,
     CorpusInfo,
@@ -178,6 +179,10 @@ class Workspace:
     def _abs(self, stored: str) -> Path:
         return self.root / stored  # an absolute `stored` stays absolute
 
+    def _inside(self, stored: str, what: str) -> Path:
+        """A stored path that must lie in the workspace (checkpoints, splits)."""
+        return inside(self.root, stored, f"{self.db_path}: {what}", StoreError)
+
     def integrity_check(self) -> str:
         """SQLite's own check: 'ok' or the problems it found."""
         rows = self._conn().execute("PRAGMA integrity_check").fetchall()
@@ -322,7 +327,7 @@ class Workspace:
         rows = self._query("SELECT * FROM corpus_splits WHERE corpus_id = ?", (corpus_id,))
         if not rows:
             return None
-        path = self._abs(rows[0]["path"])
+        path = self._inside(rows[0]["path"], f"the stored split of corpus {corpus_id}")
         try:
             payload = json.loads(path.read_text(encoding="utf-8"))
         except (OSError, ValueError) as exc:
@@ -468,6 +473,7 @@ class Workspace:
         its row."""
         if kind not in CHECKPOINT_KINDS:
             raise ValueError(f"checkpoint kind must be one of {CHECKPOINT_KINDS}, not {kind!r}")
+        self._inside(str(Path(path).resolve()), f"a checkpoint of run {run_id}")
         with self._write() as conn:
             conn.execute(
                 "INSERT INTO checkpoints (run_id, step, path, kind, dev_ppl, created)"
@@ -484,7 +490,8 @@ class Workspace:
         sql, params = "SELECT * FROM checkpoints WHERE run_id = ?", [run_id]
         if kind is not None:
             sql, params = sql + " AND kind = ?", [*params, kind]
-        return [CheckpointInfo(r["id"], r["run_id"], r["step"], self._abs(r["path"]), r["kind"],
+        return [CheckpointInfo(r["id"], r["run_id"], r["step"],
+                               self._inside(r["path"], f"a checkpoint of run {run_id}"), r["kind"],
                                r["dev_ppl"], r["created"])
                 for r in self._query(sql + " ORDER BY step, id", params)]
 

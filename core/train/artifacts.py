@@ -18,6 +18,7 @@ from core.data.preprocess import Preprocessor
 from core.data.vocab import AnyVocab, load_vocab
 from core.errors import CheckpointError
 from core.models.base import Seq2Seq
+from core.safepath import inside
 from core.train import checkpoint as ckpt
 
 SRC_VOCAB, TGT_VOCAB, PREPROCESS = "src.vocab", "tgt.vocab", "preprocess.json"
@@ -60,11 +61,12 @@ def pick_checkpoint(run_dir: Path, which: str = "best") -> Path:
         if best:
             # The newest best file carries the current best-k ranking (an older one only
             # knows the ranking at its own step, before later improvements).
-            entries = ckpt.load_checkpoint(best[-1]).get("best") or []
+            entries = ckpt.best_entries(ckpt.load_checkpoint(best[-1]).get("best"), run_dir, best[-1])
             ranked = [run_dir / name for _, _, name in sorted(entries) if (run_dir / name).exists()]
             return ranked[0] if ranked else best[-1]
         which = "last"
-    path = run_dir / (ckpt.LAST if which == "last" else which)
+    path = inside(run_dir, ckpt.LAST if which == "last" else which, "checkpoint", CheckpointError,
+                  bare=True)
     if not path.exists():
         raise CheckpointError(
             f"{run_dir}: no checkpoint {path.name!r}; the run has not saved one yet "

@@ -22,6 +22,7 @@ import torch
 
 from core.atomic import write_bytes_atomic
 from core.errors import CheckpointError
+from core.safepath import inside
 
 LAST = "last.pt"
 
@@ -70,6 +71,23 @@ def load_checkpoint(path: str | Path, map_location: str | torch.device = "cpu") 
         ) from None
 
 
+def best_entries(raw: Any, folder: str | Path, source: str | Path) -> list[tuple[float, int, str]]:
+    """A checkpoint's `best` list, checked: each entry (dev_ppl, step, file name) names a
+    plain file inside the run folder, else CheckpointError (a crafted entry could make a
+    resume delete, or translate load, a file outside the run)."""
+    out: list[tuple[float, int, str]] = []
+    for entry in raw or []:
+        try:
+            ppl, step, name = entry
+            ppl, step, name = float(ppl), int(step), str(name)
+        except (TypeError, ValueError):
+            raise CheckpointError(f"{source}: its best-checkpoint list holds {entry!r}, not "
+                                  "(dev perplexity, step, file name); pick another checkpoint") from None
+        inside(folder, name, f"{source}: best checkpoint", CheckpointError, bare=True)
+        out.append((ppl, step, name))
+    return out
+
+
 @dataclass
 class BestKeeper:
     """Keeps the k checkpoints with the lowest dev perplexity (files best-<step>.pt)."""
@@ -89,11 +107,14 @@ class BestKeeper:
         self.entries.append((dev_ppl, step, name))
         self.entries.sort()
         for _, _, dropped in self.entries[self.k:]:
-            (self.folder / dropped).unlink(missing_ok=True)
+            inside(self.folder, dropped, "best checkpoint", CheckpointError, bare=True).unlink(
+                missing_ok=True)
         self.entries = self.entries[: self.k]
         payload = dict(payload, best=[list(e) for e in self.entries])
         return save_checkpoint(self.folder / name, payload)
 
     @property
     def best_path(self) -> Path | None:
-        return self.folder / self.entries[0][2] if self.entries else None
+        if not self.entries:
+            return None
+        return inside(self.folder, self.entries[0][2], "best checkpoint", CheckpointError, bare=True)

@@ -148,7 +148,7 @@ def train_model(
         schedule.load_state_dict(state["schedule"])
         ckpt.set_rng_state(state["rng"])
         epoch, batch_pos, step = (state["position"][k] for k in ("epoch", "batch", "step"))
-        keeper.entries = [tuple(e) for e in state.get("best", [])]
+        keeper.entries = ckpt.best_entries(state.get("best"), run_dir, run_dir / ckpt.LAST)
         best_ppl = keeper.entries[0][0] if keeper.entries else None
         bad_validations = int(state.get("bad_validations", 0))
         resumed_from = step

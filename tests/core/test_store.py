@@ -259,18 +259,18 @@ def test_checkpoints_upsert_and_follow_a_moved_workspace(tmp_path):
         ws.add_checkpoint(rid, 100, ws.run_dir(rid) / "best.pt", "best", dev_ppl=30.0)
         ws.add_checkpoint(rid, 200, last, "last")  # rewritten: same row, new step
         outside = tmp_path / "elsewhere.pt"
-        ws.add_checkpoint(rid, 50, outside, "best", dev_ppl=35.0)
+        with pytest.raises(StoreError, match="outside"):  # a checkpoint lives in its run
+            ws.add_checkpoint(rid, 50, outside, "best", dev_ppl=35.0)
         cks = ws.checkpoints(rid)
         assert [(c.step, c.path.name, c.kind, c.dev_ppl) for c in cks] == [
-            (50, "elsewhere.pt", "best", 35.0), (100, "best.pt", "best", 30.0),
-            (200, "last.pt", "last", None)]
-        assert [c.step for c in ws.checkpoints(rid, kind="best")] == [50, 100]
+            (100, "best.pt", "best", 30.0), (200, "last.pt", "last", None)]
+        assert [c.step for c in ws.checkpoints(rid, kind="best")] == [100]
         with pytest.raises(ValueError, match="kind"):
             ws.add_checkpoint(rid, 1, last, "first")
     (tmp_path / "a").rename(tmp_path / "b")
     with Workspace.open(tmp_path / "b") as ws:
         paths = [c.path for c in ws.checkpoints(rid)]
-        assert paths == [outside, ws.root / "runs" / str(rid) / "best.pt",
+        assert paths == [ws.root / "runs" / str(rid) / "best.pt",
                          ws.root / "runs" / str(rid) / "last.pt"]
 
 
