@@ -485,6 +485,37 @@ class Workspace:
                                (run_id, self._rel(path))).fetchone()
         return int(row[0])
 
+    def remove_checkpoint(self, run_id: int, path: str | Path) -> None:
+        """Forget the row of a checkpoint file (deleted by best-k)."""
+        with self._write() as conn:
+            conn.execute("DELETE FROM checkpoints WHERE run_id = ? AND path = ?",
+                         (run_id, self._rel(path)))
+
+    def sync_checkpoints(self, run_id: int) -> None:
+        """Make the run's rows equal its folder: rows of missing files go; best-*.pt and
+        last.pt files without a row (a kill between the write and the row) get one."""
+        folder = self.root / RUNS_DIR / str(int(run_id))
+        with self._write() as conn:
+            rows = conn.execute("SELECT id, path FROM checkpoints WHERE run_id = ?",
+                                (run_id,)).fetchall()
+            known = set()
+            for r in rows:
+                path = self._abs(r["path"])
+                if path.is_file():
+                    known.add(path.resolve())
+                else:
+                    conn.execute("DELETE FROM checkpoints WHERE id = ?", (r["id"],))
+            steps = conn.execute("SELECT steps FROM runs WHERE id = ?", (run_id,)).fetchone()
+            for path in sorted(folder.glob("best-*.pt")) + [folder / "last.pt"]:
+                if not path.is_file() or path.resolve() in known:
+                    continue
+                kind = "last" if path.name == "last.pt" else "best"
+                digits = path.stem.removeprefix("best-")
+                step = int(digits) if kind == "best" and digits.isdigit() else int(steps[0] or 0)
+                conn.execute(
+                    "INSERT OR IGNORE INTO checkpoints (run_id, step, path, kind, created)"
+                    " VALUES (?, ?, ?, ?, ?)", (run_id, step, self._rel(path), kind, time.time()))
+
     def checkpoints(self, run_id: int, kind: str | None = None) -> list[CheckpointInfo]:
         """The run's checkpoints by step (oldest first)."""
         sql, params = "SELECT * FROM checkpoints WHERE run_id = ?", [run_id]

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import io
 import random
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -95,23 +95,28 @@ class BestKeeper:
     folder: Path
     k: int
     entries: list[tuple[float, int, str]]
+    dropped: list[Path] = field(default_factory=list)
 
     def offer(self, dev_ppl: float, step: int, payload: dict[str, Any]) -> Path | None:
-        """Save payload as a best checkpoint if it ranks among the k best; drop the worst."""
+        """Save payload as a best checkpoint if it ranks among the k best, then delete the
+        one it pushes out (in that order: a kill in between leaves k + 1 files, never
+        k - 1). The deleted paths are in `dropped` until the next offer."""
+        self.dropped = []
         if self.k <= 0:
             return None
         ranked = sorted(self.entries + [(dev_ppl, step, "")])
         if (dev_ppl, step, "") not in ranked[: self.k]:
             return None
         name = f"best-{step:08d}.pt"
-        self.entries.append((dev_ppl, step, name))
-        self.entries.sort()
-        for _, _, dropped in self.entries[self.k:]:
-            inside(self.folder, dropped, "best checkpoint", CheckpointError, bare=True).unlink(
-                missing_ok=True)
-        self.entries = self.entries[: self.k]
-        payload = dict(payload, best=[list(e) for e in self.entries])
-        return save_checkpoint(self.folder / name, payload)
+        entries = sorted([e for e in self.entries if e[2] != name] + [(dev_ppl, step, name)])
+        kept, pushed_out = entries[: self.k], entries[self.k:]
+        path = save_checkpoint(self.folder / name, dict(payload, best=[list(e) for e in kept]))
+        self.entries = kept
+        for _, _, dropped in pushed_out:
+            old = inside(self.folder, dropped, "best checkpoint", CheckpointError, bare=True)
+            old.unlink(missing_ok=True)
+            self.dropped.append(old)
+        return path
 
     @property
     def best_path(self) -> Path | None:

@@ -4,7 +4,7 @@ Plain function, no Qt. It reports through `ctx` (core.jobs.JobContext):
     'start'       {device, params, steps_per_epoch, resumed_from}
     'step'        {step, epoch, loss, ppl, lr, tok_per_s, eta_s, tokens}
     'validation'  {step, dev_ppl, dev_loss, dev_bleu}
-    'checkpoint'  {step, path, which: last|best, dev_ppl}
+    'checkpoint'  {step, path, which: last|best, dev_ppl, dropped: best files deleted}
     'epoch'       {epoch, lr}
 and answers `ctx.cancelled` (stops after the current step, saving a checkpoint) and
 `ctx.wait_if_paused()`. It returns a TrainResult; failures (NaN loss, out of memory)
@@ -186,7 +186,8 @@ def train_model(
             ctx.emit("validation", step=step, dev_loss=dev_loss, dev_ppl=dev_ppl, dev_bleu=bleu)
             best = keeper.offer(dev_ppl, step, payload())
             if best is not None:
-                ctx.emit("checkpoint", step=step, path=str(best), which="best", dev_ppl=dev_ppl)
+                ctx.emit("checkpoint", step=step, path=str(best), which="best", dev_ppl=dev_ppl,
+                         dropped=[str(p) for p in keeper.dropped])
         save_last()
         return bool(tc.early_stop_patience) and bad_validations >= tc.early_stop_patience
 

@@ -175,6 +175,8 @@ class StoreRecorder:
             self.ws.update_run(self.run_id, steps=d["step"])
         elif event.kind == "checkpoint":
             self.ws.add_checkpoint(self.run_id, d["step"], d["path"], d["which"], d.get("dev_ppl"))
+            for path in d.get("dropped") or ():
+                self.ws.remove_checkpoint(self.run_id, path)
 
     def flush(self) -> None:
         for step, values in self.pending:
@@ -206,6 +208,7 @@ def train_run(ws: Workspace, run_ref: int | str, ctx: JobContext, resume: bool =
     except JobCancelled:
         if is_main:
             recorder.flush()
+            ws.sync_checkpoints(run_id)
             ws.update_run(run_id, status="cancelled")
         raise
     except Exception as exc:  # any escape marks the run failed, never left 'running'
@@ -213,11 +216,13 @@ def train_run(ws: Workspace, run_ref: int | str, ctx: JobContext, resume: bool =
             else f"{type(exc).__name__}: {exc}"
         if is_main:
             recorder.flush()
+            ws.sync_checkpoints(run_id)
             ws.update_run(run_id, status="failed", error=message)
         ctx.emit("failed", message=message)
         raise
     if is_main:
         recorder.flush()
+        ws.sync_checkpoints(run_id)
         ws.update_run(run_id, status=result.status, steps=result.step,
                       elapsed_s=time.perf_counter() - started)
         ctx.emit("finished", status=result.status, step=result.step,
