@@ -428,7 +428,9 @@ class Workspace:
 
     # --- metrics ----------------------------------------------------------------------------
     def log_metrics(self, run_id: int, step: int, kind: str, values: dict[str, float]) -> None:
-        """Append one step's values (e.g. {'loss': 2.3, 'ppl': 9.9}); kind train|valid."""
+        """Record one step's values (e.g. {'loss': 2.3, 'ppl': 9.9}); kind train|valid.
+        Idempotent: a value logged again for the same step (a resumed run repeating the
+        steps after its last checkpoint) replaces the old one."""
         if kind not in METRIC_KINDS:
             raise ValueError(f"metric kind must be one of {METRIC_KINDS}, not {kind!r}")
         now = time.time()
@@ -436,7 +438,8 @@ class Workspace:
         with self._write() as conn:
             conn.executemany(
                 "INSERT INTO metrics (run_id, step, kind, name, value, time)"
-                " VALUES (?, ?, ?, ?, ?, ?)", rows)
+                " VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (run_id, kind, name, step) DO UPDATE"
+                " SET value = excluded.value, time = excluded.time", rows)
 
     def metrics(
         self, run_id: int, kind: str | None = None, name: str | None = None,
