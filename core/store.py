@@ -20,6 +20,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from core import runlock
 from core.atomic import write_text_atomic
 from core.data.corpus import Corpus
 from core.errors import StoreError
@@ -47,7 +48,7 @@ from core.workspace_paths import (
     write_corpus_files,
 )
 
-RUN_STATUSES = ("queued", "running", "paused", "finished", "failed", "cancelled")
+RUN_STATUSES = ("queued", "running", "paused", "finished", "failed", "cancelled", "interrupted")
 METRIC_KINDS = ("train", "valid")
 CHECKPOINT_KINDS = ("last", "best")
 BUSY_TIMEOUT_S = 60.0  # how long a writer waits for another process's transaction
@@ -113,6 +114,7 @@ class Workspace:
             apply_migrations(conn, LATEST_VERSION, db)
             for sub in (CORPORA_DIR, RUNS_DIR, EXPORTS_DIR):
                 (ws.root / sub).mkdir(exist_ok=True)
+            ws.recover()
         except sqlite3.DatabaseError as exc:
             ws.close()
             raise StoreError(
@@ -123,6 +125,29 @@ class Workspace:
             ws.close()
             raise
         return ws
+
+    def recover(self) -> list[str]:
+        """What a killed process left behind, put right (run on every open): runs that
+        say 'running' or 'paused' while no process holds their lock become
+        'interrupted'. Returns the names of the runs marked."""
+        marked = []
+        for row in self._query("SELECT id, name FROM runs WHERE status IN ('running', 'paused')"):
+            folder = self.root / RUNS_DIR / str(row["id"])
+            if runlock.is_locked(folder):
+                continue
+            pid = runlock.holder(folder)
+            by = f" (process {pid})" if pid else ""
+            with self._write() as conn:  # re-checked inside the write lock
+                if runlock.is_locked(folder):
+                    continue
+                conn.execute(
+                    "UPDATE runs SET status = 'interrupted', error = ? WHERE id = ? AND"
+                    " status IN ('running', 'paused')",
+                    (f"the process training it{by} ended without saving its status (killed?); "
+                     f"resume it from its last checkpoint with `train --resume {row['name']}`",
+                     row["id"]))
+            marked.append(row["name"])
+        return marked
 
     def close(self) -> None:
         with self._lock:

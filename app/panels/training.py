@@ -47,6 +47,7 @@ from core.train.run import create_run, train_run
 RUN_COLUMNS = ("Run", "Family", "Attention", "Status", "Steps", "Best dev ppl", "Device",
                "Created", "Note")
 STATUS_COLOURS = {"finished": "#1b7837", "failed": "#b2182b", "cancelled": "#8c6d1f",
+                  "interrupted": "#8c6d1f",
                   "running": "#2166ac", "queued": "#555555"}
 FLUSH_MS = 250  # how often buffered curve points are drawn
 TRANSFORMER_FAMILIES = ("transformer", "concat", "context_transformer")

@@ -8,7 +8,9 @@ and vocabularies (reloaded from the run folder on resume, so ids never shift; a
 two-stage stage-2 run copies its stage-1 run's, train.init_from), writes
 every event to the store (curves survive restarts) and keeps the run's status true:
 running -> finished | cancelled | failed (with the reason; any exception that escapes
-training marks the run failed).
+training marks the run failed) | interrupted (KeyboardInterrupt; or, found by
+`Workspace.open`, a 'running' run whose process died without holding its lock any more).
+One process trains a run at a time: it holds the run's lock (core.runlock).
 """
 from __future__ import annotations
 
@@ -21,6 +23,7 @@ from core.data.dataset import PreparedData, decode_ids, prepare_dataset
 from core.data.splits import split_corpus
 from core.errors import ConfigError, WorkbenchError
 from core.jobs import JobCancelled, JobContext, JobEvent
+from core.runlock import RunLock
 from core.store import Workspace
 from core.train import artifacts
 from core.train.device import describe_device, pick_device
@@ -185,11 +188,26 @@ class StoreRecorder:
 
 
 def train_run(ws: Workspace, run_ref: int | str, ctx: JobContext, resume: bool = False,
-              distributed=None, config_override: RunConfig | None = None) -> TrainResult:
-    """Train (or resume) a run of the workspace; see the module doc."""
+              distributed=None, config_override: RunConfig | None = None,
+              lock: RunLock | None = None) -> TrainResult:
+    """Train (or resume) a run of the workspace; see the module doc.
+
+    The training process holds the run's lock (core.runlock) throughout: a second
+    trainer of the same run is refused with TrainingError. Pass `lock` when the caller
+    took it already (the CLI does, before it saves a resume's new budget)."""
     run_id = ws.run_id(run_ref)
     info = ws.get_run(run_id)
     is_main = distributed is None or distributed.rank == 0
+    own_lock = RunLock.acquire(ws.run_dir(run_id), info.name) if is_main and lock is None else None
+    try:
+        return _train_locked(ws, run_id, info, ctx, resume, distributed, config_override, is_main)
+    finally:
+        if own_lock is not None:
+            own_lock.release()
+
+
+def _train_locked(ws: Workspace, run_id: int, info, ctx: JobContext, resume: bool,
+                  distributed, config_override: RunConfig | None, is_main: bool) -> TrainResult:
     recorder = StoreRecorder(ws, run_id)
     if is_main:
         ctx.add_listener(recorder)
@@ -219,6 +237,14 @@ def train_run(ws: Workspace, run_ref: int | str, ctx: JobContext, resume: bool =
             ws.sync_checkpoints(run_id)
             ws.update_run(run_id, status="failed", error=message)
         ctx.emit("failed", message=message)
+        raise
+    except BaseException as exc:  # KeyboardInterrupt (a second Ctrl-C), SystemExit
+        if is_main:
+            recorder.flush()
+            ws.sync_checkpoints(run_id)
+            ws.update_run(run_id, status="interrupted", error=(
+                f"stopped by {type(exc).__name__} before it could save a checkpoint; resume "
+                f"it from its last one with `train --resume {info.name}`"))
         raise
     if is_main:
         recorder.flush()
