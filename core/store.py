@@ -129,7 +129,10 @@ class Workspace:
     def recover(self) -> list[str]:
         """What a killed process left behind, put right (run on every open): runs that
         say 'running' or 'paused' while no process holds their lock become
-        'interrupted'. Returns the names of the runs marked."""
+        'interrupted'; half-written temp files (`.NAME.*.tmp` of core.atomic) go from
+        the folders of runs nobody trains and of corpora, and so do corpus folders
+        without a row (an import killed mid-way). Returns the names of the runs marked."""
+        self._remove_orphan_files()
         marked = []
         for row in self._query("SELECT id, name FROM runs WHERE status IN ('running', 'paused')"):
             folder = self.root / RUNS_DIR / str(row["id"])
@@ -148,6 +151,34 @@ class Workspace:
                      row["id"]))
             marked.append(row["name"])
         return marked
+
+    def _remove_orphan_files(self) -> None:
+        def temps(folder: Path) -> list[Path]:
+            return [p for p in folder.glob(".*.tmp") if p.is_file()]
+
+        runs = self.root / RUNS_DIR
+        for folder in sorted(runs.iterdir()) if runs.is_dir() else ():
+            if folder.is_dir() and not runlock.is_locked(folder):
+                for tmp in temps(folder):
+                    tmp.unlink(missing_ok=True)
+        corpora = self.root / CORPORA_DIR
+        if not corpora.is_dir():
+            return
+        ids = {str(r[0]) for r in self._query("SELECT id FROM corpora")}
+        if not any(f.is_dir() and (f.name not in ids or temps(f)) for f in corpora.iterdir()):
+            return  # the usual case: no write transaction on open
+        # add_corpus and save_split write their files inside a write transaction: holding
+        # one here, no other process is writing a corpus folder.
+        with self._write() as conn:
+            ids = {str(r[0]) for r in conn.execute("SELECT id FROM corpora")}
+            for folder in sorted(corpora.iterdir()):
+                if not folder.is_dir():
+                    continue
+                if folder.name not in ids:
+                    shutil.rmtree(folder, ignore_errors=True)
+                    continue
+                for tmp in temps(folder):
+                    tmp.unlink(missing_ok=True)
 
     def close(self) -> None:
         with self._lock:

@@ -117,3 +117,23 @@ def test_runs_of_a_killed_process_are_marked_interrupted_on_open(workspace):
     finally:
         procs[alive].kill()
         procs[alive].wait(10)
+
+
+def test_orphan_temp_files_are_removed_on_the_next_open(workspace):
+    idle = create_run(workspace, "demo", tiny_run_config(), name="idle")
+    busy = create_run(workspace, "demo", tiny_run_config(), name="busy")
+    left = [workspace.run_dir(idle) / ".last.pt.k2j3h4.tmp",
+            workspace.run_dir(idle) / ".best-00000300.pt.a1b2c3.tmp",
+            workspace.root / "corpora" / "1" / ".raw.src.x9y8z7.tmp",
+            workspace.root / "corpora" / "7" / "raw.src"]  # import killed before its row
+    kept = [workspace.run_dir(busy) / ".last.pt.q1w2e3.tmp",  # its trainer is writing it
+            workspace.run_dir(idle) / "notes.tmp", workspace.root / "corpora" / "1" / "raw.src"]
+    for path in left + kept[:2]:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(b"x" * 100)
+    with RunLock.acquire(workspace.run_dir(busy), "busy"):
+        Workspace.open(workspace.root).close()
+    assert [p for p in left if p.exists()] == []
+    assert not (workspace.root / "corpora" / "7").exists()
+    assert all(p.exists() for p in kept)
+    assert len(workspace.load_corpus("demo")) > 0
