@@ -10,6 +10,7 @@ GUI thread.
 """
 from __future__ import annotations
 
+import copy
 import time
 from typing import Any
 
@@ -306,7 +307,9 @@ class TrainingPanel(QWidget):
 
     def config(self) -> RunConfig:
         """The form as a RunConfig (the preset's other settings are kept)."""
-        cfg = RunConfig.from_dict(getattr(self, "_config", RunConfig()).to_dict())
+        # copied, not validated: the form's values are applied first, then checked once
+        # (RunConfig.validate: the same messages as the CLI's)
+        cfg = copy.deepcopy(getattr(self, "_config", RunConfig()))
         m, t, d = cfg.model, cfg.train, cfg.data
         cfg.name = self.name.text().strip() or "run"
         m.family, m.attention = self.family.currentText(), self.attention.currentText()

@@ -21,7 +21,7 @@ from core.config import RunConfig
 from core.data.batching import BatchPlan
 from core.data.dataset import PreparedData, decode_ids, prepare_dataset
 from core.data.splits import split_corpus
-from core.errors import ConfigError, WorkbenchError
+from core.errors import ConfigError, TrainingError, WorkbenchError
 from core.jobs import JobCancelled, JobContext, JobEvent
 from core.runlock import RunLock
 from core.store import Workspace
@@ -32,9 +32,31 @@ from core.train.loop import TrainData, TrainResult, train_model
 CONTEXT_FAMILIES = ("concat", "context_transformer")
 
 
+MIN_DEV_PAIRS = 1  # a dev set without a pair gives perplexity exp(0) = 1.00: meaningless
+
+
 def create_run(ws: Workspace, corpus_ref: int | str, config: RunConfig, name: str | None = None) -> int:
+    """A 'queued' run, once everything that can be checked without training is right:
+    every config field (RunConfig.validate), the device, and a corpus whose split has
+    training and dev pairs. A refused run leaves no row holding its name."""
     config.validate()
-    return ws.create_run(name or config.name, config.to_dict(), corpus_ref)
+    pick_device(config.train.device)  # 'cuda' without a GPU is refused here, not mid-run
+    corpus_id = ws.corpus_id(corpus_ref)
+    check_split_sizes(ws.get_corpus(corpus_id).name,
+                      ensure_split(ws, corpus_id, config.train.seed).assignment)
+    return ws.create_run(name or config.name, config.to_dict(), corpus_id)
+
+
+def check_split_sizes(corpus_name: str, assignment: dict[str, list[int]]) -> None:
+    """TrainingError unless the split has training pairs and a usable dev set."""
+    n_train, n_dev = len(assignment.get("train", [])), len(assignment.get("dev", []))
+    total = sum(len(v) for v in assignment.values())
+    if n_train == 0 or n_dev < MIN_DEV_PAIRS:
+        raise TrainingError(
+            f"corpus {corpus_name!r} is too small to train on: its {total} pairs split into "
+            f"{n_train} training and {n_dev} dev pairs (80/10/10, whole documents per set); "
+            f"training needs at least 1 training and {MIN_DEV_PAIRS} dev pair, so import a "
+            "larger corpus (hundreds of pairs at least)")
 
 
 def ensure_split(ws: Workspace, corpus_id: int, seed: int):
@@ -89,6 +111,7 @@ def _prepare(ws: Workspace, run_id: int, config: RunConfig, resume: bool, ctx: J
     if info.corpus_id is None:
         raise ConfigError(f"run {info.name!r} has no corpus; create it with a corpus")
     corpus, parts = load_split_corpora(ws, info.corpus_id, config.train.seed)
+    check_split_sizes(corpus.name, {k: list(range(len(v))) for k, v in parts.items()})
     run_dir = ws.run_dir(run_id)
     reuse = artifacts.load_text_side(run_dir) if resume else None
     fresh = reuse is None
@@ -109,6 +132,15 @@ def _prepare(ws: Workspace, run_id: int, config: RunConfig, resume: bool, ctx: J
         parts["train"], parts["dev"], config.data, corpus.src_lang, corpus.tgt_lang,
         vocabs=reuse[:2] if reuse else None, preprocessors=reuse[2:] if reuse else None,
         context_k=k, job=ctx, context_following=f)
+    if len(prepared.train) == 0:
+        raise TrainingError(
+            f"no usable training pairs: {prepared.train_report.summary()}; raise "
+            f"data.max_len (now {config.data.max_len}) or import a corpus whose pairs have "
+            "text on both sides")
+    if len(prepared.dev) < MIN_DEV_PAIRS:
+        raise TrainingError(
+            f"no usable dev pairs: {prepared.dev_report.summary()}; the dev perplexity would "
+            "mean nothing, so import a larger corpus")
     if fresh:
         artifacts.save_artifacts(run_dir, prepared.src_vocab, prepared.tgt_vocab,
                                  prepared.src_pre, prepared.tgt_pre)
