@@ -74,17 +74,22 @@ def pick_checkpoint(run_dir: Path, which: str = "best") -> Path:
     return path
 
 
-def load_model(run_dir: str | Path, which: str = "best", device: str | torch.device = "cpu") -> LoadedModel:
+def load_model(run_dir: str | Path, which: str = "best", device: str | torch.device = "cpu",
+               run_config: dict | None = None) -> LoadedModel:
+    """The run's model from checkpoint `which`, checked against the run: the keys it
+    needs, its vocabulary sizes against the run's vocabularies and, given `run_config`
+    (the run's stored config), its config (CheckpointError naming what differs)."""
     from core.models.registry import build_model
 
     run_dir = Path(run_dir)
     path = pick_checkpoint(run_dir, which)
-    state = ckpt.load_checkpoint(path, map_location=device)
-    config = RunConfig.from_dict(state["config"], source=str(path))
     text = load_text_side(run_dir)
     if text is None:
         raise CheckpointError(f"{run_dir}: the vocabularies ({SRC_VOCAB}, {TGT_VOCAB}) are missing")
     src_vocab, tgt_vocab, src_pre, tgt_pre = text
+    state = ckpt.check_checkpoint(ckpt.load_checkpoint(path, map_location=device), path,
+                                  ckpt.NEEDED_TO_LOAD, run_config, (len(src_vocab), len(tgt_vocab)))
+    config = RunConfig.from_dict(state["config"], source=str(path))
     model = build_model(config.model, len(src_vocab), len(tgt_vocab))
     try:
         model.load_state_dict(state["model"])

@@ -88,6 +88,58 @@ def best_entries(raw: Any, folder: str | Path, source: str | Path) -> list[tuple
     return out
 
 
+#: what a checkpoint must hold to translate with / to resume training from
+NEEDED_TO_LOAD = ("model", "config", "position")
+NEEDED_TO_RESUME = ("model", "optimizer", "schedule", "rng", "position", "config")
+#: config keys a checkpoint must share with its run: the model's shape and the text side
+MATCHED_KEYS = ("data.vocab", "data.src_vocab_size", "data.tgt_vocab_size", "data.joint_vocab",
+                "data.lowercase", "data.fold_accents", "data.pretokenized")
+
+
+def check_checkpoint(state: Any, path: str | Path, needed: tuple[str, ...] = NEEDED_TO_LOAD,
+                     run_config: dict[str, Any] | None = None,
+                     vocab_sizes: tuple[int, int] | None = None) -> dict[str, Any]:
+    """`state` checked against its run: the keys it needs, its config against the run's
+    (every model field and the MATCHED_KEYS of data; keys one side lacks are skipped, so
+    checkpoints of older versions still load) and its vocabulary sizes against the run's
+    vocabularies. CheckpointError naming what does not match. Returns `state`."""
+    if not isinstance(state, dict):
+        raise CheckpointError(f"{path}: holds a {type(state).__name__}, not a workbench "
+                              "checkpoint; pick another checkpoint of the run")
+    missing = [k for k in needed if k not in state]
+    position = state.get("position")
+    if "position" in needed and isinstance(position, dict):
+        missing += [f"position.{k}" for k in ("epoch", "batch", "step") if k not in position]
+    elif "position" in needed and "position" not in missing:
+        missing.append("position")
+    if missing:
+        raise CheckpointError(f"{path}: an incomplete checkpoint, missing {', '.join(missing)}; "
+                              "pick another checkpoint of the run (e.g. 'last' or 'best')")
+    saved = state.get("config")
+    if run_config is not None and isinstance(saved, dict):
+        keys = [f"model.{k}" for k in run_config.get("model", {})] + list(MATCHED_KEYS)
+        diffs = []
+        for key in keys:
+            section, _, name = key.partition(".")
+            have, want = saved.get(section, {}), run_config.get(section, {})
+            if name in have and name in want and have[name] != want[name]:
+                diffs.append(f"{key} = {have[name]!r} in the checkpoint, {want[name]!r} in "
+                             "the run")
+        if diffs:
+            raise CheckpointError(
+                f"{path}: belongs to another configuration than its run ("
+                + "; ".join(diffs[:6]) + (f"; {len(diffs) - 6} more" if len(diffs) > 6 else "")
+                + "); put back the run's own checkpoint or train the run again")
+    if vocab_sizes is not None and "vocab_sizes" in state:
+        saved_sizes = [int(v) for v in state["vocab_sizes"]]
+        if saved_sizes != [int(v) for v in vocab_sizes]:
+            raise CheckpointError(
+                f"{path}: was trained with vocabularies of {saved_sizes[0]} source and "
+                f"{saved_sizes[1]} target words, the run's have {vocab_sizes[0]} and "
+                f"{vocab_sizes[1]}; the checkpoint or the vocabularies come from another run")
+    return state
+
+
 @dataclass
 class BestKeeper:
     """Keeps the k checkpoints with the lowest dev perplexity (files best-<step>.pt)."""

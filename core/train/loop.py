@@ -142,11 +142,19 @@ def train_model(
     best_ppl: float | None = None
     bad_validations = 0
     if resume and (run_dir / ckpt.LAST).exists():
-        state = ckpt.load_checkpoint(run_dir / ckpt.LAST, map_location=device)
-        model.load_state_dict(state["model"])
-        optimizer.load_state_dict(state["optimizer"])
-        schedule.load_state_dict(state["schedule"])
-        ckpt.set_rng_state(state["rng"])
+        last = run_dir / ckpt.LAST
+        state = ckpt.check_checkpoint(
+            ckpt.load_checkpoint(last, map_location=device), last, ckpt.NEEDED_TO_RESUME,
+            config.to_dict(), (data.src_vocab_size, data.tgt_vocab_size))
+        try:
+            model.load_state_dict(state["model"])
+            optimizer.load_state_dict(state["optimizer"])
+            schedule.load_state_dict(state["schedule"])
+            ckpt.set_rng_state(state["rng"])
+        except (RuntimeError, ValueError, KeyError, TypeError) as exc:
+            raise ckpt.CheckpointError(
+                f"{last}: does not fit the run's model or optimiser ({type(exc).__name__}: "
+                f"{str(exc)[:300]}); put back the run's own checkpoint or train it again") from None
         epoch, batch_pos, step = (state["position"][k] for k in ("epoch", "batch", "step"))
         keeper.entries = ckpt.best_entries(state.get("best"), run_dir, run_dir / ckpt.LAST)
         best_ppl = keeper.entries[0][0] if keeper.entries else None
