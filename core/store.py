@@ -34,6 +34,7 @@ from core.store_records import (  # noqa: F401 - re-exported: core.store is the 
     SplitInfo,
     TranslationInfo,
 )
+from core.textsafe import unprintable_chars
 from core.workspace_paths import (
     CORPORA_DIR,
     DB_NAME,
@@ -270,6 +271,11 @@ class Workspace:
         name = name.strip()
         if not name:
             raise StoreError(f"a {what} needs a name; give one (e.g. --name).")
+        bad = unprintable_chars(name)
+        if bad:
+            raise StoreError(f"{what} name {name!r} holds control characters ({', '.join(bad)}), "
+                             "which would garble terminals and lists; choose a name of letters, "
+                             "digits, spaces and punctuation.")
         if name.isdigit():
             raise StoreError(f"{what} name {name!r} is only digits and would read as an id; "
                              "add a letter.")

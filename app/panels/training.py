@@ -42,6 +42,7 @@ from app.panels.training_context import ContextModelBox
 from app.widgets.curves import CurvesPlot
 from core.config import ATTENTION_KINDS, FAMILIES, SCORES, RunConfig, list_presets, load_preset
 from core.errors import ConfigError, WorkbenchError
+from core.textsafe import printable
 from core.train.device import precision_note
 from core.train.run import create_run, train_run
 
@@ -382,8 +383,8 @@ class TrainingPanel(QWidget):
         status = job.state if live else run.status
         steps = int(self.progress_of.get(run.id, {}).get("step", run.steps)) if live else run.steps
         note = run.error or ""
-        values = (f"{run.id}: {run.name}", run.family, attention, status, f"{steps:,}", best,
-                  run.device, created, note)
+        values = (f"{run.id}: {printable(run.name)}", run.family, attention, status, f"{steps:,}",
+                  best, run.device, created, printable(note))
         for col, value in enumerate(values):
             item = QTableWidgetItem(str(value))
             item.setData(Qt.ItemDataRole.UserRole, run.id)

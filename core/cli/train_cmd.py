@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 from core.config import RunConfig, load_config, load_preset
 from core.errors import ConfigError
 from core.jobs import JobCancelled, JobContext, JobEvent
+from core.textsafe import printable
 
 if TYPE_CHECKING:
     from core.store import Workspace
@@ -129,7 +130,8 @@ class ProgressPrinter:
             bleu = f", dev BLEU {d['dev_bleu']:.2f}" if d.get("dev_bleu") is not None else ""
             print(f"\nstep {d['step']}: dev perplexity {d['dev_ppl']:.2f}{bleu}", file=self.stream)
         elif e.kind == "log":
-            print(f"\n{d['message']}" if not self.quiet else d["message"], file=self.stream)
+            message = printable(d["message"])
+            print(f"\n{message}" if not self.quiet else message, file=self.stream)
 
 
 class StopOnSignal:
@@ -210,12 +212,12 @@ def run(args: argparse.Namespace) -> int:
             dist.close()
     if dist is None or dist.rank == 0:
         info = ws.get_run(run_id)
-        print(f"\nrun {info.name} (id {run_id}): {result.status} after {result.step} steps; "
+        print(f"\nrun {printable(info.name)} (id {run_id}): {result.status} after {result.step} steps; "
               f"best dev perplexity {result.best_dev_ppl or float('nan'):.2f}; "
               f"folder {ws.run_dir(run_id)}")
         if stopper.signum is not None:
             print(f"stopped by {signal.Signals(stopper.signum).name}; continue with "
-                  f"`train --resume {info.name}`", file=sys.stderr)
+                  f"`train --resume {printable(info.name)}`", file=sys.stderr)
             return 128 + int(stopper.signum)
     return 0
 
