@@ -153,7 +153,7 @@ def list_gold_sets(ws) -> list[str]:
 
 def load_gold_set(ws, name: str) -> GoldSet:
     """The stored gold set `name` (links re-checked against the sentences)."""
-    folder = gold_root(ws) / name
+    folder = gold_root(ws) / _check_name(name)
     if not (folder / META_FILE).exists():
         known = ", ".join(list_gold_sets(ws)) or "none yet"
         raise ConfigError(f"{ws.root}: no gold set named {name!r} (known: {known}); import "
@@ -166,7 +166,7 @@ def load_gold_set(ws, name: str) -> GoldSet:
 
 
 def delete_gold_set(ws, name: str) -> None:
-    folder = gold_root(ws) / name
+    folder = gold_root(ws) / _check_name(name)
     if not (folder / META_FILE).exists():
         raise ConfigError(f"{ws.root}: no gold set named {name!r}")
     shutil.rmtree(folder)

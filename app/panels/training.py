@@ -10,6 +10,7 @@ GUI thread.
 """
 from __future__ import annotations
 
+import copy
 import time
 from typing import Any
 
@@ -44,12 +45,14 @@ from app.widgets.run_list import run_device
 from app.widgets.status_label import StatusLabel
 from core.config import ATTENTION_KINDS, FAMILIES, SCORES, RunConfig, list_presets, load_preset
 from core.errors import ConfigError, WorkbenchError
+from core.textsafe import printable
 from core.train.device import precision_note
 from core.train.run import create_run, train_run
 
 RUN_COLUMNS = ("Run", "Family", "Attention", "Status", "Steps", "Best dev ppl", "Device",
                "Created", "Note")
 STATUS_COLOURS = {"finished": "#1b7837", "failed": "#b2182b", "cancelled": "#8c6d1f",
+                  "interrupted": "#8c6d1f",
                   "running": "#2166ac", "queued": "#555555"}
 FLUSH_MS = 250  # how often buffered curve points are drawn
 TRANSFORMER_FAMILIES = ("transformer", "concat", "context_transformer")
@@ -345,7 +348,9 @@ class TrainingPanel(QWidget):
 
     def config(self) -> RunConfig:
         """The form as a RunConfig (the preset's other settings are kept)."""
-        cfg = RunConfig.from_dict(getattr(self, "_config", RunConfig()).to_dict())
+        # copied, not validated: the form's values are applied first, then checked once
+        # (RunConfig.validate: the same messages as the CLI's)
+        cfg = copy.deepcopy(getattr(self, "_config", RunConfig()))
         m, t, d = cfg.model, cfg.train, cfg.data
         cfg.name = self.name.text().strip() or "run"
         m.family, m.attention = self.family.currentText(), self.attention.currentText()
@@ -423,8 +428,8 @@ class TrainingPanel(QWidget):
         steps = int(self.progress_of.get(run.id, {}).get("step", run.steps)) if live else run.steps
         note = run.error or ""
         device, device_tip = run_device(run.device)
-        values = (f"{run.id}: {run.name}", run.family, attention, status, f"{steps:,}", best,
-                  device, created, note)
+        values = (f"{run.id}: {printable(run.name)}", run.family, attention, status, f"{steps:,}",
+                  best, device, created, printable(note))
         for col, value in enumerate(values):
             item = QTableWidgetItem(str(value))
             item.setData(Qt.ItemDataRole.UserRole, run.id)

@@ -11,6 +11,7 @@ import importlib
 import sys
 
 from core.errors import WorkbenchError
+from core.textsafe import printable
 
 # Order is the order of `--help`.
 COMMAND_MODULES = [
@@ -45,7 +46,7 @@ def run_cli(argv: list[str]) -> int:
     try:
         return int(args.func(args) or 0)
     except WorkbenchError as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        print(f"error: {printable(str(exc))}", file=sys.stderr)  # one line, no escapes
         return 2
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)

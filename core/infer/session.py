@@ -56,7 +56,8 @@ class TranslationSession:
         members, names = [], []
         for ref in run_refs:
             info = workspace.get_run(ref)
-            members.append(load_model(workspace.run_dir(info.id), which, device))
+            members.append(load_model(workspace.run_dir(info.id), which, device,
+                                      run_config=info.config))
             names.append(info.name)
         return cls.from_loaded(members, names)
 

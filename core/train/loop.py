@@ -4,7 +4,7 @@ Plain function, no Qt. It reports through `ctx` (core.jobs.JobContext):
     'start'       {device, params, steps_per_epoch, resumed_from}
     'step'        {step, epoch, loss, ppl, lr, tok_per_s, eta_s, tokens}
     'validation'  {step, dev_ppl, dev_loss, dev_bleu}
-    'checkpoint'  {step, path, which: last|best, dev_ppl}
+    'checkpoint'  {step, path, which: last|best, dev_ppl, dropped: best files deleted}
     'epoch'       {epoch, lr}
 and answers `ctx.cancelled` (stops after the current step, saving a checkpoint) and
 `ctx.wait_if_paused()`. It returns a TrainResult; failures (NaN loss, out of memory)
@@ -150,13 +150,21 @@ def train_model(
     best_ppl: float | None = None
     bad_validations = 0
     if resume and (run_dir / ckpt.LAST).exists():
-        state = ckpt.load_checkpoint(run_dir / ckpt.LAST, map_location=device)
-        model.load_state_dict(state["model"])
-        optimizer.load_state_dict(state["optimizer"])
-        schedule.load_state_dict(state["schedule"])
-        ckpt.set_rng_state(state["rng"])
+        last = run_dir / ckpt.LAST
+        state = ckpt.check_checkpoint(
+            ckpt.load_checkpoint(last, map_location=device), last, ckpt.NEEDED_TO_RESUME,
+            config.to_dict(), (data.src_vocab_size, data.tgt_vocab_size))
+        try:
+            model.load_state_dict(state["model"])
+            optimizer.load_state_dict(state["optimizer"])
+            schedule.load_state_dict(state["schedule"])
+            ckpt.set_rng_state(state["rng"])
+        except (RuntimeError, ValueError, KeyError, TypeError) as exc:
+            raise ckpt.CheckpointError(
+                f"{last}: does not fit the run's model or optimiser ({type(exc).__name__}: "
+                f"{str(exc)[:300]}); put back the run's own checkpoint or train it again") from None
         epoch, batch_pos, step = (state["position"][k] for k in ("epoch", "batch", "step"))
-        keeper.entries = [tuple(e) for e in state.get("best", [])]
+        keeper.entries = ckpt.best_entries(state.get("best"), run_dir, run_dir / ckpt.LAST)
         best_ppl = keeper.entries[0][0] if keeper.entries else None
         bad_validations = int(state.get("bad_validations", 0))
         resumed_from = step
@@ -194,7 +202,8 @@ def train_model(
             ctx.emit("validation", step=step, dev_loss=dev_loss, dev_ppl=dev_ppl, dev_bleu=bleu)
             best = keeper.offer(dev_ppl, step, payload())
             if best is not None:
-                ctx.emit("checkpoint", step=step, path=str(best), which="best", dev_ppl=dev_ppl)
+                ctx.emit("checkpoint", step=step, path=str(best), which="best", dev_ppl=dev_ppl,
+                         dropped=[str(p) for p in keeper.dropped])
         save_last()
         return bool(tc.early_stop_patience) and bad_validations >= tc.early_stop_patience
 

@@ -204,6 +204,9 @@ def test_attention_two_models_with_gold_overlay_and_aer(qtbot, trained_ws, error
     panel.pair_list.setCurrentRow(2)
     index = panel.order[2]
     a, b = panel.heatmaps[0], panel.heatmaps[1]
+    # the job's result reaches the GUI thread through a queued signal: wait for the drawing
+    qtbot.waitUntil(lambda: a.image.image is not None and b.image.image is not None,
+                    timeout=10000)
     assert a.isVisibleTo(panel) and b.isVisibleTo(panel)
     assert a.image.image.shape == b.image.image.shape
     assert not np.allclose(a.image.image, b.image.image)  # two models, two matrices
