@@ -28,7 +28,7 @@ def baseline_training_text(ws, run_info, src_pre, tgt_pre, corpus: str | None = 
     are left out."""
     from core.config import RunConfig
     from core.data.textio import read_lines
-    from core.train.run import load_split_corpora
+    from core.services.training import load_split_corpora
 
     if src_file or tgt_file:
         if not (src_file and tgt_file):
