@@ -32,3 +32,25 @@ def test_transformer_and_context_models_train_in_the_bench(tmp_path):
     # the multi-encoder adds a context encoder and a gate; two-stage keeps its own copy
     params = {n: r["params"] for n, r in by_name.items()}
     assert params["transformer"] < params["context-ws"] < params["context-ts"]
+
+
+def test_decoding_bench_emits_exactly_the_fixed_length(tmp_path):
+    """bench translate forces every output to N tokens, greedy and beam alike, so the
+    throughput compares equal work (the run fails if one token more or less came out)."""
+    import pytest
+
+    from core.bench_translate import run_translate_bench
+    from core.errors import ConfigError
+
+    for side in ("es", "en"):
+        (tmp_path / f"train.tok.{side}").write_text(
+            (DEMO / f"demo.{side}").read_text(encoding="utf-8"), encoding="utf-8")
+    out = io.StringIO()
+    rows = run_translate_bench("rnnsearch", sentences=12, length=9, beams=[1, 3], batch_size=5,
+                               device="cpu", data_dir=str(tmp_path), threads=1, out=out)
+    assert [r["beam"] for r in rows] == [1, 3]
+    for r in rows:
+        assert r["tgt_tok_per_s"] == pytest.approx(12 * 9 / r["seconds"])
+    assert "beam 3" in out.getvalue()
+    with pytest.raises(ConfigError, match="unknown variant"):
+        run_translate_bench("gpt", 1, 1, [1], 1, "cpu", str(tmp_path), 1)
