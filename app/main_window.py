@@ -21,7 +21,6 @@ from PySide6.QtWidgets import (
 )
 
 from app import workers
-from app.core_bridge import find
 from app.core_jobs import SessionCache, warm_up
 from app.file_dialogs import ask_folder
 from app.panels.attention import AttentionPanel
@@ -62,14 +61,9 @@ def about_html() -> str:
 
 
 def device_description() -> str:
-    describe = find("core.train.device", "describe_device")
-    if describe is not None:
-        return str(describe())
-    import torch
+    from core.train.device import describe_device
 
-    if torch.cuda.is_available():
-        return torch.cuda.get_device_name(0)
-    return f"CPU, {torch.get_num_threads()} threads"
+    return str(describe_device())
 
 
 class MainWindow(QMainWindow):
@@ -278,23 +272,6 @@ def apply_style(app: QApplication) -> None:
     )
 
 
-def _demo_fallback() -> Path:
-    """Until core.demo exists: a fresh workspace holding the bundled demo corpus and
-    gold set (no trained runs)."""
-    from core.data.readers import read_parallel
-    from core.goldsets import import_gold_set
-
-    demo = Path(__file__).resolve().parent.parent / "resources" / "demo"
-    root = Path(tempfile.mkdtemp(prefix="nmt-demo-"))
-    with Workspace.open(root, create=True) as ws:
-        corpus = read_parallel(demo / "demo.es", demo / "demo.en", "es", "en",
-                               docids_path=demo / "demo.docids", name="demo")
-        ws.add_corpus(corpus, "demo", format="parallel")
-        import_gold_set(ws, "demo-gold", demo / "gold.es", demo / "gold.en", demo / "gold.links",
-                        src_lang="es", tgt_lang="en")
-    return root
-
-
 def launch(workspace: str | None = None, demo: bool = False) -> int:
     """Open the workbench (the `gui` command). Returns the exit status."""
     app = QApplication.instance() or QApplication(sys.argv)
@@ -302,9 +279,10 @@ def launch(workspace: str | None = None, demo: bool = False) -> int:
     app.setApplicationName("NMT Attention Workbench")
     apply_style(app)
     if demo:
-        ensure = find("core.demo", "ensure_demo_workspace") or _demo_fallback
+        from core.demo import ensure_demo_workspace
+
         try:
-            workspace = str(ensure())
+            workspace = str(ensure_demo_workspace())
         except WorkbenchError as exc:
             workers.show_error(None, "Demo workspace", str(exc))
             workspace = tempfile.mkdtemp(prefix="nmt-demo-")

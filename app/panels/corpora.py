@@ -25,41 +25,29 @@ from PySide6.QtWidgets import (
 )
 
 from app import workers
-from app.core_bridge import find
 from app.panels.import_dialog import ImportDialog
 from app.widgets.pair_table import PairTableModel
+from core.data.readers import FORMATS
 from core.jobs import JobContext
+from core.services.corpora import corpus_statistics, import_corpus, split_and_store
 from core.textsafe import printable
 
 
 def import_job(fmt: str, paths: list[str], src_lang: str, tgt_lang: str,
                options: dict[str, Any], name: str, workspace: Any, ctx: JobContext) -> int:
-    """Read with core's reader and store in the workspace; returns the corpus id."""
-    read_corpus = find("core.data.readers", "read_corpus")
-    ctx.progress(0, 2, f"reading {paths[0] if paths else ''}")
-    corpus = read_corpus(fmt, paths, src_lang, tgt_lang, **options)
-    ctx.check_cancelled()
-    ctx.progress(1, 2, f"storing {len(corpus)} pairs")
-    return workspace.add_corpus(corpus, name=name, format=fmt, options=options, sources=paths)
+    """core.services.corpora.import_corpus on a worker thread; returns the corpus id."""
+    return import_corpus(workspace, fmt, paths, src_lang, tgt_lang, name, options, ctx)
 
 
 def load_job(workspace: Any, corpus_id: int, ctx: JobContext) -> tuple[Any, Any]:
-    """The corpus and its statistics (core.data.stats.corpus_stats)."""
-    corpus = workspace.load_corpus(corpus_id)
-    stats_fn = find("core.data.stats", "corpus_stats")
-    return corpus, (stats_fn(corpus) if stats_fn is not None else None)
+    """The corpus and its statistics (core.services.corpora.corpus_statistics)."""
+    return corpus_statistics(workspace, corpus_id)
 
 
 def split_job(workspace: Any, corpus_id: int, seed: int, ratios: tuple[float, float, float],
               ctx: Any = None) -> dict[str, int]:
-    """core.data.splits.split_corpus + Workspace.save_split; returns the set sizes."""
-    from core.data.splits import split_corpus
-
-    splits = split_corpus(workspace.load_corpus(corpus_id), seed=seed, ratios=ratios)
-    assignment = {"train": splits.train_indices, "dev": splits.dev_indices,
-                  "test": splits.test_indices}
-    workspace.save_split(corpus_id, seed, ratios, assignment)
-    return {k: len(v) for k, v in assignment.items()}
+    """core.services.corpora.split_and_store; returns the set sizes."""
+    return {k: len(v) for k, v in split_and_store(workspace, corpus_id, seed, ratios).items()}
 
 
 class CorporaPanel(QWidget):
@@ -138,7 +126,7 @@ class CorporaPanel(QWidget):
         layout = QVBoxLayout(self)
         layout.setContentsMargins(8, 8, 8, 8)
         layout.addWidget(splitter)
-        self._formats = find("core.data.readers", "FORMATS") or ("parallel", "tsv", "tmx", "docs")
+        self._formats = FORMATS
         self.import_button.setEnabled(False)
         self.import_button.setToolTip("Open a workspace first.")
 

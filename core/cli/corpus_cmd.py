@@ -105,19 +105,14 @@ def reader_options(args: argparse.Namespace, fmt: str) -> dict[str, Any]:
 
 
 def run_import(args: argparse.Namespace) -> int:
-    from core.data.readers import read_corpus
+    from core.services.corpora import import_corpus
 
     fmt = args.format or guess_format(args.paths)
     options = reader_options(args, fmt)
-    corpus = read_corpus(fmt, args.paths, args.src_lang, args.tgt_lang, **dict(options))
     name = args.name or Path(args.paths[0]).stem
-    sources = [str(Path(p).resolve()) for p in args.paths]
-    if args.docids is not None:
-        sources.append(str(Path(args.docids).resolve()))
-        options["docids_path"] = sources[-1]
     with _open(args) as ws:
-        corpus_id = ws.add_corpus(corpus, name=name, format=fmt, options=options,
-                                  sources=sources)
+        corpus_id = import_corpus(ws, fmt, args.paths, args.src_lang, args.tgt_lang, name,
+                                  options)
         info = ws.get_corpus(corpus_id)
     print(f"imported corpus {info.id} {info.name!r}: {info.n_pairs} pairs "
           f"({info.src_lang} -> {info.tgt_lang}), {info.n_documents} documents, "
@@ -183,15 +178,12 @@ def parse_ratios(text: str) -> tuple[float, float, float]:
 
 
 def run_split(args: argparse.Namespace) -> int:
-    from core.data.splits import split_corpus
+    from core.services.corpora import split_and_store
 
     ratios = parse_ratios(args.ratios)
     with _open(args) as ws:
         corpus = ws.load_corpus(args.corpus)
-        splits = split_corpus(corpus, seed=args.seed, ratios=ratios)
-        assignment = {"train": splits.train_indices, "dev": splits.dev_indices,
-                      "test": splits.test_indices}
-        ws.save_split(args.corpus, args.seed, ratios, assignment)
+        assignment = split_and_store(ws, args.corpus, args.seed, ratios)
     docs = " (documents kept whole)" if corpus.has_documents() else ""
     print(f"split corpus {corpus.name!r} with seed {args.seed}{docs}:")
     for name in SPLIT_NAMES:

@@ -21,11 +21,11 @@ from core.atomic import write_text_atomic
 from core.config import RunConfig
 from core.data.batching import BatchPlan
 from core.data.dataset import PreparedData, decode_ids, prepare_dataset
-from core.data.splits import split_corpus
 from core.errors import ConfigError, TrainingError, WorkbenchError
 from core.jobs import JobCancelled, JobContext, JobEvent
 from core.models.registry import families_with, family_traits
 from core.runlock import RunLock
+from core.services.corpora import ensure_split, load_split_corpora  # noqa: F401 (re-exported)
 from core.store import Workspace
 from core.train import artifacts, guidance
 from core.train.device import describe_device, pick_device
@@ -59,24 +59,6 @@ def check_split_sizes(corpus_name: str, assignment: dict[str, list[int]]) -> Non
             f"{n_train} training and {n_dev} dev pairs (80/10/10, whole documents per set); "
             f"training needs at least 1 training and {MIN_DEV_PAIRS} dev pair, so import a "
             "larger corpus (hundreds of pairs at least)")
-
-
-def ensure_split(ws: Workspace, corpus_id: int, seed: int):
-    """The corpus's stored split, made (80/10/10, documents kept whole) on first use."""
-    split = ws.load_split(corpus_id)
-    if split is None:
-        corpus = ws.load_corpus(corpus_id)
-        s = split_corpus(corpus, seed=seed)
-        ws.save_split(corpus_id, seed, (0.8, 0.1, 0.1),
-                      {"train": s.train_indices, "dev": s.dev_indices, "test": s.test_indices})
-        split = ws.load_split(corpus_id)
-    return split
-
-
-def load_split_corpora(ws: Workspace, corpus_id: int, seed: int):
-    corpus = ws.load_corpus(corpus_id)
-    split = ensure_split(ws, corpus_id, seed)
-    return corpus, {name: corpus.subset(idx, name=name) for name, idx in split.assignment.items()}
 
 
 def greedy_bleu_fn(prepared: PreparedData, sample: int):

@@ -1,0 +1,73 @@
+"""Corpora for both fronts: import (read + store), the stored split (made or remade),
+statistics. `corpus import` / `corpus split` / `corpus stats` and the Corpora screen's
+jobs call these; training makes the default split through `ensure_split`."""
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from core.jobs import JobContext
+
+#: the split a corpus gets when training needs one and none was stored
+DEFAULT_RATIOS = (0.8, 0.1, 0.1)
+SPLIT_NAMES = ("train", "dev", "test")
+
+
+def import_corpus(ws, fmt: str, paths: Sequence[str | Path], src_lang: str, tgt_lang: str,
+                  name: str, options: dict[str, Any] | None = None,
+                  ctx: JobContext | None = None) -> int:
+    """Read `paths` with the `fmt` reader (core.data.readers; a CorpusError names the
+    file and line) and store the corpus as `name`; returns its id. A doc-id file given as
+    options['docids_path'] is recorded among the sources."""
+    from core.data.readers import read_corpus
+
+    options = dict(options or {})
+    if ctx is not None:
+        ctx.progress(0, 2, f"reading {paths[0] if paths else ''}")
+    corpus = read_corpus(fmt, [str(p) for p in paths], src_lang, tgt_lang, **options)
+    if ctx is not None:
+        ctx.check_cancelled()
+        ctx.progress(1, 2, f"storing {len(corpus)} pairs")
+    sources = [str(Path(p).resolve()) for p in paths]
+    if options.get("docids_path"):
+        options["docids_path"] = str(Path(options["docids_path"]).resolve())
+        sources.append(options["docids_path"])
+    return ws.add_corpus(corpus, name=name, format=fmt, options=options, sources=sources)
+
+
+def split_and_store(ws, corpus_ref: int | str, seed: int,
+                    ratios: tuple[float, float, float] = DEFAULT_RATIOS) -> dict[str, list[int]]:
+    """Split the corpus (core.data.splits: seeded, whole documents to one set) and store
+    it as the corpus's one split; returns {train|dev|test: pair indices}."""
+    from core.data.splits import split_corpus
+
+    corpus = ws.load_corpus(corpus_ref)
+    s = split_corpus(corpus, seed=seed, ratios=ratios)
+    assignment = {"train": s.train_indices, "dev": s.dev_indices, "test": s.test_indices}
+    ws.save_split(corpus_ref, seed, ratios, assignment)
+    return assignment
+
+
+def ensure_split(ws, corpus_id: int, seed: int):
+    """The corpus's stored split, made (DEFAULT_RATIOS, documents kept whole) on first use."""
+    split = ws.load_split(corpus_id)
+    if split is None:
+        split_and_store(ws, corpus_id, seed)
+        split = ws.load_split(corpus_id)
+    return split
+
+
+def load_split_corpora(ws, corpus_id: int, seed: int):
+    """(corpus, {split name: the sub-corpus}) with the stored split (made if missing)."""
+    corpus = ws.load_corpus(corpus_id)
+    split = ensure_split(ws, corpus_id, seed)
+    return corpus, {name: corpus.subset(idx, name=name) for name, idx in split.assignment.items()}
+
+
+def corpus_statistics(ws, corpus_ref: int | str):
+    """(corpus, its statistics: core.data.stats.corpus_stats)."""
+    from core.data.stats import corpus_stats
+
+    corpus = ws.load_corpus(corpus_ref)
+    return corpus, corpus_stats(corpus)
