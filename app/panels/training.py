@@ -37,6 +37,7 @@ from PySide6.QtWidgets import (
 )
 
 from app import workers
+from app.panels.manage import install_run_actions
 from app.panels.training_context import ContextModelBox
 from app.widgets.curves import CurvesPlot
 from app.widgets.run_colours import run_colour, swatch
@@ -214,6 +215,7 @@ class TrainingPanel(QWidget):
         self.runs_table.setAlternatingRowColors(True)
         self.runs_table.horizontalHeader().setStretchLastSection(True)
         self.runs_table.itemSelectionChanged.connect(self._selection_changed)
+        self.rename_action, self.delete_action = install_run_actions(self)  # F2, Delete
         hint = QLabel("Select runs (Ctrl/Shift-click) to overlay their curves; running runs "
                       "are always shown.")
         hint.setObjectName("hint")
