@@ -48,7 +48,7 @@ from core.errors import ConfigError, WorkbenchError
 from core.train.device import precision_note
 from core.train.run import create_run, train_run
 
-RUN_COLUMNS = ("Run", "Family", "Attention", "Status", "Steps", "Best dev ppl", "Device",
+RUN_COLUMNS = ("Run", "Family", "Attention", "Status", "Steps", "Best dev perplexity", "Device",
                "Created", "Note")
 STATUS_COLOURS = {"finished": "#1b7837", "failed": "#b2182b", "cancelled": "#8c6d1f",
                   "running": "#2166ac", "queued": "#555555"}
@@ -177,7 +177,7 @@ class TrainingPanel(QWidget):
             controls.addWidget(b)
         self.progress = QProgressBar()
         self.progress.setTextVisible(True)
-        self.progress_label = StatusLabel("Idle")
+        self.progress_label = StatusLabel("Idle", logged=False)
         self.progress_label.setObjectName("hint")
 
         form_widget = QWidget()
