@@ -412,17 +412,13 @@ class TrainingPanel(QWidget):
         device, device_tip = run_device(run.device)
         values = (f"{run.id}: {run.name}", run.family, attention, status, f"{steps:,}", best,
                   device, created, note)
+        tips = {3: run.error, 6: device_tip, len(values) - 1: note}
         for col, value in enumerate(values):
             item = QTableWidgetItem(str(value))
             item.setData(Qt.ItemDataRole.UserRole, run.id)
+            item.setToolTip(tips.get(col) or "")
             if col == 3:
                 item.setForeground(QColor(STATUS_COLOURS.get(status, "#333333")))
-                if run.error:
-                    item.setToolTip(run.error)
-            if col == len(values) - 1 and note:
-                item.setToolTip(note)
-            if col == 6 and device_tip:
-                item.setToolTip(device_tip)
             elif col == 0:
                 item.setIcon(swatch(run_colour(run.id)))  # its colour in every chart
             self.runs_table.setItem(row, col, item)
