@@ -19,6 +19,7 @@ from core.errors import ConfigError
 from core.evaluate.aer import corpus_aer, sentence_aer
 from core.evaluate.alignment import Alignment
 from core.evaluate.extract import argmax_alignment
+from core.evaluate.readings import drop_sink, read_attention
 from core.infer.session import TranslationSession
 from core.jobs import JobContext
 
@@ -112,6 +113,15 @@ class PairView:
     #: what `matrix` shows: (None, None) the averaged attention, (layer, None) one
     #: layer's mean over its heads, (layer, head) one head (0-based)
     selection: tuple[int | None, int | None] = (None, None)
+    #: where the rows were read (core.evaluate.readings): 'predict' keeps the EOS row;
+    #: 'shift' and 'sum' give one row per target token, without it
+    reading: str = "predict"
+    no_sink: bool = False
+
+    @property
+    def row_labels(self) -> list[str]:
+        """The heatmap's row labels: the target tokens (and </s> when its row is there)."""
+        return self.tgt_tokens + (["</s>"] if self.matrix.shape[0] > len(self.tgt_tokens) else [])
 
     @property
     def selection_label(self) -> str:
@@ -188,6 +198,33 @@ def select_layer(view: PairView, gold: Alignment | None, layer: int | None = Non
     return out
 
 
+def select_reading(view: PairView, gold: Alignment | None, reading: str = "predict",
+                   no_sink: bool = False) -> PairView:
+    """`view` read another way (core.evaluate.readings): a copy whose matrix holds, per
+    target token, the attention at its predicting step ('predict', EOS row kept), one
+    step later ('shift', Shift-Att) or both ('sum'), without the final-punctuation sink
+    when `no_sink`; its argmax links and, where the view had one, its AER follow.
+    'predict' without `no_sink` gives `view` itself."""
+    if reading == "predict" and not no_sink:
+        return view
+    full = np.asarray(view.matrix, dtype=np.float32)  # (tgt + 1) x src
+    rows = read_attention(full, reading)  # tgt x src
+    if no_sink:
+        rows = drop_sink(rows, view.src_tokens, view.tgt_tokens)
+    matrix = rows if reading != "predict" else np.vstack([rows, full[-1:]])
+    positions = view.positions
+    if positions is not None and reading == "shift":
+        positions = positions[1:]
+    elif positions is not None and reading == "sum":
+        positions = (positions[:-1] + positions[1:]) / 2
+    out = replace(view, matrix=np.ascontiguousarray(matrix, dtype=np.float32),
+                  positions=positions, reading=reading, no_sink=no_sink)
+    out.predicted = set(argmax_alignment(matrix[: len(view.tgt_tokens)]).sure)
+    if view.aer is not None and gold is not None:
+        _score(out, gold)
+    return out
+
+
 def attention_job(ws: Any, cache: SessionCache, runs: Sequence[tuple[int, str]],
                   pairs: Sequence[tuple[int, PairInput]], forced: bool, ctx: JobContext
                   ) -> dict[tuple[int, int], PairView]:
@@ -207,17 +244,19 @@ def attention_job(ws: Any, cache: SessionCache, runs: Sequence[tuple[int, str]],
 
 
 def corpus_aer_rows(views: dict[tuple[int, int], PairView], golds: Sequence[Alignment],
-                    runs: Sequence[tuple[int, str]]) -> list[list[Any]]:
+                    runs: Sequence[tuple[int, str]], reading: str = "predict",
+                    no_sink: bool = False) -> list[list[Any]]:
     """[model, sentences scored, AER, precision, recall] per run over the pairs whose
-    tokens match the gold (others are left out and counted); always the averaged
-    attention (`views` as `pair_view` made them), whatever layer a heatmap shows."""
+    tokens match the gold (others are left out and counted); the averaged attention
+    (`views` as `pair_view` made them, whatever layer a heatmap shows), read as
+    `reading` / `no_sink` (select_reading)."""
     rows = []
     for run_id, label in runs:
         preds, gold = [], []
         for i, g in enumerate(golds):
             v = views.get((i, run_id))
             if v is not None and v.aer is not None:
-                preds.append(v.predicted)
+                preds.append(select_reading(v, g, reading, no_sink).predicted)
                 gold.append(g)
         if not gold:
             rows.append([label, 0, None, None, None])
@@ -230,8 +269,8 @@ def corpus_aer_rows(views: dict[tuple[int, int], PairView], golds: Sequence[Alig
 def baseline_job(ws: Any, run_id: int, words: Sequence[tuple[list[str], list[str]]],
                  ctx: JobContext) -> list:
     """eflomal alignments of the given (source words, target words) pairs, trained on the
-    run's corpus (core.evaluate.attention_aer.run_baseline_alignments)."""
-    from core.evaluate.attention_aer import run_baseline_alignments
+    run's corpus (core.services.alignment.run_baseline_alignments)."""
+    from core.services.alignment import run_baseline_alignments
 
     ctx.progress(0, None, "training eflomal on the run's corpus")
     return run_baseline_alignments(ws, run_id, [s for s, _ in words], [t for _, t in words])
@@ -240,58 +279,39 @@ def baseline_job(ws: Any, run_id: int, words: Sequence[tuple[list[str], list[str
 # --- evaluation ----------------------------------------------------------------------------------------
 def split_test_pairs(ws: Any, run_id: int, limit: int = 0) -> list[tuple[str, str]]:
     """(source, reference) of the run's corpus's test split (the split training used)."""
-    from core.config import RunConfig
-    from core.train.run import load_split_corpora
+    from core.services.evaluation import evaluation_pairs
 
-    info = ws.get_run(run_id)
-    if info.corpus_id is None:
-        raise ConfigError(f"run {info.name!r} has no corpus: no test split to evaluate on")
-    seed = RunConfig.from_dict(info.config).train.seed
-    _, parts = load_split_corpora(ws, info.corpus_id, seed)
-    pairs = [(p.src, p.tgt) for p in parts["test"].pairs]
-    return pairs[:limit] if limit else pairs
+    pairs, _, _, _ = evaluation_pairs(ws, ws.get_run(run_id), "test", max_sentences=limit)
+    return [(p.src, p.tgt) for p in pairs]
 
 
 def evaluate_job(ws: Any, cache: SessionCache, run_ids: Sequence[int], beam: int,
                  gold_name: str | None, ctx: JobContext, limit: int = 0) -> list[int]:
-    """Translate each run's test split, score BLEU/chrF/TER (sacrebleu), BLEU by
-    source length, best dev perplexity and, with a gold set, AER of forced attention;
-    record each as a workspace evaluation. Returns the evaluation ids."""
-    from core.evaluate.metrics import bleu_by_length, chrf, corpus_bleu, ter
+    """Each run on its corpus's test split through core.services.evaluation, as the
+    CLI's `evaluate --run R --test test` does (same translation, document grouping for
+    context models, metrics and keys), with the AER of its forced attention when there
+    is a gold set. Returns the evaluation ids."""
+    from core.services import evaluation as service
 
     gold = None
     if gold_name:
         from core.goldsets import load_gold_set
 
         gold = load_gold_set(ws, gold_name)
-    ids = []
+    ids: list[int] = []
     for k, run_id in enumerate(run_ids):
         ctx.check_cancelled()
         info = ws.get_run(run_id)
         ctx.progress(k, len(run_ids), f"evaluating {info.name}")
-        pairs = split_test_pairs(ws, run_id, limit)
+        pairs, test_name, src_lang, tgt_lang = service.evaluation_pairs(
+            ws, info, "test", max_sentences=limit)
         if not pairs:
             raise ConfigError(f"run {info.name!r}: the test split is empty; import a bigger corpus")
-        session = cache.get(ws, [run_id])
-        srcs, refs = [p[0] for p in pairs], [p[1] for p in pairs]
-        hyps = [t.text for t in session.translate(srcs, beam=beam)]
-        src_tokens = [session.first.src_pre.tokenize(s) for s in srcs]
-        by_len = bleu_by_length(src_tokens, {info.name: hyps}, refs)
-        table = by_len.to_table()
-        metrics: dict[str, Any] = {
-            "bleu": corpus_bleu(hyps, refs).score, "chrf": chrf(hyps, refs).score,
-            "ter": ter(hyps, refs).score, "sentences": len(pairs),
-            "bleu_by_length": {row[0]: row[2] for row in table.rows if row[2] is not None},
-        }
-        valid = ws.curves(run_id, "valid")
-        if "dev_ppl" in valid and valid["dev_ppl"][1]:
-            metrics["ppl"] = float(min(valid["dev_ppl"][1]))
-        if gold is not None:  # core's route: gold tokens as given, subwords summed to words
-            from core.evaluate.attention_aer import attention_alignments
-
-            counts = corpus_aer(attention_alignments(session, gold), gold.alignments)
-            metrics["aer"], metrics["aer_sentences"] = counts.aer, len(gold)
-        ids.append(ws.add_evaluation(run_id, "test", metrics))
+        sessions = {info.name: cache.get(ws, [run_id])}
+        _, _, new = service.evaluate_and_store(ws, sessions, {info.name: [run_id]}, pairs,
+                                               test_name, src_lang, tgt_lang, beam,
+                                               gold=gold, ctx=ctx)
+        ids += new
     ctx.progress(len(run_ids), len(run_ids), "evaluated")
     return ids
 

@@ -7,6 +7,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import BinaryIO
 
+from core.errors import OutputError
+
 
 def _umask() -> int:
     mask = os.umask(0)
@@ -14,12 +16,34 @@ def _umask() -> int:
     return mask
 
 
+def _cannot(path: Path, exc: OSError, what: str = "") -> OutputError:
+    reason = what or exc.strerror or str(exc)
+    return OutputError(f"{path}: cannot be written ({reason}); choose a file name in a folder "
+                       "you can write to")
+
+
+def temp_prefix(name: str) -> str:
+    """The temp file's name before mkstemp's random part: `.NAME.`, NAME cut so that a
+    255-byte name (the usual file system limit) stays a valid temp name too."""
+    cut = name.encode("utf-8")[:200].decode("utf-8", "ignore")
+    return f".{cut}."
+
+
 def write_atomic(path: str | Path, writer: Callable[[BinaryIO], None]) -> Path:
     """Write `path` through `writer(fileobj)` so readers see the old or the new file,
-    never a half-written one. Returns the path."""
+    never a half-written one. Returns the path. A path that cannot be written (a folder,
+    under a file, a read-only or pseudo file system) raises OutputError."""
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    if path.is_dir():
+        raise OutputError(f"{path}: is a folder; give a file name (e.g. {path / 'out.txt'})")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=temp_prefix(path.name), suffix=".tmp",
+                                   dir=path.parent)
+    except (FileExistsError, NotADirectoryError) as exc:
+        raise _cannot(path, exc, "a part of its folder path is a file") from None
+    except OSError as exc:
+        raise _cannot(path, exc) from None
     try:
         # mkstemp creates 0600 files; give the file the mode a plain open() would
         os.chmod(tmp, 0o666 & ~_umask())
@@ -28,11 +52,13 @@ def write_atomic(path: str | Path, writer: Callable[[BinaryIO], None]) -> Path:
             f.flush()
             os.fsync(f.fileno())
         os.replace(tmp, path)
-    except BaseException:
+    except BaseException as exc:
         try:
             os.unlink(tmp)
         except FileNotFoundError:
             pass
+        if isinstance(exc, OSError) and not isinstance(exc, OutputError):
+            raise _cannot(path, exc) from None
         raise
     return path
 

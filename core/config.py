@@ -6,6 +6,8 @@ names the key and the file, so a typo never silently falls back to a default.
 from __future__ import annotations
 
 import dataclasses
+import math
+import re
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -16,6 +18,137 @@ from core.errors import ConfigError
 FAMILIES = ("rnnencdec", "rnnsearch", "luong", "transformer", "concat", "context_transformer")
 ATTENTION_KINDS = ("none", "global", "local-m", "local-p")
 SCORES = ("dot", "general", "concat", "location", "additive")
+TRANSFORMER_FAMILIES = ("transformer", "concat", "context_transformer")
+DEVICE_RE = re.compile(r"^(auto|cpu|mps|cuda(:[0-9]+)?)$")
+
+
+@dataclass(frozen=True)
+class Rule:
+    """What one config field may hold: its type, a range (`lo`/`hi`, inclusive unless
+    `*_open`) or a set of `choices`, and `hint` = what to do when it does not."""
+
+    kind: type
+    lo: float | None = None
+    hi: float | None = None
+    lo_open: bool = False
+    hi_open: bool = False
+    choices: tuple = ()
+    hint: str = ""
+
+    def range_text(self) -> str:
+        if self.choices:
+            return "one of " + ", ".join(repr(c) for c in self.choices)
+        if self.lo is not None and self.hi is not None:
+            return f"in {'(' if self.lo_open else '['}{self.lo:g}, {self.hi:g}{')' if self.hi_open else ']'}"
+        if self.lo is not None:
+            return f"{'>' if self.lo_open else '>='} {self.lo:g}"
+        if self.hi is not None:
+            return f"{'<' if self.hi_open else '<='} {self.hi:g}"
+        return ""
+
+
+def _int(lo: float | None = None, hi: float | None = None, hint: str = "") -> Rule:
+    return Rule(int, lo, hi, hint=hint)
+
+
+def _float(lo: float | None = None, hi: float | None = None, lo_open: bool = False,
+           hi_open: bool = False, hint: str = "") -> Rule:
+    return Rule(float, lo, hi, lo_open, hi_open, hint=hint)
+
+
+def _one_of(*choices, kind: type = str) -> Rule:
+    return Rule(kind, choices=tuple(choices))
+
+
+BOOL, TEXT = Rule(bool), Rule(str)
+
+#: Every field of every section, "section.key" -> Rule. A new config field gets one line
+#: here (tests/core/test_config_validation.py checks that none is missing).
+RULES: dict[str, Rule] = {
+    "name": TEXT, "description": TEXT,
+    # model
+    "model.family": _one_of(*FAMILIES), "model.cell": _one_of("lstm", "gru"),
+    "model.emb_size": _int(1), "model.hidden_size": _int(1), "model.layers": _int(1),
+    "model.attention": _one_of(*ATTENTION_KINDS), "model.score": _one_of(*SCORES),
+    "model.window": _int(1, hint="the half-width D of local attention, e.g. 10"),
+    "model.input_feeding": BOOL, "model.reverse_source": BOOL,
+    "model.dropout": _float(0, 1, hi_open=True),
+    "model.init_range": _float(0, hint="0 keeps PyTorch's initialisation"),
+    "model.maxout_pool": _int(1), "model.max_src_len": _int(1),
+    "model.d_model": _int(1), "model.ff_size": _int(1), "model.heads": _int(1),
+    "model.enc_layers": _int(1), "model.dec_layers": _int(1), "model.ctx_layers": _int(1),
+    "model.ctx_sentences": _int(1), "model.ctx_following": _int(0),
+    "model.strategy": _one_of("ws", "ts"), "model.tie_embeddings": BOOL,
+    # data
+    "data.vocab": _one_of("word", "bpe", "unigram"),
+    "data.src_vocab_size": _int(8, hint="the vocabulary keeps 5 special ids; e.g. 8000"),
+    "data.tgt_vocab_size": _int(8, hint="the vocabulary keeps 5 special ids; e.g. 8000"),
+    "data.joint_vocab": BOOL, "data.max_len": _int(1), "data.lowercase": BOOL,
+    "data.fold_accents": BOOL, "data.pretokenized": BOOL,
+    "data.batch_size": _int(1), "data.batch_tokens": _int(0, hint="0 batches by sentences"),
+    "data.dev_sample": _int(0, hint="0 skips the greedy dev BLEU"),
+    # train
+    "train.optimizer": _one_of("sgd", "adam", "adadelta"),
+    "train.lr": _float(0, lo_open=True), "train.lr_decay": _float(0, 1, lo_open=True),
+    "train.decay_start_epoch": _int(0, hint="0 never decays"),
+    "train.epochs": _int(1), "train.max_steps": _int(0, hint="0 = no step limit"),
+    "train.clip_norm": _float(0, hint="0 turns clipping off"),
+    "train.label_smoothing": _float(0, 1, hi_open=True, hint="e.g. 0.1"),
+    "train.sampled_softmax": _int(0, hint="0 = full softmax, or a word count K > 0"),
+    "train.guided_alignment": _float(0, 100, hint="0 = off; the alignment loss's weight, "
+                                     "e.g. 0.5"),
+    "train.valid_every": _int(0, hint="0 validates only at the end"),
+    "train.early_stop_patience": _int(0, hint="0 = off"), "train.keep_best": _int(0),
+    "train.seed": _int(0, 2**32 - 1), "train.device": TEXT,
+    "train.threads": _int(0, hint="0 = torch's default"), "train.amp": BOOL,
+    "train.stage": _one_of(0, 1, 2, kind=int), "train.init_from": TEXT,
+}
+
+_TYPE_NAMES = {int: "a whole number", float: "a number", bool: "true or false", str: "text"}
+
+
+def _toml(value: Any) -> str:
+    return ("true" if value else "false") if isinstance(value, bool) else (
+        f'"{value}"' if isinstance(value, str) else f"{value!r}")
+
+
+def check_field(key: str, value: Any, source: str = "", default: Any = None) -> Any:
+    """`value` checked against RULES[key]; returns it (an int given for a float field
+    becomes a float). ConfigError naming the key, the value and what to do."""
+    rule = RULES.get(key)
+    if rule is None:
+        return value
+    where = f"{source}: " if source else ""
+    field = key.rpartition(".")[2]
+    kind_ok = (isinstance(value, rule.kind) and not (rule.kind is int and isinstance(value, bool))
+               or rule.kind is float and isinstance(value, int) and not isinstance(value, bool))
+    example = _toml(default) if default is not None else {
+        int: "64", float: "0.1", bool: "true", str: '"text"'}[rule.kind]
+    if not kind_ok:
+        raise ConfigError(
+            f"{where}{key} must be {_TYPE_NAMES[rule.kind]}, not {value!r} "
+            f"({type(value).__name__}); write it without quotes unless it is text, "
+            f"e.g. {field} = {example}")
+    if rule.kind is float:
+        value = float(value)
+        if not math.isfinite(value):
+            raise ConfigError(f"{where}{key} must be a finite number, not {value!r}")
+    bad = (rule.choices and value not in rule.choices
+           or rule.lo is not None and (value <= rule.lo if rule.lo_open else value < rule.lo)
+           or rule.hi is not None and (value >= rule.hi if rule.hi_open else value > rule.hi))
+    if bad:
+        hint = f"; {rule.hint}" if rule.hint else f"; e.g. {field} = {example}"
+        raise ConfigError(f"{where}{key} must be {rule.range_text()}, not {value!r}{hint}")
+    return value
+
+
+def _check_section(section: str, obj: Any, source: str) -> None:
+    for f in dataclasses.fields(obj):
+        key = f"{section}.{f.name}" if section else f.name
+        if isinstance(getattr(obj, f.name), ModelConfig | DataConfig | TrainConfig):
+            continue
+        default = None if f.default is dataclasses.MISSING else f.default
+        setattr(obj, f.name, check_field(key, getattr(obj, f.name), source, default))
 
 
 @dataclass
@@ -49,23 +182,15 @@ class ModelConfig:
     strategy: str = "ws"  # ws (weight sharing) | ts (two-stage) for context_transformer
     tie_embeddings: bool = False
 
-    def validate(self) -> None:
-        if self.family not in FAMILIES:
-            raise ConfigError(f"model.family must be one of {FAMILIES}, not {self.family!r}")
-        if self.attention not in ATTENTION_KINDS:
+    def validate(self, source: str = "") -> None:
+        _check_section("model", self, source)
+        where = f"{source}: " if source else ""
+        if self.family in TRANSFORMER_FAMILIES and self.d_model % self.heads:
             raise ConfigError(
-                f"model.attention must be one of {ATTENTION_KINDS}, not {self.attention!r}"
-            )
-        if self.score not in SCORES:
-            raise ConfigError(f"model.score must be one of {SCORES}, not {self.score!r}")
-        if self.cell not in ("lstm", "gru"):
-            raise ConfigError(f"model.cell must be 'lstm' or 'gru', not {self.cell!r}")
-        if self.strategy not in ("ws", "ts"):
-            raise ConfigError(f"model.strategy must be 'ws' or 'ts', not {self.strategy!r}")
-        if not 0.0 <= self.dropout < 1.0:
-            raise ConfigError(f"model.dropout must be in [0, 1), not {self.dropout}")
-        if self.ctx_following < 0:
-            raise ConfigError(f"model.ctx_following must be >= 0, not {self.ctx_following}")
+                f"{where}model.d_model = {self.d_model} must be a multiple of model.heads = "
+                f"{self.heads} (each head gets d_model / heads dimensions); e.g. d_model = "
+                f"{max(self.heads, self.d_model // self.heads * self.heads)} or heads = "
+                f"{math.gcd(self.d_model, self.heads)}")
         if self.ctx_following and self.family == "concat":
             raise ConfigError(
                 "model.ctx_following must be 0 for family 'concat': it prepends its context to "
@@ -99,6 +224,9 @@ class TrainConfig:
     clip_norm: float = 5.0
     label_smoothing: float = 0.0
     sampled_softmax: int = 0  # 0 = full softmax; K = Jean et al. 2015 over K candidate words
+    # weight of the guided-alignment loss (attention pulled towards eflomal's alignments of
+    # the training split; core/train/guidance.py); 0 = off
+    guided_alignment: float = 0.0
     valid_every: int = 500
     early_stop_patience: int = 0  # validations without dev-perplexity gain; 0 = off
     keep_best: int = 2
@@ -118,18 +246,17 @@ class RunConfig:
     data: DataConfig = field(default_factory=DataConfig)
     train: TrainConfig = field(default_factory=TrainConfig)
 
-    def validate(self) -> RunConfig:
-        self.model.validate()
-        if self.train.optimizer not in ("sgd", "adam", "adadelta"):
-            raise ConfigError(f"train.optimizer must be sgd, adam or adadelta, not {self.train.optimizer!r}")
-        if self.train.sampled_softmax < 0:
-            raise ConfigError(f"train.sampled_softmax must be 0 (full softmax) or a word count "
-                              f"> 0, not {self.train.sampled_softmax}")
-        if self.data.vocab not in ("word", "bpe", "unigram"):
-            raise ConfigError(f"data.vocab must be word, bpe or unigram, not {self.data.vocab!r}")
-        if self.train.stage not in (0, 1, 2):
-            raise ConfigError(f"train.stage must be 0 (one stage), 1 (sentence-level) or 2 "
-                              f"(context parts only), not {self.train.stage!r}")
+    def validate(self, source: str = "") -> RunConfig:
+        """Every field against its Rule (RULES), then the rules between fields;
+        ConfigError naming the key and what to do. Returns self."""
+        _check_section("", self, source)
+        self.model.validate(source)
+        _check_section("data", self.data, source)
+        _check_section("train", self.train, source)
+        where = f"{source}: " if source else ""
+        if not DEVICE_RE.match(self.train.device):
+            raise ConfigError(f"{where}train.device must be auto, cpu, cuda or cuda:N, not "
+                              f"{self.train.device!r}")
         if self.train.stage == 2 and self.model.family != "context_transformer":
             raise ConfigError(
                 f"train.stage = 2 trains the context parts of a context_transformer, not of "
@@ -147,28 +274,33 @@ class RunConfig:
         return dataclasses.asdict(self)
 
     @classmethod
-    def from_dict(cls, raw: dict[str, Any], source: str = "<config>") -> RunConfig:
+    def from_dict(cls, raw: dict[str, Any], source: str = "") -> RunConfig:
         sections = {"model": ModelConfig, "data": DataConfig, "train": TrainConfig}
+        where = f"{source}: " if source else ""
         top = {f.name for f in dataclasses.fields(cls)}
         for key in raw:
             if key not in top:
-                raise ConfigError(f"{source}: unknown key {key!r} (known: {sorted(top)})")
+                raise ConfigError(f"{where}unknown key {key!r} (known: {sorted(top)})")
         kwargs: dict[str, Any] = {}
         for key, value in raw.items():
             if key in sections:
                 kind = sections[key]
                 if not isinstance(value, dict):
-                    raise ConfigError(f"{source}: [{key}] must be a table")
+                    raise ConfigError(f"{where}[{key}] must be a table")
                 known = {f.name: f for f in dataclasses.fields(kind)}
                 for sub in value:
                     if sub not in known:
                         raise ConfigError(
-                            f"{source}: unknown key {key}.{sub!r}; known keys: {sorted(known)}"
+                            f"{where}unknown key {key}.{sub!r}; known keys: {sorted(known)}"
                         )
                 kwargs[key] = kind(**value)
             else:
                 kwargs[key] = value
-        return cls(**kwargs).validate()
+        try:
+            config = cls(**kwargs)
+        except TypeError as exc:  # e.g. [model] given as a value
+            raise ConfigError(f"{where}{exc}") from None
+        return config.validate(source)
 
 
 def load_config(path: str | Path) -> RunConfig:
@@ -177,6 +309,12 @@ def load_config(path: str | Path) -> RunConfig:
         raw = tomllib.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
         raise ConfigError(f"{path}: no such config file") from None
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"{path}: not UTF-8 text (byte {exc.start}); save the file as UTF-8 "
+                          "and try again") from None
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot be read ({exc.strerror or exc}); choose a readable "
+                          "TOML file") from None
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{path}: not valid TOML ({exc}); fix the file and try again") from None
     return RunConfig.from_dict(raw, source=str(path))
@@ -190,7 +328,7 @@ def list_presets() -> list[str]:
 
 
 def load_preset(name: str) -> RunConfig:
-    path = PRESET_DIR / f"{name}.toml"
-    if not path.exists():
+    # a preset is a name from the list, never a path (`--preset ../../file`)
+    if name not in list_presets():
         raise ConfigError(f"no preset named {name!r}; available: {', '.join(list_presets())}")
-    return load_config(path)
+    return load_config(PRESET_DIR / f"{name}.toml")

@@ -49,3 +49,8 @@ class CheckpointError(WorkbenchError):
 
 class TrainingError(WorkbenchError):
     """Training stopped for a reason the user must act on (NaN loss, out of memory)."""
+
+
+class OutputError(WorkbenchError, OSError):
+    """A file cannot be written where asked (a folder, under a file, a read-only or
+    pseudo file system). Also an OSError, for callers that catch those."""

@@ -20,9 +20,11 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from core import runlock
 from core.atomic import write_text_atomic
 from core.data.corpus import Corpus
 from core.errors import StoreError
+from core.safepath import inside
 from core.store_records import (  # noqa: F401 - re-exported: core.store is the API
     CheckpointInfo,
     CorpusInfo,
@@ -32,6 +34,7 @@ from core.store_records import (  # noqa: F401 - re-exported: core.store is the 
     SplitInfo,
     TranslationInfo,
 )
+from core.textsafe import unprintable_chars
 from core.workspace_paths import (
     CORPORA_DIR,
     DB_NAME,
@@ -46,7 +49,7 @@ from core.workspace_paths import (
     write_corpus_files,
 )
 
-RUN_STATUSES = ("queued", "running", "paused", "finished", "failed", "cancelled")
+RUN_STATUSES = ("queued", "running", "paused", "finished", "failed", "cancelled", "interrupted")
 METRIC_KINDS = ("train", "valid")
 CHECKPOINT_KINDS = ("last", "best")
 BUSY_TIMEOUT_S = 60.0  # how long a writer waits for another process's transaction
@@ -112,6 +115,7 @@ class Workspace:
             apply_migrations(conn, LATEST_VERSION, db)
             for sub in (CORPORA_DIR, RUNS_DIR, EXPORTS_DIR):
                 (ws.root / sub).mkdir(exist_ok=True)
+            ws.recover()
         except sqlite3.DatabaseError as exc:
             ws.close()
             raise StoreError(
@@ -122,6 +126,60 @@ class Workspace:
             ws.close()
             raise
         return ws
+
+    def recover(self) -> list[str]:
+        """What a killed process left behind, put right (run on every open): runs that
+        say 'running' or 'paused' while no process holds their lock become
+        'interrupted'; half-written temp files (`.NAME.*.tmp` of core.atomic) go from
+        the folders of runs nobody trains and of corpora, and so do corpus folders
+        without a row (an import killed mid-way). Returns the names of the runs marked."""
+        self._remove_orphan_files()
+        marked = []
+        for row in self._query("SELECT id, name FROM runs WHERE status IN ('running', 'paused')"):
+            folder = self.root / RUNS_DIR / str(row["id"])
+            if runlock.is_locked(folder):
+                continue
+            pid = runlock.holder(folder)
+            by = f" (process {pid})" if pid else ""
+            with self._write() as conn:  # re-checked inside the write lock
+                if runlock.is_locked(folder):
+                    continue
+                conn.execute(
+                    "UPDATE runs SET status = 'interrupted', error = ? WHERE id = ? AND"
+                    " status IN ('running', 'paused')",
+                    (f"the process training it{by} ended without saving its status (killed?); "
+                     f"resume it from its last checkpoint with `train --resume {row['name']}`",
+                     row["id"]))
+            marked.append(row["name"])
+        return marked
+
+    def _remove_orphan_files(self) -> None:
+        def temps(folder: Path) -> list[Path]:
+            return [p for p in folder.glob(".*.tmp") if p.is_file()]
+
+        runs = self.root / RUNS_DIR
+        for folder in sorted(runs.iterdir()) if runs.is_dir() else ():
+            if folder.is_dir() and not runlock.is_locked(folder):
+                for tmp in temps(folder):
+                    tmp.unlink(missing_ok=True)
+        corpora = self.root / CORPORA_DIR
+        if not corpora.is_dir():
+            return
+        ids = {str(r[0]) for r in self._query("SELECT id FROM corpora")}
+        if not any(f.is_dir() and (f.name not in ids or temps(f)) for f in corpora.iterdir()):
+            return  # the usual case: no write transaction on open
+        # add_corpus and save_split write their files inside a write transaction: holding
+        # one here, no other process is writing a corpus folder.
+        with self._write() as conn:
+            ids = {str(r[0]) for r in conn.execute("SELECT id FROM corpora")}
+            for folder in sorted(corpora.iterdir()):
+                if not folder.is_dir():
+                    continue
+                if folder.name not in ids:
+                    shutil.rmtree(folder, ignore_errors=True)
+                    continue
+                for tmp in temps(folder):
+                    tmp.unlink(missing_ok=True)
 
     def close(self) -> None:
         with self._lock:
@@ -178,6 +236,10 @@ class Workspace:
     def _abs(self, stored: str) -> Path:
         return self.root / stored  # an absolute `stored` stays absolute
 
+    def _inside(self, stored: str, what: str) -> Path:
+        """A stored path that must lie in the workspace (checkpoints, splits)."""
+        return inside(self.root, stored, f"{self.db_path}: {what}", StoreError)
+
     def integrity_check(self) -> str:
         """SQLite's own check: 'ok' or the problems it found."""
         rows = self._conn().execute("PRAGMA integrity_check").fetchall()
@@ -209,6 +271,11 @@ class Workspace:
         name = name.strip()
         if not name:
             raise StoreError(f"a {what} needs a name; give one (e.g. --name).")
+        bad = unprintable_chars(name)
+        if bad:
+            raise StoreError(f"{what} name {name!r} holds control characters ({', '.join(bad)}), "
+                             "which would garble terminals and lists; choose a name of letters, "
+                             "digits, spaces and punctuation.")
         if name.isdigit():
             raise StoreError(f"{what} name {name!r} is only digits and would read as an id; "
                              "add a letter.")
@@ -331,7 +398,7 @@ class Workspace:
         rows = self._query("SELECT * FROM corpus_splits WHERE corpus_id = ?", (corpus_id,))
         if not rows:
             return None
-        path = self._abs(rows[0]["path"])
+        path = self._inside(rows[0]["path"], f"the stored split of corpus {corpus_id}")
         try:
             payload = json.loads(path.read_text(encoding="utf-8"))
         except (OSError, ValueError) as exc:
@@ -432,7 +499,9 @@ class Workspace:
 
     # --- metrics ----------------------------------------------------------------------------
     def log_metrics(self, run_id: int, step: int, kind: str, values: dict[str, float]) -> None:
-        """Append one step's values (e.g. {'loss': 2.3, 'ppl': 9.9}); kind train|valid."""
+        """Record one step's values (e.g. {'loss': 2.3, 'ppl': 9.9}); kind train|valid.
+        Idempotent: a value logged again for the same step (a resumed run repeating the
+        steps after its last checkpoint) replaces the old one."""
         if kind not in METRIC_KINDS:
             raise ValueError(f"metric kind must be one of {METRIC_KINDS}, not {kind!r}")
         now = time.time()
@@ -440,7 +509,8 @@ class Workspace:
         with self._write() as conn:
             conn.executemany(
                 "INSERT INTO metrics (run_id, step, kind, name, value, time)"
-                " VALUES (?, ?, ?, ?, ?, ?)", rows)
+                " VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (run_id, kind, name, step) DO UPDATE"
+                " SET value = excluded.value, time = excluded.time", rows)
 
     def metrics(
         self, run_id: int, kind: str | None = None, name: str | None = None,
@@ -477,6 +547,7 @@ class Workspace:
         its row."""
         if kind not in CHECKPOINT_KINDS:
             raise ValueError(f"checkpoint kind must be one of {CHECKPOINT_KINDS}, not {kind!r}")
+        self._inside(str(Path(path).resolve()), f"a checkpoint of run {run_id}")
         with self._write() as conn:
             conn.execute(
                 "INSERT INTO checkpoints (run_id, step, path, kind, dev_ppl, created)"
@@ -488,12 +559,44 @@ class Workspace:
                                (run_id, self._rel(path))).fetchone()
         return int(row[0])
 
+    def remove_checkpoint(self, run_id: int, path: str | Path) -> None:
+        """Forget the row of a checkpoint file (deleted by best-k)."""
+        with self._write() as conn:
+            conn.execute("DELETE FROM checkpoints WHERE run_id = ? AND path = ?",
+                         (run_id, self._rel(path)))
+
+    def sync_checkpoints(self, run_id: int) -> None:
+        """Make the run's rows equal its folder: rows of missing files go; best-*.pt and
+        last.pt files without a row (a kill between the write and the row) get one."""
+        folder = self.root / RUNS_DIR / str(int(run_id))
+        with self._write() as conn:
+            rows = conn.execute("SELECT id, path FROM checkpoints WHERE run_id = ?",
+                                (run_id,)).fetchall()
+            known = set()
+            for r in rows:
+                path = self._abs(r["path"])
+                if path.is_file():
+                    known.add(path.resolve())
+                else:
+                    conn.execute("DELETE FROM checkpoints WHERE id = ?", (r["id"],))
+            steps = conn.execute("SELECT steps FROM runs WHERE id = ?", (run_id,)).fetchone()
+            for path in sorted(folder.glob("best-*.pt")) + [folder / "last.pt"]:
+                if not path.is_file() or path.resolve() in known:
+                    continue
+                kind = "last" if path.name == "last.pt" else "best"
+                digits = path.stem.removeprefix("best-")
+                step = int(digits) if kind == "best" and digits.isdigit() else int(steps[0] or 0)
+                conn.execute(
+                    "INSERT OR IGNORE INTO checkpoints (run_id, step, path, kind, created)"
+                    " VALUES (?, ?, ?, ?, ?)", (run_id, step, self._rel(path), kind, time.time()))
+
     def checkpoints(self, run_id: int, kind: str | None = None) -> list[CheckpointInfo]:
         """The run's checkpoints by step (oldest first)."""
         sql, params = "SELECT * FROM checkpoints WHERE run_id = ?", [run_id]
         if kind is not None:
             sql, params = sql + " AND kind = ?", [*params, kind]
-        return [CheckpointInfo(r["id"], r["run_id"], r["step"], self._abs(r["path"]), r["kind"],
+        return [CheckpointInfo(r["id"], r["run_id"], r["step"],
+                               self._inside(r["path"], f"a checkpoint of run {run_id}"), r["kind"],
                                r["dev_ppl"], r["created"])
                 for r in self._query(sql + " ORDER BY step, id", params)]
 

@@ -5,7 +5,8 @@ A workspace is a folder holding `workspace.sqlite` (the index: corpora, runs, me
 checkpoints, evaluations, translations) and the files the rows point to:
 
     workspace.sqlite
-    corpora/<id>/raw.src, raw.tgt, lines, docids (optional), split.json (optional)
+    corpora/<id>/raw.src, raw.tgt, lines, docids (optional), split.json (optional),
+                 alignments/<sha256>.pharaoh (guided alignment's eflomal links)
     runs/<id>/        checkpoints, vocabularies, logs of one training run
     exports/          files the user exported (translations, TMX, tables)
 """
@@ -129,7 +130,7 @@ _V1 = (
     )""",
     "CREATE INDEX runs_by_corpus ON runs(corpus_id)",
     "CREATE INDEX runs_by_status ON runs(status)",
-    # Append-only; value is NULL for NaN (SQLite stores NaN as NULL).
+    # value is NULL for NaN (SQLite stores NaN as NULL); unique per step from version 3.
     """CREATE TABLE metrics (
         run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
         step   INTEGER NOT NULL,
@@ -178,7 +179,17 @@ _V2 = (
     "CREATE INDEX translations_by_run ON translations(run_id)",
 )
 
-MIGRATIONS: list[tuple[str, ...]] = [_V1, _V2]
+# Version 3: one metric value per (run, kind, name, step). A resumed run repeats the
+# steps after its last checkpoint; those rows now replace the killed run's, not add to
+# them. Older duplicates keep their newest row.
+_V3 = (
+    """DELETE FROM metrics WHERE rowid NOT IN (
+        SELECT MAX(rowid) FROM metrics GROUP BY run_id, kind, name, step)""",
+    "DROP INDEX metrics_by_run",
+    "CREATE UNIQUE INDEX metrics_by_run ON metrics(run_id, kind, name, step)",
+)
+
+MIGRATIONS: list[tuple[str, ...]] = [_V1, _V2, _V3]
 LATEST_VERSION = len(MIGRATIONS)
 
 

@@ -30,6 +30,7 @@ from app.panels.import_dialog import ImportDialog
 from app.panels.manage import install_corpus_actions
 from app.widgets.pair_table import PairTableModel
 from core.jobs import JobContext
+from core.textsafe import printable
 
 
 def import_job(fmt: str, paths: list[str], src_lang: str, tgt_lang: str,
@@ -201,7 +202,8 @@ class CorporaPanel(QWidget):
         if self.workspace is None:
             return
         for info in self.workspace.list_corpora():
-            item = QListWidgetItem(f"{info.name}\n{info.src_lang}\u2192{info.tgt_lang} · "
+            item = QListWidgetItem(f"{printable(info.name)}\n{printable(info.src_lang)}\u2192"
+                                   f"{printable(info.tgt_lang)} · "
                                    f"{info.n_pairs:,} pairs")
             item.setData(Qt.ItemDataRole.UserRole, info.id)
             self.corpus_list.addItem(item)

@@ -36,13 +36,16 @@ from core.evaluate.aer import PERCENT_FORMAT, percent_text
 from core.evaluate.report import Table, write_html_report
 from core.goldsets import list_gold_sets, load_gold_set
 
-COLUMNS = ("Run", "Test set", "BLEU (test)", "chrF (test)", "TER (test)", "best dev perplexity",
-           "AER % (gold set)", "test sentences")
-METRIC_KEYS = ("bleu", "chrf", "ter", "ppl", "aer", "sentences")
+COLUMNS = ("Run", "Test set", "BLEU (test)", "chrF (test)", "TER (test)", "test perplexity",
+           "best dev perplexity", "AER % (gold set)", "test sentences")
+METRIC_KEYS = ("bleu", "chrf", "ter", "perplexity", "best_dev_ppl", "aer", "sentences")
+#: keys of evaluations stored before both fronts shared core.services.evaluation
+LEGACY_KEYS = {"best_dev_ppl": "ppl"}
 HEADER_TIPS = (
     "The run, or the runs of an ensemble", "The set the run was scored on",
     "sacreBLEU on the test split (higher is better)", "chrF on the test split (higher is better)",
     "Translation edit rate on the test split (lower is better)",
+    "Teacher-forced perplexity of the test references (lower is better)",
     "The lowest perplexity on the dev set during training (lower is better)",
     "Alignment error rate of the attention against the gold set, in % (lower is better)",
     "Sentences of the test split translated")
@@ -50,8 +53,9 @@ AER_COLUMN = COLUMNS[2 + METRIC_KEYS.index("aer")]
 
 
 def _shown(metrics: dict[str, Any]) -> list[Any]:
-    """The metric cells of a row, as the columns say: AER (a stored fraction) in %."""
-    values = [metrics.get(k) for k in METRIC_KEYS]
+    """The metric cells of a row, as the columns say: AER (a stored fraction) in %;
+    evaluations stored under older keys are read through LEGACY_KEYS."""
+    values = [metrics.get(k, metrics.get(LEGACY_KEYS.get(k, ""))) for k in METRIC_KEYS]
     aer = METRIC_KEYS.index("aer")
     if isinstance(values[aer], int | float):
         values[aer] = 100 * float(values[aer])
@@ -152,7 +156,7 @@ class EvaluationPanel(QWidget):
             if run.id in evaluated:
                 continue
             ppls = self.workspace.curves(run.id, "valid").get("dev_ppl", ([], []))[1]
-            out.append(([run.id], "", {"ppl": min(ppls)} if ppls else {}))
+            out.append(([run.id], "", {"best_dev_ppl": min(ppls)} if ppls else {}))
         return out
 
     def refresh(self) -> None:
@@ -214,7 +218,10 @@ class EvaluationPanel(QWidget):
         self.draw_bleu_by_length(systems)
 
     def draw_bleu_by_length(self, systems: list[tuple[str, dict[str, float]]]) -> None:
-        """Grouped bars: one group per length bucket, one colour per system."""
+        """Grouped bars: one group per length bucket that has sentences, one colour per
+        system (an empty bucket's BLEU is None: no bar)."""
+        systems = [(label, {b: v for b, v in values.items() if v is not None})
+                   for label, values in systems]
         buckets: list[str] = []
         for _, values in systems:
             buckets += [b for b in values if b not in buckets]

@@ -3,13 +3,14 @@ continue a stopped run from its checkpoint, live curves of several runs overlaid
 progress with tokens/s and ETA, and the workspace's runs (so a restarted workbench
 shows finished runs and their curves).
 
-A run is created in the store (core.train.run.create_run) and trained by
-core.train.run.train_run on a worker thread; its events arrive as Qt signals. Curve
+A run is created in the store (core.services.training.create_run) and trained by
+core.services.training.train_run on a worker thread; its events arrive as Qt signals. Curve
 points are buffered and drawn a few times a second, so a fast run never floods the
 GUI thread.
 """
 from __future__ import annotations
 
+import copy
 import time
 from typing import Any
 
@@ -45,12 +46,14 @@ from app.widgets.run_list import run_device
 from app.widgets.status_label import StatusLabel
 from core.config import ATTENTION_KINDS, FAMILIES, SCORES, RunConfig, list_presets, load_preset
 from core.errors import ConfigError, WorkbenchError
+from core.services.training import create_run, train_run
+from core.textsafe import printable
 from core.train.device import precision_note
-from core.train.run import create_run, train_run
 
 RUN_COLUMNS = ("Run", "Family", "Attention", "Status", "Steps", "Best dev perplexity", "Device",
                "Created", "Note")
 STATUS_COLOURS = {"finished": "#1b7837", "failed": "#b2182b", "cancelled": "#8c6d1f",
+                  "interrupted": "#8c6d1f",
                   "running": "#2166ac", "queued": "#555555"}
 FLUSH_MS = 250  # how often buffered curve points are drawn
 TRANSFORMER_FAMILIES = ("transformer", "concat", "context_transformer")
@@ -123,6 +126,16 @@ class TrainingPanel(QWidget):
             "bf16 autocast (train.amp): the forward pass in bf16, the output softmax and the "
             "loss in fp32. On a GPU, or a CPU with native bf16 (AVX512-BF16 or AMX); other "
             "CPUs train in fp32 and say so in the log.")
+        self.guided = QCheckBox("Guided alignment (eflomal)")
+        self.guided.setToolTip(
+            "train.guided_alignment: a second loss pulls the attention towards eflomal's "
+            "grow-diag-final-and alignments of the training split (Chen et al. 2016, Garg et "
+            "al. 2019). They are computed once per corpus and tokenisation and stored in the "
+            "corpus's folder.")
+        self.guided_weight = _spin(0.01, 100, 0.5, 2, 0.05)
+        self.guided_weight.setToolTip("The alignment loss's weight beside the per-token NLL")
+        self.guided_weight.setEnabled(False)
+        self.guided.toggled.connect(self.guided_weight.setEnabled)
         # what the run will really compute in, on this machine and the chosen device
         self.precision = QLabel()
         self.precision.setWordWrap(True)
@@ -148,7 +161,8 @@ class TrainingPanel(QWidget):
                          ("Batch size", self.batch_size), ("Learning rate", self.lr),
                          ("Validate every (steps)", self.valid_every),
                          ("Dev BLEU sample", self.dev_sample),
-                         ("Sampled softmax words", self.sampled_softmax), ("", self.amp),
+                         ("Sampled softmax words", self.sampled_softmax), ("", self.guided),
+                         ("Guided alignment weight", self.guided_weight), ("", self.amp),
                          ("Precision", self.precision)):
             dform.addRow(label, w)
         self.family.currentTextChanged.connect(self._family_changed)
@@ -330,10 +344,15 @@ class TrainingPanel(QWidget):
         self.dev_sample.setValue(d.dev_sample)
         self.sampled_softmax.setValue(t.sampled_softmax)
         self.amp.setChecked(t.amp)
+        self.guided.setChecked(t.guided_alignment > 0)
+        if t.guided_alignment > 0:
+            self.guided_weight.setValue(t.guided_alignment)
 
     def config(self) -> RunConfig:
         """The form as a RunConfig (the preset's other settings are kept)."""
-        cfg = RunConfig.from_dict(getattr(self, "_config", RunConfig()).to_dict())
+        # copied, not validated: the form's values are applied first, then checked once
+        # (RunConfig.validate: the same messages as the CLI's)
+        cfg = copy.deepcopy(getattr(self, "_config", RunConfig()))
         m, t, d = cfg.model, cfg.train, cfg.data
         cfg.name = self.name.text().strip() or "run"
         m.family, m.attention = self.family.currentText(), self.attention.currentText()
@@ -353,6 +372,7 @@ class TrainingPanel(QWidget):
         t.lr, t.valid_every = float(self.lr.value()), int(self.valid_every.value())
         t.sampled_softmax = int(self.sampled_softmax.value())
         t.amp = self.amp.isChecked()
+        t.guided_alignment = float(self.guided_weight.value()) if self.guided.isChecked() else 0.0
         d.batch_size, d.dev_sample = int(self.batch_size.value()), int(self.dev_sample.value())
         return cfg.validate()
 
@@ -410,8 +430,8 @@ class TrainingPanel(QWidget):
         steps = int(self.progress_of.get(run.id, {}).get("step", run.steps)) if live else run.steps
         note = run.error or ""
         device, device_tip = run_device(run.device)
-        values = (f"{run.id}: {run.name}", run.family, attention, status, f"{steps:,}", best,
-                  device, created, note)
+        values = (f"{run.id}: {printable(run.name)}", run.family, attention, status, f"{steps:,}",
+                  best, device, created, printable(note))
         tips = {3: run.error, 6: device_tip, len(values) - 1: note}
         for col, value in enumerate(values):
             item = QTableWidgetItem(str(value))

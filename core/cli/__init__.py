@@ -11,10 +11,11 @@ import importlib
 import sys
 
 from core.errors import WorkbenchError
+from core.textsafe import printable
 
 # Order is the order of `--help`.
 COMMAND_MODULES = [
-    "corpus", "train", "translate", "evaluate", "align", "bench", "demo", "gui",
+    "corpus", "train", "translate", "evaluate", "align", "bench", "demo",
 ]
 
 
@@ -23,6 +24,8 @@ def build_parser() -> argparse.ArgumentParser:
         prog="nmt-workbench",
         description="NMT Attention Workbench: train, inspect and use attention-based NMT. "
         "Run without arguments to open the desktop workbench.",
+        epilog="gui [--demo]: open the desktop workbench (the default with no command; "
+        "main.py chooses between the workbench and this command line).",
     )
     parser.add_argument(
         "--workspace", metavar="DIR", default=None,
@@ -30,13 +33,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name in COMMAND_MODULES:
-        try:
-            module = importlib.import_module(f"core.cli.{name}_cmd")
-        except ModuleNotFoundError as exc:
-            if exc.name != f"core.cli.{name}_cmd":
-                raise
-            continue
-        module.register(sub)
+        importlib.import_module(f"core.cli.{name}_cmd").register(sub)
     return parser
 
 
@@ -49,7 +46,7 @@ def run_cli(argv: list[str]) -> int:
     try:
         return int(args.func(args) or 0)
     except WorkbenchError as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        print(f"error: {printable(str(exc))}", file=sys.stderr)  # one line, no escapes
         return 2
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)

@@ -15,6 +15,7 @@ from typing import Any
 
 from core.errors import ConfigError
 from core.store import Workspace
+from core.textsafe import printable
 
 FORMATS = ("parallel", "tsv", "tmx", "docs")
 SPLIT_NAMES = ("train", "dev", "test")
@@ -122,7 +123,7 @@ def run_import(args: argparse.Namespace) -> int:
           f"({info.src_lang} -> {info.tgt_lang}), {info.n_documents} documents, "
           f"format {fmt}")
     for warning in info.warnings:
-        print(f"warning: {warning}")
+        print(f"warning: {printable(warning)}")
     return 0
 
 
@@ -135,8 +136,8 @@ def run_list(args: argparse.Namespace) -> int:
     rows = [("id", "name", "langs", "pairs", "docs", "format", "created")]
     for c in corpora:
         created = dt.datetime.fromtimestamp(c.created).strftime("%Y-%m-%d %H:%M")
-        rows.append((str(c.id), c.name, f"{c.src_lang}-{c.tgt_lang}", str(c.n_pairs),
-                     str(c.n_documents), c.format, created))
+        rows.append((str(c.id), printable(c.name), printable(f"{c.src_lang}-{c.tgt_lang}"),
+                     str(c.n_pairs), str(c.n_documents), printable(c.format), created))
     print(format_table(rows))
     return 0
 
@@ -222,7 +223,7 @@ def run_show(args: argparse.Namespace) -> int:
     for i in shown:
         pair = corpus.pairs[i]
         doc = f", document {pair.doc_id}" if pair.doc_id is not None else ""
-        print(f"[{i}] line {pair.line}{doc}")
-        print(f"  {corpus.src_lang}: {pair.src}")
-        print(f"  {corpus.tgt_lang}: {pair.tgt}")
+        print(printable(f"[{i}] line {pair.line}{doc}"))
+        print(printable(f"  {corpus.src_lang}: {pair.src}"))
+        print(printable(f"  {corpus.tgt_lang}: {pair.tgt}"))
     return 0

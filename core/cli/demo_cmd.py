@@ -87,8 +87,6 @@ def _records(translations, pairs):
 
 def run_demo(root: str | Path, quick: bool = False, beam: int = 5, log=print) -> DemoSummary:
     """The pipeline; returns the summary (also used by tests)."""
-    from core.cli.align_cmd import eflomal_systems, file_name
-    from core.cli.evaluate_cmd import metrics_table, score_systems
     from core.cli.train_cmd import ProgressPrinter
     from core.data.preprocess import Preprocessor
     from core.demo import demo_config, import_demo_corpus, import_demo_gold
@@ -98,8 +96,10 @@ def run_demo(root: str | Path, quick: bool = False, beam: int = 5, log=print) ->
     from core.formats.export import write_translations
     from core.infer.session import TranslationSession
     from core.jobs import JobContext
+    from core.services.alignment import eflomal_systems, file_name
+    from core.services.evaluation import metrics_table, score_systems
+    from core.services.training import create_run, load_split_corpora, train_run
     from core.store import Workspace
-    from core.train.run import create_run, load_split_corpora, train_run
 
     started = time.perf_counter()
     with Workspace.open(root, allow_nonempty=False) as ws:

@@ -2,14 +2,18 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
+import signal
 import sys
+import threading
 import time
 from typing import TYPE_CHECKING
 
 from core.config import RunConfig, load_config, load_preset
 from core.errors import ConfigError
-from core.jobs import JobContext, JobEvent
+from core.jobs import JobCancelled, JobContext, JobEvent
+from core.textsafe import printable
 
 if TYPE_CHECKING:
     from core.store import Workspace
@@ -126,12 +130,41 @@ class ProgressPrinter:
             bleu = f", dev BLEU {d['dev_bleu']:.2f}" if d.get("dev_bleu") is not None else ""
             print(f"\nstep {d['step']}: dev perplexity {d['dev_ppl']:.2f}{bleu}", file=self.stream)
         elif e.kind == "log":
-            print(f"\n{d['message']}" if not self.quiet else d["message"], file=self.stream)
+            message = printable(d["message"])
+            print(f"\n{message}" if not self.quiet else message, file=self.stream)
+
+
+class StopOnSignal:
+    """SIGINT and SIGTERM during training: the first one asks the loop to stop after the
+    current step (it saves a checkpoint and the run is marked 'cancelled'); a second
+    one stops at once (KeyboardInterrupt: the run is marked 'interrupted')."""
+
+    def __init__(self, ctx: JobContext):
+        self.ctx, self.signum, self._old = ctx, None, {}
+
+    def __enter__(self) -> StopOnSignal:
+        if threading.current_thread() is threading.main_thread():
+            for sig in (signal.SIGINT, signal.SIGTERM):
+                self._old[sig] = signal.signal(sig, self._handle)
+        return self
+
+    def _handle(self, signum, frame) -> None:
+        if self.signum is not None:
+            raise KeyboardInterrupt
+        self.signum = signum
+        print(f"\n{signal.Signals(signum).name}: stopping after the current step and saving a "
+              "checkpoint (send it again to stop at once)", file=sys.stderr, flush=True)
+        self.ctx.cancel()
+
+    def __exit__(self, *exc: object) -> None:
+        for sig, old in self._old.items():
+            signal.signal(sig, old)
 
 
 def run(args: argparse.Namespace) -> int:
+    from core.runlock import RunLock
+    from core.services.training import create_run, train_run
     from core.store import Workspace
-    from core.train.run import create_run, train_run
 
     dist = None
     if args.distributed:
@@ -142,12 +175,18 @@ def run(args: argparse.Namespace) -> int:
     ctx = JobContext()
     if dist is None or dist.rank == 0:
         ctx.add_listener(ProgressPrinter(quiet=args.quiet))
+    stopper = StopOnSignal(ctx)
+    lock = None
     try:
         if args.resume:
             run_id = ws.run_id(args.resume)
+            if dist is None or dist.rank == 0:
+                # taken before the new budget is saved: a second trainer changes nothing
+                lock = RunLock.acquire(ws.run_dir(run_id), ws.get_run(run_id).name)
             override = resume_config(ws, run_id, args)
-            result = train_run(ws, run_id, ctx, resume=True, distributed=dist,
-                               config_override=override)
+            with stopper if dist is None else contextlib.nullcontext():
+                result = train_run(ws, run_id, ctx, resume=True, distributed=dist,
+                                   config_override=override, lock=lock)
         else:
             if not args.corpus:
                 raise ConfigError("train needs --corpus NAME (see `corpus list`) or --resume RUN")
@@ -157,30 +196,37 @@ def run(args: argparse.Namespace) -> int:
                 run_id = _shared_run(ws, dist, args.corpus, config)
             else:
                 run_id = create_run(ws, args.corpus, config, args.name)
-            result = train_run(ws, run_id, ctx, distributed=dist)
+            with stopper if dist is None else contextlib.nullcontext():
+                result = train_run(ws, run_id, ctx, distributed=dist)
+    except JobCancelled:  # stopped by a signal while the data was being prepared
+        print(f"stopped by {signal.Signals(stopper.signum or signal.SIGINT).name} before "
+              "training began; the run is marked 'cancelled'", file=sys.stderr)
+        return 128 + int(stopper.signum or signal.SIGINT)
     except KeyboardInterrupt:
         ctx.cancel()
         raise
     finally:
+        if lock is not None:
+            lock.release()
         if dist is not None:
             dist.close()
     if dist is None or dist.rank == 0:
         info = ws.get_run(run_id)
-        print(f"\nrun {info.name} (id {run_id}): {result.status} after {result.step} steps; "
+        print(f"\nrun {printable(info.name)} (id {run_id}): {result.status} after {result.step} steps; "
               f"best dev perplexity {result.best_dev_ppl or float('nan'):.2f}; "
               f"folder {ws.run_dir(run_id)}")
+        if stopper.signum is not None:
+            print(f"stopped by {signal.Signals(stopper.signum).name}; continue with "
+                  f"`train --resume {printable(info.name)}`", file=sys.stderr)
+            return 128 + int(stopper.signum)
     return 0
 
 
 def _shared_run(ws, dist, corpus: str, config: RunConfig) -> int:
-    import torch
-    import torch.distributed as tdist
+    """Rank 0 creates the run; every rank learns its id (a collective on the rank's own
+    device, so it works under NCCL as under gloo)."""
+    from core.services.training import create_run
 
-    from core.train.run import create_run
-
-    box = torch.zeros(1, dtype=torch.long)
-    if dist.rank == 0:
-        box[0] = create_run(ws, corpus, config)
-    tdist.broadcast(box, src=0)
-    os.environ.setdefault("NMT_RUN_ID", str(int(box[0])))
-    return int(box[0])
+    run_id = dist.broadcast_int(create_run(ws, corpus, config) if dist.rank == 0 else 0)
+    os.environ.setdefault("NMT_RUN_ID", str(run_id))
+    return run_id

@@ -26,15 +26,25 @@ def _paragraph_texts(path: Path) -> list[str]:
     if not path.exists():
         raise CorpusError(path, None, "file not found: check the path")
     if suffix == ".docx":
+        import zipfile
+
         import docx
         from docx.opc.exceptions import PackageNotFoundError
+        from lxml import etree
 
         try:
             document = docx.Document(str(path))
-        except (PackageNotFoundError, KeyError, ValueError) as e:
+            return [p.text for p in document.paragraphs]
+        except (PackageNotFoundError, KeyError, ValueError, zipfile.BadZipFile) as e:
             raise CorpusError(path, None, f"not a readable Word document ({e}): re-save it "
                               "as .docx") from None
-        return [p.text for p in document.paragraphs]
+        except etree.LxmlError as e:  # XMLSyntaxError: entity loops/amplification, bad XML
+            raise CorpusError(path, None, f"its XML is refused ({type(e).__name__}: {e}); the "
+                              "document may be damaged or crafted: re-save it as .docx from "
+                              "Word or LibreOffice") from None
+        except RecursionError:
+            raise CorpusError(path, None, "its XML is nested too deeply to read; re-save it "
+                              "as .docx from Word or LibreOffice") from None
     if suffix in (".txt", ".md"):
         try:
             return path.read_text(encoding="utf-8-sig").splitlines()

@@ -36,12 +36,22 @@ _CODE_ELEMENTS = {"bpt", "ept", "ph", "it", "ut", "x", "bx", "ex"}
 
 def element_text(el: ET.Element) -> str:
     """The words inside an element: text of nested markup such as <hi> or <g> kept,
-    content of formatting-code elements (<ph>, <bpt>, ...) left out."""
-    parts = [el.text or ""]
-    for child in el:
-        if child.tag.rsplit("}", 1)[-1] not in _CODE_ELEMENTS:
-            parts.append(element_text(child))
-        parts.append(child.tail or "")
+    content of formatting-code elements (<ph>, <bpt>, ...) left out. Iterative, so
+    markup nested thousands deep is no RecursionError."""
+    parts: list[str] = []
+    stack: list[ET.Element | str] = [el]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            parts.append(item)
+            continue
+        parts.append(item.text or "")
+        todo: list[ET.Element | str] = []
+        for child in item:
+            if child.tag.rsplit("}", 1)[-1] not in _CODE_ELEMENTS:
+                todo.append(child)
+            todo.append(child.tail or "")
+        stack.extend(reversed(todo))
     return "".join(parts)
 
 

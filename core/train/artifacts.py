@@ -18,7 +18,9 @@ from core.data.preprocess import Preprocessor
 from core.data.vocab import AnyVocab, load_vocab
 from core.errors import CheckpointError
 from core.models.base import Seq2Seq
+from core.safepath import inside
 from core.train import checkpoint as ckpt
+from core.train.compact import SCALES_KEY, expand_state
 
 SRC_VOCAB, TGT_VOCAB, PREPROCESS = "src.vocab", "tgt.vocab", "preprocess.json"
 
@@ -60,11 +62,12 @@ def pick_checkpoint(run_dir: Path, which: str = "best") -> Path:
         if best:
             # The newest best file carries the current best-k ranking (an older one only
             # knows the ranking at its own step, before later improvements).
-            entries = ckpt.load_checkpoint(best[-1]).get("best") or []
+            entries = ckpt.best_entries(ckpt.load_checkpoint(best[-1]).get("best"), run_dir, best[-1])
             ranked = [run_dir / name for _, _, name in sorted(entries) if (run_dir / name).exists()]
             return ranked[0] if ranked else best[-1]
         which = "last"
-    path = run_dir / (ckpt.LAST if which == "last" else which)
+    path = inside(run_dir, ckpt.LAST if which == "last" else which, "checkpoint", CheckpointError,
+                  bare=True)
     if not path.exists():
         raise CheckpointError(
             f"{run_dir}: no checkpoint {path.name!r}; the run has not saved one yet "
@@ -72,20 +75,25 @@ def pick_checkpoint(run_dir: Path, which: str = "best") -> Path:
     return path
 
 
-def load_model(run_dir: str | Path, which: str = "best", device: str | torch.device = "cpu") -> LoadedModel:
+def load_model(run_dir: str | Path, which: str = "best", device: str | torch.device = "cpu",
+               run_config: dict | None = None) -> LoadedModel:
+    """The run's model from checkpoint `which`, checked against the run: the keys it
+    needs, its vocabulary sizes against the run's vocabularies and, given `run_config`
+    (the run's stored config), its config (CheckpointError naming what differs)."""
     from core.models.registry import build_model
 
     run_dir = Path(run_dir)
     path = pick_checkpoint(run_dir, which)
-    state = ckpt.load_checkpoint(path, map_location=device)
-    config = RunConfig.from_dict(state["config"], source=str(path))
     text = load_text_side(run_dir)
     if text is None:
         raise CheckpointError(f"{run_dir}: the vocabularies ({SRC_VOCAB}, {TGT_VOCAB}) are missing")
     src_vocab, tgt_vocab, src_pre, tgt_pre = text
+    state = ckpt.check_checkpoint(ckpt.load_checkpoint(path, map_location=device), path,
+                                  ckpt.NEEDED_TO_LOAD, run_config, (len(src_vocab), len(tgt_vocab)))
+    config = RunConfig.from_dict(state["config"], source=str(path))
     model = build_model(config.model, len(src_vocab), len(tgt_vocab))
-    try:
-        model.load_state_dict(state["model"])
+    try:  # compact (int8 / fp16) shipped weights are expanded to float32 first
+        model.load_state_dict(expand_state(state["model"], state.get(SCALES_KEY)))
     except RuntimeError as exc:
         raise CheckpointError(f"{path}: does not fit the model its config describes ({exc})") from None
     model.to(device).eval()

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import io
 import random
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +22,7 @@ import torch
 
 from core.atomic import write_bytes_atomic
 from core.errors import CheckpointError
+from core.safepath import inside
 
 LAST = "last.pt"
 
@@ -41,14 +42,19 @@ def rng_state() -> dict[str, Any]:
 
 
 def set_rng_state(state: dict[str, Any]) -> None:
-    torch.set_rng_state(state["torch"])
+    """Restore the generators saved by rng_state(). The states are byte tensors that
+    torch wants on the CPU, wherever the checkpoint was mapped (a resume with --device
+    cuda loads it onto the GPU); CUDA generators are restored on as many GPUs as both
+    the saving and this machine have, and ignored on a machine without CUDA."""
+    torch.set_rng_state(state["torch"].cpu())
     py = state["python"]
     gauss = None if py[-1] == -1 else py[-1]
     random.setstate((state["python_version"], tuple(py[:-1]), gauss))
     keys = state["numpy_keys"].numpy().astype(np.uint32)
     np.random.set_state(("MT19937", keys, state["numpy_pos"], 0, 0.0))
     if "cuda" in state and torch.cuda.is_available():
-        torch.cuda.set_rng_state_all(state["cuda"])
+        for device, cuda_state in enumerate(state["cuda"][:torch.cuda.device_count()]):
+            torch.cuda.set_rng_state(cuda_state.cpu(), device)
 
 
 def save_checkpoint(path: str | Path, payload: dict[str, Any]) -> Path:
@@ -70,6 +76,75 @@ def load_checkpoint(path: str | Path, map_location: str | torch.device = "cpu") 
         ) from None
 
 
+def best_entries(raw: Any, folder: str | Path, source: str | Path) -> list[tuple[float, int, str]]:
+    """A checkpoint's `best` list, checked: each entry (dev_ppl, step, file name) names a
+    plain file inside the run folder, else CheckpointError (a crafted entry could make a
+    resume delete, or translate load, a file outside the run)."""
+    out: list[tuple[float, int, str]] = []
+    for entry in raw or []:
+        try:
+            ppl, step, name = entry
+            ppl, step, name = float(ppl), int(step), str(name)
+        except (TypeError, ValueError):
+            raise CheckpointError(f"{source}: its best-checkpoint list holds {entry!r}, not "
+                                  "(dev perplexity, step, file name); pick another checkpoint") from None
+        inside(folder, name, f"{source}: best checkpoint", CheckpointError, bare=True)
+        out.append((ppl, step, name))
+    return out
+
+
+#: what a checkpoint must hold to translate with / to resume training from
+NEEDED_TO_LOAD = ("model", "config", "position")
+NEEDED_TO_RESUME = ("model", "optimizer", "schedule", "rng", "position", "config")
+#: config keys a checkpoint must share with its run: the model's shape and the text side
+MATCHED_KEYS = ("data.vocab", "data.src_vocab_size", "data.tgt_vocab_size", "data.joint_vocab",
+                "data.lowercase", "data.fold_accents", "data.pretokenized")
+
+
+def check_checkpoint(state: Any, path: str | Path, needed: tuple[str, ...] = NEEDED_TO_LOAD,
+                     run_config: dict[str, Any] | None = None,
+                     vocab_sizes: tuple[int, int] | None = None) -> dict[str, Any]:
+    """`state` checked against its run: the keys it needs, its config against the run's
+    (every model field and the MATCHED_KEYS of data; keys one side lacks are skipped, so
+    checkpoints of older versions still load) and its vocabulary sizes against the run's
+    vocabularies. CheckpointError naming what does not match. Returns `state`."""
+    if not isinstance(state, dict):
+        raise CheckpointError(f"{path}: holds a {type(state).__name__}, not a workbench "
+                              "checkpoint; pick another checkpoint of the run")
+    missing = [k for k in needed if k not in state]
+    position = state.get("position")
+    if "position" in needed and isinstance(position, dict):
+        missing += [f"position.{k}" for k in ("epoch", "batch", "step") if k not in position]
+    elif "position" in needed and "position" not in missing:
+        missing.append("position")
+    if missing:
+        raise CheckpointError(f"{path}: an incomplete checkpoint, missing {', '.join(missing)}; "
+                              "pick another checkpoint of the run (e.g. 'last' or 'best')")
+    saved = state.get("config")
+    if run_config is not None and isinstance(saved, dict):
+        keys = [f"model.{k}" for k in run_config.get("model", {})] + list(MATCHED_KEYS)
+        diffs = []
+        for key in keys:
+            section, _, name = key.partition(".")
+            have, want = saved.get(section, {}), run_config.get(section, {})
+            if name in have and name in want and have[name] != want[name]:
+                diffs.append(f"{key} = {have[name]!r} in the checkpoint, {want[name]!r} in "
+                             "the run")
+        if diffs:
+            raise CheckpointError(
+                f"{path}: belongs to another configuration than its run ("
+                + "; ".join(diffs[:6]) + (f"; {len(diffs) - 6} more" if len(diffs) > 6 else "")
+                + "); put back the run's own checkpoint or train the run again")
+    if vocab_sizes is not None and "vocab_sizes" in state:
+        saved_sizes = [int(v) for v in state["vocab_sizes"]]
+        if saved_sizes != [int(v) for v in vocab_sizes]:
+            raise CheckpointError(
+                f"{path}: was trained with vocabularies of {saved_sizes[0]} source and "
+                f"{saved_sizes[1]} target words, the run's have {vocab_sizes[0]} and "
+                f"{vocab_sizes[1]}; the checkpoint or the vocabularies come from another run")
+    return state
+
+
 @dataclass
 class BestKeeper:
     """Keeps the k checkpoints with the lowest dev perplexity (files best-<step>.pt)."""
@@ -77,23 +152,31 @@ class BestKeeper:
     folder: Path
     k: int
     entries: list[tuple[float, int, str]]
+    dropped: list[Path] = field(default_factory=list)
 
     def offer(self, dev_ppl: float, step: int, payload: dict[str, Any]) -> Path | None:
-        """Save payload as a best checkpoint if it ranks among the k best; drop the worst."""
+        """Save payload as a best checkpoint if it ranks among the k best, then delete the
+        one it pushes out (in that order: a kill in between leaves k + 1 files, never
+        k - 1). The deleted paths are in `dropped` until the next offer."""
+        self.dropped = []
         if self.k <= 0:
             return None
         ranked = sorted(self.entries + [(dev_ppl, step, "")])
         if (dev_ppl, step, "") not in ranked[: self.k]:
             return None
         name = f"best-{step:08d}.pt"
-        self.entries.append((dev_ppl, step, name))
-        self.entries.sort()
-        for _, _, dropped in self.entries[self.k:]:
-            (self.folder / dropped).unlink(missing_ok=True)
-        self.entries = self.entries[: self.k]
-        payload = dict(payload, best=[list(e) for e in self.entries])
-        return save_checkpoint(self.folder / name, payload)
+        entries = sorted([e for e in self.entries if e[2] != name] + [(dev_ppl, step, name)])
+        kept, pushed_out = entries[: self.k], entries[self.k:]
+        path = save_checkpoint(self.folder / name, dict(payload, best=[list(e) for e in kept]))
+        self.entries = kept
+        for _, _, dropped in pushed_out:
+            old = inside(self.folder, dropped, "best checkpoint", CheckpointError, bare=True)
+            old.unlink(missing_ok=True)
+            self.dropped.append(old)
+        return path
 
     @property
     def best_path(self) -> Path | None:
-        return self.folder / self.entries[0][2] if self.entries else None
+        if not self.entries:
+            return None
+        return inside(self.folder, self.entries[0][2], "best checkpoint", CheckpointError, bare=True)

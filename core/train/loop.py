@@ -4,7 +4,7 @@ Plain function, no Qt. It reports through `ctx` (core.jobs.JobContext):
     'start'       {device, params, steps_per_epoch, resumed_from}
     'step'        {step, epoch, loss, ppl, lr, tok_per_s, eta_s, tokens}
     'validation'  {step, dev_ppl, dev_loss, dev_bleu}
-    'checkpoint'  {step, path, which: last|best, dev_ppl}
+    'checkpoint'  {step, path, which: last|best, dev_ppl, dropped: best files deleted}
     'epoch'       {epoch, lr}
 and answers `ctx.cancelled` (stops after the current step, saving a checkpoint) and
 `ctx.wait_if_paused()`. It returns a TrainResult; failures (NaN loss, out of memory)
@@ -31,6 +31,7 @@ from core.jobs import JobContext
 from core.models.base import Seq2Seq
 from core.train import checkpoint as ckpt
 from core.train.device import amp_message, autocast, pick_device
+from core.train.guidance import alignment_loss
 from core.train.loss import sequence_nll
 from core.train.optim import EpochSchedule, build_optimizer
 from core.train.sampled_softmax import candidate_vocab
@@ -54,6 +55,8 @@ class TrainData:
     train_ctx: list[list[int]] | None = None
     dev_ctx: list[list[int]] | None = None
     dev_bleu: Callable[[Seq2Seq, torch.device], float] | None = None  # greedy BLEU on a sample
+    # (source token, target token) links per training pair: guided alignment's targets
+    train_links: list[list[tuple[int, int]]] | None = None
 
 
 @dataclass
@@ -135,20 +138,33 @@ def train_model(
     keeper = ckpt.BestKeeper(run_dir, tc.keep_best, [])
     is_main = distributed is None or distributed.rank == 0
 
-    train_plan = data.make_plan(data.train_src, data.train_tgt, data.train_ctx, shuffle=True)
+    guided = tc.guided_alignment > 0
+    if guided and data.train_links is None:
+        raise ConfigError("train.guided_alignment needs alignments of the training pairs; "
+                          "train through a workspace run (they are computed there) or set it to 0")
+    links = {"links": data.train_links} if guided else {}
+    train_plan = data.make_plan(data.train_src, data.train_tgt, data.train_ctx, shuffle=True, **links)
     dev_plan = data.make_plan(data.dev_src, data.dev_tgt, data.dev_ctx, shuffle=False)
     epoch, batch_pos, step = 0, 0, 0
     resumed_from = None
     best_ppl: float | None = None
     bad_validations = 0
     if resume and (run_dir / ckpt.LAST).exists():
-        state = ckpt.load_checkpoint(run_dir / ckpt.LAST, map_location=device)
-        model.load_state_dict(state["model"])
-        optimizer.load_state_dict(state["optimizer"])
-        schedule.load_state_dict(state["schedule"])
-        ckpt.set_rng_state(state["rng"])
+        last = run_dir / ckpt.LAST
+        state = ckpt.check_checkpoint(
+            ckpt.load_checkpoint(last, map_location=device), last, ckpt.NEEDED_TO_RESUME,
+            config.to_dict(), (data.src_vocab_size, data.tgt_vocab_size))
+        try:
+            model.load_state_dict(state["model"])
+            optimizer.load_state_dict(state["optimizer"])
+            schedule.load_state_dict(state["schedule"])
+            ckpt.set_rng_state(state["rng"])
+        except (RuntimeError, ValueError, KeyError, TypeError) as exc:
+            raise ckpt.CheckpointError(
+                f"{last}: does not fit the run's model or optimiser ({type(exc).__name__}: "
+                f"{str(exc)[:300]}); put back the run's own checkpoint or train it again") from None
         epoch, batch_pos, step = (state["position"][k] for k in ("epoch", "batch", "step"))
-        keeper.entries = [tuple(e) for e in state.get("best", [])]
+        keeper.entries = ckpt.best_entries(state.get("best"), run_dir, run_dir / ckpt.LAST)
         best_ppl = keeper.entries[0][0] if keeper.entries else None
         bad_validations = int(state.get("bad_validations", 0))
         resumed_from = step
@@ -186,7 +202,8 @@ def train_model(
             ctx.emit("validation", step=step, dev_loss=dev_loss, dev_ppl=dev_ppl, dev_bleu=bleu)
             best = keeper.offer(dev_ppl, step, payload())
             if best is not None:
-                ctx.emit("checkpoint", step=step, path=str(best), which="best", dev_ppl=dev_ppl)
+                ctx.emit("checkpoint", step=step, path=str(best), which="best", dev_ppl=dev_ppl,
+                         dropped=[str(p) for p in keeper.dropped])
         save_last()
         return bool(tc.early_stop_patience) and bad_validations >= tc.early_stop_patience
 
@@ -221,6 +238,11 @@ def train_model(
                                                tc.amp, tc.sampled_softmax, data.tgt_vocab_size)
                 loss_sum, nll_sum, n_tok = sequence_nll(out.scores, targets, tc.label_smoothing)
                 loss = loss_sum / max(n_tok, 1)
+                align_loss = None
+                if guided:  # attention pulled towards the statistical alignments
+                    align_sum, rows = alignment_loss(out.attention, batch.guide)
+                    align_loss = align_sum / max(rows, 1)
+                    loss = loss + tc.guided_alignment * align_loss
                 if not torch.isfinite(loss):
                     raise TrainingError(
                         f"loss became {float(loss.detach())} at step {step + 1}: lower the learning rate "
@@ -240,6 +262,8 @@ def train_model(
                 token_loss = float(nll_sum.detach()) / max(n_tok, 1)
                 row = {"step": step, "epoch": epoch, "loss": float(loss.detach()), "ppl": math.exp(min(token_loss, 50)),
                        "lr": schedule.lr, "tok_per_s": tok_per_s, "tokens": n_tok}
+                if align_loss is not None:
+                    row["align_loss"] = float(align_loss.detach())
                 history.append(row)
                 if is_main:
                     left = max(total_steps - step, 0)

@@ -173,7 +173,8 @@ def scored_ws(demo_ws, tiny):
     with Workspace.open(demo_ws) as ws:
         run = ws.create_run("scored", tiny("scored", 5).to_dict(), 1)
         ws.update_run(run, status="finished", device="cpu")
-        ws.add_evaluation(run, "test", {"bleu": 12.345, "chrf": 40.0, "ter": 80.5, "ppl": 31.25,
+        ws.add_evaluation(run, "test", {"bleu": 12.345, "chrf": 40.0, "ter": 80.5,
+                                        "perplexity": 35.5, "best_dev_ppl": 31.25,
                                         "aer": 0.70312, "sentences": 46})
     return demo_ws
 
@@ -186,13 +187,14 @@ def test_item14_headers_aer_in_percent_and_a_self_contained_report(qtbot, scored
     header = panel.table.horizontalHeader()
     texts = [panel.table.horizontalHeaderItem(c).text() for c in range(panel.table.columnCount())]
     assert texts == ["Run", "Test set", "BLEU (test)", "chrF (test)", "TER (test)",
-                     "best dev perplexity", "AER % (gold set)", "test sentences"]
+                     "test perplexity", "best dev perplexity", "AER % (gold set)",
+                     "test sentences"]
     for c, text in enumerate(texts):  # each header is drawn whole, with an explanation
         assert header.sectionSize(c) >= header.fontMetrics().horizontalAdvance(text)
         assert panel.table.horizontalHeaderItem(c).toolTip()
     cells = {t: panel.table.item(0, c).text() for c, t in enumerate(texts)}
     assert cells["AER % (gold set)"] == "70.3" == percent_text(0.70312)
-    assert cells["best dev perplexity"] == "31.25"
+    assert cells["best dev perplexity"] == "31.25" and cells["test perplexity"] == "35.5"
     # the HTML report: the same numbers, one file with its figures inside
     folder = tmp_path / "out"
     folder.mkdir()
@@ -384,6 +386,10 @@ def test_item10_a_run_has_one_colour_in_every_screen(qtbot, trained_ws, errors):
     job = attention.compute()
     qtbot.waitUntil(lambda: job.done, timeout=60000)
     window.tabs.setCurrentWidget(attention)
+    # the heatmaps are drawn (titled and laid out) after the job ends
+    qtbot.waitUntil(lambda: all("AER" in h.plot.titleLabel.text
+                                and h.plot.titleLabel.sceneBoundingRect().height() > 0
+                                for h in attention.heatmaps[:2]), timeout=10000)
     qtbot.wait(50)
     for h in attention.heatmaps[:2]:
         title = h.plot.titleLabel

@@ -115,6 +115,23 @@ def test_training_form_round_trips_the_sampled_softmax_and_amp(qtbot, demo_ws, t
     window.close()
 
 
+def test_training_form_round_trips_guided_alignment(qtbot, demo_ws, tiny):
+    window = _window(qtbot, demo_ws)
+    panel = window.training
+    config = tiny("guided", 5)
+    _fill_form(panel, config)
+    assert not panel.guided.isChecked() and not panel.guided_weight.isEnabled()
+    assert panel.config().train.guided_alignment == 0.0
+    config.train.guided_alignment = 0.3
+    _fill_form(panel, config)
+    assert panel.guided.isChecked() and panel.guided_weight.isEnabled()
+    assert panel.guided_weight.text() == "0.30"  # what the user sees in the box
+    assert panel.config().train.guided_alignment == pytest.approx(0.3)
+    panel.guided.setChecked(False)  # unchecked: off, whatever the weight box holds
+    assert panel.config().train.guided_alignment == 0.0
+    window.close()
+
+
 def test_training_form_says_what_precision_the_run_will_use(qtbot, demo_ws, monkeypatch):
     """The precision line under the bf16 box follows the box, the device and the CPU."""
     from core.train import device as device_mod
@@ -187,6 +204,9 @@ def test_attention_two_models_with_gold_overlay_and_aer(qtbot, trained_ws, error
     panel.pair_list.setCurrentRow(2)
     index = panel.order[2]
     a, b = panel.heatmaps[0], panel.heatmaps[1]
+    # the job's result reaches the GUI thread through a queued signal: wait for the drawing
+    qtbot.waitUntil(lambda: a.image.image is not None and b.image.image is not None,
+                    timeout=10000)
     assert a.isVisibleTo(panel) and b.isVisibleTo(panel)
     assert a.image.image.shape == b.image.image.shape
     assert not np.allclose(a.image.image, b.image.image)  # two models, two matrices

@@ -12,7 +12,6 @@ import torch
 from torch import Tensor, nn
 
 from core.cli import run_cli
-from core.cli.evaluate_cmd import forced_perplexity, parse_buckets, score_systems
 from core.config import RunConfig
 from core.data.corpus import SentencePair
 from core.data.preprocess import Preprocessor
@@ -22,6 +21,7 @@ from core.evaluate.attention_aer import aer_table, attention_alignments
 from core.goldsets import GoldSet
 from core.infer.session import TranslationSession
 from core.models.base import Seq2Seq, Seq2SeqOutput
+from core.services.evaluation import forced_perplexity, parse_buckets, score_systems
 from core.train.artifacts import LoadedModel
 
 DEMO = Path(__file__).resolve().parents[2] / "resources" / "demo"
@@ -117,8 +117,8 @@ def tiny_ws(tmp_path_factory):
     """A workspace with the demo corpus and a tiny run trained for a few steps."""
     from core.demo import demo_config, import_demo_corpus
     from core.jobs import JobContext
+    from core.services.training import create_run, train_run
     from core.store import Workspace
-    from core.train.run import create_run, train_run
 
     root = tmp_path_factory.mktemp("cli") / "ws"
     with Workspace.open(root) as ws:

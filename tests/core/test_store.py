@@ -37,7 +37,7 @@ def small_corpus(name: str = "toy") -> Corpus:
 
 def test_new_workspace_has_layout_and_latest_schema(tmp_path):
     with Workspace.open(tmp_path / "new") as ws:
-        assert ws.schema_version == LATEST_VERSION == 2
+        assert ws.schema_version == LATEST_VERSION == 3
         assert {p.name for p in ws.root.iterdir()} >= {
             "workspace.sqlite", "corpora", "runs", "exports"}
         mode = ws._conn().execute("PRAGMA journal_mode").fetchone()[0]
@@ -57,7 +57,7 @@ def test_v1_workspace_is_migrated_and_keeps_its_data(tmp_path):
     conn.close()
 
     with Workspace.open(root, create=False) as ws:
-        assert ws.schema_version == 2
+        assert ws.schema_version == LATEST_VERSION
         run = ws.get_run("old-run")
         assert (run.id, run.created, run.status) == (1, 5.0, "queued")
         assert [(m.step, m.name, m.value) for m in ws.metrics(1)] == [(10, "loss", 2.5)]
@@ -65,7 +65,32 @@ def test_v1_workspace_is_migrated_and_keeps_its_data(tmp_path):
         assert ws.evaluations(1)[0].id == eval_id
     # Opening again applies nothing more.
     with Workspace.open(root) as ws:
-        assert ws.schema_version == 2 and len(ws.list_runs()) == 1
+        assert ws.schema_version == LATEST_VERSION and len(ws.list_runs()) == 1
+
+
+def test_metrics_are_idempotent_per_run_step_and_name(tmp_path):
+    with Workspace.open(tmp_path / "ws") as ws:
+        rid = ws.create_run("r", CONFIG, None)
+        ws.log_metrics(rid, 10, "train", {"loss": 2.5, "ppl": 12.0})
+        ws.log_metrics(rid, 10, "train", {"loss": 2.25})  # a resume repeats step 10
+        ws.log_metrics(rid, 11, "train", {"loss": 2.0})
+        assert [(m.step, m.name, m.value) for m in ws.metrics(rid)] == [
+            (10, "loss", 2.25), (10, "ppl", 12.0), (11, "loss", 2.0)]
+
+
+def test_v2_duplicate_metrics_are_merged_by_the_migration(tmp_path):
+    root = tmp_path / "old"
+    root.mkdir()
+    conn = sqlite3.connect(root / "workspace.sqlite", isolation_level=None)
+    assert apply_migrations(conn, target=2) == 2
+    conn.execute("INSERT INTO runs (name, config, created) VALUES ('old-run', '{}', 5.0)")
+    for value in (2.5, 2.4, 2.4):  # a killed run resumed twice
+        conn.execute("INSERT INTO metrics VALUES (1, 10, 'train', 'loss', ?, 6.0)", (value,))
+    conn.execute("INSERT INTO metrics VALUES (1, 10, 'valid', 'dev_ppl', 9.0, 6.0)")
+    conn.close()
+    with Workspace.open(root, create=False) as ws:
+        assert [(m.step, m.kind, m.name, m.value) for m in ws.metrics(1)] == [
+            (10, "train", "loss", 2.4), (10, "valid", "dev_ppl", 9.0)]
 
 
 def test_newer_schema_is_refused_with_the_version(tmp_path):
@@ -272,18 +297,18 @@ def test_checkpoints_upsert_and_follow_a_moved_workspace(tmp_path):
         ws.add_checkpoint(rid, 100, ws.run_dir(rid) / "best.pt", "best", dev_ppl=30.0)
         ws.add_checkpoint(rid, 200, last, "last")  # rewritten: same row, new step
         outside = tmp_path / "elsewhere.pt"
-        ws.add_checkpoint(rid, 50, outside, "best", dev_ppl=35.0)
+        with pytest.raises(StoreError, match="outside"):  # a checkpoint lives in its run
+            ws.add_checkpoint(rid, 50, outside, "best", dev_ppl=35.0)
         cks = ws.checkpoints(rid)
         assert [(c.step, c.path.name, c.kind, c.dev_ppl) for c in cks] == [
-            (50, "elsewhere.pt", "best", 35.0), (100, "best.pt", "best", 30.0),
-            (200, "last.pt", "last", None)]
-        assert [c.step for c in ws.checkpoints(rid, kind="best")] == [50, 100]
+            (100, "best.pt", "best", 30.0), (200, "last.pt", "last", None)]
+        assert [c.step for c in ws.checkpoints(rid, kind="best")] == [100]
         with pytest.raises(ValueError, match="kind"):
             ws.add_checkpoint(rid, 1, last, "first")
     (tmp_path / "a").rename(tmp_path / "b")
     with Workspace.open(tmp_path / "b") as ws:
         paths = [c.path for c in ws.checkpoints(rid)]
-        assert paths == [outside, ws.root / "runs" / str(rid) / "best.pt",
+        assert paths == [ws.root / "runs" / str(rid) / "best.pt",
                          ws.root / "runs" / str(rid) / "last.pt"]
 
 

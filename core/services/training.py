@@ -8,30 +8,57 @@ and vocabularies (reloaded from the run folder on resume, so ids never shift; a
 two-stage stage-2 run copies its stage-1 run's, train.init_from), writes
 every event to the store (curves survive restarts) and keeps the run's status true:
 running -> finished | cancelled | failed (with the reason; any exception that escapes
-training marks the run failed).
+training marks the run failed) | interrupted (KeyboardInterrupt; or, found by
+`Workspace.open`, a 'running' run whose process died without holding its lock any more).
+One process trains a run at a time: it holds the run's lock (core.runlock).
 """
 from __future__ import annotations
 
 import time
 from pathlib import Path
 
+from core.atomic import write_text_atomic
 from core.config import RunConfig
 from core.data.batching import BatchPlan
 from core.data.dataset import PreparedData, decode_ids, prepare_dataset
 from core.data.splits import split_corpus
-from core.errors import ConfigError, WorkbenchError
+from core.errors import ConfigError, TrainingError, WorkbenchError
 from core.jobs import JobCancelled, JobContext, JobEvent
+from core.models.registry import families_with, family_traits
+from core.runlock import RunLock
 from core.store import Workspace
-from core.train import artifacts
+from core.train import artifacts, guidance
 from core.train.device import describe_device, pick_device
 from core.train.loop import TrainData, TrainResult, train_model
 
-CONTEXT_FAMILIES = ("concat", "context_transformer")
+CONTEXT_FAMILIES = families_with(context=True)  # kept for importers; ask family_traits
+
+
+MIN_DEV_PAIRS = 1  # a dev set without a pair gives perplexity exp(0) = 1.00: meaningless
 
 
 def create_run(ws: Workspace, corpus_ref: int | str, config: RunConfig, name: str | None = None) -> int:
+    """A 'queued' run, once everything that can be checked without training is right:
+    every config field (RunConfig.validate), the device, and a corpus whose split has
+    training and dev pairs. A refused run leaves no row holding its name."""
     config.validate()
-    return ws.create_run(name or config.name, config.to_dict(), corpus_ref)
+    pick_device(config.train.device)  # 'cuda' without a GPU is refused here, not mid-run
+    corpus_id = ws.corpus_id(corpus_ref)
+    check_split_sizes(ws.get_corpus(corpus_id).name,
+                      ensure_split(ws, corpus_id, config.train.seed).assignment)
+    return ws.create_run(name or config.name, config.to_dict(), corpus_id)
+
+
+def check_split_sizes(corpus_name: str, assignment: dict[str, list[int]]) -> None:
+    """TrainingError unless the split has training pairs and a usable dev set."""
+    n_train, n_dev = len(assignment.get("train", [])), len(assignment.get("dev", []))
+    total = sum(len(v) for v in assignment.values())
+    if n_train == 0 or n_dev < MIN_DEV_PAIRS:
+        raise TrainingError(
+            f"corpus {corpus_name!r} is too small to train on: its {total} pairs split into "
+            f"{n_train} training and {n_dev} dev pairs (80/10/10, whole documents per set); "
+            f"training needs at least 1 training and {MIN_DEV_PAIRS} dev pair, so import a "
+            "larger corpus (hundreds of pairs at least)")
 
 
 def ensure_split(ws: Workspace, corpus_id: int, seed: int):
@@ -86,6 +113,7 @@ def _prepare(ws: Workspace, run_id: int, config: RunConfig, resume: bool, ctx: J
     if info.corpus_id is None:
         raise ConfigError(f"run {info.name!r} has no corpus; create it with a corpus")
     corpus, parts = load_split_corpora(ws, info.corpus_id, config.train.seed)
+    check_split_sizes(corpus.name, {k: list(range(len(v))) for k, v in parts.items()})
     run_dir = ws.run_dir(run_id)
     reuse = artifacts.load_text_side(run_dir) if resume else None
     fresh = reuse is None
@@ -100,12 +128,22 @@ def _prepare(ws: Workspace, run_id: int, config: RunConfig, resume: bool, ctx: J
                 "(train.init_from must name a trained sentence-level transformer run)")
         ctx.emit("log", message=f"stage 2: reusing the vocabularies and preprocessing of "
                  f"stage-1 run {base.name!r}")
-    k = config.model.ctx_sentences if config.model.family in CONTEXT_FAMILIES else 0
-    f = config.model.ctx_following if config.model.family in CONTEXT_FAMILIES else 0
+    context = family_traits(config.model.family).context
+    k = config.model.ctx_sentences if context else 0
+    f = config.model.ctx_following if context else 0
     prepared = prepare_dataset(
         parts["train"], parts["dev"], config.data, corpus.src_lang, corpus.tgt_lang,
         vocabs=reuse[:2] if reuse else None, preprocessors=reuse[2:] if reuse else None,
         context_k=k, job=ctx, context_following=f)
+    if len(prepared.train) == 0:
+        raise TrainingError(
+            f"no usable training pairs: {prepared.train_report.summary()}; raise "
+            f"data.max_len (now {config.data.max_len}) or import a corpus whose pairs have "
+            "text on both sides")
+    if len(prepared.dev) < MIN_DEV_PAIRS:
+        raise TrainingError(
+            f"no usable dev pairs: {prepared.dev_report.summary()}; the dev perplexity would "
+            "mean nothing, so import a larger corpus")
     if fresh:
         artifacts.save_artifacts(run_dir, prepared.src_vocab, prepared.tgt_vocab,
                                  prepared.src_pre, prepared.tgt_pre)
@@ -114,17 +152,39 @@ def _prepare(ws: Workspace, run_id: int, config: RunConfig, resume: bool, ctx: J
     return prepared, run_dir
 
 
-def make_train_data(prepared: PreparedData, config: RunConfig) -> TrainData:
+def make_train_data(prepared: PreparedData, config: RunConfig,
+                    train_links: list | None = None) -> TrainData:
     dc = config.data
 
-    def make_plan(src, tgt, ctx_ids, shuffle):
+    def make_plan(src, tgt, ctx_ids, shuffle, links=None):
         return BatchPlan(src, tgt, batch_size=dc.batch_size, batch_tokens=dc.batch_tokens,
-                         seed=config.train.seed, shuffle=shuffle, ctx_ids=ctx_ids)
+                         seed=config.train.seed, shuffle=shuffle, ctx_ids=ctx_ids, links=links)
 
     return TrainData(
         prepared.train.src_ids, prepared.train.tgt_ids, prepared.dev.src_ids, prepared.dev.tgt_ids,
         len(prepared.src_vocab), len(prepared.tgt_vocab), make_plan,
-        prepared.train.ctx_ids, prepared.dev.ctx_ids, greedy_bleu_fn(prepared, dc.dev_sample))
+        prepared.train.ctx_ids, prepared.dev.ctx_ids, greedy_bleu_fn(prepared, dc.dev_sample),
+        train_links)
+
+
+def guided_links(ws: Workspace, corpus_id: int, prepared: PreparedData, ctx: JobContext):
+    """eflomal's grow-diag-final-and links of the training pairs on the model's own
+    tokens: read from the corpus's folder, or aligned once and stored there
+    (core/train/guidance.py)."""
+    src = guidance.token_lines(prepared.train.src_ids, prepared.src_vocab)
+    tgt = guidance.token_lines(prepared.train.tgt_ids, prepared.tgt_vocab)
+    path = guidance.link_file(ws.get_corpus(corpus_id).path, src, tgt)
+    if path.is_file():
+        ctx.emit("log", message=f"guided alignment: reusing the stored alignments {path.name}")
+        return guidance.read_links(path, len(src))
+    from core.evaluate.baseline import align_eflomal  # eflomal: a compiled extension
+
+    ctx.emit("log", message=f"guided alignment: aligning {len(src):,} training pairs with "
+             f"eflomal ({guidance.HEURISTIC}); stored for reuse")
+    links = [sorted(a.sure) for a in align_eflomal(src, tgt).symmetrized(guidance.HEURISTIC)]
+    path.parent.mkdir(parents=True, exist_ok=True)
+    write_text_atomic(path, guidance.links_text(links))
+    return links
 
 
 def _stage1_run(ws: Workspace, config: RunConfig):
@@ -165,7 +225,8 @@ class StoreRecorder:
     def __call__(self, event: JobEvent) -> None:
         d = event.data
         if event.kind == "step":
-            self.pending.append((d["step"], {k: float(d[k]) for k in ("loss", "ppl", "lr", "tok_per_s")}))
+            self.pending.append((d["step"], {k: float(d[k]) for k in
+                                             ("loss", "ppl", "lr", "tok_per_s", "align_loss") if k in d}))
             if len(self.pending) >= self.every:
                 self.flush()
         elif event.kind == "validation":
@@ -175,6 +236,8 @@ class StoreRecorder:
             self.ws.update_run(self.run_id, steps=d["step"])
         elif event.kind == "checkpoint":
             self.ws.add_checkpoint(self.run_id, d["step"], d["path"], d["which"], d.get("dev_ppl"))
+            for path in d.get("dropped") or ():
+                self.ws.remove_checkpoint(self.run_id, path)
 
     def flush(self) -> None:
         for step, values in self.pending:
@@ -183,11 +246,26 @@ class StoreRecorder:
 
 
 def train_run(ws: Workspace, run_ref: int | str, ctx: JobContext, resume: bool = False,
-              distributed=None, config_override: RunConfig | None = None) -> TrainResult:
-    """Train (or resume) a run of the workspace; see the module doc."""
+              distributed=None, config_override: RunConfig | None = None,
+              lock: RunLock | None = None) -> TrainResult:
+    """Train (or resume) a run of the workspace; see the module doc.
+
+    The training process holds the run's lock (core.runlock) throughout: a second
+    trainer of the same run is refused with TrainingError. Pass `lock` when the caller
+    took it already (the CLI does, before it saves a resume's new budget)."""
     run_id = ws.run_id(run_ref)
     info = ws.get_run(run_id)
     is_main = distributed is None or distributed.rank == 0
+    own_lock = RunLock.acquire(ws.run_dir(run_id), info.name) if is_main and lock is None else None
+    try:
+        return _train_locked(ws, run_id, info, ctx, resume, distributed, config_override, is_main)
+    finally:
+        if own_lock is not None:
+            own_lock.release()
+
+
+def _train_locked(ws: Workspace, run_id: int, info, ctx: JobContext, resume: bool,
+                  distributed, config_override: RunConfig | None, is_main: bool) -> TrainResult:
     recorder = StoreRecorder(ws, run_id)
     if is_main:
         ctx.add_listener(recorder)
@@ -201,11 +279,21 @@ def train_run(ws: Workspace, run_ref: int | str, ctx: JobContext, resume: bool =
             ws.update_run(run_id, status="running", device=describe_device(device), error="")
         model = _initial_model(ws, config, prepared)
         config.train.device = str(device)
-        result = train_model(config, make_train_data(prepared, config), run_dir, ctx,
+        links = None
+        if config.train.guided_alignment > 0:
+            # rank 0 aligns (eflomal samples at random) and stores; the others read its file
+            if is_main:
+                links = guided_links(ws, info.corpus_id, prepared, ctx)
+            if distributed is not None:
+                distributed.barrier()
+                if not is_main:
+                    links = guided_links(ws, info.corpus_id, prepared, ctx)
+        result = train_model(config, make_train_data(prepared, config, links), run_dir, ctx,
                              model=model, resume=resume, distributed=distributed)
     except JobCancelled:
         if is_main:
             recorder.flush()
+            ws.sync_checkpoints(run_id)
             ws.update_run(run_id, status="cancelled")
         raise
     except Exception as exc:  # any escape marks the run failed, never left 'running'
@@ -213,11 +301,21 @@ def train_run(ws: Workspace, run_ref: int | str, ctx: JobContext, resume: bool =
             else f"{type(exc).__name__}: {exc}"
         if is_main:
             recorder.flush()
+            ws.sync_checkpoints(run_id)
             ws.update_run(run_id, status="failed", error=message)
         ctx.emit("failed", message=message)
         raise
+    except BaseException as exc:  # KeyboardInterrupt (a second Ctrl-C), SystemExit
+        if is_main:
+            recorder.flush()
+            ws.sync_checkpoints(run_id)
+            ws.update_run(run_id, status="interrupted", error=(
+                f"stopped by {type(exc).__name__} before it could save a checkpoint; resume "
+                f"it from its last one with `train --resume {info.name}`"))
+        raise
     if is_main:
         recorder.flush()
+        ws.sync_checkpoints(run_id)
         ws.update_run(run_id, status=result.status, steps=result.step,
                       elapsed_s=time.perf_counter() - started)
         ctx.emit("finished", status=result.status, step=result.step,

@@ -1,0 +1,69 @@
+"""A checkpoint is checked against its run before it is used (#13 item 14)."""
+from __future__ import annotations
+
+import shutil
+
+import pytest
+import torch
+
+from core.errors import CheckpointError
+from core.infer.session import TranslationSession
+from core.jobs import RecordingContext
+from core.services.training import create_run, train_run
+from core.train import checkpoint as ckpt
+from core.train.artifacts import load_model
+from tests.core.test_train_run import tiny_run_config
+
+
+def _trained(workspace, name: str, hidden: int = 16, steps: int = 2):
+    config = tiny_run_config(max_steps=steps, valid_every=steps)
+    config.model.hidden_size = hidden
+    run_id = create_run(workspace, "demo", config, name=name)
+    train_run(workspace, run_id, RecordingContext())
+    return run_id, workspace.run_dir(run_id)
+
+
+def _edit(path, **changes):
+    state = torch.load(path, weights_only=True)
+    for key, value in changes.items():
+        if value is None:
+            del state[key]
+        else:
+            state[key] = value
+    ckpt.save_checkpoint(path, state)
+
+
+def test_missing_keys_are_named_not_a_key_error(workspace):
+    run_id, run_dir = _trained(workspace, "a")
+    _edit(run_dir / "last.pt", optimizer=None, rng=None)
+    workspace.update_run(run_id, config={**workspace.get_run(run_id).config,
+                                         "train": {**tiny_run_config(max_steps=4).train.__dict__}})
+    with pytest.raises(CheckpointError, match=r"last.pt: an incomplete checkpoint, missing optimizer, rng"):
+        train_run(workspace, run_id, RecordingContext(), resume=True)
+    assert workspace.get_run(run_id).status == "failed"
+    _edit(run_dir / "last.pt", position={"epoch": 0})
+    with pytest.raises(CheckpointError, match=r"missing position.batch, position.step"):
+        load_model(run_dir, "last")
+
+
+def test_a_checkpoint_of_another_config_is_refused_on_resume_and_translate(workspace):
+    _, small_dir = _trained(workspace, "small", hidden=16)
+    big_id, big_dir = _trained(workspace, "big", hidden=24)
+    for name in ("last.pt", *(p.name for p in big_dir.glob("best-*.pt"))):
+        (big_dir / name).unlink()
+    shutil.copy(small_dir / "last.pt", big_dir / "last.pt")
+    with pytest.raises(CheckpointError, match=r"model.hidden_size = 16 in the checkpoint, 24 in the run"):
+        TranslationSession.open(workspace, ["big"], which="last")
+    workspace.update_run(big_id, config={**workspace.get_run(big_id).config,
+                                         "train": {**tiny_run_config(max_steps=4).train.__dict__}})
+    with pytest.raises(CheckpointError, match=r"model.hidden_size = 16 in the checkpoint, 24"):
+        train_run(workspace, big_id, RecordingContext(), resume=True)
+
+
+def test_vocabulary_sizes_must_match_the_run(workspace):
+    _, run_dir = _trained(workspace, "v")
+    state = torch.load(run_dir / "last.pt", weights_only=True)
+    src, tgt = state["vocab_sizes"]
+    _edit(run_dir / "last.pt", vocab_sizes=[src + 7, tgt])
+    with pytest.raises(CheckpointError, match=f"vocabularies of {src + 7} source"):
+        load_model(run_dir, "last")

@@ -1,0 +1,108 @@
+"""Every config field checked with its allowed range before a run exists; data too
+small to train on refused, saying why (#13 items 12, 13)."""
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+import torch
+
+from core.cli import run_cli
+from core.config import RULES, DataConfig, ModelConfig, RunConfig, TrainConfig, load_config
+from core.data.corpus import Corpus, SentencePair
+from core.errors import ConfigError, TrainingError
+from core.jobs import RecordingContext
+from core.services.training import create_run, train_run
+from tests.core.test_train_run import tiny_run_config
+
+
+def test_every_field_has_a_rule():
+    fields = {"name", "description"} | {
+        f"{section}.{f.name}" for section, kind in
+        (("model", ModelConfig), ("data", DataConfig), ("train", TrainConfig))
+        for f in dataclasses.fields(kind)}
+    assert set(RULES) == fields
+    defaults = RunConfig()
+    for key, rule in RULES.items():  # every default has its rule's type ...
+        section, _, name = key.rpartition(".")
+        assert isinstance(getattr(getattr(defaults, section) if section else defaults, name),
+                          rule.kind), key
+    assert defaults.validate() is defaults  # ... and lies in its range
+
+
+BAD = [
+    ("model", "hidden_size", "big", "whole number"), ("data", "batch_size", 32.5, "whole number"),
+    ("model", "dropout", "0.1", "a number"), ("model", "hidden_size", -5, ">= 1"),
+    ("data", "batch_size", 0, ">= 1"), ("model", "layers", 0, ">= 1"),
+    ("train", "lr", -1, "> 0"), ("data", "dev_sample", -5, ">= 0"),
+    ("train", "label_smoothing", 5.0, "in [0, 1)"), ("train", "clip_norm", -1, ">= 0"),
+    ("data", "src_vocab_size", -3, ">= 8"), ("data", "max_len", 0, ">= 1"),
+    ("model", "input_feeding", "yes", "true or false"), ("train", "threads", -4, ">= 0"),
+    ("train", "max_steps", -5, ">= 0"), ("train", "device", "bogus", "auto, cpu, cuda"),
+    ("train", "lr", float("nan"), "finite"), ("train", "stage", True, "whole number"),
+    ("train", "seed", -1, "in [0,"), ("model", "family", "rnn", "one of"),
+]
+
+
+@pytest.mark.parametrize(("section", "key", "value", "says"), BAD)
+def test_bad_values_name_the_key_and_the_allowed_range(section, key, value, says):
+    with pytest.raises(ConfigError) as err:
+        RunConfig.from_dict({section: {key: value}}, source="my.toml")
+    message = str(err.value)
+    assert message.startswith(f"my.toml: {section}.{key} must be") and says in message
+
+
+def test_heads_must_divide_d_model_and_ints_are_accepted_as_floats():
+    with pytest.raises(ConfigError, match=r"model.d_model = 30 must be a multiple of model.heads = 7"):
+        RunConfig.from_dict({"model": {"family": "transformer", "d_model": 30, "heads": 7}})
+    assert RunConfig.from_dict({"model": {"family": "luong", "d_model": 30, "heads": 7}})
+    cfg = RunConfig.from_dict({"train": {"lr": 1, "clip_norm": 0}})
+    assert isinstance(cfg.train.lr, float) and cfg.train.lr == 1.0
+
+
+def test_non_utf8_toml_is_a_config_error(tmp_path):
+    path = tmp_path / "latin1.toml"
+    path.write_bytes('description = "año"\n'.encode("latin-1"))
+    with pytest.raises(ConfigError, match="not UTF-8"):
+        load_config(path)
+
+
+@pytest.mark.parametrize("args", [
+    ["--set", "data.batch_size=abc"], ["--device", "bogus"], ["--max-steps", "-5"],
+    ["--set", "model.input_feeding=yes"], ["--set", "train.label_smoothing=5.0"]])
+def test_cli_refuses_bad_values_before_a_run_exists(workspace, capsys, args):
+    rc = run_cli(["--workspace", str(workspace.root), "train", "--preset", "demo",
+                  "--corpus", "demo", "--name", "held", *args])
+    err = capsys.readouterr().err
+    assert rc == 2 and err.startswith("error: ") and err.count("\n") == 1, err
+    assert "Traceback" not in err and workspace.list_runs() == []
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="needs a machine without a GPU")
+def test_a_missing_gpu_is_refused_before_the_run_exists(workspace):
+    with pytest.raises(ConfigError, match="no CUDA GPU"):
+        create_run(workspace, "demo", tiny_run_config(device="cuda"))
+    assert workspace.list_runs() == []
+
+
+def _corpus(n: int, src_words: int = 3) -> Corpus:
+    return Corpus([SentencePair(" ".join(["hola"] * src_words), "hello there", None, i + 1)
+                   for i in range(n)], "es", "en", name=f"c{n}")
+
+
+def test_a_corpus_too_small_for_a_dev_set_is_refused(workspace):
+    workspace.add_corpus(_corpus(3), name="three")
+    with pytest.raises(TrainingError, match=r"'three' is too small.*0 dev pairs"):
+        create_run(workspace, "three", tiny_run_config())
+    assert workspace.list_runs() == []
+
+
+def test_training_with_no_usable_pair_is_refused(workspace):
+    workspace.add_corpus(_corpus(40, src_words=30), name="long")
+    config = tiny_run_config()
+    config.data.max_len = 5  # every pair is longer: the filter keeps none
+    run_id = create_run(workspace, "long", config)
+    with pytest.raises(TrainingError, match=r"no usable training pairs: kept 0 of \d+ pairs"):
+        train_run(workspace, run_id, RecordingContext())
+    info = workspace.get_run(run_id)
+    assert info.status == "failed" and "data.max_len" in info.error and info.steps == 0

@@ -1,0 +1,93 @@
+"""Names from files and the database stay inside their folder (issue #13, item 1)."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import torch
+
+from core.config import load_preset
+from core.errors import CheckpointError, ConfigError, StoreError
+from core.goldsets import import_gold_set, load_gold_set
+from core.jobs import RecordingContext
+from core.safepath import inside
+from core.services.training import create_run, train_run
+from core.train import checkpoint as ckpt
+from core.train.artifacts import pick_checkpoint
+from tests.core.test_train_run import tiny_run_config
+
+
+def test_inside_refuses_names_that_leave_the_folder(tmp_path):
+    assert inside(tmp_path, "best-00000003.pt", "x", bare=True) == tmp_path.resolve() / "best-00000003.pt"
+    for bad in ("../victim.txt", "/etc/passwd", "a/../../b", "", "..", "sub/x.pt"):
+        with pytest.raises(CheckpointError):
+            inside(tmp_path, bad, "best checkpoint", CheckpointError, bare=True)
+    assert inside(tmp_path, "sub/x.pt", "x") == tmp_path.resolve() / "sub" / "x.pt"
+
+
+def _craft(path: Path, name: str, ppl: float = 1.0) -> None:
+    state = torch.load(path, weights_only=True)
+    state["best"] = [[ppl, 3, name]] + list(state["best"])
+    ckpt.save_checkpoint(path, state)
+
+
+def test_resume_refuses_a_best_entry_outside_the_run_and_deletes_nothing(workspace, tmp_path):
+    victim = tmp_path / "victim.txt"
+    victim.write_text("keep me")
+    run_id = create_run(workspace, "demo", tiny_run_config(max_steps=3, valid_every=1, keep_best=2))
+    train_run(workspace, run_id, RecordingContext())
+    run_dir = workspace.run_dir(run_id)
+    rel = Path("..", "..", "..", victim.name)
+    assert (run_dir / rel).resolve() == victim.resolve()
+    _craft(run_dir / ckpt.LAST, str(rel), ppl=1e9)  # the worst: the next best drops it
+    workspace.update_run(run_id, config={**workspace.get_run(run_id).config,
+                                         "train": {**workspace.get_run(run_id).config["train"],
+                                                   "max_steps": 5}})
+    with pytest.raises(CheckpointError, match="victim.txt"):
+        train_run(workspace, run_id, RecordingContext(), resume=True)
+    assert victim.read_text() == "keep me"
+
+
+def test_best_entry_with_an_absolute_path_is_not_loaded(workspace, tmp_path):
+    run_id = create_run(workspace, "demo", tiny_run_config(max_steps=3, valid_every=3))
+    train_run(workspace, run_id, RecordingContext())
+    run_dir = workspace.run_dir(run_id)
+    outside = tmp_path / "foreign.pt"
+    ckpt.save_checkpoint(outside, {"x": 1})
+    newest = sorted(run_dir.glob("best-*.pt"))[-1]
+    _craft(newest, str(outside))
+    with pytest.raises(CheckpointError, match="foreign.pt"):
+        pick_checkpoint(run_dir, "best")
+    with pytest.raises(CheckpointError):
+        pick_checkpoint(run_dir, str(outside))
+    with pytest.raises(CheckpointError):
+        pick_checkpoint(run_dir, "../1/last.pt")
+
+
+def test_checkpoint_rows_outside_the_workspace_are_refused(workspace, tmp_path):
+    run_id = create_run(workspace, "demo", tiny_run_config())
+    with pytest.raises(StoreError, match="elsewhere.pt"):
+        workspace.add_checkpoint(run_id, 3, tmp_path / "elsewhere.pt", "best")
+    # a row written by an older version (or by hand) is refused when read
+    with workspace._write() as conn:
+        conn.execute("INSERT INTO checkpoints (run_id, step, path, kind, created)"
+                     " VALUES (?, 3, ?, 'best', 0)", (run_id, str(tmp_path / "elsewhere.pt")))
+    with pytest.raises(StoreError, match="elsewhere.pt"):
+        workspace.checkpoints(run_id)
+
+
+def test_gold_set_and_preset_names_are_not_paths(workspace, tmp_path):
+    src, tgt, links = (tmp_path / n for n in ("g.src", "g.tgt", "g.links"))
+    src.write_text("a b\n", encoding="utf-8")
+    tgt.write_text("x y\n", encoding="utf-8")
+    links.write_text("0-0 1-1\n", encoding="utf-8")
+    import_gold_set(workspace, "g", src, tgt, links)
+    assert len(load_gold_set(workspace, "g")) == 1
+    with pytest.raises(ConfigError, match="gold set name"):
+        load_gold_set(workspace, "../gold/g")  # resolves to a real gold set: still refused
+    evil = tmp_path / "evil.toml"
+    evil.write_text('name = "evil"\n', encoding="utf-8")
+    with pytest.raises(ConfigError, match="no preset named"):
+        load_preset(str(tmp_path / "evil"))
+    with pytest.raises(ConfigError, match="no preset named"):
+        load_preset("../../" + "resources/presets/demo")

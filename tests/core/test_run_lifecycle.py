@@ -1,0 +1,139 @@
+"""Stopping, locking and recovering runs (#13 items 6, 7): SIGTERM like SIGINT, one
+trainer per run, runs of a killed process marked 'interrupted' on the next open."""
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from core.errors import TrainingError
+from core.jobs import RecordingContext
+from core.runlock import RunLock, is_locked
+from core.services.training import create_run, train_run
+from core.store import Workspace
+from tests.core.test_train_run import tiny_run_config
+
+ROOT = Path(__file__).resolve().parents[2]
+TINY = ["--preset", "demo", "--set", "model.emb_size=8", "--set", "model.hidden_size=8",
+        "--set", "data.dev_sample=0", "--device", "cpu", "--threads", "1"]
+
+
+def _wait(predicate, timeout: float, proc=None) -> None:
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        if proc is not None and proc.poll() is not None:
+            raise AssertionError(f"process ended early: {proc.communicate()}")
+        assert time.monotonic() < deadline, "timed out"
+        time.sleep(0.05)
+
+
+def _train(ws_dir: Path, *args: str) -> subprocess.Popen:
+    return subprocess.Popen([sys.executable, "main.py", "--workspace", str(ws_dir), "train",
+                             "--quiet", *args], cwd=ROOT, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True,
+                            env={**os.environ, "PYTHONPATH": str(ROOT)})
+
+
+def _steps(ws_dir: Path, name: str) -> int:
+    with Workspace.open(ws_dir) as ws:
+        info = ws.list_runs()
+        run = [r for r in info if r.name == name]
+        if not run or run[0].status != "running":
+            return 0
+        points = ws.metrics(run[0].id, "train", "loss")
+        return points[-1].step if points else 0
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
+def test_a_signal_saves_a_checkpoint_and_stops_cleanly(workspace, sig):
+    ws_dir = workspace.root
+    proc = _train(ws_dir, *TINY, "--corpus", "demo", "--name", "sig", "--max-steps", "100000")
+    _wait(lambda: _steps(ws_dir, "sig") >= 10, 60, proc)
+    proc.send_signal(sig)
+    out, err = proc.communicate(timeout=30)
+    assert proc.returncode == 128 + sig, err
+    assert "Traceback" not in err and f"stopped by {sig.name}" in err
+    run = workspace.get_run("sig")
+    assert run.status == "cancelled" and run.steps >= 10
+    assert (workspace.run_dir(run.id) / "last.pt").exists()
+    assert not is_locked(workspace.run_dir(run.id))
+
+
+def test_a_second_trainer_of_a_run_is_refused(workspace):
+    run_id = create_run(workspace, "demo", tiny_run_config(max_steps=3))
+    with RunLock.acquire(workspace.run_dir(run_id), "tiny"):
+        with pytest.raises(TrainingError, match=f"being trained by process {os.getpid()}"):
+            train_run(workspace, run_id, RecordingContext())
+        assert workspace.get_run(run_id).status == "queued"  # the refused one changed nothing
+    train_run(workspace, run_id, RecordingContext())
+    assert workspace.get_run(run_id).status == "finished"
+    assert not is_locked(workspace.run_dir(run_id))
+
+
+def test_a_second_resume_does_not_touch_the_run(workspace, capsys):
+    from core.cli import run_cli
+
+    run_id = create_run(workspace, "demo", tiny_run_config(max_steps=3))
+    train_run(workspace, run_id, RecordingContext())
+    with RunLock.acquire(workspace.run_dir(run_id), "tiny"):
+        rc = run_cli(["--workspace", str(workspace.root), "train", "--resume", "tiny",
+                      "--max-steps", "350"])
+    assert rc == 2 and "is being trained by process" in capsys.readouterr().err
+    assert workspace.get_run(run_id).config["train"]["max_steps"] == 3
+
+
+HOLDER = """
+import sys, time
+from core.runlock import RunLock
+lock = RunLock.acquire(sys.argv[1], "r")
+print("locked", flush=True)
+time.sleep(60)
+"""
+
+
+def test_runs_of_a_killed_process_are_marked_interrupted_on_open(workspace):
+    dead = create_run(workspace, "demo", tiny_run_config(), name="dead")
+    alive = create_run(workspace, "demo", tiny_run_config(), name="alive")
+    procs = {}
+    for run_id in (dead, alive):
+        workspace.update_run(run_id, status="running")
+        procs[run_id] = subprocess.Popen(
+            [sys.executable, "-c", HOLDER, str(workspace.run_dir(run_id))], cwd=ROOT,
+            stdout=subprocess.PIPE, text=True, env={**os.environ, "PYTHONPATH": str(ROOT)})
+        assert procs[run_id].stdout.readline().strip() == "locked"
+    try:
+        procs[dead].kill()
+        procs[dead].wait(10)
+        with Workspace.open(workspace.root) as again:
+            assert again.get_run("alive").status == "running"
+            info = again.get_run("dead")
+            assert info.status == "interrupted"
+            assert f"process {procs[dead].pid}" in info.error and "--resume dead" in info.error
+    finally:
+        procs[alive].kill()
+        procs[alive].wait(10)
+
+
+def test_orphan_temp_files_are_removed_on_the_next_open(workspace):
+    idle = create_run(workspace, "demo", tiny_run_config(), name="idle")
+    busy = create_run(workspace, "demo", tiny_run_config(), name="busy")
+    left = [workspace.run_dir(idle) / ".last.pt.k2j3h4.tmp",
+            workspace.run_dir(idle) / ".best-00000300.pt.a1b2c3.tmp",
+            workspace.root / "corpora" / "1" / ".raw.src.x9y8z7.tmp",
+            workspace.root / "corpora" / "7" / "raw.src"]  # import killed before its row
+    kept = [workspace.run_dir(busy) / ".last.pt.q1w2e3.tmp",  # its trainer is writing it
+            workspace.run_dir(idle) / "notes.tmp", workspace.root / "corpora" / "1" / "raw.src"]
+    for path in left + kept[:2]:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(b"x" * 100)
+    with RunLock.acquire(workspace.run_dir(busy), "busy"):
+        Workspace.open(workspace.root).close()
+    assert [p for p in left if p.exists()] == []
+    assert not (workspace.root / "corpora" / "7").exists()
+    assert all(p.exists() for p in kept)
+    assert len(workspace.load_corpus("demo")) > 0
