@@ -28,6 +28,7 @@ from app.panels.corpora import CorporaPanel
 from app.panels.evaluation import EvaluationPanel
 from app.panels.training import TrainingPanel
 from app.panels.translate import TranslatePanel
+from app.widgets.status_label import StatusLabel
 from app.workers import JobManager
 from core.errors import WorkbenchError
 from core.store import Workspace
@@ -94,7 +95,7 @@ class MainWindow(QMainWindow):
 
         self._build_menus()
         self.device_label = QLabel(f"Device: {device_description()}")
-        self.jobs_label = QLabel("No jobs running")
+        self.jobs_label = StatusLabel("No jobs running", logged=False)  # a long job name elides
         self.statusBar().addPermanentWidget(self.jobs_label)
         self.statusBar().addPermanentWidget(self.device_label)
         self.jobs.jobs_changed.connect(self._update_jobs_label)

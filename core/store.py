@@ -345,6 +345,15 @@ class Workspace:
         return Corpus(pairs, info.src_lang, info.tgt_lang, name=info.name,
                       warnings=list(info.warnings))
 
+    def rename_corpus(self, ref: int | str, name: str) -> None:
+        """Give a corpus a new, unused name; its id, files, split and runs stay."""
+        corpus_id = self.corpus_id(ref)
+        with self._write() as conn:
+            current = conn.execute("SELECT name FROM corpora WHERE id = ?", (corpus_id,))
+            if current.fetchone()[0] != name.strip():
+                conn.execute("UPDATE corpora SET name = ? WHERE id = ?",
+                             (self._check_new_name("corpora", "corpus", name), corpus_id))
+
     def delete_corpus(self, ref: int | str) -> None:
         """Delete a corpus, its split and its files. Refused while runs use it."""
         corpus_id = self.corpus_id(ref)

@@ -26,6 +26,7 @@ from PySide6.QtWidgets import (
 
 from app import workers
 from app.panels.import_dialog import ImportDialog
+from app.panels.manage import install_corpus_actions
 from app.widgets.pair_table import PairTableModel
 from core.data.readers import FORMATS
 from core.jobs import JobContext
@@ -64,6 +65,8 @@ class CorporaPanel(QWidget):
         self.import_button.clicked.connect(self.open_import_dialog)
         self.corpus_list = QListWidget()
         self.corpus_list.currentItemChanged.connect(self._on_corpus_selected)
+        self.rename_action, self.delete_action = install_corpus_actions(self)
+        self.corpus_list.setToolTip("Right-click (or F2 / Delete): rename or delete a corpus")
         left = QWidget()
         left_layout = QVBoxLayout(left)
         left_layout.setContentsMargins(0, 0, 0, 0)
@@ -223,7 +226,11 @@ class CorporaPanel(QWidget):
 
     # --- showing a corpus -----------------------------------------------------------------------
     def _on_corpus_selected(self, item: QListWidgetItem | None, _previous=None) -> None:
-        if item is None or self.workspace is None:
+        if item is None or self.workspace is None:  # e.g. the last corpus was deleted
+            self.corpus = None
+            self.model.set_pairs([])
+            self._update_count(0)
+            self.stats_label.setText("Select a corpus.")
             return
         corpus_id = item.data(Qt.ItemDataRole.UserRole)
         job = self.jobs.submit(load_job, self.workspace, corpus_id, name="Load corpus")

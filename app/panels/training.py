@@ -38,6 +38,7 @@ from PySide6.QtWidgets import (
 )
 
 from app import workers
+from app.panels.manage import install_run_actions
 from app.panels.training_context import ContextModelBox
 from app.widgets.curves import CurvesPlot
 from app.widgets.run_colours import run_colour, swatch
@@ -49,7 +50,7 @@ from core.services.training import create_run, train_run
 from core.textsafe import printable
 from core.train.device import precision_note
 
-RUN_COLUMNS = ("Run", "Family", "Attention", "Status", "Steps", "Best dev ppl", "Device",
+RUN_COLUMNS = ("Run", "Family", "Attention", "Status", "Steps", "Best dev perplexity", "Device",
                "Created", "Note")
 STATUS_COLOURS = {"finished": "#1b7837", "failed": "#b2182b", "cancelled": "#8c6d1f",
                   "interrupted": "#8c6d1f",
@@ -190,7 +191,7 @@ class TrainingPanel(QWidget):
             controls.addWidget(b)
         self.progress = QProgressBar()
         self.progress.setTextVisible(True)
-        self.progress_label = StatusLabel("Idle")
+        self.progress_label = StatusLabel("Idle", logged=False)
         self.progress_label.setObjectName("hint")
 
         form_widget = QWidget()
@@ -228,6 +229,7 @@ class TrainingPanel(QWidget):
         self.runs_table.setAlternatingRowColors(True)
         self.runs_table.horizontalHeader().setStretchLastSection(True)
         self.runs_table.itemSelectionChanged.connect(self._selection_changed)
+        self.rename_action, self.delete_action = install_run_actions(self)  # F2, Delete
         hint = QLabel("Select runs (Ctrl/Shift-click) to overlay their curves; running runs "
                       "are always shown.")
         hint.setObjectName("hint")
@@ -430,17 +432,13 @@ class TrainingPanel(QWidget):
         device, device_tip = run_device(run.device)
         values = (f"{run.id}: {printable(run.name)}", run.family, attention, status, f"{steps:,}",
                   best, device, created, printable(note))
+        tips = {3: run.error, 6: device_tip, len(values) - 1: note}
         for col, value in enumerate(values):
             item = QTableWidgetItem(str(value))
             item.setData(Qt.ItemDataRole.UserRole, run.id)
+            item.setToolTip(tips.get(col) or "")
             if col == 3:
                 item.setForeground(QColor(STATUS_COLOURS.get(status, "#333333")))
-                if run.error:
-                    item.setToolTip(run.error)
-            if col == len(values) - 1 and note:
-                item.setToolTip(note)
-            if col == 6 and device_tip:
-                item.setToolTip(device_tip)
             elif col == 0:
                 item.setIcon(swatch(run_colour(run.id)))  # its colour in every chart
             self.runs_table.setItem(row, col, item)

@@ -16,8 +16,11 @@ PREFERRED_WIDTH = 360  # what the label asks for; it takes any width its layout 
 class StatusLabel(QLabel):
     """A QLabel for status lines: `text()` is the full message, the drawing is elided."""
 
-    def __init__(self, text: str = "", parent: QWidget | None = None):
+    def __init__(self, text: str = "", parent: QWidget | None = None, logged: bool = True):
+        """`logged`: write each message to the job log (off for a progress line that
+        changes several times a second; its job's end and failure are logged anyway)."""
         super().__init__(parent)
+        self.logged = logged
         self.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Fixed)
         self.setTextFormat(Qt.TextFormat.PlainText)
         self.setText(text)
@@ -25,7 +28,7 @@ class StatusLabel(QLabel):
     def setText(self, text: str) -> None:  # noqa: N802 (Qt's name)
         super().setText(text)
         self.setToolTip(text)
-        if text.strip():
+        if self.logged and text.strip():
             log.info("%s", text)
 
     def shown_text(self) -> str:

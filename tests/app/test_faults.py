@@ -3,6 +3,7 @@ window's geometry, the pixels of the rendered widget, the picker's rows."""
 from __future__ import annotations
 
 import logging
+import threading
 import xml.etree.ElementTree as ET
 
 import numpy as np
@@ -123,6 +124,16 @@ def test_fault2_long_failure_message_elides_and_window_keeps_its_size(qtbot, tra
     shown = panel.status.shown_text()
     assert shown.startswith("Failed: cannot load") and shown.endswith("\u2026")
     assert message in caplog.text  # and in the job log
+    # a job with a long name (a corpus named at length) in the status bar: same
+    gate = threading.Event()
+    long_job = window.jobs.submit(lambda ctx: gate.wait(5), name="Import " + "corpus " * 80)
+    qtbot.waitUntil(lambda: "Import corpus" in window.jobs_label.text(), timeout=5000)
+    qtbot.wait(50)
+    assert window.width() == 1400
+    assert window.jobs_label.mapTo(window, window.jobs_label.rect().topRight()).x() <= 1400
+    assert "Import " + "corpus " * 80 in window.jobs_label.toolTip()  # elided, whole here
+    gate.set()
+    qtbot.waitUntil(lambda: long_job.done, timeout=5000)
     window.close()
 
 

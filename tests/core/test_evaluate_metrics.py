@@ -94,3 +94,16 @@ def test_report_formats(tmp_path):
     page = write_html_report(tmp_path / "r.html", [t], title="A <report>").read_text()
     assert "<h1>A &lt;report&gt;</h1>" in page
     assert "<tr><td>a|b</td><td>12.35</td></tr>" in page and "<td>–</td>" in page
+
+
+def test_report_column_formats_and_embedded_figures(tmp_path):
+    import base64
+
+    t = Table(["system", "AER %", "BLEU"], [["a", 70.3125, 12.345]], formats={"AER %": ".1f"})
+    assert "| a | 70.3 | 12.35 |" in t.to_markdown()
+    assert "<td>70.3</td><td>12.35</td>" in t.to_html()
+    png = b"\x89PNG\r\n\x1a\nnot really"
+    page = write_html_report(tmp_path / "r.html", [t], figures=[("Dev <ppl>", png)]).read_text()
+    assert f'src="data:image/png;base64,{base64.b64encode(png).decode()}"' in page
+    assert "<figcaption>Dev &lt;ppl&gt;</figcaption>" in page
+    assert [p.name for p in tmp_path.iterdir()] == ["r.html"]

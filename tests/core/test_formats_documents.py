@@ -5,7 +5,7 @@ import docx
 import pytest
 
 from core.errors import CorpusError
-from core.formats.documents import read_document, read_paragraphs
+from core.formats.documents import read_document, read_paragraphs, split_sentences
 
 TEXT = ("Dr. Smith went home. He was tired!\n\n"
         "Was it late? Yes, at 10.30 p.m. it was.\n")
@@ -18,6 +18,13 @@ def test_txt_sentences_and_paragraphs(tmp_path):
     assert read_paragraphs(p) == [["Dr. Smith went home.", "He was tired!"],
                                   ["Was it late?", "Yes, at 10.30 p.m. it was."]]
     assert len(read_document(p)) == 4
+
+
+def test_typed_text_is_split_like_a_document(tmp_path):
+    p = tmp_path / "doc.txt"
+    p.write_text(TEXT, encoding="utf-8")
+    assert split_sentences(TEXT) == read_document(p)
+    assert split_sentences("  \n\n") == []
 
 
 def test_docx(tmp_path):

@@ -204,6 +204,19 @@ def test_delete_corpus_refused_while_a_run_uses_it(ws):
     assert ws.list_corpora() == [] and not (ws.root / "corpora" / str(cid)).exists()
 
 
+def test_rename_corpus_keeps_its_id_files_and_runs(ws):
+    cid = ws.add_corpus(small_corpus(), name="toy")
+    other = ws.add_corpus(small_corpus(), name="other")
+    run = ws.create_run("r1", CONFIG, cid)
+    ws.rename_corpus("toy", "toy corpus")
+    assert ws.get_corpus(cid).name == "toy corpus" and len(ws.load_corpus(cid)) == 4
+    assert ws.get_run(run).corpus_id == cid
+    with pytest.raises(StoreError, match="already exists"):
+        ws.rename_corpus(cid, "other")
+    ws.rename_corpus(cid, "toy corpus")  # its own name: nothing to do
+    assert [c.name for c in ws.list_corpora()] == ["toy corpus", "other"] and other == 2
+
+
 def test_split_round_trip_and_replacement(ws):
     cid = ws.add_corpus(small_corpus(), name="toy")
     assert ws.load_split(cid) is None
