@@ -52,6 +52,12 @@ class SessionCache:
 
 
 # --- documents --------------------------------------------------------------------------------
+def read_document_job(path: str | Path, lang: str, ctx: JobContext) -> list[str]:
+    """read_source_document as a job (the Translate screen opens documents in one)."""
+    ctx.progress(0, 1, f"reading {Path(path).name}")
+    return read_source_document(path, lang)
+
+
 def read_source_document(path: str | Path, lang: str = "en") -> list[str]:
     """Sentences of a document: TMX/XLIFF segments (their source side), or .txt/.md/.docx
     split into sentences."""

@@ -82,7 +82,7 @@ def main(argv: list[str] | None = None) -> int:
         # the work each screen shows, done once
         window.tabs.setCurrentWidget(window.translate)
         window.translate.models.set_checked(ids[:1])
-        window.translate.open_document(letter)
+        wait(app, window.translate.open_document(letter))
         wait(app, window.translate.translate())
         window.translate.table.setCurrentCell(0, 0)
         window.tabs.setCurrentWidget(window.attention)

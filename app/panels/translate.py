@@ -30,7 +30,7 @@ from PySide6.QtWidgets import (
 )
 
 from app import workers
-from app.core_jobs import SessionCache, read_source_document, translate_job
+from app.core_jobs import SessionCache, read_document_job, translate_job
 from app.file_dialogs import ask_open_path, ask_save_path
 from app.panels.translate_compare import (
     BASELINE,
@@ -214,17 +214,22 @@ class TranslatePanel(QWidget):
         if path:
             self.open_document(path)
 
-    def open_document(self, path: str | Path) -> bool:
-        try:
-            sentences = read_source_document(path, self._source_lang()
-                                             if self.workspace is not None else "en")
-        except WorkbenchError as exc:
-            workers.show_error(self, "Cannot read the document", str(exc))
-            return False
-        self.document_path = Path(path)
+    def open_document(self, path: str | Path) -> workers.Job:
+        """Read the document in a job (a big .docx takes seconds to parse and split: never
+        on the GUI thread); its sentences fill the table when it is done, and a failure
+        opens the error dialog (with the reader's file and line)."""
+        lang = self._source_lang() if self.workspace is not None else "en"
+        path = Path(path)
+        self.status.setText(f"reading {path.name} ...")
+        job = self.jobs.submit(read_document_job, str(path), lang, name=f"Open {path.name}")
+        job.finished.connect(lambda sentences, p=path: self._document_read(p, sentences))
+        job.failed.connect(lambda message, _tb: self.status.setText(f"Failed: {message}"))
+        return job
+
+    def _document_read(self, path: Path, sentences: list[str]) -> None:
+        self.document_path = path
         self.set_sentences(sentences)
-        self.status.setText(f"{self.document_path.name}: {len(sentences)} sentences")
-        return True
+        self.status.setText(f"{path.name}: {len(sentences)} sentences")
 
     def translate_typed(self) -> workers.Job | None:
         """Translate the typed text: its sentences replace the table's, as a document would."""

@@ -163,7 +163,8 @@ def test_translate_a_document_and_show_attention(qtbot, tmp_path, trained_ws, er
     panel = window.translate
     glob = next(r.id for r in window.workspace.list_runs() if r.name == "glob")
     panel.models.set_checked([glob])
-    assert panel.open_document(_doc(tmp_path))
+    opened = panel.open_document(_doc(tmp_path))
+    qtbot.waitUntil(lambda: opened.done and bool(panel.sources()), timeout=10000)
     assert panel.sources() == ["La casa es verde.", "Mi hermana vive en Madrid."]
     panel.beam.setValue(2)
     job = panel.translate()
@@ -185,6 +186,34 @@ def test_translate_a_document_and_show_attention(qtbot, tmp_path, trained_ws, er
     assert [r.source for r in records] == panel.sources()
     assert records[0].translation == "The house is green."
     assert records[1].translation == expected[1].text
+    window.close()
+
+
+def test_documents_are_read_off_the_gui_thread_and_failures_are_shown(qtbot, tmp_path,
+                                                                       trained_ws, errors,
+                                                                       monkeypatch):
+    """Opening a document reads and splits it in a job (not on the GUI thread); a file the
+    reader refuses opens the error dialog with the reader's message, table untouched."""
+    import threading
+
+    from app import core_jobs
+
+    window = _window(qtbot, trained_ws)
+    panel = window.translate
+    threads = []
+    real = core_jobs.read_source_document
+    monkeypatch.setattr(core_jobs, "read_source_document",
+                        lambda *a: threads.append(threading.current_thread()) or real(*a))
+    job = panel.open_document(_doc(tmp_path))
+    qtbot.waitUntil(lambda: job.done and bool(panel.sources()), timeout=10000)
+    assert threads and threads[0] is not threading.main_thread()
+    bad = tmp_path / "broken.docx"
+    bad.write_bytes(b"PK\x03\x04 not really a zip")
+    job = panel.open_document(bad)
+    qtbot.waitUntil(lambda: job.done and bool(errors), timeout=10000)
+    assert "broken.docx" in errors[0][1]
+    assert panel.sources() == ["La casa es verde.", "Mi hermana vive en Madrid."]
+    assert panel.status.toolTip().startswith("Failed:") or "Failed" in panel.status.text()
     window.close()
 
 
