@@ -76,15 +76,13 @@ def _check_name(name: str) -> str:
 
 
 def read_token_lines(path: str | Path) -> list[list[str]]:
-    """One tokenised sentence per line (tokens split on whitespace)."""
-    try:
-        text = Path(path).read_text(encoding="utf-8-sig")
-    except FileNotFoundError:
-        raise CorpusError(path, None, "file not found: check the path") from None
-    except UnicodeDecodeError as e:
-        raise CorpusError(path, None, f"not UTF-8 text ({e.reason}): convert it to UTF-8") \
-            from None
-    return [line.split() for line in text.splitlines()]
+    """One tokenised sentence per line (tokens split on whitespace). Lines end at '\\n'
+    only: a U+2028 or a form feed inside a sentence is not a line break (splitting
+    there made the sentence count differ and the error blame the links file)."""
+    from core.data.textio import decode_text, read_bytes, split_lines
+
+    text, _ = decode_text(read_bytes(path), path)
+    return [line.split() for line in split_lines(text)]
 
 
 def read_gold_links(path: str | Path, fmt: str, one_based: bool, swap: bool,
