@@ -383,6 +383,13 @@ class Workspace:
                  time.time()),
             )
 
+    def split_sizes(self, ref: int | str) -> dict[str, int] | None:
+        """Pairs per set of corpus `ref`'s stored split (from its row, no file read), or
+        None when it has none yet."""
+        rows = self._query("SELECT sizes FROM corpus_splits WHERE corpus_id = ?",
+                           (self.corpus_id(ref),))
+        return {k: int(v) for k, v in json.loads(rows[0]["sizes"]).items()} if rows else None
+
     def load_split(self, ref: int | str) -> SplitInfo | None:
         """The stored split of corpus `ref`, or None when it has none yet."""
         corpus_id = self.corpus_id(ref)
