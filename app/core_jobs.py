@@ -230,8 +230,8 @@ def corpus_aer_rows(views: dict[tuple[int, int], PairView], golds: Sequence[Alig
 def baseline_job(ws: Any, run_id: int, words: Sequence[tuple[list[str], list[str]]],
                  ctx: JobContext) -> list:
     """eflomal alignments of the given (source words, target words) pairs, trained on the
-    run's corpus (core.evaluate.attention_aer.run_baseline_alignments)."""
-    from core.evaluate.attention_aer import run_baseline_alignments
+    run's corpus (core.services.alignment.run_baseline_alignments)."""
+    from core.services.alignment import run_baseline_alignments
 
     ctx.progress(0, None, "training eflomal on the run's corpus")
     return run_baseline_alignments(ws, run_id, [s for s, _ in words], [t for _, t in words])
@@ -240,58 +240,39 @@ def baseline_job(ws: Any, run_id: int, words: Sequence[tuple[list[str], list[str
 # --- evaluation ----------------------------------------------------------------------------------------
 def split_test_pairs(ws: Any, run_id: int, limit: int = 0) -> list[tuple[str, str]]:
     """(source, reference) of the run's corpus's test split (the split training used)."""
-    from core.config import RunConfig
-    from core.train.run import load_split_corpora
+    from core.services.evaluation import evaluation_pairs
 
-    info = ws.get_run(run_id)
-    if info.corpus_id is None:
-        raise ConfigError(f"run {info.name!r} has no corpus: no test split to evaluate on")
-    seed = RunConfig.from_dict(info.config).train.seed
-    _, parts = load_split_corpora(ws, info.corpus_id, seed)
-    pairs = [(p.src, p.tgt) for p in parts["test"].pairs]
-    return pairs[:limit] if limit else pairs
+    pairs, _, _, _ = evaluation_pairs(ws, ws.get_run(run_id), "test", max_sentences=limit)
+    return [(p.src, p.tgt) for p in pairs]
 
 
 def evaluate_job(ws: Any, cache: SessionCache, run_ids: Sequence[int], beam: int,
                  gold_name: str | None, ctx: JobContext, limit: int = 0) -> list[int]:
-    """Translate each run's test split, score BLEU/chrF/TER (sacrebleu), BLEU by
-    source length, best dev perplexity and, with a gold set, AER of forced attention;
-    record each as a workspace evaluation. Returns the evaluation ids."""
-    from core.evaluate.metrics import bleu_by_length, chrf, corpus_bleu, ter
+    """Each run on its corpus's test split through core.services.evaluation, as the
+    CLI's `evaluate --run R --test test` does (same translation, document grouping for
+    context models, metrics and keys), with the AER of its forced attention when there
+    is a gold set. Returns the evaluation ids."""
+    from core.services import evaluation as service
 
     gold = None
     if gold_name:
         from core.goldsets import load_gold_set
 
         gold = load_gold_set(ws, gold_name)
-    ids = []
+    ids: list[int] = []
     for k, run_id in enumerate(run_ids):
         ctx.check_cancelled()
         info = ws.get_run(run_id)
         ctx.progress(k, len(run_ids), f"evaluating {info.name}")
-        pairs = split_test_pairs(ws, run_id, limit)
+        pairs, test_name, src_lang, tgt_lang = service.evaluation_pairs(
+            ws, info, "test", max_sentences=limit)
         if not pairs:
             raise ConfigError(f"run {info.name!r}: the test split is empty; import a bigger corpus")
-        session = cache.get(ws, [run_id])
-        srcs, refs = [p[0] for p in pairs], [p[1] for p in pairs]
-        hyps = [t.text for t in session.translate(srcs, beam=beam)]
-        src_tokens = [session.first.src_pre.tokenize(s) for s in srcs]
-        by_len = bleu_by_length(src_tokens, {info.name: hyps}, refs)
-        table = by_len.to_table()
-        metrics: dict[str, Any] = {
-            "bleu": corpus_bleu(hyps, refs).score, "chrf": chrf(hyps, refs).score,
-            "ter": ter(hyps, refs).score, "sentences": len(pairs),
-            "bleu_by_length": {row[0]: row[2] for row in table.rows if row[2] is not None},
-        }
-        valid = ws.curves(run_id, "valid")
-        if "dev_ppl" in valid and valid["dev_ppl"][1]:
-            metrics["ppl"] = float(min(valid["dev_ppl"][1]))
-        if gold is not None:  # core's route: gold tokens as given, subwords summed to words
-            from core.evaluate.attention_aer import attention_alignments
-
-            counts = corpus_aer(attention_alignments(session, gold), gold.alignments)
-            metrics["aer"], metrics["aer_sentences"] = counts.aer, len(gold)
-        ids.append(ws.add_evaluation(run_id, "test", metrics))
+        sessions = {info.name: cache.get(ws, [run_id])}
+        _, _, new = service.evaluate_and_store(ws, sessions, {info.name: [run_id]}, pairs,
+                                               test_name, src_lang, tgt_lang, beam,
+                                               gold=gold, ctx=ctx)
+        ids += new
     ctx.progress(len(run_ids), len(run_ids), "evaluated")
     return ids
 

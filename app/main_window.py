@@ -1,5 +1,6 @@
 """The main window: one tab per screen, menus, a status bar with the device and the
-running jobs; geometry and last workspace restored with QSettings."""
+running jobs; geometry, splitter positions, the last tab and the last workspace restored
+with QSettings."""
 from __future__ import annotations
 
 import os
@@ -11,10 +12,10 @@ from PySide6.QtCore import QSettings, Qt, QTimer
 from PySide6.QtGui import QAction, QFont, QKeySequence
 from PySide6.QtWidgets import (
     QApplication,
-    QFileDialog,
     QLabel,
     QMainWindow,
     QMessageBox,
+    QSplitter,
     QTabWidget,
     QWidget,
 )
@@ -22,6 +23,7 @@ from PySide6.QtWidgets import (
 from app import workers
 from app.core_bridge import find
 from app.core_jobs import SessionCache, warm_up
+from app.file_dialogs import ask_folder
 from app.panels.attention import AttentionPanel
 from app.panels.corpora import CorporaPanel
 from app.panels.evaluation import EvaluationPanel
@@ -32,16 +34,31 @@ from core.errors import WorkbenchError
 from core.store import Workspace
 
 APP_NAME = "NMT Attention Workbench"
-SHORTCUTS = [
-    ("Ctrl+O", "Open workspace"), ("Ctrl+N", "New workspace"), ("Ctrl+I", "Import corpus"),
-    ("Ctrl+1 … Ctrl+5", "Switch screen"), ("Ctrl+F", "Search the corpus table"),
-    ("Ctrl+Return", "Training: start a run from the form"),
-    ("Ctrl+Shift+O", "Translate: open a document"), ("Ctrl+T", "Translate: translate"),
-    ("Ctrl+R", "Attention: compute attention"),
+# keys that act inside one screen, not menu actions (the menus' own are listed from them)
+SCREEN_SHORTCUTS = [
+    ("Ctrl+F", "Corpora: search the corpus table"),
     ("Alt+Left / Alt+Right, PgUp / PgDown", "Attention: previous / next pair"),
-    ("Ctrl+E", "Export the screen's figure (PNG at a chosen DPI, SVG, PDF)"),
-    ("Ctrl+Q", "Quit"),
 ]
+
+
+def about_html() -> str:
+    """The About box: the program's version, the versions it runs on and the device."""
+    from importlib import metadata
+
+    import PySide6
+    import torch
+    from PySide6.QtCore import qVersion
+
+    try:
+        version = metadata.version("nmt-workbench")
+    except metadata.PackageNotFoundError:
+        version = "(not installed)"
+    rows = [("Version", version), ("PyTorch", torch.__version__), ("Qt", qVersion()),
+            ("PySide6", PySide6.__version__), ("Python", sys.version.split()[0]),
+            ("Device", device_description())]
+    table = "".join(f"<tr><td>{k}</td><td>&nbsp;&nbsp;<b>{v}</b></td></tr>" for k, v in rows)
+    return (f"<b>{APP_NAME}</b><p>Train, inspect and use attention-based neural machine "
+            f"translation.</p><table>{table}</table>")
 
 
 def device_description() -> str:
@@ -98,6 +115,10 @@ class MainWindow(QMainWindow):
         state = settings.value("window/state")
         if state is not None:
             self.restoreState(state)
+        for key, splitter in self._splitters().items():
+            sizes = settings.value(f"splitters/{key}")
+            if sizes is not None:
+                splitter.restoreState(sizes)
         if workspace_path is None:
             workspace_path = settings.value("workspace/last") or None
         if workspace_path is not None:
@@ -122,9 +143,14 @@ class MainWindow(QMainWindow):
 
     def _choose_workspace(self, new: bool) -> None:
         title = "New workspace (choose an empty folder)" if new else "Open workspace"
-        path = QFileDialog.getExistingDirectory(self, title)
+        path = ask_folder(self, title, "workspaces")
         if path:
             self.open_workspace(path, create=new)
+
+    def _splitters(self) -> dict[str, QSplitter]:
+        """Every splitter of the screens, by "<screen>/<index>" (their creation order)."""
+        return {f"{title}/{i}": splitter for title, panel in self.panels.items()
+                for i, splitter in enumerate(panel.findChildren(QSplitter))}
 
     def _refresh_runs(self) -> None:
         self.sessions.clear()  # a run may have new checkpoints
@@ -147,6 +173,8 @@ class MainWindow(QMainWindow):
         self._action(file_menu, "&Open workspace…", lambda: self._choose_workspace(False), "Ctrl+O")
         file_menu.addSeparator()
         self._action(file_menu, "&Import corpus…", self._import_corpus, "Ctrl+I")
+        self._action(file_menu, "Open &document to translate…",
+                     self._on(self.translate, self.translate._choose_document), "Ctrl+Shift+O")
         self._action(file_menu, "&Export figure…", self._export_current, "Ctrl+E")
         file_menu.addSeparator()
         self._action(file_menu, "&Quit", self.close, "Ctrl+Q")
@@ -154,9 +182,35 @@ class MainWindow(QMainWindow):
         for i, title in enumerate(self.panels):
             self._action(view, title, lambda _=False, i=i: self.tabs.setCurrentIndex(i),
                          f"Ctrl+{i + 1}")
+        run = bar.addMenu("&Run")  # the main action of each screen, from any screen
+        self._action(run, "&Start training", self._on(self.training, self.training.start),
+                     "Ctrl+Return")
+        self._action(run, "&Translate", self._on(self.translate, self.translate.translate),
+                     "Ctrl+T")
+        self._action(run, "Compute &attention", self._on(self.attention, self.attention.compute),
+                     "Ctrl+R")
         help_menu = bar.addMenu("&Help")
         self._action(help_menu, "&Keyboard shortcuts", self._show_shortcuts)
         self._action(help_menu, "&About", self._show_about)
+
+    def _on(self, panel: QWidget, action):
+        """A menu action's slot: show `panel`, then call `action()`."""
+        def slot(_checked: bool = False) -> None:
+            self.tabs.setCurrentWidget(panel)
+            action()
+        return slot
+
+    def shortcuts(self) -> list[tuple[str, str]]:
+        """(keys, what they do): every menu action with a shortcut, then the screens' own."""
+        out = []
+        for menu_action in self.menuBar().actions():
+            menu = menu_action.menu()
+            for action in menu.actions() if menu is not None else []:
+                keys = action.shortcut().toString(QKeySequence.SequenceFormat.NativeText)
+                if keys:
+                    title = menu_action.text().replace("&", "")
+                    out.append((keys, f"{title} \u203a {action.text().replace('&', '')}"))
+        return out + SCREEN_SHORTCUTS
 
     def _import_corpus(self) -> None:
         self.tabs.setCurrentWidget(self.corpora)
@@ -171,13 +225,12 @@ class MainWindow(QMainWindow):
             export()
 
     def _show_shortcuts(self) -> None:
-        rows = "".join(f"<tr><td><b>{k}</b></td><td>&nbsp;&nbsp;{v}</td></tr>" for k, v in SHORTCUTS)
+        rows = "".join(f"<tr><td><b>{k}</b></td><td>&nbsp;&nbsp;{v}</td></tr>"
+                       for k, v in self.shortcuts())
         QMessageBox.information(self, "Keyboard shortcuts", f"<table>{rows}</table>")
 
     def _show_about(self) -> None:
-        QMessageBox.about(self, f"About {APP_NAME}",
-                          f"<b>{APP_NAME}</b><p>Train, inspect and use attention-based neural "
-                          "machine translation.</p>")
+        QMessageBox.about(self, f"About {APP_NAME}", about_html())
 
     def _update_jobs_label(self) -> None:
         active = self.jobs.active()
@@ -195,6 +248,8 @@ class MainWindow(QMainWindow):
         settings.setValue("window/geometry", self.saveGeometry())
         settings.setValue("window/state", self.saveState())
         settings.setValue("window/tab", self.tabs.currentIndex())
+        for key, splitter in self._splitters().items():
+            settings.setValue(f"splitters/{key}", splitter.saveState())
         self.jobs.shutdown()
         if self.workspace is not None:
             self.workspace.close()

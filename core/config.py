@@ -95,6 +95,8 @@ RULES: dict[str, Rule] = {
     "train.clip_norm": _float(0, hint="0 turns clipping off"),
     "train.label_smoothing": _float(0, 1, hi_open=True, hint="e.g. 0.1"),
     "train.sampled_softmax": _int(0, hint="0 = full softmax, or a word count K > 0"),
+    "train.guided_alignment": _float(0, 100, hint="0 = off; the alignment loss's weight, "
+                                     "e.g. 0.5"),
     "train.valid_every": _int(0, hint="0 validates only at the end"),
     "train.early_stop_patience": _int(0, hint="0 = off"), "train.keep_best": _int(0),
     "train.seed": _int(0, 2**32 - 1), "train.device": TEXT,
@@ -222,6 +224,9 @@ class TrainConfig:
     clip_norm: float = 5.0
     label_smoothing: float = 0.0
     sampled_softmax: int = 0  # 0 = full softmax; K = Jean et al. 2015 over K candidate words
+    # weight of the guided-alignment loss (attention pulled towards eflomal's alignments of
+    # the training split; core/train/guidance.py); 0 = off
+    guided_alignment: float = 0.0
     valid_every: int = 500
     early_stop_patience: int = 0  # validations without dev-perplexity gain; 0 = off
     keep_best: int = 2

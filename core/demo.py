@@ -6,10 +6,14 @@
         'demo-gold', and the pretrained runs of resources/demo/models/ installed as
         finished runs with their learning curves. Fast and idempotent when complete.
 
-    build_demo_bundle(out_dir)   (python -m core.demo build-bundle [OUT_DIR])
-        Trains the three tiny bundled models on the demo corpus's train split and
-        writes, per model, a model-only checkpoint, the vocabularies, the
-        preprocessors and curves.json (see resources/demo/models/README.md).
+    bundle_run(ws, run, dest)    (python -m core.demo bundle-run WS RUN DEST)
+        Writes a trained run (any corpus) as a bundle: a model-only checkpoint with
+        int8 weights, the vocabularies, the preprocessors, curves.json and meta.json
+        (see resources/demo/models/README.md for the shipped reference runs).
+
+    build_demo_bundle(out_dir)   (python -m core.demo build-bundle OUT_DIR)
+        Trains the three toy models on the demo corpus's train split (the tests' toy
+        runs, tests/fixtures/toy-models).
 
 Everything here needs only the repository's resources: no network, no ../shared.
 """
@@ -110,8 +114,8 @@ def bundled_models(models_dir: Path = MODELS_DIR) -> list[Path]:
     if not models_dir.is_dir():
         return []
     return sorted((p for p in models_dir.iterdir() if (p / BUNDLE_META).exists()),
-                  key=lambda p: [n for n, _ in BUNDLE_MODELS].index(p.name)
-                  if p.name in [n for n, _ in BUNDLE_MODELS] else 99)
+                  key=lambda p: ([n for n, _ in BUNDLE_MODELS].index(p.name)
+                                 if p.name in [n for n, _ in BUNDLE_MODELS] else 99, p.name))
 
 
 def _run_complete(ws: Workspace, name: str) -> bool:
@@ -187,28 +191,68 @@ def ensure_demo_workspace(path: str | Path | None = None, models_dir: Path = MOD
 # --------------------------------------------------------------------- the bundle
 
 
-def strip_checkpoint(src: Path, dst: Path, dev_ppl: float | None = None) -> Path:
+def strip_checkpoint(src: Path, dst: Path, dev_ppl: float | None = None,
+                     weights: str = "fp16") -> Path:
     """A model-only copy of a checkpoint: model, config, position and the best list
     pointing at `dst` itself (no optimiser, schedule or RNG state). Weights are stored
-    as float16 to halve the bundle; load_state_dict casts them back to float32."""
-    import torch
-
+    compact (core.train.compact: fp16 halves them, int8 per row quarters them);
+    load_model expands them back to float32."""
     from core.train import checkpoint as ckpt
+    from core.train.compact import SCALES_KEY, compact_state
 
     state = ckpt.load_checkpoint(src)
     best = [e for e in (state.get("best") or []) if e[2] == src.name]
     ppl = dev_ppl if dev_ppl is not None else float(best[0][0]) if best else float("nan")
-    slim = {"model": {k: v.to(torch.float16) if v.is_floating_point() else v
-                      for k, v in state["model"].items()},
-            "config": state["config"], "position": state["position"],
+    tensors, scales = compact_state(state["model"], weights)
+    slim = {"model": tensors, "config": state["config"], "position": state["position"],
             "best": [[ppl, int(state["position"]["step"]), dst.name]]}
+    if scales:
+        slim[SCALES_KEY] = scales
     return ckpt.save_checkpoint(dst, slim)
 
 
-def build_demo_bundle(out_dir: str | Path = MODELS_DIR, names: list[str] | None = None,
+def bundle_run(ws: Workspace, run_ref: int | str, dest: str | Path, which: str = "best",
+               weights: str = "int8", dev_ppl: float | None = None,
+               elapsed_s: float | None = None, extra: dict[str, Any] | None = None,
+               name: str | None = None) -> dict[str, Any]:
+    """Write one trained run of `ws` as a demo bundle folder `dest` (replaced): its
+    `which` checkpoint model-only in `weights` (core.train.compact), vocabularies and
+    preprocessing, curves.json and meta.json (+ `extra`, e.g. test scores), installed
+    as run `name` (default: the run's own). The bundle installs into any demo workspace
+    (install_bundled_run), whatever corpus it was trained on. Returns the meta."""
+    info = ws.get_run(run_ref)
+    run_dir = ws.run_dir(info.id)
+    source = artifacts.pick_checkpoint(run_dir, which)
+    dest = Path(dest)
+    shutil.rmtree(dest, ignore_errors=True)
+    dest.mkdir(parents=True)
+    step = int(artifacts.ckpt.load_checkpoint(source)["position"]["step"])
+    ckpt_name = f"best-{step:08d}.pt"
+    if dev_ppl is None:
+        valid = ws.curves(info.id, "valid").get("dev_ppl", ([], []))
+        dev_ppl = next((float(v) for s, v in zip(*valid, strict=True) if s == step), None)
+    strip_checkpoint(source, dest / ckpt_name, dev_ppl, weights=weights)
+    for f in run_dir.iterdir():  # vocabularies (+ sentencepiece models), preprocess
+        if f.is_file() and not f.name.endswith(".pt"):
+            shutil.copy2(f, dest / f.name)
+    curves = {kind: ws.curves(info.id, kind) for kind in ("train", "valid")}
+    write_text_atomic(dest / BUNDLE_CURVES, json.dumps(curves))
+    corpus = ws.get_corpus(info.corpus_id) if info.corpus_id is not None else None
+    config = dict(info.config, name=name or info.name)
+    meta = {"name": name or info.name, "config": config, "step": step, "checkpoint": ckpt_name,
+            "best_dev_ppl": dev_ppl, "weights": weights,
+            "elapsed_s": round(float(elapsed_s if elapsed_s is not None else info.elapsed_s or 0), 1),
+            "device": "cpu", "trained_on": corpus.name if corpus else None,
+            "built": time.strftime("%Y-%m-%d"), **(extra or {})}
+    write_text_atomic(dest / BUNDLE_META, json.dumps(meta, indent=2))
+    return meta
+
+
+def build_demo_bundle(out_dir: str | Path, names: list[str] | None = None,
                       max_steps: int = 0, log=print) -> list[dict[str, Any]]:
-    """Train the bundled demo models on the demo corpus's train split (the split the
-    demo workspace stores) and write each into `out_dir/<name>/`. Returns their meta."""
+    """Train the toy models (BUNDLE_MODELS) on the demo corpus's train split (the split
+    the demo workspace stores) and write each into `out_dir/<name>/`; the tests' toy runs
+    (tests/fixtures/toy-models) were built so. Returns their meta."""
     from core.infer.session import TranslationSession
     from core.jobs import JobContext
     from core.train.run import create_run, load_split_corpora, train_run
@@ -226,20 +270,11 @@ def build_demo_bundle(out_dir: str | Path = MODELS_DIR, names: list[str] | None 
             started = time.perf_counter()
             result = train_run(ws, run_id, JobContext())
             elapsed = time.perf_counter() - started
-            run_dir = ws.run_dir(run_id)
-            best = artifacts.pick_checkpoint(run_dir, "last")
-            dest = out_dir / name
-            shutil.rmtree(dest, ignore_errors=True)
-            dest.mkdir(parents=True)
-            ckpt_name = f"best-{result.step:08d}.pt"
-            curves = {kind: ws.curves(run_id, kind) for kind in ("train", "valid")}
-            dev_ppls = curves["valid"].get("dev_ppl", ([], []))[1]
+            dev_ppls = ws.curves(run_id, "valid").get("dev_ppl", ([], []))[1]
             last_ppl = float(dev_ppls[-1]) if dev_ppls else None
-            strip_checkpoint(best, dest / ckpt_name, last_ppl)
-            for f in run_dir.iterdir():  # vocabularies (+ sentencepiece models), preprocess
-                if f.is_file() and not f.name.endswith(".pt"):
-                    shutil.copy2(f, dest / f.name)
-            write_text_atomic(dest / BUNDLE_CURVES, json.dumps(curves))
+            dest = out_dir / name
+            meta = bundle_run(ws, run_id, dest, which="last", weights="fp16",
+                              dev_ppl=last_ppl, elapsed_s=elapsed)
             # dev BLEU of the saved model, greedy, on the whole dev split
             loaded = artifacts.load_model(dest, "best")
             session = TranslationSession.from_loaded([loaded], [name])
@@ -249,12 +284,9 @@ def build_demo_bundle(out_dir: str | Path = MODELS_DIR, names: list[str] | None 
 
             hyps = [t.text for t in session.translate([p.src for p in dev.pairs], beam=1)]
             dev_bleu = corpus_bleu(hyps, [p.tgt for p in dev.pairs]).score
-            meta = {"name": name, "config": loaded.config.to_dict(), "step": loaded.step,
-                    "checkpoint": ckpt_name, "best_dev_ppl": last_ppl,
-                    "lowest_dev_ppl": result.best_dev_ppl,
-                    "dev_bleu_greedy": round(dev_bleu, 2), "elapsed_s": round(elapsed, 1),
-                    "device": "cpu", "train_pairs": len(parts["train"]),
-                    "dev_pairs": len(dev), "built": time.strftime("%Y-%m-%d")}
+            meta.update({"lowest_dev_ppl": result.best_dev_ppl,
+                         "dev_bleu_greedy": round(dev_bleu, 2),
+                         "train_pairs": len(parts["train"]), "dev_pairs": len(dev)})
             write_text_atomic(dest / BUNDLE_META, json.dumps(meta, indent=2))
             log(f"{name}: {loaded.step} steps in {elapsed:.0f} s, dev ppl {last_ppl:.2f} "
                 f"(lowest {result.best_dev_ppl:.2f}), dev BLEU (greedy) {dev_bleu:.2f} -> {dest}")
@@ -263,8 +295,19 @@ def build_demo_bundle(out_dir: str | Path = MODELS_DIR, names: list[str] | None 
 
 
 def main(argv: list[str]) -> int:
+    if argv[:1] == ["bundle-run"] and len(argv) >= 4:
+        def option(flag: str, default: str | None) -> str | None:
+            return argv[argv.index(flag) + 1] if flag in argv else default
+
+        with Workspace.open(argv[1], create=False) as ws:
+            meta = bundle_run(ws, argv[2], argv[3], which=option("--which", "best"),
+                              weights=option("--weights", "int8"), name=option("--name", None))
+        print(f"{meta['name']}: step {meta['step']}, {meta['weights']} -> {argv[3]}")
+        return 0
     if not argv or argv[0] != "build-bundle":
-        print("usage: python -m core.demo build-bundle [OUT_DIR] [--max-steps N]")
+        print("usage: python -m core.demo build-bundle OUT_DIR [--max-steps N]\n"
+              "       python -m core.demo bundle-run WORKSPACE RUN OUT_DIR "
+              "[--weights int8|fp16] [--which best|last|FILE] [--name NAME]")
         return 1
     args = argv[1:]
     max_steps = 0
@@ -272,7 +315,10 @@ def main(argv: list[str]) -> int:
         k = args.index("--max-steps")
         max_steps = int(args[k + 1])
         del args[k:k + 2]
-    build_demo_bundle(Path(args[0]) if args else MODELS_DIR, max_steps=max_steps)
+    if not args:
+        print("usage: python -m core.demo build-bundle OUT_DIR [--max-steps N]")
+        return 1
+    build_demo_bundle(Path(args[0]), max_steps=max_steps)
     return 0
 
 

@@ -20,13 +20,13 @@ import re
 import shutil
 import tempfile
 import time
-from dataclasses import dataclass
 from pathlib import Path
 
 from core.atomic import write_text_atomic
 from core.errors import AlignmentError, ConfigError, CorpusError
 from core.evaluate.alignment import (
     Alignment,
+    AlignmentCorpus,
     read_pharaoh,
     read_talp,
     read_wpt,
@@ -39,27 +39,9 @@ FORMATS = ("pharaoh", "talp", "wpt")
 _NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
 
 
-@dataclass
-class GoldSet:
-    """Tokenised sentence pairs and their gold alignments, (src, tgt) oriented."""
-
-    name: str
-    src_tokens: list[list[str]]
-    tgt_tokens: list[list[str]]
-    alignments: list[Alignment]
-    src_lang: str = ""
-    tgt_lang: str = ""
-
-    def __len__(self) -> int:
-        return len(self.alignments)
-
-    @property
-    def n_sure(self) -> int:
-        return sum(len(a.sure) for a in self.alignments)
-
-    @property
-    def n_possible(self) -> int:
-        return sum(len(a.possible) for a in self.alignments)
+#: a gold set is an alignment corpus with its tokenised sentences, name and languages:
+#: GoldSet(name, src_tokens, tgt_tokens, alignments, src_lang, tgt_lang)
+GoldSet = AlignmentCorpus
 
 
 def gold_root(ws) -> Path:

@@ -5,7 +5,8 @@ A workspace is a folder holding `workspace.sqlite` (the index: corpora, runs, me
 checkpoints, evaluations, translations) and the files the rows point to:
 
     workspace.sqlite
-    corpora/<id>/raw.src, raw.tgt, lines, docids (optional), split.json (optional)
+    corpora/<id>/raw.src, raw.tgt, lines, docids (optional), split.json (optional),
+                 alignments/<sha256>.pharaoh (guided alignment's eflomal links)
     runs/<id>/        checkpoints, vocabularies, logs of one training run
     exports/          files the user exported (translations, TMX, tables)
 """

@@ -18,10 +18,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from core.cli.evaluate_cmd import _system_info, write_report  # noqa: E402
-from core.cli.translate_cmd import open_session  # noqa: E402
 from core.config import RunConfig  # noqa: E402
 from core.evaluate.doclevel import document_bleu  # noqa: E402
+from core.services.evaluation import system_info, write_report  # noqa: E402
+from core.services.translation import open_session  # noqa: E402
 from core.store import Workspace  # noqa: E402
 from core.train.run import load_split_corpora  # noqa: E402
 
@@ -54,7 +54,7 @@ def main() -> int:
                                               beam=args.beam)
             print(f"{name}: translated in {time.time() - t0:.0f} s", file=sys.stderr)
             systems[name] = [[t.text for t in doc] for doc in out]
-            infos[name] = _system_info(session)
+            infos[name] = system_info(session)
         result = document_bleu(documents, systems, info=infos)
         table = result.to_table(f"Document-level BLEU, first {args.max_sentences} sentences of "
                                 f"each test document (beam {args.beam})")

@@ -1,15 +1,18 @@
 #!/usr/bin/env bash
 # Reference runs on Tatoeba es -> en (issue 20), trained through the product CLI.
-# Usage: experiments/ref_tatoeba.sh luong|rnnsearch|guided ...
+# Usage: experiments/ref_tatoeba.sh [--resume] luong|rnnsearch|guided ...
+#   --resume continues each run from its last checkpoint (exact resume) with THREADS
+#   threads and the epochs of its config file.
 # Env: WS (workspace, default /tmp/ref-ws), DATA (shared data root), THREADS (default 2).
-# Each run's log (wall time, load, machine) goes to $WS/logs/<run>.log.
+# Each run's log (wall time, load, machine) goes to $LOGS/<run>.log (default $WS-logs).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PY=${PY:-.venv/bin/python}
 WS=${WS:-/tmp/ref-ws}
 DATA=${DATA:-/work/shared/data}
 THREADS=${THREADS:-2}
-mkdir -p "$WS/logs"
+LOGS=${LOGS:-$WS-logs}
+mkdir -p "$LOGS"
 
 if [ ! -f "$WS/workspace.sqlite" ] || ! $PY main.py --workspace "$WS" corpus list | grep -q tatoeba-es-en; then
   # spa.txt is English<TAB>Spanish: the tsv reader's default columns make it es -> en
@@ -19,16 +22,25 @@ if [ ! -f "$WS/workspace.sqlite" ] || ! $PY main.py --workspace "$WS" corpus lis
   $PY main.py --workspace "$WS" corpus split tatoeba-es-en --seed 1234 --ratios 0.96,0.02,0.02
 fi
 
+RESUME=0
+if [ "${1:-}" = "--resume" ]; then RESUME=1; shift; fi
 for v in "$@"; do
   name="ref-tatoeba-$v"
-  log="$WS/logs/$name.log"
+  log="$LOGS/$name.log"
   {
     echo "== $name start $(date -Is)"
     $PY -c "from core.train.device import machine_summary; print(machine_summary())"
     echo "load: $(cat /proc/loadavg)"
   } >> "$log"
   start=$(date +%s)
-  $PY main.py --workspace "$WS" train --config "experiments/configs/$name.toml" \
-      --corpus tatoeba-es-en --threads "$THREADS" --quiet >> "$log" 2>&1
+  if [ "$RESUME" = 1 ]; then
+    echo "== resume" >> "$log"
+    epochs=$(sed -n 's/^epochs = \([0-9]*\).*/\1/p' "experiments/configs/$name.toml")
+    $PY main.py --workspace "$WS" train --resume "$name" --threads "$THREADS" \
+        --epochs "$epochs" --quiet >> "$log" 2>&1
+  else
+    $PY main.py --workspace "$WS" train --config "experiments/configs/$name.toml" \
+        --corpus tatoeba-es-en --threads "$THREADS" --quiet >> "$log" 2>&1
+  fi
   echo "== $name end $(date -Is), $(( $(date +%s) - start )) s wall, load $(cat /proc/loadavg)" >> "$log"
 done

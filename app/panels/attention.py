@@ -45,9 +45,10 @@ from app.core_jobs import (
 )
 from app.widgets.gate_strip import GateStrip
 from app.widgets.heatmap import AttentionHeatmap
-from app.widgets.run_list import RunList
+from app.widgets.run_colours import label_colour
+from app.widgets.run_list import RunList, usable_runs
 from core.errors import WorkbenchError
-from core.evaluate.aer import corpus_aer
+from core.evaluate.aer import corpus_aer, percent_text
 from core.goldsets import list_gold_sets, load_gold_set
 
 SOURCES = ("Gold set", "Test split", "Typed pairs")
@@ -61,10 +62,11 @@ FREE_TIP = ("Free decoding keeps only the averaged attention: turn on forced dec
             "the reference to see each layer and head")
 
 
-def _item(value: Any) -> QTableWidgetItem:
+def _item(value: Any, percent: bool = False) -> QTableWidgetItem:
+    """A table cell; `percent`: a fraction shown as AER is everywhere (in %, one decimal)."""
     item = QTableWidgetItem()
     if isinstance(value, float):
-        item.setText(f"{value:.3f}")
+        item.setText(percent_text(value) if percent else f"{value:.3f}")
         item.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
     else:
         item.setText("–" if value is None else str(value))
@@ -129,7 +131,7 @@ class AttentionPanel(QWidget):
         self.baseline_alignments: list | None = None
         self.baseline_job: workers.Job | None = None
         self.run_button = QPushButton("Compute attention")
-        self.run_button.setShortcut("Ctrl+R")
+        self.run_button.setToolTip("Compute attention (Ctrl+R, Run menu)")
         self.run_button.clicked.connect(self.compute)
         self.progress = QProgressBar()
         self.progress.setMaximumWidth(180)
@@ -160,7 +162,7 @@ class AttentionPanel(QWidget):
         # --- pair list and navigation --------------------------------------------------------
         self.pair_list = QListWidget()
         self.pair_list.setAlternatingRowColors(True)
-        self.pair_list.setToolTip("[AER model 1 / model 2] after Compute attention")
+        self.pair_list.setToolTip("[AER % of model 1 / model 2] after Compute attention")
         self.pair_list.currentRowChanged.connect(self._row_changed)
         self.prev_button, self.next_button = QPushButton("◀ Previous"), QPushButton("Next ▶")
         self.prev_button.setToolTip("Previous pair (Alt+Left / PgUp)")
@@ -217,8 +219,9 @@ class AttentionPanel(QWidget):
         self.pair_label = QLabel(" ")
         self.pair_label.setWordWrap(True)
         self.pair_label.setObjectName("pairLabel")
-        self.aer_table = _table(["Model", "AER (this pair)", "Precision", "Recall", "Note"])
-        self.corpus_table = _table(["Model", "Sentences", "Corpus AER", "Precision", "Recall"])
+        self.aer_table = _table(["Model", "AER % (this pair)", "Precision %", "Recall %", "Note"])
+        self.corpus_table = _table(["Model", "Sentences scored", "Corpus AER %", "Precision %",
+                                    "Recall %"])
         tables = QSplitter(Qt.Orientation.Horizontal)
         for title, table in (("This pair (the matrix shown)", self.aer_table),
                              ("Whole set (averaged attention)", self.corpus_table)):
@@ -261,7 +264,7 @@ class AttentionPanel(QWidget):
         self.refresh()
 
     def refresh(self) -> None:
-        runs = self.workspace.list_runs(status="finished") if self.workspace is not None else []
+        runs = usable_runs(self.workspace)
         self.names = {r.id: r.name for r in runs}
         self.models.blockSignals(True)
         self.models.set_runs(runs)
@@ -283,7 +286,18 @@ class AttentionPanel(QWidget):
         self.load_pairs()
 
     def _models_changed(self) -> None:
-        self._layout_heatmaps(max(2, len(self.models.checked())))
+        """Everything on the screen follows the checked models: the pair list's scores,
+        the whole-set table and the heatmaps at once; models checked since the last
+        computation are computed (the others' results are kept until then)."""
+        checked = self.models.checked()
+        self._layout_heatmaps(max(2, len(checked)))
+        self._fill_pair_list()
+        self._fill_corpus_table()
+        if 0 <= self.current < len(self.pairs):
+            self.show_pair(self.current)
+        computed = {r for _, r in self.views}
+        if self.views and any(r not in computed for r in checked):
+            self.compute()
         self._update_controls()
 
     def _update_controls(self) -> None:
@@ -352,7 +366,7 @@ class AttentionPanel(QWidget):
             scores = [self._aer(i, r) for r in checked[:2]]
             prefix = ""
             if scores and all(s is not None for s in scores):
-                prefix = "[" + " / ".join(f"{s:.2f}" for s in scores) + "]  "
+                prefix = "[" + " / ".join(percent_text(s) for s in scores) + "]  "
             text = f"{i + 1}. {prefix}{self.pairs[i].source}"
             item = QListWidgetItem(text)
             item.setToolTip(f"{self.pairs[i].source}\n{self.pairs[i].target}")
@@ -422,6 +436,7 @@ class AttentionPanel(QWidget):
         for i, h in enumerate(self.heatmaps):
             self.columns[i].setVisible(i < n)
             h.setVisible(i < n)
+        self.grid_host.updateGeometry()  # the hidden columns no longer widen the screen
 
     def _sync(self, source: AttentionHeatmap, ranges) -> None:
         for h in self.heatmaps:
@@ -460,8 +475,8 @@ class AttentionPanel(QWidget):
         h, view = self.heatmaps[i], self.shown[i]
         title = view.label if view.selection == AVERAGE else f"{view.label}  ·  {view.selection_label}"
         if view.aer is not None:
-            title += f"  ·  AER {view.aer:.2f}"
-        h.plot.setTitle(title, size="11pt")
+            title += f"  ·  AER {percent_text(view.aer)} %"
+        h.plot.setTitle(title, size="11pt", color=label_colour(view.label) or "#222222")
         h.set_matrix(view.matrix, view.src_tokens, view.tgt_tokens + ["</s>"])
         if view.positions is not None:
             h.set_positions(view.positions, view.window)
@@ -529,7 +544,7 @@ class AttentionPanel(QWidget):
             label = view.label if view.selection == AVERAGE else f"{view.label} ({view.selection_label})"
             for col, value in enumerate((label, view.aer, view.precision, view.recall,
                                          view.note)):
-                self.aer_table.setItem(row, col, _item(value))
+                self.aer_table.setItem(row, col, _item(value, percent=1 <= col <= 3))
 
     def _fill_corpus_table(self) -> None:
         golds = [p.gold for p in self.pairs]
@@ -545,7 +560,7 @@ class AttentionPanel(QWidget):
         self.corpus_table.setRowCount(len(rows))
         for r, values in enumerate(rows):
             for c, value in enumerate(values):
-                self.corpus_table.setItem(r, c, _item(value))
+                self.corpus_table.setItem(r, c, _item(value, percent=c >= 2))
 
     def export_figure(self) -> None:
         from PySide6.QtWidgets import QInputDialog

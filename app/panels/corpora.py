@@ -213,7 +213,9 @@ class CorporaPanel(QWidget):
     def open_import_dialog(self) -> None:
         if self.workspace is None:
             return
-        dialog = ImportDialog(tuple(self._formats), self)
+        corpora = self.workspace.list_corpora()
+        newest = (corpora[-1].src_lang, corpora[-1].tgt_lang) if corpora else None
+        dialog = ImportDialog(tuple(self._formats), self, languages=newest)
         if dialog.exec():
             self.import_corpus(**dialog.request())
         dialog.deleteLater()

@@ -11,7 +11,6 @@ import pyqtgraph as pg
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (
     QAbstractItemView,
-    QFileDialog,
     QHBoxLayout,
     QHeaderView,
     QInputDialog,
@@ -28,14 +27,39 @@ from PySide6.QtWidgets import (
 
 from app import workers
 from app.core_jobs import PairInput, SessionCache, attention_job, evaluate_job
-from app.panels.figures import export_item, export_plot_dialog
-from app.widgets.curves import PALETTE, CurvesPlot
+from app.file_dialogs import ask_folder, ask_save_path
+from app.panels.figures import export_plot_dialog, figure_png
+from app.widgets.curves import CurvesPlot
 from app.widgets.heatmap import AttentionHeatmap
+from app.widgets.run_colours import PALETTE, label_colour
+from core.evaluate.aer import PERCENT_FORMAT, percent_text
 from core.evaluate.report import Table, write_html_report
 from core.goldsets import list_gold_sets, load_gold_set
 
-COLUMNS = ("Run", "Test set", "BLEU", "chrF", "TER", "ppl", "AER", "Sentences")
-METRIC_KEYS = ("bleu", "chrf", "ter", "ppl", "aer", "sentences")
+COLUMNS = ("Run", "Test set", "BLEU (test)", "chrF (test)", "TER (test)", "test perplexity",
+           "best dev perplexity", "AER % (gold set)", "test sentences")
+METRIC_KEYS = ("bleu", "chrf", "ter", "perplexity", "best_dev_ppl", "aer", "sentences")
+#: keys of evaluations stored before both fronts shared core.services.evaluation
+LEGACY_KEYS = {"best_dev_ppl": "ppl"}
+HEADER_TIPS = (
+    "The run, or the runs of an ensemble", "The set the run was scored on",
+    "sacreBLEU on the test split (higher is better)", "chrF on the test split (higher is better)",
+    "Translation edit rate on the test split (lower is better)",
+    "Teacher-forced perplexity of the test references (lower is better)",
+    "The lowest perplexity on the dev set during training (lower is better)",
+    "Alignment error rate of the attention against the gold set, in % (lower is better)",
+    "Sentences of the test split translated")
+AER_COLUMN = COLUMNS[2 + METRIC_KEYS.index("aer")]
+
+
+def _shown(metrics: dict[str, Any]) -> list[Any]:
+    """The metric cells of a row, as the columns say: AER (a stored fraction) in %;
+    evaluations stored under older keys are read through LEGACY_KEYS."""
+    values = [metrics.get(k, metrics.get(LEGACY_KEYS.get(k, ""))) for k in METRIC_KEYS]
+    aer = METRIC_KEYS.index("aer")
+    if isinstance(values[aer], int | float):
+        values[aer] = 100 * float(values[aer])
+    return values
 
 
 class EvaluationPanel(QWidget):
@@ -48,6 +72,8 @@ class EvaluationPanel(QWidget):
         self.job: workers.Job | None = None
         self.table = QTableWidget(0, len(COLUMNS))
         self.table.setHorizontalHeaderLabels(COLUMNS)
+        for col, tip in enumerate(HEADER_TIPS):
+            self.table.horizontalHeaderItem(col).setToolTip(tip)
         self.table.verticalHeader().setVisible(False)
         self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
         self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
@@ -130,7 +156,7 @@ class EvaluationPanel(QWidget):
             if run.id in evaluated:
                 continue
             ppls = self.workspace.curves(run.id, "valid").get("dev_ppl", ([], []))[1]
-            out.append(([run.id], "", {"ppl": min(ppls)} if ppls else {}))
+            out.append(([run.id], "", {"best_dev_ppl": min(ppls)} if ppls else {}))
         return out
 
     def refresh(self) -> None:
@@ -143,12 +169,13 @@ class EvaluationPanel(QWidget):
         self.table.setRowCount(len(rows))
         for row, (run_ids, test, metrics) in enumerate(rows):
             label = " + ".join(f"{i}: {names.get(i, '?')}" for i in run_ids)
-            cells: list[Any] = [label, test or "–"] + [metrics.get(k) for k in METRIC_KEYS]
+            cells: list[Any] = [label, test or "–"] + _shown(metrics)
             for col, value in enumerate(cells):
                 item = QTableWidgetItem()
                 if isinstance(value, int | float):
+                    digits = 1 if COLUMNS[col] == AER_COLUMN else 2  # AER: in %, one decimal
                     item.setData(Qt.ItemDataRole.DisplayRole,
-                                 value if isinstance(value, int) else round(float(value), 2))
+                                 value if isinstance(value, int) else round(float(value), digits))
                     item.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
                 else:
                     item.setText("–" if value is None else str(value))
@@ -191,7 +218,10 @@ class EvaluationPanel(QWidget):
         self.draw_bleu_by_length(systems)
 
     def draw_bleu_by_length(self, systems: list[tuple[str, dict[str, float]]]) -> None:
-        """Grouped bars: one group per length bucket, one colour per system."""
+        """Grouped bars: one group per length bucket that has sentences, one colour per
+        system (an empty bucket's BLEU is None: no bar)."""
+        systems = [(label, {b: v for b, v in values.items() if v is not None})
+                   for label, values in systems]
         buckets: list[str] = []
         for _, values in systems:
             buckets += [b for b in values if b not in buckets]
@@ -200,7 +230,7 @@ class EvaluationPanel(QWidget):
         for n, (label, values) in enumerate(systems):
             xs = [k - 0.4 + (n + 0.5) * width for k, b in enumerate(buckets) if b in values]
             hs = [float(values[b]) for b in buckets if b in values]
-            colour = PALETTE[n % len(PALETTE)]
+            colour = label_colour(label) or PALETTE[n % len(PALETTE)]
             bars = pg.BarGraphItem(x=xs, width=width * 0.92, height=hs, brush=colour,
                                    pen=pg.mkPen(colour), name=label)
             self.by_length.addItem(bars)  # named: the legend picks it up
@@ -246,8 +276,8 @@ class EvaluationPanel(QWidget):
         rows = []
         for run_ids, test, m in self.rows():
             label = " + ".join(f"{i}: {names.get(i, '?')}" for i in run_ids)
-            rows.append([label, test or None, *[m.get(k) for k in METRIC_KEYS]])
-        tables = [Table(list(COLUMNS), rows, title="Scores")]
+            rows.append([label, test or None, *_shown(m)])
+        tables = [Table(list(COLUMNS), rows, title="Scores", formats={AER_COLUMN: PERCENT_FORMAT})]
         systems = [(label, m["bleu_by_length"]) for run_ids, _t, m in self.rows()
                    for label in [" + ".join(f"{i}: {names.get(i, '?')}" for i in run_ids)]
                    if isinstance(m.get("bleu_by_length"), dict) and m["bleu_by_length"]]
@@ -260,17 +290,15 @@ class EvaluationPanel(QWidget):
         return tables
 
     def write_report(self, path: str | Path) -> Path:
-        """The HTML report of the scores, with the plots written beside it as PNG."""
-        path = Path(path)
-        written = write_html_report(path, self.report_tables(),
-                                    title=f"Evaluation — {self.workspace.root.name}")
-        for stem, item in (("dev-perplexity", self.curves.plot),
-                           ("bleu-by-length", self.by_length.getPlotItem())):
-            export_item(item, path.with_name(f"{path.stem}-{stem}.png"), 150)
-        return written
+        """The HTML report of the scores: one self-contained file, its plots embedded."""
+        figures = [(caption, figure_png(item, 150)) for caption, item in (
+            ("Dev perplexity", self.curves.plot), ("Dev BLEU", self.bleu_curves.plot),
+            ("BLEU by source length", self.by_length.getPlotItem()))]
+        return write_html_report(Path(path), self.report_tables(), figures=figures,
+                                 title=f"Evaluation — {self.workspace.root.name}")
 
     def _choose_report(self) -> None:
-        path, _ = QFileDialog.getSaveFileName(self, "HTML report", "report.html", "HTML (*.html)")
+        path = ask_save_path(self, "HTML report", "reports", "report.html", "HTML (*.html)")
         if path:
             try:
                 self.write_report(path)
@@ -278,7 +306,7 @@ class EvaluationPanel(QWidget):
                 workers.show_error(self, "Report failed", f"{path}: {exc}")
 
     def _choose_heatmaps(self) -> None:
-        folder = QFileDialog.getExistingDirectory(self, "Folder for the heatmaps")
+        folder = ask_folder(self, "Folder for the heatmaps", "figures")
         if not folder:
             return
         n, ok = QInputDialog.getInt(self, "Export heatmaps", "Sentences:", 10, 1, 1000)
@@ -322,7 +350,7 @@ class EvaluationPanel(QWidget):
                 heatmap.set_predicted(view.predicted)
                 title = f"{view.label} — sentence {index + 1}"
                 if view.aer is not None:
-                    title += f" (AER {view.aer:.2f})"
+                    title += f" (AER {percent_text(view.aer)} %)"
                 heatmap.plot.setTitle(title, size="11pt")
                 safe = "".join(c if c.isalnum() or c in "-_" else "_" for c in names.get(run_id, ""))
                 written.append(heatmap.export(folder / f"{run_id}-{safe}-{index + 1:03d}.png", dpi))

@@ -4,10 +4,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-from PySide6.QtWidgets import QFileDialog, QInputDialog, QWidget
+from PySide6.QtWidgets import QInputDialog, QWidget
 
 from app import workers
-from app.widgets.heatmap import export_scene
+from app.file_dialogs import ask_save_path
+from app.widgets.heatmap import export_scene, render_png
 
 FILTER = "PNG image (*.png);;SVG (*.svg);;PDF (*.pdf)"
 DEFAULT_DPI = 200
@@ -19,8 +20,13 @@ def export_item(item, path: str | Path, dpi: int = DEFAULT_DPI) -> Path:
     return export_scene(item.scene(), item.sceneBoundingRect(), path, dpi)
 
 
+def figure_png(item, dpi: int = DEFAULT_DPI) -> bytes:
+    """A pyqtgraph item rendered as PNG bytes (for a report that embeds its figures)."""
+    return render_png(item.scene(), item.sceneBoundingRect(), dpi)
+
+
 def _ask(parent: QWidget, stem: str) -> tuple[str, int] | None:
-    path, _ = QFileDialog.getSaveFileName(parent, "Export figure", f"{stem}.png", FILTER)
+    path = ask_save_path(parent, "Export figure", "figures", f"{stem}.png", FILTER)
     if not path:
         return None
     dpi = DEFAULT_DPI

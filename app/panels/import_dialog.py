@@ -5,13 +5,13 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from PySide6.QtCore import QSettings
 from PySide6.QtGui import QFont
 from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
     QDialog,
     QDialogButtonBox,
-    QFileDialog,
     QFormLayout,
     QHBoxLayout,
     QLabel,
@@ -22,6 +22,8 @@ from PySide6.QtWidgets import (
     QVBoxLayout,
     QWidget,
 )
+
+from app.file_dialogs import ask_open_path
 
 FORMAT_LABELS = {
     "parallel": "Two line-parallel files (+ optional document ids)",
@@ -50,7 +52,7 @@ class PathPicker(QWidget):
         layout.addWidget(button)
 
     def _browse(self) -> None:
-        path, _ = QFileDialog.getOpenFileName(self, "Choose a file")
+        path = ask_open_path(self, "Choose a file", "corpora")
         if path:
             self.edit.setText(path)
 
@@ -58,8 +60,20 @@ class PathPicker(QWidget):
         return self.edit.text().strip()
 
 
+def last_languages(fallback: tuple[str, str] | None = None) -> tuple[str, str]:
+    """The language pair of the last import (QSettings), else `fallback` (the workspace's
+    newest corpus), else en -> fr."""
+    settings = QSettings()
+    src, tgt = settings.value("import/src_lang", ""), settings.value("import/tgt_lang", "")
+    if src and tgt:
+        return str(src), str(tgt)
+    return fallback or ("en", "fr")
+
+
 class ImportDialog(QDialog):
-    def __init__(self, formats: tuple[str, ...], parent: QWidget | None = None):
+    def __init__(self, formats: tuple[str, ...], parent: QWidget | None = None,
+                 languages: tuple[str, str] | None = None):
+        """`languages`: the pair to offer when no import was made yet (see last_languages)."""
         super().__init__(parent)
         self.setWindowTitle("Import corpus")
         self.setMinimumWidth(640)
@@ -70,7 +84,7 @@ class ImportDialog(QDialog):
         self.picker_labels = [QLabel() for _ in range(3)]
         self.name = QLineEdit()
         self.name.setPlaceholderText("default: the file name")
-        self.src_lang, self.tgt_lang = QLineEdit("en"), QLineEdit("fr")
+        self.src_lang, self.tgt_lang = (QLineEdit(lang) for lang in last_languages(languages))
         for edit in (self.src_lang, self.tgt_lang):
             edit.setMaximumWidth(80)
         self.src_col, self.tgt_col = QSpinBox(), QSpinBox()
@@ -119,6 +133,12 @@ class ImportDialog(QDialog):
         layout.addWidget(buttons)
         self.format.currentIndexChanged.connect(self._update_roles)
         self._update_roles()
+
+    def accept(self) -> None:
+        settings = QSettings()  # the next import offers this pair
+        settings.setValue("import/src_lang", self.src_lang.text().strip())
+        settings.setValue("import/tgt_lang", self.tgt_lang.text().strip())
+        super().accept()
 
     def fmt(self) -> str:
         return self.format.currentData()

@@ -40,6 +40,9 @@ from PySide6.QtWidgets import (
 from app import workers
 from app.panels.training_context import ContextModelBox
 from app.widgets.curves import CurvesPlot
+from app.widgets.run_colours import run_colour, swatch
+from app.widgets.run_list import run_device
+from app.widgets.status_label import StatusLabel
 from core.config import ATTENTION_KINDS, FAMILIES, SCORES, RunConfig, list_presets, load_preset
 from core.errors import ConfigError, WorkbenchError
 from core.textsafe import printable
@@ -53,6 +56,7 @@ STATUS_COLOURS = {"finished": "#1b7837", "failed": "#b2182b", "cancelled": "#8c6
                   "running": "#2166ac", "queued": "#555555"}
 FLUSH_MS = 250  # how often buffered curve points are drawn
 TRANSFORMER_FAMILIES = ("transformer", "concat", "context_transformer")
+CUSTOM_NOTE = "Your own settings: edit the form (it starts from a Luong model with global attention)."
 
 
 def _spin(lo: float, hi: float, value: float, decimals: int = 0, step: float = 1) -> QDoubleSpinBox:
@@ -88,6 +92,9 @@ class TrainingPanel(QWidget):
         for name in list_presets():
             self.preset.addItem(name, name)
         self.preset.currentIndexChanged.connect(self._load_preset)
+        self.preset_note = QLabel(CUSTOM_NOTE)  # the preset's description
+        self.preset_note.setObjectName("hint")
+        self.preset_note.setWordWrap(True)
         self.name = QLineEdit("run")
         self.family, self.attention, self.score = QComboBox(), QComboBox(), QComboBox()
         self.family.addItems(FAMILIES)
@@ -99,7 +106,8 @@ class TrainingPanel(QWidget):
         self.emb, self.hidden = _spin(8, 4096, 256), _spin(8, 4096, 256)
         self.layers = _spin(1, 8, 2)
         self.window = _spin(1, 50, 10)
-        self.corpus = QComboBox()
+        self.corpus = QComboBox()  # as wide as the longest corpus name
+        self.corpus.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToContents)
         self.device = QComboBox()
         self.device.addItems(["auto", "cpu", "cuda"])
         self.epochs, self.max_steps = _spin(1, 1000, 10), _spin(0, 10_000_000, 0)
@@ -115,9 +123,18 @@ class TrainingPanel(QWidget):
         self.amp = QCheckBox("bf16 mixed precision")
         self.amp.setToolTip(
             "bf16 autocast (train.amp): the forward pass in bf16, the output softmax and the "
-            "loss in fp32. "
-            "On a GPU, or a CPU with native bf16 (AVX512-BF16 or AMX); other CPUs train "
-            "in fp32 and say so in the log.")
+            "loss in fp32. On a GPU, or a CPU with native bf16 (AVX512-BF16 or AMX); other "
+            "CPUs train in fp32 and say so in the log.")
+        self.guided = QCheckBox("Guided alignment (eflomal)")
+        self.guided.setToolTip(
+            "train.guided_alignment: a second loss pulls the attention towards eflomal's "
+            "grow-diag-final-and alignments of the training split (Chen et al. 2016, Garg et "
+            "al. 2019). They are computed once per corpus and tokenisation and stored in the "
+            "corpus's folder.")
+        self.guided_weight = _spin(0.01, 100, 0.5, 2, 0.05)
+        self.guided_weight.setToolTip("The alignment loss's weight beside the per-token NLL")
+        self.guided_weight.setEnabled(False)
+        self.guided.toggled.connect(self.guided_weight.setEnabled)
         # what the run will really compute in, on this machine and the chosen device
         self.precision = QLabel()
         self.precision.setWordWrap(True)
@@ -128,7 +145,8 @@ class TrainingPanel(QWidget):
         self.context.stage1_chosen.connect(self._stage1_chosen)
         model_box = QGroupBox("Model")
         mform = QFormLayout(model_box)
-        for label, w in (("Preset", self.preset), ("Name", self.name), ("Family", self.family),
+        for label, w in (("Preset", self.preset), ("", self.preset_note), ("Name", self.name),
+                         ("Family", self.family),
                          ("Attention", self.attention), ("Score", self.score),
                          ("", self.input_feeding), ("", self.reverse), ("Dropout", self.dropout),
                          ("Embedding / d_model", self.emb), ("Hidden / FF size", self.hidden),
@@ -136,12 +154,14 @@ class TrainingPanel(QWidget):
             mform.addRow(label, w)
         data_box = QGroupBox("Data and budget")
         dform = QFormLayout(data_box)
+        dform.setRowWrapPolicy(QFormLayout.RowWrapPolicy.WrapLongRows)  # long corpus names
         for label, w in (("Corpus", self.corpus), ("Device", self.device),
                          ("Epochs", self.epochs), ("Max steps (0 = none)", self.max_steps),
                          ("Batch size", self.batch_size), ("Learning rate", self.lr),
                          ("Validate every (steps)", self.valid_every),
                          ("Dev BLEU sample", self.dev_sample),
-                         ("Sampled softmax words", self.sampled_softmax), ("", self.amp),
+                         ("Sampled softmax words", self.sampled_softmax), ("", self.guided),
+                         ("Guided alignment weight", self.guided_weight), ("", self.amp),
                          ("Precision", self.precision)):
             dform.addRow(label, w)
         self.family.currentTextChanged.connect(self._family_changed)
@@ -156,7 +176,6 @@ class TrainingPanel(QWidget):
         self.continue_button = QPushButton("Continue selected run")
         self.continue_button.setToolTip("Resume a cancelled or failed run from its last checkpoint")
         self.start_button.setDefault(True)
-        self.start_button.setShortcut("Ctrl+Return")
         self.start_button.clicked.connect(lambda: self.start(queue=False))
         self.queue_button.clicked.connect(lambda: self.start(queue=True))
         self.pause_button.clicked.connect(lambda: self.current and self.current.pause())
@@ -171,25 +190,27 @@ class TrainingPanel(QWidget):
             controls.addWidget(b)
         self.progress = QProgressBar()
         self.progress.setTextVisible(True)
-        self.progress_label = QLabel("Idle")
+        self.progress_label = StatusLabel("Idle")
         self.progress_label.setObjectName("hint")
-        self.progress_label.setWordWrap(True)
 
         form_widget = QWidget()
         form_layout = QVBoxLayout(form_widget)
         form_layout.addWidget(model_box)
         form_layout.addWidget(self.context)
         form_layout.addWidget(data_box)
-        form_layout.addLayout(buttons)
-        form_layout.addLayout(controls)
-        form_layout.addWidget(self.continue_button)
-        form_layout.addWidget(self.progress)
-        form_layout.addWidget(self.progress_label)
         form_layout.addStretch(1)
-        scroll = QScrollArea()
+        self.form_scroll = scroll = QScrollArea()  # the form scrolls, the buttons stay
         scroll.setWidgetResizable(True)
         scroll.setWidget(form_widget)
         scroll.setMinimumWidth(340)
+        left = QWidget()
+        left_layout = QVBoxLayout(left)
+        left_layout.setContentsMargins(0, 0, 0, 0)
+        left_layout.addWidget(scroll, 1)
+        for row in (buttons, controls):
+            left_layout.addLayout(row)
+        for w in (self.continue_button, self.progress, self.progress_label):
+            left_layout.addWidget(w)
 
         # --- curves and runs ---------------------------------------------------------------
         self.loss_plot = CurvesPlot("Training loss (smoothed)", "loss", log_y=True, smoothing=0.9)
@@ -221,8 +242,8 @@ class TrainingPanel(QWidget):
         right.setStretchFactor(0, 3)
         right.setStretchFactor(1, 2)
         right.setSizes([540, 300])
-        splitter = QSplitter(Qt.Orientation.Horizontal)
-        splitter.addWidget(scroll)
+        self.splitter = splitter = QSplitter(Qt.Orientation.Horizontal)
+        splitter.addWidget(left)
         splitter.addWidget(right)
         splitter.setStretchFactor(1, 1)
         splitter.setSizes([370, 1100])
@@ -234,6 +255,9 @@ class TrainingPanel(QWidget):
         self._flush_timer.setInterval(FLUSH_MS)
         self._flush_timer.timeout.connect(self._flush_points)
         self._flush_timer.start()
+        custom = RunConfig()  # "(custom)" starts from a sensible model (Luong, global)
+        custom.name = "run"
+        self.set_config(custom)
         self._update_buttons()
 
     # --- form <-> config ----------------------------------------------------------------------
@@ -242,14 +266,28 @@ class TrainingPanel(QWidget):
 
     def _load_preset(self) -> None:
         name = self.preset.currentData()
-        if not name:
+        if not name:  # "(custom)": the form as it is, to edit
+            self.preset_note.setText(CUSTOM_NOTE)
             return
         try:
             cfg = load_preset(name)
         except WorkbenchError as exc:
             workers.show_error(self, "Preset", str(exc))
             return
+        self.preset_note.setText(cfg.description or f"The preset {name}.")
         self.set_config(cfg)
+
+    def showEvent(self, event) -> None:  # noqa: N802 (Qt's name)
+        super().showEvent(event)
+        self._fit_form()
+
+    def _fit_form(self) -> None:
+        """Widen the form's pane so the longest corpus name shows whole."""
+        self.corpus.setMinimumWidth(self.corpus.sizeHint().width())
+        bar = self.form_scroll.verticalScrollBar().sizeHint().width()
+        needed, sizes = self.form_scroll.widget().sizeHint().width() + bar + 4, self.splitter.sizes()
+        if sizes[0] < needed and sum(sizes) > needed:
+            self.splitter.setSizes([needed, sum(sizes) - needed])
 
     def _family_changed(self, family: str) -> None:
         rnn = family not in TRANSFORMER_FAMILIES
@@ -261,9 +299,8 @@ class TrainingPanel(QWidget):
         """The user picked stage-1 run `name`: stage 2 must have its sizes, so copy them
         into the form (d_model, feed-forward size, layers, heads; the rest of the model is
         the context part's own)."""
-        if self.workspace is None:
-            return
-        run = next((r for r in self.workspace.list_runs() if r.name == name), None)
+        runs = self.workspace.list_runs() if self.workspace is not None else []
+        run = next((r for r in runs if r.name == name), None)
         if run is None:
             return
         sizes = {k: v for k, v in run.config.get("model", {}).items()
@@ -305,6 +342,9 @@ class TrainingPanel(QWidget):
         self.dev_sample.setValue(d.dev_sample)
         self.sampled_softmax.setValue(t.sampled_softmax)
         self.amp.setChecked(t.amp)
+        self.guided.setChecked(t.guided_alignment > 0)
+        if t.guided_alignment > 0:
+            self.guided_weight.setValue(t.guided_alignment)
 
     def config(self) -> RunConfig:
         """The form as a RunConfig (the preset's other settings are kept)."""
@@ -330,6 +370,7 @@ class TrainingPanel(QWidget):
         t.lr, t.valid_every = float(self.lr.value()), int(self.valid_every.value())
         t.sampled_softmax = int(self.sampled_softmax.value())
         t.amp = self.amp.isChecked()
+        t.guided_alignment = float(self.guided_weight.value()) if self.guided.isChecked() else 0.0
         d.batch_size, d.dev_sample = int(self.batch_size.value()), int(self.dev_sample.value())
         return cfg.validate()
 
@@ -355,6 +396,9 @@ class TrainingPanel(QWidget):
                 return
             for info in self.workspace.list_corpora():
                 self.corpus.addItem(f"{info.name} ({info.n_pairs:,} pairs)", info.id)
+                self.corpus.setItemData(self.corpus.count() - 1, info.name,
+                                        Qt.ItemDataRole.ToolTipRole)
+            self._fit_form()
             if corpus is not None and self.corpus.findData(corpus) >= 0:
                 self.corpus.setCurrentIndex(self.corpus.findData(corpus))
             runs = self.workspace.list_runs()
@@ -383,8 +427,9 @@ class TrainingPanel(QWidget):
         status = job.state if live else run.status
         steps = int(self.progress_of.get(run.id, {}).get("step", run.steps)) if live else run.steps
         note = run.error or ""
+        device, device_tip = run_device(run.device)
         values = (f"{run.id}: {printable(run.name)}", run.family, attention, status, f"{steps:,}",
-                  best, run.device, created, printable(note))
+                  best, device, created, printable(note))
         for col, value in enumerate(values):
             item = QTableWidgetItem(str(value))
             item.setData(Qt.ItemDataRole.UserRole, run.id)
@@ -394,6 +439,10 @@ class TrainingPanel(QWidget):
                     item.setToolTip(run.error)
             if col == len(values) - 1 and note:
                 item.setToolTip(note)
+            if col == 6 and device_tip:
+                item.setToolTip(device_tip)
+            elif col == 0:
+                item.setIcon(swatch(run_colour(run.id)))  # its colour in every chart
             self.runs_table.setItem(row, col, item)
 
     def selected_runs(self) -> list[int]:

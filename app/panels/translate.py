@@ -1,4 +1,5 @@
-"""Translate screen: open a document (txt/md/docx/TMX/XLIFF), choose a run, an ensemble
+"""Translate screen: open a document (txt/md/docx/TMX/XLIFF) or type / paste text,
+choose a run, an ensemble
 of runs or a context model, translate in a worker with progress and cancel, edit the
 target side by side with the source, see the selected sentence's attention (with p_t
 and its window for local-p; with a context model's gate values lambda as a strip under
@@ -14,10 +15,10 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QCheckBox,
-    QFileDialog,
     QHBoxLayout,
     QHeaderView,
     QLabel,
+    QPlainTextEdit,
     QProgressBar,
     QPushButton,
     QSpinBox,
@@ -30,6 +31,7 @@ from PySide6.QtWidgets import (
 
 from app import workers
 from app.core_jobs import SessionCache, read_source_document, translate_job
+from app.file_dialogs import ask_open_path, ask_save_path
 from app.panels.translate_compare import (
     BASELINE,
     CompareControls,
@@ -42,8 +44,10 @@ from app.panels.translate_compare import (
 from app.widgets.diff_view import RichTextDelegate
 from app.widgets.gate_strip import GateStrip
 from app.widgets.heatmap import AttentionHeatmap
-from app.widgets.run_list import RunList
+from app.widgets.run_list import RunList, usable_runs
+from app.widgets.status_label import StatusLabel
 from core.errors import WorkbenchError
+from core.formats.documents import split_sentences
 from core.formats.export import FILE_FILTER, write_translations
 from core.formats.records import TranslationRecord
 from core.infer.session import CONTEXT_FAMILIES
@@ -66,7 +70,7 @@ class TranslatePanel(QWidget):
         self.window_of: dict[int, int] = {}
 
         self.open_button = QPushButton("Open document…")
-        self.open_button.setShortcut("Ctrl+Shift+O")
+        self.open_button.setToolTip("Open a document (Ctrl+Shift+O, File menu)")
         self.open_button.clicked.connect(self._choose_document)
         self.models = RunList()
         self.models.setToolTip("Check one run, or several (same vocabularies) for an ensemble")
@@ -81,16 +85,26 @@ class TranslatePanel(QWidget):
             "Context models: each sentence sees the model's own translations of the previous "
             "sentence(s) as context instead of the previous source sentence(s)")
         self.translate_button = QPushButton("Translate")
-        self.translate_button.setShortcut("Ctrl+T")
+        self.translate_button.setToolTip("Translate (Ctrl+T, Run menu)")
         self.translate_button.clicked.connect(self.translate)
         self.cancel_button = QPushButton("Cancel")
         self.cancel_button.setEnabled(False)
         self.cancel_button.clicked.connect(lambda: self.job and self.job.cancel())
+        self.typed = QPlainTextEdit()  # typed text: translated like a short document
+        self.typed.setPlaceholderText("…or type or paste text here and press Translate text "
+                                      "(Ctrl+Shift+Return)")
+        self.typed.setMaximumHeight(64)
+        self.typed.textChanged.connect(self._update_buttons)
+        self.typed_button = QPushButton("Translate text")
+        self.typed_button.setToolTip("Translate the typed text, sentence by sentence, and show "
+                                     "each sentence's attention (Ctrl+Shift+Return)")
+        self.typed_button.setShortcut("Ctrl+Shift+Return")
+        self.typed_button.clicked.connect(self.translate_typed)
         self.export_button = QPushButton("Export…")
         self.export_button.clicked.connect(self._choose_export)
         self.progress = QProgressBar()
         self.progress.setMinimumWidth(200)
-        self.status = QLabel("Open a document, check a model, press Translate.")
+        self.status = StatusLabel("Open a document, check a model, press Translate.")
         self.status.setObjectName("hint")
         self.compare = CompareControls()
         self.compare.filter_changed.connect(
@@ -133,7 +147,7 @@ class TranslatePanel(QWidget):
         self.table.currentCellChanged.connect(lambda row, *_: self.show_attention(row))
         self.heatmap = AttentionHeatmap(title="Attention of the selected sentence")
         self.gate_strip = GateStrip(self.heatmap)  # context models' lambda, under the heatmap
-        self.note = QLabel(" ")
+        self.note = StatusLabel(" ")
         self.note.setObjectName("hint")
         attention_box = QWidget()
         box = QVBoxLayout(attention_box)
@@ -149,6 +163,10 @@ class TranslatePanel(QWidget):
         layout = QVBoxLayout(self)
         layout.setContentsMargins(8, 8, 8, 8)
         layout.addLayout(bar)
+        typed_row = QHBoxLayout()
+        typed_row.addWidget(self.typed, 1)
+        typed_row.addWidget(self.typed_button, 0, Qt.AlignmentFlag.AlignTop)
+        layout.addLayout(typed_row)
         layout.addWidget(splitter, 1)
         self._update_buttons()
 
@@ -159,7 +177,7 @@ class TranslatePanel(QWidget):
         self.refresh()
 
     def refresh(self) -> None:
-        runs = self.workspace.list_runs(status="finished") if self.workspace is not None else []
+        runs = usable_runs(self.workspace)
         self.window_of = {r.id: int(r.config.get("model", {}).get("window", 0)) for r in runs}
         self.models.set_runs(runs)
         self.compare.set_runs(runs)
@@ -173,6 +191,8 @@ class TranslatePanel(QWidget):
         self.cancel_button.setEnabled(busy)
         self.export_button.setEnabled(self.table.rowCount() > 0)
         self.target_context.setEnabled(not busy and self._context_model_checked())
+        self.typed_button.setEnabled(not busy and bool(self.models.checked())
+                                     and bool(self.typed.toPlainText().strip()))
 
     def _context_model_checked(self) -> bool:
         """Whether the (first) checked run is a context model."""
@@ -190,7 +210,7 @@ class TranslatePanel(QWidget):
         return "en"
 
     def _choose_document(self) -> None:
-        path, _ = QFileDialog.getOpenFileName(self, "Open document", "", DOC_FILTER)
+        path = ask_open_path(self, "Open document", "documents", DOC_FILTER)
         if path:
             self.open_document(path)
 
@@ -205,6 +225,16 @@ class TranslatePanel(QWidget):
         self.set_sentences(sentences)
         self.status.setText(f"{self.document_path.name}: {len(sentences)} sentences")
         return True
+
+    def translate_typed(self) -> workers.Job | None:
+        """Translate the typed text: its sentences replace the table's, as a document would."""
+        text = self.typed.toPlainText()
+        sentences = split_sentences(text, self._source_lang() if self.workspace else "en")
+        if not sentences:
+            return None
+        self.document_path = None
+        self.set_sentences(sentences)
+        return self.translate()
 
     def set_sentences(self, sources: list[str], targets: list[str] | None = None) -> None:
         self.translations = []
@@ -343,8 +373,8 @@ class TranslatePanel(QWidget):
     # --- export ---------------------------------------------------------------------------------
     def _choose_export(self) -> None:
         stem = self.document_path.stem if self.document_path else "translation"
-        path, _ = QFileDialog.getSaveFileName(self, "Export translation", f"{stem}.tmx",
-                                              FILE_FILTER)
+        path = ask_save_path(self, "Export translation", "translations", f"{stem}.tmx",
+                             FILE_FILTER)
         if path:
             self.export(path)
 

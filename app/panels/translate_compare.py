@@ -119,7 +119,7 @@ class CompareControls(QWidget):
         row.addWidget(self.only_differing)
 
     def set_runs(self, runs: Sequence[Any]) -> None:
-        """Every finished run can be the baseline; sentence-level ones come first, the
+        """Every usable run (see run_list.usable_runs) can be the baseline; sentence-level ones come first, the
         newest sentence-level Transformer (else any sentence-level run) is preselected."""
         keep = self.baseline_id()
         ordered = sorted(runs, key=lambda r: (r.family in CONTEXT_FAMILIES, -r.id))

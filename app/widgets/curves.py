@@ -1,5 +1,6 @@
-"""CurvesPlot: learning curves of several runs overlaid (one colour per run, one line
-style per metric), appendable live while a run trains."""
+"""CurvesPlot: learning curves of several runs overlaid (one colour per run, the run's
+own: app/widgets/run_colours.py; one line style per metric), appendable live while a
+run trains."""
 from __future__ import annotations
 
 from collections.abc import Sequence
@@ -10,11 +11,11 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QColor
 from PySide6.QtWidgets import QVBoxLayout, QWidget
 
-# calm, distinguishable colours (colour-blind friendly order)
-PALETTE = ["#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#000000",
-           "#F0E442"]
+from app.widgets.run_colours import PALETTE, label_colour
+
 STYLES = [Qt.PenStyle.SolidLine, Qt.PenStyle.DashLine, Qt.PenStyle.DotLine,
           Qt.PenStyle.DashDotLine]
+FEW_POINTS = 30  # a series with this many points or fewer gets a marker on each point
 
 
 class DecadeAxis(pg.AxisItem):
@@ -76,7 +77,8 @@ class CurvesPlot(QWidget):
             ys.append(float(y))
         item = self._items.get(key)
         if item is None:
-            colour = self._run_colour.setdefault(run, PALETTE[len(self._run_colour) % len(PALETTE)])
+            colour = self._run_colour.setdefault(  # a run's own colour (by its id)
+                run, label_colour(run) or PALETTE[len(self._run_colour) % len(PALETTE)])
             style = self._metric_style.setdefault(name, STYLES[len(self._metric_style) % len(STYLES)])
             pen = pg.mkPen(colour, width=2, style=style)
             if self.smoothing > 0:
@@ -90,6 +92,19 @@ class CurvesPlot(QWidget):
             item.setData(np.asarray(xs), ema(ys, self.smoothing))
         else:
             item.setData(np.asarray(xs), np.asarray(ys))
+        self._mark_points(item, run, len(xs))
+
+    def _mark_points(self, item: pg.PlotDataItem, run: str, n: int) -> None:
+        """Markers on the points of a short series (a line through one point is
+        invisible; a dev curve has few points), none on long ones."""
+        if n > FEW_POINTS:
+            item.setSymbol(None)
+            return
+        colour = self._run_colour[run]
+        item.setSymbol("o")
+        item.setSymbolSize(7)
+        item.setSymbolBrush(pg.mkBrush(colour))
+        item.setSymbolPen(pg.mkPen("w", width=1))
 
     def series(self, run: str, name: str) -> tuple[list[float], list[float]]:
         xs, ys = self._data.get((run, name), ([], []))

@@ -2,7 +2,7 @@
 figures: source words along the top, target words down the left, first target word on
 top, darker = more attention. Optional overlays: gold links (sure = filled square,
 possible = outlined square), predicted links (dots), local-p positions p_t with the
-window [p_t - D, p_t + D].
+window [p_t - D, p_t + D]; a key under the heatmap names the overlays drawn.
 
 Cell (t, s) occupies [s, s+1] x [t, t+1] in view coordinates, so its centre is
 (s + 0.5, t + 0.5).
@@ -31,20 +31,23 @@ from PySide6.QtGui import (
 from PySide6.QtSvg import QSvgGenerator
 from PySide6.QtWidgets import QGraphicsPolygonItem, QLabel, QVBoxLayout, QWidget
 
+from app.widgets.heatmap_legend import GOLD, POSITION, PREDICTED, OverlayLegend
 from core.atomic import write_bytes_atomic
 
 # white -> deep blue, like a printed figure
 ATTENTION_CMAP = pg.ColorMap([0.0, 0.5, 1.0], [(255, 255, 255), (107, 174, 214), (8, 48, 107)])
-GOLD = QColor(230, 120, 20)
-PREDICTED = QColor(200, 30, 45)
-POSITION = QColor(30, 150, 60)
 
 Link = tuple[int, int]  # (source index, target index)
 
 
 class TokenAxis(pg.AxisItem):
     """An axis whose ticks sit at cell centres and whose labels are tokens. On the top
-    axis, labels are drawn vertically so long sentences stay readable."""
+    axis, labels are drawn vertically so long sentences stay readable. Every token in
+    view gets its label (pyqtgraph would drop one whose text passes the axis' end, such
+    as a long first word); a word longer than MAX_LABEL pixels is elided, its full text
+    is in the heatmap's hover readout."""
+
+    MAX_LABEL = 150  # pixels
 
     def __init__(self, orientation: str, **kwargs):
         super().__init__(orientation, **kwargs)
@@ -61,6 +64,7 @@ class TokenAxis(pg.AxisItem):
         font.setPointSize(size)
         self.setTickFont(font)
         width = max((QFontMetrics(font).horizontalAdvance(t) for t in self.tokens), default=10)
+        width = min(width, self.MAX_LABEL)
         if self.vertical:
             self.setHeight(width + 14)
         else:
@@ -75,29 +79,45 @@ class TokenAxis(pg.AxisItem):
     def tickStrings(self, values, scale, spacing):
         return [self.tokens[int(v)] if 0 <= int(v) < len(self.tokens) else "" for v in values]
 
+    def label_positions(self) -> list[tuple[int, float]]:
+        """(token index, position along the axis in its own coordinates) of every token
+        whose cell centre is in view; pyqtgraph's value -> pixel mapping."""
+        r0, r1 = self.range
+        if r1 == r0 or not self.tokens:
+            return []
+        rect = self.mapRectFromParent(self.geometry())
+        length = rect.width() if self.vertical else rect.height()
+        out = []
+        for i in range(len(self.tokens)):
+            v = i + 0.5
+            if not min(r0, r1) <= v <= max(r0, r1):
+                continue
+            frac = (v - r0) / (r1 - r0)
+            out.append((i, frac * length if self.vertical else (1.0 - frac) * length))
+        return out
+
     def drawPicture(self, p, axisSpec, tickSpecs, textSpecs):
-        if not self.vertical:
-            return super().drawPicture(p, axisSpec, tickSpecs, textSpecs)
         super().drawPicture(p, axisSpec, tickSpecs, [])
         if self.style["tickFont"] is not None:
             p.setFont(self.style["tickFont"])
         p.setPen(self.textPen())
         fm = QFontMetrics(p.font())
-        bounds = self.boundingRect()
-        lo, hi = self.range
-        if hi == lo:
-            return
-        for rect, _flags, text in textSpecs:
-            value = lo + (rect.center().x() - bounds.left()) / bounds.width() * (hi - lo)
-            x = bounds.left() + (math.floor(value) + 0.5 - lo) / (hi - lo) * bounds.width()
+        bounds = self.mapRectFromParent(self.geometry())
+        room = (bounds.height() if self.vertical else bounds.width()) - 10
+        for i, pos in self.label_positions():
+            text = fm.elidedText(self.tokens[i], Qt.TextElideMode.ElideRight, int(max(room, 8)))
             p.save()
             if self.orientation == "top":
-                p.translate(x + fm.ascent() / 2 - 1, bounds.bottom() - 6)
+                p.translate(pos + fm.ascent() / 2 - 1, bounds.bottom() - 6)
                 p.rotate(-90)
-            else:
-                p.translate(x - fm.ascent() / 2 + 1, bounds.top() + 6)
+                p.drawText(QPointF(0, 0), text)
+            elif self.orientation == "bottom":
+                p.translate(pos - fm.ascent() / 2 + 1, bounds.top() + 6)
                 p.rotate(90)
-            p.drawText(QPointF(0, 0), text)
+                p.drawText(QPointF(0, 0), text)
+            else:  # left: right-aligned against the plot
+                p.drawText(QPointF(bounds.right() - 6 - fm.horizontalAdvance(text),
+                                   pos + fm.ascent() / 2 - 1), text)
             p.restore()
 
 
@@ -136,6 +156,10 @@ class AttentionHeatmap(QWidget):
                                         interactive=False, label="attention")
         self.colorbar.setImageItem(self.image)
         self.graphics.addItem(self.colorbar)
+        # the key to the overlays drawn, under the heatmap (and in its exports)
+        self.legend = OverlayLegend()
+        self.graphics.addItem(self.legend, row=2, col=0, colspan=2)  # row 1: GateStrip
+        self._overlays: dict[str, bool] = {}
 
         # overlays; pxMode=False -> marker sizes are in cells, so they scale on zoom
         self.sure_item = pg.ScatterPlotItem(pxMode=False, symbol="s", size=0.42,
@@ -166,7 +190,7 @@ class AttentionHeatmap(QWidget):
 
         self.graphics.scene().sigMouseMoved.connect(self._on_mouse_moved)
         vb.sigRangeChangedManually.connect(lambda *_: self.view_changed.emit(vb.viewRange()))
-        self.setMinimumSize(260, 220)
+        self.setMinimumSize(200, 220)  # four side by side fit a 1280-pixel screen
 
     # --- data -----------------------------------------------------------------
     def set_matrix(self, matrix: np.ndarray, src_tokens: Sequence[str],
@@ -214,22 +238,42 @@ class AttentionHeatmap(QWidget):
         self.gold_possible = set(possible) - self.gold_sure
         self.sure_item.setData(pos=_centres(self.gold_sure))
         self.possible_item.setData(pos=_centres(self.gold_possible))
+        self._show_in_legend(sure=bool(self.gold_sure), possible=bool(self.gold_possible))
 
     def set_predicted(self, links: Iterable[Link]) -> None:
-        self.predicted_item.setData(pos=_centres(set(links)))
+        links = set(links)
+        self.predicted_item.setData(pos=_centres(links))
+        self._show_in_legend(predicted=bool(links))
+
+    def _show_in_legend(self, **shown: bool) -> None:
+        self._overlays.update(shown)
+        self.legend.set_keys([k for k, on in self._overlays.items() if on])
 
     def set_positions(self, positions: np.ndarray | None, window: int = 0) -> None:
-        """local-p: positions[t] = p_t (a real source position), window D."""
+        """local-p: positions[t] = p_t (a real source position) of target row t, window D.
+        The p_t line crosses each row at x = p_t + 0.5 (source word s is the cell
+        [s, s+1]); the band covers exactly the cells of each row's window, the words
+        round(p_t) - D .. round(p_t) + D clipped to the sentence, over the row's whole
+        height [t, t+1]."""
         if positions is None or len(positions) == 0:
             self.position_line.setData([], [])
             self.window_band.setPolygon(QPolygonF())
+            self._show_in_legend(position=False, window=False)
             return
-        p = np.asarray(positions, dtype=float) + 0.5
-        ys = np.arange(len(p)) + 0.5
-        self.position_line.setData(p, ys)
-        left = [QPointF(x - window, y) for x, y in zip(p, ys, strict=True)]
-        right = [QPointF(x + window, y) for x, y in zip(p, ys, strict=True)]
+        p = np.asarray(positions, dtype=float)
+        n_src = max(1, len(self.src_tokens))
+        rows = np.arange(len(p), dtype=float)
+        # a vertical segment through each row at p_t, joined row to row
+        xs = np.repeat(p + 0.5, 2)
+        ys = np.column_stack([rows, rows + 1.0]).ravel()
+        self.position_line.setData(xs, ys)
+        centre = np.minimum(np.round(p), n_src - 1)
+        lo = np.clip(centre - window, 0, n_src)
+        hi = np.clip(centre + window + 1, 0, n_src)
+        left = [QPointF(x, y) for x, t in zip(lo, rows, strict=True) for y in (t, t + 1.0)]
+        right = [QPointF(x, y) for x, t in zip(hi, rows, strict=True) for y in (t, t + 1.0)]
         self.window_band.setPolygon(QPolygonF(left + right[::-1]))
+        self._show_in_legend(position=True, window=True)
 
     # --- hover ------------------------------------------------------------------
     def cell_at(self, scene_pos) -> tuple[int, int] | None:
@@ -268,19 +312,7 @@ def export_scene(scene, source: QRectF, path: str | Path, dpi: int = 150) -> Pat
     path = Path(path)
     suffix = path.suffix.lower()
     if suffix == ".png":
-        scale = dpi / 96.0
-        image = QImage(max(1, round(source.width() * scale)),
-                       max(1, round(source.height() * scale)), QImage.Format.Format_ARGB32)
-        image.fill(QColor("white"))
-        painter = QPainter(image)
-        painter.setRenderHint(QPainter.RenderHint.Antialiasing)
-        painter.setRenderHint(QPainter.RenderHint.TextAntialiasing)
-        scene.render(painter, QRectF(0, 0, image.width(), image.height()), source)
-        painter.end()
-        dots_per_metre = int(round(dpi / 0.0254))
-        image.setDotsPerMeterX(dots_per_metre)
-        image.setDotsPerMeterY(dots_per_metre)
-        return write_bytes_atomic(path, _image_bytes(image, "PNG"))
+        return write_bytes_atomic(path, render_png(scene, source, dpi))
     if suffix == ".svg":
         # QSvgGenerator paints the scene exactly as on screen (pyqtgraph's own SVG
         # exporter trips over empty overlay paths)
@@ -288,6 +320,24 @@ def export_scene(scene, source: QRectF, path: str | Path, dpi: int = 150) -> Pat
     if suffix == ".pdf":
         return write_bytes_atomic(path, _pdf_bytes(scene, source, dpi))
     raise ValueError(f"{path}: export as .png, .svg or .pdf")
+
+
+def render_png(scene, source: QRectF, dpi: int = 150) -> bytes:
+    """The `source` rectangle of a graphics scene as PNG bytes, scaled for `dpi` (the
+    screen counts as 96 dpi), on white."""
+    scale = dpi / 96.0
+    image = QImage(max(1, round(source.width() * scale)),
+                   max(1, round(source.height() * scale)), QImage.Format.Format_ARGB32)
+    image.fill(QColor("white"))
+    painter = QPainter(image)
+    painter.setRenderHint(QPainter.RenderHint.Antialiasing)
+    painter.setRenderHint(QPainter.RenderHint.TextAntialiasing)
+    scene.render(painter, QRectF(0, 0, image.width(), image.height()), source)
+    painter.end()
+    dots_per_metre = int(round(dpi / 0.0254))
+    image.setDotsPerMeterX(dots_per_metre)
+    image.setDotsPerMeterY(dots_per_metre)
+    return _image_bytes(image, "PNG")
 
 
 def _centres(links: Iterable[Link]) -> np.ndarray:

@@ -1,19 +1,53 @@
-"""RunList: the workspace's finished runs as a compact checkable list (pick one model,
-an ensemble, or the 2-4 models to compare)."""
+"""RunList: the workspace's usable runs (finished, or cancelled with a checkpoint) as a
+compact checkable list (pick one model, an ensemble, or the 2-4 models to compare)."""
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from typing import Any
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QListWidget, QListWidgetItem, QWidget
 
+from app.widgets.run_colours import run_colour, swatch
+
+
+def has_checkpoint(run: Any) -> bool:
+    """Whether the run's folder holds a checkpoint a model can be loaded from."""
+    return (run.path / "last.pt").is_file() or any(run.path.glob("best-*.pt"))
+
+
+def usable_runs(workspace: Any) -> list[Any]:
+    """The runs the Translate and Attention screens can load: finished ones, and
+    cancelled ones whose last checkpoint exists (marked as cancelled in their title)."""
+    if workspace is None:
+        return []
+    return [r for r in workspace.list_runs()
+            if r.status == "finished" or (r.status == "cancelled" and has_checkpoint(r))]
+
+
+def run_device(described: str) -> tuple[str, str]:
+    """(the device as "cpu" / "cuda:N", the full description for a tooltip) from what a
+    run recorded: 'CPU, 2 threads' -> ('cpu', 'CPU, 2 threads'), 'NVIDIA H100 (cuda:0)'
+    -> ('cuda:0', 'NVIDIA H100 (cuda:0)'), 'cpu' -> ('cpu', '')."""
+    text = (described or "").strip()
+    match = re.search(r"\b(cuda(?::\d+)?|mps|cpu)\b", text, re.IGNORECASE)
+    if match is None:
+        return (text or "\u2013"), ""
+    kind = match.group(1).lower()
+    if kind == "cuda" and "cuda:" not in text.lower():
+        kind = "cuda:0"
+    return kind, ("" if text.lower() == kind else text)
+
 
 def run_title(run: Any) -> str:
     model = run.config.get("model", {})
     kind = model.get("attention", "") if run.family not in ("transformer", "concat",
                                                            "context_transformer") else ""
-    return f"{run.id}: {run.name}  ({run.family}{', ' + kind if kind else ''})"
+    title = f"{run.id}: {run.name}  ({run.family}{', ' + kind if kind else ''})"
+    if run.status == "cancelled":
+        title += f"  \u2014 cancelled at step {run.steps:,}"
+    return title
 
 
 class RunList(QListWidget):
@@ -32,7 +66,10 @@ class RunList(QListWidget):
         self.clear()
         for run in runs:
             item = QListWidgetItem(run_title(run))
+            if run.status == "cancelled":
+                item.setToolTip("Cancelled before its last step: its last checkpoint is used")
             item.setData(Qt.ItemDataRole.UserRole, run.id)
+            item.setIcon(swatch(run_colour(run.id)))  # the run's colour in every chart
             item.setFlags(item.flags() | Qt.ItemFlag.ItemIsUserCheckable)
             item.setCheckState(Qt.CheckState.Checked if run.id in keep else Qt.CheckState.Unchecked)
             self.addItem(item)

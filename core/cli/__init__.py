@@ -15,7 +15,7 @@ from core.textsafe import printable
 
 # Order is the order of `--help`.
 COMMAND_MODULES = [
-    "corpus", "train", "translate", "evaluate", "align", "bench", "demo", "gui",
+    "corpus", "train", "translate", "evaluate", "align", "bench", "demo",
 ]
 
 
@@ -24,6 +24,8 @@ def build_parser() -> argparse.ArgumentParser:
         prog="nmt-workbench",
         description="NMT Attention Workbench: train, inspect and use attention-based NMT. "
         "Run without arguments to open the desktop workbench.",
+        epilog="gui [--demo]: open the desktop workbench (the default with no command; "
+        "main.py chooses between the workbench and this command line).",
     )
     parser.add_argument(
         "--workspace", metavar="DIR", default=None,
@@ -31,13 +33,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name in COMMAND_MODULES:
-        try:
-            module = importlib.import_module(f"core.cli.{name}_cmd")
-        except ModuleNotFoundError as exc:
-            if exc.name != f"core.cli.{name}_cmd":
-                raise
-            continue
-        module.register(sub)
+        importlib.import_module(f"core.cli.{name}_cmd").register(sub)
     return parser
 
 

@@ -4,20 +4,22 @@
           --gold-links F [--format pharaoh|talp|wpt] [--one-based] [--swap]
           [--gold-set NAME to store it]) [--method argmax|threshold] [--threshold 0.3]
           [--baseline eflomal] [--baseline-corpus NAME | --baseline-src F --baseline-tgt F]
-          [--symmetrize grow-diag-final-and] [--out-dir D]
+          [--symmetrize grow-diag-final-and] [--reading predict|shift|sum|all ...]
+          [--no-sink] [--out-dir D]
 
-Prints one AER table with the attention variants (forward, reverse and their
+Prints one AER table with the attention variants (each reading of the attention,
+core.evaluate.readings; forward, reverse and their
 symmetrisation when --reverse-run is given) and the eflomal baseline side by side,
 and writes each system's alignment as a Pharaoh file to --out-dir.
 """
 from __future__ import annotations
 
 import argparse
-import re
 import sys
 from pathlib import Path
 
 from core.errors import ConfigError
+from core.evaluate.readings import READINGS
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -41,6 +43,13 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="the links are written target index first (e.g. English first)")
     p.add_argument("--method", choices=("argmax", "threshold"), default="argmax")
     p.add_argument("--threshold", type=float, default=0.3)
+    p.add_argument("--reading", action="append", choices=(*READINGS, "all"),
+                   help="where a target word's attention is read (repeatable): 'predict' at "
+                   "the step predicting it (default), 'shift' one step later when it is the "
+                   "decoder's input (Shift-Att), 'sum' both; 'all' = the three")
+    p.add_argument("--no-sink", action="store_true",
+                   help="also report each reading without the final-punctuation sink "
+                   "(non-punctuation target words never link to a final full stop)")
     p.add_argument("--baseline", choices=("eflomal", "none"), default="none",
                    help="also align with the eflomal statistical aligner")
     p.add_argument("--baseline-corpus", metavar="NAME",
@@ -80,58 +89,16 @@ def _gold(ws, args: argparse.Namespace, src_lang: str, tgt_lang: str):
     return load_gold_set(ws, args.gold_set)
 
 
-def baseline_training_text(ws, args: argparse.Namespace, run_info, src_pre, tgt_pre
-                           ) -> tuple[list[list[str]], list[list[str]]]:
-    """Tokenised sentences eflomal trains on (the gold sentences are added to them)."""
-    from core.config import RunConfig
-    from core.data.textio import read_lines
-    from core.train.run import load_split_corpora
-
-    if args.baseline_src or args.baseline_tgt:
-        if not (args.baseline_src and args.baseline_tgt):
-            raise ConfigError("give --baseline-src and --baseline-tgt together")
-        src, _ = read_lines(Path(args.baseline_src))
-        tgt, _ = read_lines(Path(args.baseline_tgt))
-        pairs = list(zip(src, tgt, strict=False))
-    elif args.baseline_corpus:
-        pairs = [(p.src, p.tgt) for p in ws.load_corpus(args.baseline_corpus).pairs]
-    else:
-        if run_info.corpus_id is None:
-            raise ConfigError("the run has no corpus: give --baseline-corpus or "
-                              "--baseline-src/--baseline-tgt")
-        seed = RunConfig.from_dict(run_info.config).train.seed
-        _, parts = load_split_corpora(ws, run_info.corpus_id, seed)
-        pairs = [(p.src, p.tgt) for p in parts["train"].pairs]
-    src_tok, tgt_tok = [], []
-    for s, t in pairs:
-        a, b = src_pre.tokenize(s), tgt_pre.tokenize(t)
-        if a and b:
-            src_tok.append(a)
-            tgt_tok.append(b)
-    return src_tok, tgt_tok
-
-
-def eflomal_systems(gold, train_src, train_tgt, heuristic: str) -> dict[str, list]:
-    from core.evaluate.baseline import align_with_training
-
-    gold_al, _ = align_with_training(train_src, train_tgt, gold.src_tokens, gold.tgt_tokens)
-    return {"eflomal fwd": gold_al.forward, "eflomal rev": gold_al.reverse,
-            f"eflomal {heuristic}": gold_al.symmetrized(heuristic)}
-
-
-def file_name(system: str) -> str:
-    return re.sub(r"[^A-Za-z0-9._-]+", "_", system).strip("_") + ".pharaoh"
-
-
-def write_alignments(out_dir: str | Path, systems: dict[str, list]) -> list[Path]:
-    from core.evaluate.alignment import write_pharaoh
-
-    return [write_pharaoh(Path(out_dir) / file_name(name), al) for name, al in systems.items()]
-
-
 def run(args: argparse.Namespace) -> int:
-    from core.cli.translate_cmd import open_session
-    from core.evaluate.attention_aer import aer_table, attention_alignments, symmetrized_attention
+    from core.evaluate.attention_aer import aer_table, reading_alignments, symmetrized_attention
+    from core.services.alignment import (
+        baseline_training_text,
+        eflomal_systems,
+        reading_list,
+        system_name,
+        write_alignments,
+    )
+    from core.services.translation import open_session
     from core.store import Workspace
 
     with Workspace.open(args.workspace, create=False) as ws:
@@ -148,13 +115,18 @@ def run(args: argparse.Namespace) -> int:
             systems.update({f"{info.name} attention": fwd, f"{rname} attention (rev)": rev,
                             f"attention {args.symmetrize}": sym})
         else:
-            systems[f"{info.name} attention"] = attention_alignments(
-                session, gold, args.method, args.threshold)
+            readings = reading_list(args.reading)
+            variants = [(r, sink) for r in readings
+                        for sink in ((False, True) if args.no_sink else (False,))]
+            found = reading_alignments(session, gold, variants, args.method, args.threshold)
+            for (reading, no_sink), alignments in found.items():
+                systems[system_name(info.name, reading, no_sink)] = alignments
         if args.baseline == "eflomal":
             # the run's own preprocessing (pretokenized, lowercase ...), so the baseline
             # sees the same tokens as the model and the gold
             train_src, train_tgt = baseline_training_text(
-                ws, args, info, session.first.src_pre, session.first.tgt_pre)
+                ws, info, session.first.src_pre, session.first.tgt_pre, args.baseline_corpus,
+                args.baseline_src, args.baseline_tgt)
             print(f"eflomal: aligning {len(train_src)} training pairs + {len(gold)} gold "
                   "pairs", file=sys.stderr)
             systems.update(eflomal_systems(gold, train_src, train_tgt, args.symmetrize))

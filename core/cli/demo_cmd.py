@@ -18,6 +18,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from core.evaluate.aer import PERCENT_FORMAT
+
 QUICK_STEPS = 6
 
 
@@ -53,7 +55,7 @@ class DemoSummary:
                    f"{k}: {'-' if v is None else f'{v:.2f}'}"
                    for k, v in m["bleu_by_length"].items() if m["bucket_sizes"][k])]
         out.append("AER on the demo gold set (lower is better): " + ", ".join(
-            f"{k} {v:.2f}" for k, v in self.aer.items()))
+            f"{k} {v:{PERCENT_FORMAT}} %" for k, v in self.aer.items()))
         out += [f"{k}: {v}" for k, v in self.files.items()]
         out.append(f"done in {self.seconds:.0f} s")
         return out
@@ -85,8 +87,6 @@ def _records(translations, pairs):
 
 def run_demo(root: str | Path, quick: bool = False, beam: int = 5, log=print) -> DemoSummary:
     """The pipeline; returns the summary (also used by tests)."""
-    from core.cli.align_cmd import eflomal_systems, file_name
-    from core.cli.evaluate_cmd import metrics_table, score_systems
     from core.cli.train_cmd import ProgressPrinter
     from core.data.preprocess import Preprocessor
     from core.demo import demo_config, import_demo_corpus, import_demo_gold
@@ -96,6 +96,8 @@ def run_demo(root: str | Path, quick: bool = False, beam: int = 5, log=print) ->
     from core.formats.export import write_translations
     from core.infer.session import TranslationSession
     from core.jobs import JobContext
+    from core.services.alignment import eflomal_systems, file_name
+    from core.services.evaluation import metrics_table, score_systems
     from core.store import Workspace
     from core.train.run import create_run, load_split_corpora, train_run
 

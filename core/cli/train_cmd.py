@@ -223,14 +223,10 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _shared_run(ws, dist, corpus: str, config: RunConfig) -> int:
-    import torch
-    import torch.distributed as tdist
-
+    """Rank 0 creates the run; every rank learns its id (a collective on the rank's own
+    device, so it works under NCCL as under gloo)."""
     from core.train.run import create_run
 
-    box = torch.zeros(1, dtype=torch.long)
-    if dist.rank == 0:
-        box[0] = create_run(ws, corpus, config)
-    tdist.broadcast(box, src=0)
-    os.environ.setdefault("NMT_RUN_ID", str(int(box[0])))
-    return int(box[0])
+    run_id = dist.broadcast_int(create_run(ws, corpus, config) if dist.rank == 0 else 0)
+    os.environ.setdefault("NMT_RUN_ID", str(run_id))
+    return run_id

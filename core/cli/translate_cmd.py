@@ -22,6 +22,7 @@ from typing import Any
 
 from core.errors import ConfigError, CorpusError
 from core.jobs import JobContext, JobEvent
+from core.services.translation import open_session
 
 PROGRESS_MIN = 20  # inputs with more sentences show progress on stderr
 EXPORT_SUFFIXES = (".tmx", ".xlf", ".xliff", ".tsv", ".jsonl")
@@ -61,13 +62,6 @@ def add_model_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--checkpoint", default="best", metavar="WHICH",
                    help="best (default), last, or a checkpoint file name of the run")
     p.add_argument("--device", default="cpu", help="cpu (default), cuda, cuda:N or auto")
-
-
-def open_session(ws, runs: list[str], which: str = "best", device: str = "cpu"):
-    from core.infer.session import TranslationSession
-    from core.train.device import pick_device
-
-    return TranslationSession.open(ws, runs, which=which, device=pick_device(device))
 
 
 def load_dictionary(path: str | Path) -> dict[str, str]:

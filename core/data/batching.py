@@ -32,6 +32,9 @@ class Batch:
     indices: list[int]  # positions of the pairs in the split
     ctx: Tensor | None = None  # batch x ctx_len: previous sentence(s), PAD-padded
     ctx_lens: Tensor | None = None  # batch
+    # batch x tgt_len x src_len: guided-alignment targets, row t uniform over the source
+    # tokens aligned to tgt_out[t] (all zero: no guidance for that row); see guide_tensor
+    guide: Tensor | None = None
 
     def to(self, device: torch.device | str) -> Batch:
         def move(t: Tensor | None) -> Tensor | None:
@@ -40,6 +43,7 @@ class Batch:
         return Batch(
             move(self.src), move(self.src_lens), move(self.tgt_in), move(self.tgt_out),
             move(self.tgt_lens), self.indices, move(self.ctx), move(self.ctx_lens),
+            move(self.guide),
         )
 
     @property
@@ -62,6 +66,21 @@ def pad(seqs: Sequence[Sequence[int]], min_len: int = 1) -> tuple[Tensor, Tensor
     return out, lens
 
 
+def guide_tensor(links: Sequence[Sequence[tuple[int, int]]], src_width: int,
+                 tgt_width: int) -> Tensor:
+    """Guided-alignment targets: batch x tgt_width x src_width, float32.
+
+    links[b] holds (source token, target token) pairs of example b (0-based, natural
+    source order, target token j = tgt_out[b, j]). Row j is uniform over the source
+    tokens linked to target token j; rows of unlinked tokens, EOS and PAD stay zero."""
+    guide = torch.zeros(len(links), tgt_width, src_width)
+    for b, pairs in enumerate(links):
+        for i, j in pairs:
+            if i < src_width and j < tgt_width:
+                guide[b, j, i] = 1.0
+    return guide / guide.sum(-1, keepdim=True).clamp_min(1.0)
+
+
 class BatchPlan:
     """Plans batches over one split.
 
@@ -69,12 +88,15 @@ class BatchPlan:
     pair (see core/data/context.py). Exactly one of batch_size (sentences) and
     batch_tokens (> 0: padded target tokens per batch, `len(batch) * (max target
     length + 1)`) decides the cut; a single pair over the budget gets a batch alone.
-    shuffle=False gives one fixed length-sorted order (dev/test), whatever the epoch."""
+    shuffle=False gives one fixed length-sorted order (dev/test), whatever the epoch.
+    links: optional (source token, target token) alignment links per pair; collate then
+    fills Batch.guide (guided alignment, core/train/guidance.py)."""
 
     def __init__(
         self, src_ids: Sequence[Sequence[int]], tgt_ids: Sequence[Sequence[int]],
         batch_size: int = 64, batch_tokens: int = 0, seed: int = 0, shuffle: bool = True,
         pool_batches: int = 100, ctx_ids: Sequence[Sequence[int]] | None = None,
+        links: Sequence[Sequence[tuple[int, int]]] | None = None,
     ) -> None:
         if len(src_ids) != len(tgt_ids):
             raise ValueError(f"{len(src_ids)} sources but {len(tgt_ids)} targets")
@@ -82,7 +104,9 @@ class BatchPlan:
             raise ValueError(f"{len(ctx_ids)} contexts for {len(src_ids)} pairs")
         if batch_tokens <= 0 and batch_size <= 0:
             raise ValueError("batch_size or batch_tokens must be positive")
-        self.src_ids, self.tgt_ids, self.ctx_ids = src_ids, tgt_ids, ctx_ids
+        if links is not None and len(links) != len(src_ids):
+            raise ValueError(f"{len(links)} alignments for {len(src_ids)} pairs")
+        self.src_ids, self.tgt_ids, self.ctx_ids, self.links = src_ids, tgt_ids, ctx_ids, links
         self.batch_size, self.batch_tokens = batch_size, batch_tokens
         self.seed, self.shuffle, self.pool_batches = seed, shuffle, pool_batches
         self.src_lens = np.array([len(s) for s in src_ids], dtype=np.int64)
@@ -145,4 +169,7 @@ class BatchPlan:
         ctx = ctx_lens = None
         if self.ctx_ids is not None:
             ctx, ctx_lens = pad([self.ctx_ids[i] for i in indices])
-        return Batch(src, src_lens, tgt_in, tgt_out, tgt_lens, indices, ctx, ctx_lens)
+        guide = None
+        if self.links is not None:
+            guide = guide_tensor([self.links[i] for i in indices], src.size(1), tgt_out.size(1))
+        return Batch(src, src_lens, tgt_in, tgt_out, tgt_lens, indices, ctx, ctx_lens, guide)

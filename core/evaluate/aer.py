@@ -21,6 +21,15 @@ from dataclasses import dataclass
 
 from core.evaluate.alignment import Alignment, Link
 
+#: How AER, precision and recall are shown everywhere (GUI, CLI, reports): in %, one
+#: decimal. Stored values stay unrounded fractions (the store) or % (result tables).
+PERCENT_FORMAT = ".1f"
+
+
+def percent_text(fraction: float | None) -> str:
+    """0.70312 -> '70.3' (the % sign goes in the column header or after the number)."""
+    return "\u2013" if fraction is None else format(100 * fraction, PERCENT_FORMAT)
+
 
 @dataclass(frozen=True)
 class AERCounts:

@@ -70,30 +70,43 @@ class Alignment:
 
 @dataclass
 class AlignmentCorpus:
-    """The alignments of a file, one per sentence, plus non-fatal warnings (e.g. the
-    indices look off by one) and the sentence ids of WPT files."""
+    """Word alignments of a set of sentence pairs, (src, tgt) oriented: what a reader
+    returns for a links file (tokens empty unless given, warnings such as indices that
+    look off by one, WPT sentence ids) and what a gold set is (core.goldsets stores and
+    loads them with their tokenised sentences, name and languages; GoldSet is this type).
+    """
 
-    sentences: list[Alignment]
+    name: str = ""
+    src_tokens: list[list[str]] = field(default_factory=list)
+    tgt_tokens: list[list[str]] = field(default_factory=list)
+    alignments: list[Alignment] = field(default_factory=list)
+    src_lang: str = ""
+    tgt_lang: str = ""
     warnings: list[str] = field(default_factory=list)
     ids: list[str] | None = None
 
+    @property
+    def sentences(self) -> list[Alignment]:
+        """The alignments, one per sentence pair (the readers' word for them)."""
+        return self.alignments
+
     def __len__(self) -> int:
-        return len(self.sentences)
+        return len(self.alignments)
 
     def __iter__(self) -> Iterator[Alignment]:
-        return iter(self.sentences)
+        return iter(self.alignments)
 
     def __getitem__(self, i: int) -> Alignment:
-        return self.sentences[i]
+        return self.alignments[i]
 
     @property
     def n_sure(self) -> int:
-        return sum(len(a.sure) for a in self.sentences)
+        return sum(len(a.sure) for a in self.alignments)
 
     @property
     def n_possible(self) -> int:
         """Links in P (which includes S)."""
-        return sum(len(a.possible) for a in self.sentences)
+        return sum(len(a.possible) for a in self.alignments)
 
 
 # ---------------------------------------------------------------------------- checks
@@ -168,7 +181,7 @@ def _finish(
         poss = {(a, b) for (a, b, _, _) in links}
         al = Alignment(sure, poss)
         sentences.append(al.swapped() if swap else al)
-    return AlignmentCorpus(sentences, warnings, ids)
+    return AlignmentCorpus(alignments=sentences, warnings=warnings, ids=ids)
 
 
 # ---------------------------------------------------------------------------- readers

@@ -18,16 +18,15 @@ from typing import Any
 
 import numpy as np
 
-from core.data.context import CONTEXT_START, sentence_context
 from core.data.vocab import SubwordVocab
-from core.evaluate.aer import corpus_aer
+from core.evaluate.aer import PERCENT_FORMAT, corpus_aer
 from core.evaluate.alignment import Alignment
+from core.evaluate.alignment import AlignmentCorpus as GoldSet
 from core.evaluate.extract import aggregate_subwords, argmax_alignment, threshold_alignment
+from core.evaluate.readings import drop_sink, read_attention
 from core.evaluate.report import Table
 from core.evaluate.symmetrize import symmetrize_corpus
-from core.goldsets import GoldSet
-from core.infer.forced import score_targets
-from core.infer.translate import as_model, pad_batch
+from core.infer.scoring import ForcedItem, ForcedScorer
 from core.jobs import JobContext
 
 METHODS = ("argmax", "threshold")
@@ -49,15 +48,17 @@ def model_tokens(words: Sequence[str], pre: Any, vocab: Any) -> tuple[list[str],
 
 
 def word_attention(session, src_words: list[list[str]], tgt_words: list[list[str]],
-                   batch_size: int = 32, ctx: JobContext | None = None) -> list[np.ndarray]:
-    """Forced-decoding attention of each (source, target) pair of words, mapped back to
-    words: one tgt_words x src_words matrix per pair (EOS row dropped)."""
+                   batch_size: int = 32, ctx: JobContext | None = None,
+                   readings: Sequence[str] = ("predict",)) -> dict[str, list[np.ndarray]]:
+    """Forced-decoding attention of each (source, target) pair of words, read as each of
+    `readings` (core.evaluate.readings: at the predicting step, one step later, or both)
+    on the model's tokens and mapped back to words: {reading: one tgt_words x src_words
+    matrix per pair}."""
     first = session.first
     src_vocab, tgt_vocab = first.src_vocab, first.tgt_vocab
-    model = as_model(session.models)
-    device = next(session.models[0].parameters()).device
+    scorer = ForcedScorer.for_session(session)
     subword = isinstance(src_vocab, SubwordVocab) or isinstance(tgt_vocab, SubwordVocab)
-    out: list[np.ndarray] = []
+    out: dict[str, list[np.ndarray]] = {r: [] for r in readings}
     n = len(src_words)
     for start in range(0, n, batch_size):
         if ctx is not None:
@@ -66,26 +67,21 @@ def word_attention(session, src_words: list[list[str]], tgt_words: list[list[str
         stop = min(n, start + batch_size)
         src_side = [model_tokens(s, first.src_pre, src_vocab) for s in src_words[start:stop]]
         tgt_side = [model_tokens(t, first.tgt_pre, tgt_vocab) for t in tgt_words[start:stop]]
-        # an empty source cannot be encoded: give it one UNK, and no links come out
-        src_ids = [list(src_vocab.encode(toks)) or [1] for toks, _ in src_side]
-        tgt_ids = [list(tgt_vocab.encode(toks)) for toks, _ in tgt_side]
-        src, src_lens = pad_batch(src_ids, device)  # batch x S, batch
-        extra = {}
-        if session.is_context_model:  # gold pairs have no document: the edge markers
-            edges = sentence_context([], [], session.context_sentences,
-                                     session.context_following,
-                                     src_vocab.encode([CONTEXT_START])[0])
-            extra["ctx"], extra["ctx_lens"] = pad_batch([edges] * len(src_ids), device)
-        results = score_targets(model, src, src_lens, tgt_ids, **extra)
+        # gold pairs have no document: a context model sees the edge markers; an empty
+        # source is scored on one <unk>, and no links come out of it
+        items = [ForcedItem(list(src_vocab.encode(s_toks)), list(tgt_vocab.encode(t_toks)),
+                            scorer.context_from_ids())
+                 for (s_toks, _), (t_toks, _) in zip(src_side, tgt_side, strict=True)]
+        results = scorer.score(items, batch_size=batch_size)
         for (s_toks, s_wid), (t_toks, t_wid), res in zip(src_side, tgt_side, results,
                                                           strict=True):
-            attn = np.asarray(res.attention, dtype=np.float64)[:-1]  # tgt x src, EOS dropped
-            if not s_toks or not t_toks:
-                out.append(np.zeros((len(set(t_wid)), len(set(s_wid)))))
-            elif subword:
-                out.append(aggregate_subwords(attn, s_wid, t_wid, mode="sum"))
-            else:
-                out.append(attn)
+            for reading in readings:
+                if not s_toks or not t_toks:
+                    out[reading].append(np.zeros((len(set(t_wid)), len(set(s_wid)))))
+                    continue
+                attn = read_attention(res.attention, reading)  # tgt tokens x src tokens
+                out[reading].append(aggregate_subwords(attn, s_wid, t_wid, mode="sum")
+                                    if subword else attn)
         if ctx is not None:
             ctx.progress(stop, n, f"force-decoded {stop}/{n} gold pairs")
     return out
@@ -102,13 +98,33 @@ def alignments_from_attention(matrices: Sequence[np.ndarray], method: str = "arg
 
 
 def attention_alignments(session, gold: GoldSet, method: str = "argmax",
-                         threshold: float = 0.3, ctx: JobContext | None = None
-                         ) -> list[Alignment]:
+                         threshold: float = 0.3, ctx: JobContext | None = None,
+                         reading: str = "predict", no_sink: bool = False) -> list[Alignment]:
     """(src, tgt) alignments of the gold sentences read off the session's forced
     attention: 'argmax' links every target word to the source word it attends to most;
-    'threshold' keeps every cell >= `threshold`."""
-    matrices = word_attention(session, gold.src_tokens, gold.tgt_tokens, ctx=ctx)
-    return alignments_from_attention(matrices, method, threshold)
+    'threshold' keeps every cell >= `threshold`. `reading` and `no_sink`: see
+    core.evaluate.readings."""
+    return reading_alignments(session, gold, [(reading, no_sink)], method, threshold,
+                              ctx)[(reading, no_sink)]
+
+
+def reading_alignments(session, gold: GoldSet, variants: Sequence[tuple[str, bool]],
+                       method: str = "argmax", threshold: float = 0.3,
+                       ctx: JobContext | None = None
+                       ) -> dict[tuple[str, bool], list[Alignment]]:
+    """Alignments of the gold set for each (reading, no_sink) variant, from one forced
+    decoding pass."""
+    readings = list(dict.fromkeys(r for r, _ in variants))
+    matrices = word_attention(session, gold.src_tokens, gold.tgt_tokens, ctx=ctx,
+                              readings=readings)
+    out = {}
+    for reading, no_sink in variants:
+        ms = matrices[reading]
+        if no_sink:
+            ms = [drop_sink(m, s, t) for m, s, t in
+                  zip(ms, gold.src_tokens, gold.tgt_tokens, strict=True)]
+        out[(reading, no_sink)] = alignments_from_attention(ms, method, threshold)
+    return out
 
 
 def reverse_gold(gold: GoldSet) -> GoldSet:
@@ -141,34 +157,6 @@ def aer_table(systems: Mapping[str, Sequence[Alignment]], gold: GoldSet,
     title = title or f"Alignment error rate on gold set {gold.name!r} ({len(gold)} sentences)"
     notes = [f"Gold: {gold.n_sure} sure links, {gold.n_possible} possible (sure included). "
              "AER = 1 - (|A∩S| + |A∩P|) / (|A| + |S|); lower is better."]
-    return Table(["system", "AER %", "precision %", "recall %", "links"], rows, title, notes)
+    return Table(["system", "AER %", "precision %", "recall %", "links"], rows, title, notes,
+                 formats=dict.fromkeys(("AER %", "precision %", "recall %"), PERCENT_FORMAT))
 
-
-def run_baseline_alignments(ws, run_ref: int | str, src_words: Sequence[list[str]],
-                            tgt_words: Sequence[list[str]],
-                            heuristic: str = "grow-diag-final-and") -> list[Alignment]:
-    """The statistical baseline beside a run's attention: eflomal trained on the run's
-    training split, tokenised with the run's own preprocessing, with the given (gold)
-    sentences appended as Luong et al. did; both directions symmetrised by `heuristic`.
-    Returns one Alignment per given sentence pair."""
-    from core.config import RunConfig
-    from core.errors import ConfigError
-    from core.evaluate.baseline import align_with_training
-    from core.train.artifacts import load_text_side
-    from core.train.run import load_split_corpora
-
-    info = ws.get_run(run_ref)
-    text = load_text_side(ws.run_dir(info.id))
-    if info.corpus_id is None or text is None:
-        raise ConfigError(f"run {info.name!r} has no corpus or vocabularies to train the baseline on")
-    _, _, src_pre, tgt_pre = text
-    seed = RunConfig.from_dict(info.config).train.seed
-    _, parts = load_split_corpora(ws, info.corpus_id, seed)
-    train_src, train_tgt = [], []
-    for pair in parts["train"].pairs:
-        s, t = src_pre.tokenize(pair.src), tgt_pre.tokenize(pair.tgt)
-        if s and t:
-            train_src.append(s)
-            train_tgt.append(t)
-    gold_al, _ = align_with_training(train_src, train_tgt, list(src_words), list(tgt_words))
-    return gold_al.symmetrized(heuristic)

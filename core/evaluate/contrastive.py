@@ -31,12 +31,10 @@ from typing import Any
 
 import torch
 
-from core.data.context import CONTEXT_START, sentence_context
 from core.data.textio import decode_text, read_bytes, split_lines
 from core.errors import CorpusError
 from core.evaluate.report import Table
-from core.infer.forced import score_targets
-from core.infer.translate import pad_batch, source_tokens
+from core.infer.scoring import ForcedScorer
 from core.jobs import JobContext
 from core.models.base import Seq2Seq
 
@@ -421,29 +419,17 @@ def make_score_fn(
     context only, so for a model with following context (> 0) each current sentence is
     scored as its document's last one: the following side is the CONTEXT_START
     (document end) marker."""
-    if device is None:
-        param = next(model.parameters(), None)
-        device = torch.device("cpu") if param is None else param.device
-    start_id = src_vocab.encode([CONTEXT_START])[0]
-
-    def ids(text: str, pre: Any, vocab: Any) -> list[int]:
-        return list(vocab.encode(source_tokens(text, pre, vocab)))
+    scorer = ForcedScorer(model, src_vocab, tgt_vocab, src_pre, tgt_pre, k_context,
+                          k_following, device)
 
     def score(sources: list[str], contexts: list[list[str]], targets: list[str]) -> list[float]:
         if not sources:
             return []
-        src_ids = [ids(s, src_pre, src_vocab) for s in sources]
-        empty = [i for i, s in enumerate(src_ids) if not s]
+        items = [scorer.item(s, t, previous=sents[-k_context:] if k_context > 0 else [])
+                 for s, sents, t in zip(sources, contexts, targets, strict=True)]
+        empty = [i for i, it in enumerate(items) if not it.src]
         if empty:
             raise ValueError(f"source {empty[0]} has no tokens: {sources[empty[0]]!r}")
-        src, src_lens = pad_batch(src_ids, device)  # batch x S, batch
-        extra: dict[str, torch.Tensor] = {}
-        if k_context > 0 or k_following > 0:
-            ctx_ids = [sentence_context([ids(s, src_pre, src_vocab) for s in sents[-k_context:]]
-                                        if k_context > 0 else [], [], k_context, k_following,
-                                        start_id) for sents in contexts]
-            extra["ctx"], extra["ctx_lens"] = pad_batch(ctx_ids, device)  # batch x C, batch
-        tgt_ids = [ids(t, tgt_pre, tgt_vocab) for t in targets]
-        return [r.log_prob for r in score_targets(model, src, src_lens, tgt_ids, **extra)]
+        return [r.log_prob for r in scorer.score(items, batch_size=len(items))]
 
     return score

@@ -1,10 +1,12 @@
 """Result tables written as CSV, Markdown or JSON (atomically)."""
 from __future__ import annotations
 
+import base64
 import csv
 import html
 import io
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -21,6 +23,13 @@ class Table:
     rows: list[list[Any]]
     title: str = ""
     notes: list[str] = field(default_factory=list)  # e.g. sacrebleu signatures
+    # column -> format of its floats in Markdown/HTML (".2f" by default), e.g. AER % ".1f"
+    formats: dict[str, str] = field(default_factory=dict)
+
+    def _text(self, column: str, v: Any) -> str:
+        if v is None:
+            return "–"
+        return format(v, self.formats.get(column, ".2f")) if isinstance(v, float) else str(v)
 
     def records(self) -> list[dict[str, Any]]:
         return [dict(zip(self.columns, r, strict=True)) for r in self.rows]
@@ -34,14 +43,14 @@ class Table:
         return buf.getvalue()
 
     def to_markdown(self) -> str:
-        def cell(v: Any) -> str:
-            text = "–" if v is None else (f"{v:.2f}" if isinstance(v, float) else str(v))
-            return text.replace("|", "\\|").replace("\n", " ")
+        def cell(v: Any, column: str = "") -> str:
+            return self._text(column, v).replace("|", "\\|").replace("\n", " ")
 
         lines = [f"### {self.title}", ""] if self.title else []
         lines.append("| " + " | ".join(cell(c) for c in self.columns) + " |")
         lines.append("|" + "|".join(" --- " for _ in self.columns) + "|")
-        lines += ["| " + " | ".join(cell(v) for v in r) + " |" for r in self.rows]
+        lines += ["| " + " | ".join(cell(v, c) for c, v in zip(self.columns, r, strict=True))
+                  + " |" for r in self.rows]
         lines += [""] + [f"{n}" for n in self.notes] if self.notes else []
         return "\n".join(lines) + "\n"
 
@@ -52,13 +61,14 @@ class Table:
 
     def to_html(self) -> str:
         """An HTML fragment: <h2> title, <table>, notes as <p>."""
-        def cell(v: Any) -> str:
-            return "–" if v is None else html.escape(f"{v:.2f}" if isinstance(v, float) else str(v))
+        def cell(v: Any, column: str = "") -> str:
+            return html.escape(self._text(column, v))
 
         out = [f"<h2>{html.escape(self.title)}</h2>"] if self.title else []
         out.append("<table>\n<tr>" + "".join(f"<th>{cell(c)}</th>" for c in self.columns)
                    + "</tr>")
-        out += ["<tr>" + "".join(f"<td>{cell(v)}</td>" for v in r) + "</tr>" for r in self.rows]
+        out += ["<tr>" + "".join(f"<td>{cell(v, c)}</td>" for c, v in zip(self.columns, r, strict=True))
+                + "</tr>" for r in self.rows]
         out.append("</table>")
         out += [f"<p>{html.escape(n)}</p>" for n in self.notes]
         return "\n".join(out) + "\n"
@@ -73,10 +83,15 @@ class Table:
         return write_text_atomic(path, writers[fmt]())
 
 
-def write_html_report(path: str | Path, tables: list[Table], title: str = "Evaluation report"
-                      ) -> Path:
-    """A standalone HTML page holding the tables, atomically."""
+def write_html_report(path: str | Path, tables: list[Table], title: str = "Evaluation report",
+                      figures: Sequence[tuple[str, bytes]] = ()) -> Path:
+    """One self-contained HTML page holding the tables and the figures, (caption, PNG
+    bytes) embedded as data: URIs, atomically."""
     body = "\n".join(t.to_html() for t in tables)
+    for caption, png in figures:
+        data = base64.b64encode(png).decode("ascii")
+        body += (f"<figure><img alt=\"{html.escape(caption)}\" src=\"data:image/png;base64,"
+                 f"{data}\"><figcaption>{html.escape(caption)}</figcaption></figure>\n")
     page = (f"<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>"
             f"{html.escape(title)}</title>\n<style>table{{border-collapse:collapse}}"
             "td,th{border:1px solid #999;padding:2px 6px;text-align:right}</style></head>\n"

@@ -55,6 +55,13 @@ def _paragraph_texts(path: Path) -> list[str]:
                       f"{', '.join(SUFFIXES)} file")
 
 
+def split_sentences(text: str, lang: str = "en") -> list[str]:
+    """The sentences of typed or pasted text: each non-empty line split with pysbd."""
+    seg = _segmenter(lang)
+    return [s.strip() for line in text.splitlines() if line.strip()
+            for s in seg.segment(line.strip()) if s.strip()]
+
+
 def read_paragraphs(path: str | Path, lang: str = "en") -> list[list[str]]:
     """Sentences of each non-empty paragraph (whitespace at sentence ends removed)."""
     seg = _segmenter(lang)

@@ -20,19 +20,17 @@ import numpy as np
 import torch
 
 from core.errors import ConfigError
-from core.infer.forced import score_targets
 from core.infer.translate import (
     Translation,
     detokenize,
-    pad_batch,
-    source_tokens,
     translate_documents,
     translate_sentences,
 )
 from core.jobs import JobContext
+from core.models.registry import families_with, family_traits
 from core.train.artifacts import LoadedModel, load_model
 
-CONTEXT_FAMILIES = ("concat", "context_transformer")
+CONTEXT_FAMILIES = families_with(context=True)  # kept for importers; ask family_traits
 
 
 @dataclass
@@ -92,7 +90,7 @@ class TranslationSession:
 
     @property
     def is_context_model(self) -> bool:
-        return self.first.config.model.family in CONTEXT_FAMILIES
+        return family_traits(self.first.config.model.family).context
 
     @property
     def context_sentences(self) -> int:
@@ -187,27 +185,14 @@ class TranslationSession:
         `context` (previous source sentences, oldest first) and, when it uses following
         sentences, `following` (the next source sentences, in order); none given is a
         document edge ('<doc>', core.data.context)."""
-        from core.data.context import CONTEXT_START, sentence_context
-        from core.infer.ensemble import Ensemble
+        from core.infer.scoring import ForcedScorer
 
-        src_vocab, tgt_vocab, src_pre, tgt_pre = self._text_side()
-        s_tok = source_tokens(source, src_pre, src_vocab)
-        t_tok = source_tokens(target, tgt_pre, tgt_vocab)
-        model = self.models[0] if len(self.members) == 1 else Ensemble(self.models)
-        device = next(self.models[0].parameters()).device
-        src, src_lens = pad_batch([list(src_vocab.encode(s_tok))], device)
-        extra: dict[str, Any] = {}
-        if self.is_context_model:
-            def ids(sent: str) -> list[int]:
-                return list(src_vocab.encode(source_tokens(sent, src_pre, src_vocab)))
-
-            ctx_ids = sentence_context(
-                [ids(x) for x in context or []], [ids(x) for x in following or []],
-                self.context_sentences, self.context_following,
-                src_vocab.encode([CONTEXT_START])[0])
-            extra["ctx"], extra["ctx_lens"] = pad_batch([ctx_ids], device)
-        tgt_ids = list(tgt_vocab.encode(t_tok))
-        result = score_targets(model, src, src_lens, [tgt_ids], **extra)[0]
+        scorer = ForcedScorer.for_session(self)
+        s_tok, t_tok = scorer.source_tokens(source), scorer.target_tokens(target)
+        item = scorer.item(source, target, context or [], following or [])
+        tgt_ids = item.tgt
+        result = scorer.score([item])[0]
+        tgt_pre, tgt_vocab = self.first.tgt_pre, self.first.tgt_vocab
         return ForcedTranslation(
             source=source, source_tokens=s_tok, target_ids=tgt_ids, target_tokens=t_tok,
             text=detokenize(t_tok, tgt_pre, tgt_vocab), score=result.log_prob,

@@ -7,6 +7,7 @@ Transformer code; each family module exposes `build(config, src_vocab, tgt_vocab
 from __future__ import annotations
 
 import importlib
+from dataclasses import dataclass
 from typing import Any
 
 from core.config import FAMILIES, ModelConfig
@@ -21,6 +22,39 @@ _MODULES = {
     "concat": "core.models.transformer",
     "context_transformer": "core.models.context_transformer",
 }
+
+@dataclass(frozen=True)
+class FamilyTraits:
+    """What a model family is, for every layer that must treat families differently."""
+
+    context: bool = False      # sees other sentences of its document (model.ctx_*)
+    transformer: bool = False  # d_model / ff_size / heads / enc_layers / dec_layers sizes
+    layered: bool = False      # per-layer, per-head cross-attention (layer_attention)
+    previous_only: bool = False  # a context family that takes no following sentences
+
+
+TRAITS: dict[str, FamilyTraits] = {
+    "rnnencdec": FamilyTraits(),
+    "rnnsearch": FamilyTraits(),
+    "luong": FamilyTraits(),
+    "transformer": FamilyTraits(transformer=True, layered=True),
+    "concat": FamilyTraits(context=True, transformer=True, layered=True, previous_only=True),
+    "context_transformer": FamilyTraits(context=True, transformer=True, layered=True),
+}
+
+
+def family_traits(family: str) -> FamilyTraits:
+    """The traits of `family` (ConfigError naming the known families otherwise)."""
+    if family not in TRAITS:
+        raise ConfigError(f"unknown model family {family!r}; known: {sorted(TRAITS)}")
+    return TRAITS[family]
+
+
+def families_with(**wanted: bool) -> tuple[str, ...]:
+    """The families whose traits match, e.g. families_with(context=True)."""
+    return tuple(f for f, t in TRAITS.items()
+                 if all(getattr(t, k) == v for k, v in wanted.items()))
+
 
 #: (name, ModelConfig overrides): every attention variant of the recurrent families.
 #: Tests and benchmarks apply these over their own sizes.

@@ -20,6 +20,7 @@ from core.errors import CheckpointError
 from core.models.base import Seq2Seq
 from core.safepath import inside
 from core.train import checkpoint as ckpt
+from core.train.compact import SCALES_KEY, expand_state
 
 SRC_VOCAB, TGT_VOCAB, PREPROCESS = "src.vocab", "tgt.vocab", "preprocess.json"
 
@@ -91,8 +92,8 @@ def load_model(run_dir: str | Path, which: str = "best", device: str | torch.dev
                                   ckpt.NEEDED_TO_LOAD, run_config, (len(src_vocab), len(tgt_vocab)))
     config = RunConfig.from_dict(state["config"], source=str(path))
     model = build_model(config.model, len(src_vocab), len(tgt_vocab))
-    try:
-        model.load_state_dict(state["model"])
+    try:  # compact (int8 / fp16) shipped weights are expanded to float32 first
+        model.load_state_dict(expand_state(state["model"], state.get(SCALES_KEY)))
     except RuntimeError as exc:
         raise CheckpointError(f"{path}: does not fit the model its config describes ({exc})") from None
     model.to(device).eval()

@@ -42,14 +42,19 @@ def rng_state() -> dict[str, Any]:
 
 
 def set_rng_state(state: dict[str, Any]) -> None:
-    torch.set_rng_state(state["torch"])
+    """Restore the generators saved by rng_state(). The states are byte tensors that
+    torch wants on the CPU, wherever the checkpoint was mapped (a resume with --device
+    cuda loads it onto the GPU); CUDA generators are restored on as many GPUs as both
+    the saving and this machine have, and ignored on a machine without CUDA."""
+    torch.set_rng_state(state["torch"].cpu())
     py = state["python"]
     gauss = None if py[-1] == -1 else py[-1]
     random.setstate((state["python_version"], tuple(py[:-1]), gauss))
     keys = state["numpy_keys"].numpy().astype(np.uint32)
     np.random.set_state(("MT19937", keys, state["numpy_pos"], 0, 0.0))
     if "cuda" in state and torch.cuda.is_available():
-        torch.cuda.set_rng_state_all(state["cuda"])
+        for device, cuda_state in enumerate(state["cuda"][:torch.cuda.device_count()]):
+            torch.cuda.set_rng_state(cuda_state.cpu(), device)
 
 
 def save_checkpoint(path: str | Path, payload: dict[str, Any]) -> Path:

@@ -48,9 +48,20 @@ class DistContext:
         # step-wise decoders may leave parameters unused in some batches (e.g. local-p)
         return DistributedDataParallel(model, device_ids=ids, find_unused_parameters=True)
 
+    def broadcast_int(self, value: int) -> int:
+        """Rank 0's `value` on every rank. The tensor lives on this rank's device: NCCL
+        carries CUDA tensors only, gloo CPU ones."""
+        box = torch.tensor([value if self.rank == 0 else 0], dtype=torch.long,
+                           device=self.device)
+        dist.broadcast(box, src=0)
+        return int(box.item())
+
     def barrier(self) -> None:
         if dist.is_initialized():
-            dist.barrier()
+            if self.backend == "nccl":
+                dist.barrier(device_ids=[self.local_rank])
+            else:
+                dist.barrier()
 
     def close(self) -> None:
         if dist.is_initialized():

@@ -31,6 +31,7 @@ from core.jobs import JobContext
 from core.models.base import Seq2Seq
 from core.train import checkpoint as ckpt
 from core.train.device import amp_message, autocast, pick_device
+from core.train.guidance import alignment_loss
 from core.train.loss import sequence_nll
 from core.train.optim import EpochSchedule, build_optimizer
 from core.train.sampled_softmax import candidate_vocab
@@ -54,6 +55,8 @@ class TrainData:
     train_ctx: list[list[int]] | None = None
     dev_ctx: list[list[int]] | None = None
     dev_bleu: Callable[[Seq2Seq, torch.device], float] | None = None  # greedy BLEU on a sample
+    # (source token, target token) links per training pair: guided alignment's targets
+    train_links: list[list[tuple[int, int]]] | None = None
 
 
 @dataclass
@@ -135,7 +138,12 @@ def train_model(
     keeper = ckpt.BestKeeper(run_dir, tc.keep_best, [])
     is_main = distributed is None or distributed.rank == 0
 
-    train_plan = data.make_plan(data.train_src, data.train_tgt, data.train_ctx, shuffle=True)
+    guided = tc.guided_alignment > 0
+    if guided and data.train_links is None:
+        raise ConfigError("train.guided_alignment needs alignments of the training pairs; "
+                          "train through a workspace run (they are computed there) or set it to 0")
+    links = {"links": data.train_links} if guided else {}
+    train_plan = data.make_plan(data.train_src, data.train_tgt, data.train_ctx, shuffle=True, **links)
     dev_plan = data.make_plan(data.dev_src, data.dev_tgt, data.dev_ctx, shuffle=False)
     epoch, batch_pos, step = 0, 0, 0
     resumed_from = None
@@ -230,6 +238,11 @@ def train_model(
                                                tc.amp, tc.sampled_softmax, data.tgt_vocab_size)
                 loss_sum, nll_sum, n_tok = sequence_nll(out.scores, targets, tc.label_smoothing)
                 loss = loss_sum / max(n_tok, 1)
+                align_loss = None
+                if guided:  # attention pulled towards the statistical alignments
+                    align_sum, rows = alignment_loss(out.attention, batch.guide)
+                    align_loss = align_sum / max(rows, 1)
+                    loss = loss + tc.guided_alignment * align_loss
                 if not torch.isfinite(loss):
                     raise TrainingError(
                         f"loss became {float(loss.detach())} at step {step + 1}: lower the learning rate "
@@ -249,6 +262,8 @@ def train_model(
                 token_loss = float(nll_sum.detach()) / max(n_tok, 1)
                 row = {"step": step, "epoch": epoch, "loss": float(loss.detach()), "ppl": math.exp(min(token_loss, 50)),
                        "lr": schedule.lr, "tok_per_s": tok_per_s, "tokens": n_tok}
+                if align_loss is not None:
+                    row["align_loss"] = float(align_loss.detach())
                 history.append(row)
                 if is_main:
                     left = max(total_steps - step, 0)

@@ -23,13 +23,14 @@ from core.data.dataset import PreparedData, decode_ids, prepare_dataset
 from core.data.splits import split_corpus
 from core.errors import ConfigError, TrainingError, WorkbenchError
 from core.jobs import JobCancelled, JobContext, JobEvent
+from core.models.registry import families_with, family_traits
 from core.runlock import RunLock
 from core.store import Workspace
-from core.train import artifacts
+from core.train import artifacts, guidance
 from core.train.device import describe_device, pick_device
 from core.train.loop import TrainData, TrainResult, train_model
 
-CONTEXT_FAMILIES = ("concat", "context_transformer")
+CONTEXT_FAMILIES = families_with(context=True)  # kept for importers; ask family_traits
 
 
 MIN_DEV_PAIRS = 1  # a dev set without a pair gives perplexity exp(0) = 1.00: meaningless
@@ -134,8 +135,9 @@ def _prepare(ws: Workspace, run_id: int, config: RunConfig, resume: bool, ctx: J
                 "(train.init_from must name a trained sentence-level transformer run)")
         ctx.emit("log", message=f"stage 2: reusing the vocabularies and preprocessing of "
                  f"stage-1 run {base.name!r}")
-    k = config.model.ctx_sentences if config.model.family in CONTEXT_FAMILIES else 0
-    f = config.model.ctx_following if config.model.family in CONTEXT_FAMILIES else 0
+    context = family_traits(config.model.family).context
+    k = config.model.ctx_sentences if context else 0
+    f = config.model.ctx_following if context else 0
     prepared = prepare_dataset(
         parts["train"], parts["dev"], config.data, corpus.src_lang, corpus.tgt_lang,
         vocabs=reuse[:2] if reuse else None, preprocessors=reuse[2:] if reuse else None,
@@ -157,17 +159,28 @@ def _prepare(ws: Workspace, run_id: int, config: RunConfig, resume: bool, ctx: J
     return prepared, run_dir
 
 
-def make_train_data(prepared: PreparedData, config: RunConfig) -> TrainData:
+def make_train_data(prepared: PreparedData, config: RunConfig,
+                    train_links: list | None = None) -> TrainData:
     dc = config.data
 
-    def make_plan(src, tgt, ctx_ids, shuffle):
+    def make_plan(src, tgt, ctx_ids, shuffle, links=None):
         return BatchPlan(src, tgt, batch_size=dc.batch_size, batch_tokens=dc.batch_tokens,
-                         seed=config.train.seed, shuffle=shuffle, ctx_ids=ctx_ids)
+                         seed=config.train.seed, shuffle=shuffle, ctx_ids=ctx_ids, links=links)
 
     return TrainData(
         prepared.train.src_ids, prepared.train.tgt_ids, prepared.dev.src_ids, prepared.dev.tgt_ids,
         len(prepared.src_vocab), len(prepared.tgt_vocab), make_plan,
-        prepared.train.ctx_ids, prepared.dev.ctx_ids, greedy_bleu_fn(prepared, dc.dev_sample))
+        prepared.train.ctx_ids, prepared.dev.ctx_ids, greedy_bleu_fn(prepared, dc.dev_sample),
+        train_links)
+
+
+def guided_links(ws: Workspace, corpus_id: int, prepared: PreparedData, ctx: JobContext):
+    """eflomal's symmetrised links of the training pairs on the model's own tokens,
+    stored in the corpus's folder once per tokenised split (core/train/guidance.py)."""
+    src = guidance.token_lines(prepared.train.src_ids, prepared.src_vocab)
+    tgt = guidance.token_lines(prepared.train.tgt_ids, prepared.tgt_vocab)
+    links, _ = guidance.training_links(ws.get_corpus(corpus_id).path, src, tgt, ctx)
+    return links
 
 
 def _stage1_run(ws: Workspace, config: RunConfig):
@@ -208,7 +221,8 @@ class StoreRecorder:
     def __call__(self, event: JobEvent) -> None:
         d = event.data
         if event.kind == "step":
-            self.pending.append((d["step"], {k: float(d[k]) for k in ("loss", "ppl", "lr", "tok_per_s")}))
+            self.pending.append((d["step"], {k: float(d[k]) for k in
+                                             ("loss", "ppl", "lr", "tok_per_s", "align_loss") if k in d}))
             if len(self.pending) >= self.every:
                 self.flush()
         elif event.kind == "validation":
@@ -261,7 +275,16 @@ def _train_locked(ws: Workspace, run_id: int, info, ctx: JobContext, resume: boo
             ws.update_run(run_id, status="running", device=describe_device(device), error="")
         model = _initial_model(ws, config, prepared)
         config.train.device = str(device)
-        result = train_model(config, make_train_data(prepared, config), run_dir, ctx,
+        links = None
+        if config.train.guided_alignment > 0:
+            # rank 0 aligns (eflomal samples at random) and stores; the others read its file
+            if is_main:
+                links = guided_links(ws, info.corpus_id, prepared, ctx)
+            if distributed is not None:
+                distributed.barrier()
+                if not is_main:
+                    links = guided_links(ws, info.corpus_id, prepared, ctx)
+        result = train_model(config, make_train_data(prepared, config, links), run_dir, ctx,
                              model=model, resume=resume, distributed=distributed)
     except JobCancelled:
         if is_main:

@@ -94,7 +94,7 @@ def test_layer_head_selector_shows_that_matrix_and_its_aer(qtbot, panel, errors)
     assert {(round(x - 0.5), round(y - 0.5))
             for x, y in zip(*heat.predicted_item.getData(), strict=True)} == set(predicted.sure)
     expected = sentence_aer(predicted, g).aer
-    assert float(panel.aer_table.item(0, 1).text()) == pytest.approx(expected, abs=1e-3)
+    assert float(panel.aer_table.item(0, 1).text()) == pytest.approx(100 * expected, abs=0.05)
     assert "layer 1 · head 2" in panel.aer_table.item(0, 0).text()
     assert np.array_equal(panel.heatmaps[1].image.image, rnn_image)  # the other model stays
 
@@ -104,7 +104,7 @@ def test_layer_head_selector_shows_that_matrix_and_its_aer(qtbot, panel, errors)
     panel.set_layer(0)
     assert np.allclose(heat.image.image, forced.attention, atol=1e-6)
     assert float(panel.aer_table.item(0, 1).text()) == pytest.approx(
-        sentence_aer(argmax_alignment(forced.attention, drop_eos=True), g).aer, abs=1e-3)
+        100 * sentence_aer(argmax_alignment(forced.attention, drop_eos=True), g).aer, abs=0.05)
 
     # the choice stays while navigating; the whole-set table stays on the averaged attention
     panel.set_layer(0, 0, 1)
@@ -116,7 +116,7 @@ def test_layer_head_selector_shows_that_matrix_and_its_aer(qtbot, panel, errors)
     assert corpus_after == corpus_before and len(corpus_after) == 2
     runs = [(r, f"{r}: {panel.names[r]}") for r in (ids["tf"], ids["rnn"])]
     rows = corpus_aer_rows(panel.views, gold.alignments, runs)
-    assert float(corpus_after[0][2]) == pytest.approx(rows[0][2], abs=1e-3)
+    assert float(corpus_after[0][2]) == pytest.approx(100 * rows[0][2], abs=0.05)
     assert np.allclose(panel.views[(index, ids["tf"])].matrix, forced.attention, atol=1e-6)
 
 

@@ -85,9 +85,14 @@ def test_two_heatmaps_show_two_matrices(qtbot):
 def test_positions_line_follows_p_t(heatmap):
     heatmap.set_positions(np.array([0.0, 2.0, 1.0, 3.0]), window=1)
     xs, ys = heatmap.position_line.getData()
-    assert list(xs) == [0.5, 2.5, 1.5, 3.5] and list(ys) == [0.5, 1.5, 2.5, 3.5]
+    # one vertical segment per target row, at p_t + 0.5, from the row's top to its bottom
+    assert list(xs) == [0.5, 0.5, 2.5, 2.5, 1.5, 1.5, 3.5, 3.5]
+    assert list(ys) == [0, 1, 1, 2, 2, 3, 3, 4]
     band = heatmap.window_band.polygon()
-    assert band.count() == 8 and band.at(0).x() == pytest.approx(-0.5)
+    # left edge: window [p_t - 1, p_t + 1] clipped to the 4 source words, per row
+    assert band.count() == 16
+    assert [band.at(i).x() for i in range(0, 8, 2)] == [0, 1, 0, 2]
+    assert [band.at(15 - i).x() for i in range(0, 8, 2)] == [2, 4, 3, 4]
 
 
 def test_exports(heatmap, tmp_path):

@@ -17,6 +17,7 @@ def run_rank(rank: int, world: int, port: int, out_dir: str) -> None:
     from tests.core.test_train_engine import reversal_data, tiny_config
 
     dist = DistContext.from_env(backend="gloo")
+    shared = dist.broadcast_int(41 + rank)  # rank 0's value (41) on every rank
     cfg = tiny_config(max_steps=6, valid_every=3)
     torch.manual_seed(rank)  # different initial weights per rank: DDP must broadcast rank 0's
     model = build_model(cfg.model, 14, 14)
@@ -25,5 +26,6 @@ def run_rank(rank: int, world: int, port: int, out_dir: str) -> None:
     result = train_model(cfg, reversal_data(), os.path.join(out_dir, f"run{rank}"), ctx,
                          model=model, distributed=dist)
     torch.save({"final": model.state_dict(), "initial": initial, "steps": result.step,
-                "events": len(ctx.events)}, os.path.join(out_dir, f"rank{rank}.pt"))
+                "events": len(ctx.events),
+                "shared": shared}, os.path.join(out_dir, f"rank{rank}.pt"))
     dist.close()

@@ -12,7 +12,6 @@ import torch
 from torch import Tensor, nn
 
 from core.cli import run_cli
-from core.cli.evaluate_cmd import forced_perplexity, parse_buckets, score_systems
 from core.config import RunConfig
 from core.data.corpus import SentencePair
 from core.data.preprocess import Preprocessor
@@ -22,6 +21,7 @@ from core.evaluate.attention_aer import aer_table, attention_alignments
 from core.goldsets import GoldSet
 from core.infer.session import TranslationSession
 from core.models.base import Seq2Seq, Seq2SeqOutput
+from core.services.evaluation import forced_perplexity, parse_buckets, score_systems
 from core.train.artifacts import LoadedModel
 
 DEMO = Path(__file__).resolve().parents[2] / "resources" / "demo"

@@ -71,6 +71,35 @@ def test_rng_state_round_trip(tmp_path):
     assert np.array_equal(np.random.rand(2), expected[2])
 
 
+def test_rng_state_saved_on_a_gpu_machine_restores_on_this_one(tmp_path):
+    """A checkpoint from a CUDA machine carries CUDA generator states: on a machine
+    without CUDA (or with fewer GPUs) the CPU generators still come back exactly."""
+    torch.manual_seed(11)
+    state = ckpt.rng_state()
+    state["cuda"] = [torch.zeros(16, dtype=torch.uint8)] * 2  # two GPUs' states
+    path = ckpt.save_checkpoint(tmp_path / "gpu.pt", {"rng": state})
+    expected = torch.rand(3)
+    torch.manual_seed(0)
+    ckpt.set_rng_state(ckpt.load_checkpoint(path)["rng"])
+    if not torch.cuda.is_available():
+        assert torch.equal(torch.rand(3), expected)
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(),
+                    reason="needs a CUDA GPU (CI has none)")
+def test_resume_on_cuda_restores_the_generators(tmp_path):
+    """train --resume RUN --device cuda: the checkpoint is mapped onto the GPU, its RNG
+    states too; restoring them failed with 'RNG state must be a torch.ByteTensor'."""
+    torch.manual_seed(5)
+    state = ckpt.rng_state()
+    expected = torch.rand(3), torch.rand(3, device="cuda")
+    path = ckpt.save_checkpoint(tmp_path / "a.pt", {"rng": state})
+    torch.manual_seed(0)
+    ckpt.set_rng_state(ckpt.load_checkpoint(path, map_location="cuda")["rng"])
+    assert torch.equal(torch.rand(3), expected[0])
+    assert torch.equal(torch.rand(3, device="cuda"), expected[1])
+
+
 def test_damaged_and_missing_checkpoints_give_clear_errors(tmp_path):
     bad = tmp_path / "bad.pt"
     bad.write_bytes(b"not a checkpoint")

@@ -1,4 +1,5 @@
-"""The architecture's one hard rule: nothing under core/ imports Qt or pyqtgraph."""
+"""The architecture's one hard rule: nothing under core/ imports Qt, pyqtgraph or app/,
+not even lazily inside a function."""
 from __future__ import annotations
 
 import ast
@@ -30,15 +31,7 @@ def test_core_has_modules():
 
 @pytest.mark.parametrize("path", core_modules(), ids=lambda p: str(p.relative_to(CORE)))
 def test_core_module_never_imports_qt(path: Path):
-    if path.name == "gui_cmd.py":
-        # the CLI's `gui` command imports app/ lazily inside its function, by design;
-        # still, its module-level imports must be Qt-free
-        tree = ast.parse(path.read_text())
-        top = [n for n in tree.body if isinstance(n, ast.Import | ast.ImportFrom)]
-        roots = {(n.module or "").split(".")[0] for n in top if isinstance(n, ast.ImportFrom)}
-        roots |= {a.name.split(".")[0] for n in top if isinstance(n, ast.Import) for a in n.names}
-        assert not roots & FORBIDDEN
-        return
+    """Not even inside a function: the GUI/CLI choice lives in main.py."""
     assert not imported_roots(path.read_text()) & FORBIDDEN
 
 

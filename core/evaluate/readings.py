@@ -1,0 +1,66 @@
+"""Where a target word's alignment is read off the decoder's attention.
+
+Forced decoding gives (T + 1) x S attention: row t is computed while the decoder predicts
+target token t (row T predicts EOS), after reading token t - 1 as its input.
+
+- "predict": row t for target token t, as Luong et al. (2015) read it.
+- "shift": row t + 1, computed when token t is the decoder's *input* (Shift-Att, Chen et
+  al. 2020, "Accurate Word Alignment Induction from Neural Machine Translation"): a
+  decoder that attends to the source word of what it just read, not of what it predicts,
+  aligns better this way. The last word's row is the EOS step.
+- "sum": the mean of the two (one word's attention over both steps).
+
+`drop_sink` leaves out a sink: a final source punctuation mark that attention collects
+on (the full stop) is no candidate for target words that are not punctuation themselves
+(their row is renormalised over the other source words).
+"""
+from __future__ import annotations
+
+import unicodedata
+from collections.abc import Sequence
+
+import numpy as np
+
+READINGS = ("predict", "shift", "sum")
+
+
+def read_attention(attention: np.ndarray, reading: str = "predict") -> np.ndarray:
+    """(T + 1) x S forced-decoding attention (EOS row last) -> T x S, one row per target
+    token, read as `reading` (see the module doc)."""
+    a = np.asarray(attention, dtype=np.float64)
+    if a.ndim != 2 or a.shape[0] < 1:
+        raise ValueError(f"attention must be a (tgt + 1) x src matrix, got shape {a.shape}")
+    if reading == "predict":
+        return a[:-1]
+    if reading == "shift":
+        return a[1:]
+    if reading == "sum":
+        return (a[:-1] + a[1:]) / 2
+    raise ValueError(f"unknown attention reading {reading!r}: use one of {READINGS}")
+
+
+def is_punctuation(token: str) -> bool:
+    """Every character is punctuation (Unicode P*); sentencepiece's '▁' is ignored."""
+    chars = token.replace("\u2581", "")
+    return bool(chars) and all(unicodedata.category(c).startswith("P") for c in chars)
+
+
+def drop_sink(matrix: np.ndarray, src_words: Sequence[str], tgt_words: Sequence[str]
+              ) -> np.ndarray:
+    """T x S word attention without the final-punctuation sink (see the module doc): for
+    each non-punctuation target word the last source column, when it is punctuation, is
+    zeroed and the row renormalised (a row with nothing left stays as it was)."""
+    a = np.array(matrix, dtype=np.float64)
+    if a.shape != (len(tgt_words), len(src_words)):
+        raise ValueError(f"matrix {a.shape} does not match {len(tgt_words)} target and "
+                         f"{len(src_words)} source words")
+    if len(src_words) < 2 or not is_punctuation(src_words[-1]):
+        return a
+    for t, word in enumerate(tgt_words):
+        if is_punctuation(word):
+            continue
+        rest = a[t, :-1].sum()
+        if rest > 0:
+            a[t, :-1] /= rest
+            a[t, -1] = 0.0
+    return a

@@ -1,0 +1,112 @@
+"""Word alignment for both fronts: attention AER on a gold set (every reading) and the
+eflomal statistical baseline beside it (the `align` command, the Attention screen).
+
+    text = baseline_training_text(ws, run_info, src_pre, tgt_pre)   # the run's train split
+    systems = eflomal_systems(gold, *text, "grow-diag-final-and")     # fwd, rev, symmetrised
+
+The baseline is trained, as Luong et al. (2015) did with the Berkeley aligner, on the
+training text with the gold sentences appended, tokenised with the run's own
+preprocessing so that it sees the same tokens as the model and the gold.
+"""
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from pathlib import Path
+
+from core.errors import ConfigError
+from core.evaluate.alignment import Alignment
+from core.evaluate.readings import READINGS
+
+
+def baseline_training_text(ws, run_info, src_pre, tgt_pre, corpus: str | None = None,
+                           src_file: str | Path | None = None,
+                           tgt_file: str | Path | None = None
+                           ) -> tuple[list[list[str]], list[list[str]]]:
+    """Tokenised sentence pairs eflomal trains on: line-parallel `src_file`/`tgt_file`,
+    else workspace `corpus`, else the run's training split; pairs with an empty side
+    are left out."""
+    from core.config import RunConfig
+    from core.data.textio import read_lines
+    from core.train.run import load_split_corpora
+
+    if src_file or tgt_file:
+        if not (src_file and tgt_file):
+            raise ConfigError("give --baseline-src and --baseline-tgt together")
+        src, _ = read_lines(Path(src_file))
+        tgt, _ = read_lines(Path(tgt_file))
+        pairs = list(zip(src, tgt, strict=False))
+    elif corpus:
+        pairs = [(p.src, p.tgt) for p in ws.load_corpus(corpus).pairs]
+    else:
+        if run_info.corpus_id is None:
+            raise ConfigError(f"run {run_info.name!r} has no corpus: give --baseline-corpus "
+                              "or --baseline-src/--baseline-tgt")
+        seed = RunConfig.from_dict(run_info.config).train.seed
+        _, parts = load_split_corpora(ws, run_info.corpus_id, seed)
+        pairs = [(p.src, p.tgt) for p in parts["train"].pairs]
+    src_tok, tgt_tok = [], []
+    for s, t in pairs:
+        a, b = src_pre.tokenize(s), tgt_pre.tokenize(t)
+        if a and b:
+            src_tok.append(a)
+            tgt_tok.append(b)
+    return src_tok, tgt_tok
+
+
+def eflomal_systems(gold, train_src: Sequence[list[str]], train_tgt: Sequence[list[str]],
+                    heuristic: str = "grow-diag-final-and") -> dict[str, list[Alignment]]:
+    """eflomal's alignments of the gold sentences (appended to the training text): both
+    directions and their symmetrisation, as AER table systems."""
+    from core.evaluate.baseline import align_with_training
+
+    gold_al, _ = align_with_training(train_src, train_tgt, gold.src_tokens, gold.tgt_tokens)
+    return {"eflomal fwd": gold_al.forward, "eflomal rev": gold_al.reverse,
+            f"eflomal {heuristic}": gold_al.symmetrized(heuristic)}
+
+
+def run_baseline_alignments(ws, run_ref: int | str, src_words: Sequence[list[str]],
+                            tgt_words: Sequence[list[str]],
+                            heuristic: str = "grow-diag-final-and") -> list[Alignment]:
+    """The baseline beside a run's attention (the Attention screen): eflomal on the run's
+    training split with the given sentences appended, symmetrised by `heuristic`; one
+    Alignment per given sentence pair."""
+    from core.evaluate.alignment import AlignmentCorpus
+    from core.train.artifacts import load_text_side
+
+    info = ws.get_run(run_ref)
+    text = load_text_side(ws.run_dir(info.id))
+    if info.corpus_id is None or text is None:
+        raise ConfigError(f"run {info.name!r} has no corpus or vocabularies to train the "
+                          "baseline on")
+    _, _, src_pre, tgt_pre = text
+    train_src, train_tgt = baseline_training_text(ws, info, src_pre, tgt_pre)
+    gold = AlignmentCorpus(src_tokens=list(src_words), tgt_tokens=list(tgt_words))
+    return eflomal_systems(gold, train_src, train_tgt, heuristic)[f"eflomal {heuristic}"]
+
+
+def reading_list(asked: Sequence[str] | None) -> list[str]:
+    """Asked readings -> readings in a fixed order, without repeats ('all' = every one)."""
+    asked = list(asked or ["predict"])
+    if "all" in asked:
+        return list(READINGS)
+    return [r for r in READINGS if r in asked]
+
+
+def system_name(run: str, reading: str, no_sink: bool) -> str:
+    """'RUN attention', 'RUN attention (shift)', 'RUN attention (sum, no sink)'."""
+    notes = [r for r in (None if reading == "predict" else reading,
+                         "no sink" if no_sink else None) if r]
+    return f"{run} attention" + (f" ({', '.join(notes)})" if notes else "")
+
+
+def file_name(system: str) -> str:
+    """A system's Pharaoh file name: 'RUN attention (shift)' -> 'RUN_attention_shift.pharaoh'."""
+    return re.sub(r"[^A-Za-z0-9._-]+", "_", system).strip("_") + ".pharaoh"
+
+
+def write_alignments(out_dir: str | Path, systems: dict[str, list]) -> list[Path]:
+    """Each system's alignments as out_dir/<file_name(system)>."""
+    from core.evaluate.alignment import write_pharaoh
+
+    return [write_pharaoh(Path(out_dir) / file_name(name), al) for name, al in systems.items()]

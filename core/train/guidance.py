@@ -1,0 +1,109 @@
+"""Guided alignment (Chen et al. 2016, "Guided Alignment Training for Topic-Aware Neural
+Machine Translation"; Garg et al. 2019, "Jointly Learning to Align and Translate with
+Transformer Models"): a loss that pulls the attention towards statistical word
+alignments of the training pairs.
+
+With `train.guided_alignment = w > 0` the step's loss becomes
+
+    NLL per target token  +  w * (sum over guided rows of -sum_s G[t, s] log a[t, s]) / rows
+
+where a (batch x tgt_len x src_len) is the attention the model computed while predicting
+target token t (Seq2SeqOutput.attention; the Transformer families' last-layer mean over
+heads) and G the guide row of t: uniform over the source tokens aligned to t. Target
+tokens without a link, EOS and padding are not guided.
+
+The alignments come from eflomal, symmetrised with grow-diag-final-and, run on exactly the
+token sequences the model is trained on (subword pieces or words, so no projection is
+needed). They are computed once per tokenised training split and stored in the corpus's
+folder, `corpora/<id>/alignments/<sha256 of the token lines>.pharaoh`: any run whose
+training tokens are the same reuses them.
+"""
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Sequence
+from pathlib import Path
+
+import torch
+from torch import Tensor
+
+from core.atomic import write_text_atomic
+from core.errors import CorpusError
+from core.jobs import JobContext
+
+Links = list[tuple[int, int]]  # (source token, target token), 0-based
+HEURISTIC = "grow-diag-final-and"
+#: attention below this counts as this (log 0 would be -inf where a window masks it)
+MIN_ATTENTION = 1e-9
+
+
+def alignment_loss(attention: Tensor, guide: Tensor) -> tuple[Tensor, int]:
+    """(summed cross-entropy of the guided rows, number of guided rows).
+
+    attention: batch x tgt_len x src_len (rows sum to 1 over the real source tokens);
+    guide: the same shape, each row uniform over its aligned source tokens or all zero.
+    The loss is computed in fp32 whatever the attention's dtype."""
+    if attention.shape != guide.shape:
+        raise ValueError(f"attention {tuple(attention.shape)} but guide {tuple(guide.shape)}")
+    guide = guide.to(attention.device, torch.float32)
+    log_attention = attention.float().clamp_min(MIN_ATTENTION).log()
+    loss = -(guide * log_attention).sum()
+    rows = int((guide.sum(-1) > 0).sum())
+    return loss, rows
+
+
+def token_lines(ids: Sequence[Sequence[int]], vocab) -> list[list[str]]:
+    """The token strings the model sees, one list per sentence (eflomal's input)."""
+    return [vocab.decode(list(s)) for s in ids]
+
+
+def split_key(src: Sequence[Sequence[str]], tgt: Sequence[Sequence[str]]) -> str:
+    """sha256 of the exact tokenised training split (both sides, in order)."""
+    h = hashlib.sha256()
+    for s, t in zip(src, tgt, strict=True):
+        h.update(" ".join(s).encode("utf-8"))
+        h.update(b"\t")
+        h.update(" ".join(t).encode("utf-8"))
+        h.update(b"\n")
+    return h.hexdigest()
+
+
+def read_links(path: Path, n: int) -> list[Links]:
+    """A stored alignment file: n Pharaoh lines, 'i-j' (source-target, 0-based)."""
+    lines = path.read_text(encoding="utf-8").splitlines()
+    if len(lines) != n:
+        raise CorpusError(path, None, f"holds {len(lines)} alignments for {n} training pairs; "
+                          "delete the file and train again to recompute it")
+    out: list[Links] = []
+    for number, line in enumerate(lines, 1):
+        pairs: Links = []
+        for link in line.split():
+            i, sep, j = link.partition("-")
+            if not sep or not i.isascii() or not j.isascii() or not i.isdigit() or not j.isdigit():
+                raise CorpusError(path, number, f"bad link {link!r}: expected i-j; delete the "
+                                  "file and train again to recompute it")
+            pairs.append((int(i), int(j)))
+        out.append(pairs)
+    return out
+
+
+def training_links(corpus_dir: Path, src: Sequence[Sequence[str]], tgt: Sequence[Sequence[str]],
+                   ctx: JobContext | None = None) -> tuple[list[Links], Path]:
+    """Symmetrised eflomal links of every training pair (the model's tokens), computed
+    once and stored under corpus_dir/alignments/; returns (links per pair, the file)."""
+    folder = corpus_dir / "alignments"
+    path = folder / f"{split_key(src, tgt)}.pharaoh"
+    if path.is_file():
+        if ctx is not None:
+            ctx.emit("log", message=f"guided alignment: reusing the stored alignments {path.name}")
+        return read_links(path, len(src)), path
+    from core.evaluate.baseline import align_eflomal  # eflomal: a compiled extension
+
+    if ctx is not None:
+        ctx.emit("log", message=f"guided alignment: aligning {len(src):,} training pairs with "
+                 f"eflomal ({HEURISTIC}); stored for reuse")
+    alignments = align_eflomal(src, tgt).symmetrized(HEURISTIC)
+    lines = [" ".join(f"{i}-{j}" for i, j in sorted(a.sure)) for a in alignments]
+    folder.mkdir(parents=True, exist_ok=True)
+    write_text_atomic(path, "\n".join(lines) + "\n")
+    return [sorted(a.sure) for a in alignments], path

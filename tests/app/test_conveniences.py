@@ -1,0 +1,425 @@
+"""Issue #19 items 8-15: what a finished desktop tool offers, seen in the rendered widgets."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from PySide6.QtCore import QRectF
+from PySide6.QtGui import QColor, QImage
+
+from app.widgets.gate_strip import GateStrip
+from app.widgets.heatmap import AttentionHeatmap
+from app.widgets.heatmap_legend import GOLD, POSITION, PREDICTED
+from tests.app.conftest import shown_panel
+
+
+def _near(c: QColor, ref: QColor, tol: int = 40) -> bool:
+    return abs(c.red() - ref.red()) + abs(c.green() - ref.green()) + abs(c.blue() - ref.blue()) < tol
+
+
+def _count(image: QImage, rect: QRectF, ref: QColor) -> int:
+    r = rect.toAlignedRect().intersected(image.rect())
+    return sum(1 for x in range(r.left(), r.right()) for y in range(r.top(), r.bottom())
+               if _near(image.pixelColor(x, y), ref))
+
+
+# --- 11. legends: the gold squares, the red dots and the band are named ---------------------
+def test_item11_legend_names_the_overlays_on_screen_and_in_the_export(qtbot, tmp_path):
+    h = AttentionHeatmap()
+    qtbot.addWidget(h)
+    h.resize(560, 460)
+    h.show()
+    qtbot.waitExposed(h)
+    src, tgt = ["la", "casa", "verde", "."], ["the", "green", "house", ".", "</s>"]
+    h.set_matrix(np.full((5, 4), 0.1), src, tgt)
+    assert h.legend.labels() == []  # nothing drawn, nothing explained
+    h.set_gold({(0, 0), (3, 3)}, {(0, 0), (1, 2)})
+    h.set_predicted({(0, 0), (2, 1)})
+    h.set_positions(np.array([0.0, 1.0, 2.0, 3.0, 3.0]), window=1)
+    qtbot.wait(50)
+    assert h.legend.labels() == ["gold link: sure", "gold link: possible", "extracted alignment",
+                                 "predicted position p_t", "window p_t \u00b1 D"]
+    # drawn under the heatmap: its glyphs in the overlay colours, in the window ...
+    legend_rect = h.graphics.mapFromScene(h.legend.sceneBoundingRect()).boundingRect()
+    plot_rect = h.graphics.mapFromScene(h.plot.sceneBoundingRect()).boundingRect()
+    assert legend_rect.top() >= plot_rect.bottom() - 1 and legend_rect.height() >= 16
+    screen = h.graphics.grab().toImage()
+    for colour in (GOLD, PREDICTED, POSITION):
+        assert _count(screen, QRectF(legend_rect), colour) > 3, colour.name()
+    # ... and in the exported figure (PNG at 96 dpi: scene pixels = image pixels)
+    path = h.export(tmp_path / "fig.png", dpi=96)
+    exported = QImage(str(path))
+    figure = h.graphics.ci.sceneBoundingRect()
+    in_export = h.legend.sceneBoundingRect().translated(-figure.left(), -figure.top())
+    for colour in (GOLD, PREDICTED, POSITION):
+        assert _count(exported, in_export, colour) > 3, colour.name()
+    # a context model's gate strip sits between the heatmap and the key
+    strip = GateStrip(h)
+    strip.set_gates(np.array([1.0, 0.5, 0.2, 0.9]), src)
+    qtbot.wait(50)
+    assert strip.plot.scene() is h.graphics.scene()
+    assert h.legend.sceneBoundingRect().top() >= strip.plot.sceneBoundingRect().bottom() - 1
+    # unchecking an overlay removes its entry
+    h.set_predicted(set())
+    assert "extracted alignment" not in h.legend.labels()
+
+
+# --- 13. the training form ------------------------------------------------------------------
+LONG_NAME = "Europarl v7 German-English, cleaned and deduplicated, 2024 release"
+
+
+@pytest.fixture
+def form_ws(demo_ws, tiny):
+    """The demo workspace plus a corpus with a long name and three runs that recorded
+    their device the ways a workspace holds them."""
+    from core.data.readers import read_parallel
+    from core.store import Workspace
+    from tests.app.conftest import DEMO
+
+    with Workspace.open(demo_ws) as ws:
+        corpus = read_parallel(DEMO / "demo.es", DEMO / "demo.en", "es", "en", name=LONG_NAME)
+        ws.add_corpus(corpus, LONG_NAME, format="parallel")
+        for name, device in (("a", "CPU, 2 threads"), ("b", "NVIDIA H100 80GB HBM3 (cuda:0)"),
+                             ("c", "cpu")):
+            run = ws.create_run(name, tiny(name, 5).to_dict(), 1)
+            ws.update_run(run, status="finished", device=device)
+    return demo_ws
+
+
+@pytest.fixture
+def small_window(qtbot, form_ws):
+    from app.main_window import MainWindow
+
+    window = MainWindow(form_ws)
+    qtbot.addWidget(window)
+    window.resize(1280, 720)
+    window.show()
+    window.tabs.setCurrentWidget(window.training)
+    qtbot.waitExposed(window)
+    qtbot.wait(50)
+    yield window
+    window.close()
+
+
+def _fully_visible(widget) -> bool:
+    """The widget is drawn whole: nothing of it is scrolled away or clipped."""
+    return widget.isVisible() and widget.visibleRegion().boundingRect() == widget.rect()
+
+
+def test_item13_start_and_queue_stay_visible_at_1280x720(qtbot, small_window):
+    # no screen makes the window wider than 1280 (the Attention screen with four
+    # heatmaps side by side neither)
+    for tab in small_window.panels.values():
+        small_window.tabs.setCurrentWidget(tab)
+        qtbot.wait(10)
+        assert (small_window.width(), small_window.height()) == (1280, 720), tab
+    small_window.attention._layout_heatmaps(4)
+    qtbot.wait(10)
+    assert small_window.width() == 1280
+    small_window.tabs.setCurrentWidget(small_window.training)
+    qtbot.wait(10)
+    panel = small_window.training
+    for button in (panel.start_button, panel.queue_button, panel.cancel_button):
+        assert _fully_visible(button), button.text()
+        bottom = button.mapTo(small_window, button.rect().bottomLeft()).y()
+        assert bottom <= small_window.height()
+    # the form scrolls instead (it is taller than what is left)
+    assert panel.form_scroll.verticalScrollBar().maximum() > 0
+
+
+def test_item13_corpus_box_shows_the_whole_name(small_window):
+    panel = small_window.training
+    panel.corpus.setCurrentIndex(panel.corpus.findData(2))
+    text = panel.corpus.currentText()
+    assert text.startswith(LONG_NAME)
+    needed = panel.corpus.fontMetrics().horizontalAdvance(text)
+    assert panel.corpus.width() >= needed + 16  # text plus the arrow
+    assert _fully_visible(panel.corpus)
+    assert panel.form_scroll.horizontalScrollBar().maximum() == 0  # not scrolled away
+
+
+def test_item13_custom_starts_from_global_attention_and_presets_are_described(qtbot, form_ws):
+    from app.panels.training import TrainingPanel
+    from core.config import load_preset
+
+    panel = next(shown_panel(qtbot, TrainingPanel, form_ws, 1400, 900))
+    assert panel.preset.currentText() == "(custom)"
+    assert panel.attention.currentText() == "global" and panel.family.currentText() == "luong"
+    assert panel.config().model.attention == "global"
+    panel.preset.setCurrentText("demo")
+    assert panel.preset_note.text() == load_preset("demo").description
+    assert panel.preset_note.isVisible()
+    assert panel.preset_note.geometry().top() >= panel.preset.geometry().bottom()
+    panel.jobs.shutdown()
+    panel.workspace.close()
+
+
+def test_item13_device_column_says_the_same_kind_of_thing(qtbot, form_ws):
+    from app.panels.training import RUN_COLUMNS, TrainingPanel
+
+    panel = next(shown_panel(qtbot, TrainingPanel, form_ws, 1400, 900))
+    col = RUN_COLUMNS.index("Device")
+    cells = [panel.runs_table.item(r, col) for r in range(panel.runs_table.rowCount())]
+    assert [c.text() for c in cells] == ["cpu", "cuda:0", "cpu"]
+    assert [c.toolTip() for c in cells] == ["CPU, 2 threads", "NVIDIA H100 80GB HBM3 (cuda:0)", ""]
+    panel.jobs.shutdown()
+    panel.workspace.close()
+
+
+# --- 14. evaluation: headers that say what they are, one AER convention, one-file report ------
+@pytest.fixture
+def scored_ws(demo_ws, tiny):
+    from core.store import Workspace
+
+    with Workspace.open(demo_ws) as ws:
+        run = ws.create_run("scored", tiny("scored", 5).to_dict(), 1)
+        ws.update_run(run, status="finished", device="cpu")
+        ws.add_evaluation(run, "test", {"bleu": 12.345, "chrf": 40.0, "ter": 80.5,
+                                        "perplexity": 35.5, "best_dev_ppl": 31.25,
+                                        "aer": 0.70312, "sentences": 46})
+    return demo_ws
+
+
+def test_item14_headers_aer_in_percent_and_a_self_contained_report(qtbot, scored_ws, tmp_path):
+    from app.panels.evaluation import EvaluationPanel
+    from core.evaluate.aer import percent_text
+
+    panel = next(shown_panel(qtbot, EvaluationPanel, scored_ws, 1400, 900))
+    header = panel.table.horizontalHeader()
+    texts = [panel.table.horizontalHeaderItem(c).text() for c in range(panel.table.columnCount())]
+    assert texts == ["Run", "Test set", "BLEU (test)", "chrF (test)", "TER (test)",
+                     "test perplexity", "best dev perplexity", "AER % (gold set)",
+                     "test sentences"]
+    for c, text in enumerate(texts):  # each header is drawn whole, with an explanation
+        assert header.sectionSize(c) >= header.fontMetrics().horizontalAdvance(text)
+        assert panel.table.horizontalHeaderItem(c).toolTip()
+    cells = {t: panel.table.item(0, c).text() for c, t in enumerate(texts)}
+    assert cells["AER % (gold set)"] == "70.3" == percent_text(0.70312)
+    assert cells["best dev perplexity"] == "31.25" and cells["test perplexity"] == "35.5"
+    # the HTML report: the same numbers, one file with its figures inside
+    folder = tmp_path / "out"
+    folder.mkdir()
+    report = panel.write_report(folder / "report.html")
+    assert [p.name for p in folder.iterdir()] == ["report.html"]
+    html = report.read_text(encoding="utf-8")
+    assert "<th>AER % (gold set)</th>" in html and "<td>70.3</td>" in html
+    assert html.count('src="data:image/png;base64,') == 3
+    panel.jobs.shutdown()
+    panel.workspace.close()
+
+
+def test_item14_cli_tables_use_the_same_aer_convention(demo_ws):
+    """`align` and `demo` print aer_table: AER, precision and recall in %, one decimal."""
+    from core.evaluate.attention_aer import aer_table
+    from core.goldsets import load_gold_set
+    from core.store import Workspace
+
+    with Workspace.open(demo_ws) as ws:
+        gold = load_gold_set(ws, "demo-gold")
+    table = aer_table({"gold itself": gold.alignments}, gold)
+    assert "| gold itself | 0.0 | 100.0 | 100.0 |" in table.to_markdown()
+    assert "<td>0.0</td><td>100.0</td><td>100.0</td>" in table.to_html()
+
+
+# --- 12. dialogs and the window remember -----------------------------------------------------
+def test_item12_window_size_splitters_and_tab_come_back(qtbot, demo_ws):
+    from app.main_window import MainWindow
+
+    first = MainWindow(demo_ws)
+    qtbot.addWidget(first)
+    first.resize(1000, 650)
+    first.show()
+    qtbot.waitExposed(first)
+    first.tabs.setCurrentWidget(first.attention)
+    splitter = first._splitters()["Attention/1"]
+    splitter.setSizes([500, sum(splitter.sizes()) - 500])
+    qtbot.wait(20)
+    sizes = splitter.sizes()
+    first.close()
+
+    second = MainWindow(demo_ws)
+    qtbot.addWidget(second)
+    second.show()
+    qtbot.waitExposed(second)
+    # the height comes back (a new window is 1400 x 900); the width is clamped to the
+    # test's offscreen screen, 800 pixels wide, so is the window's minimum either way
+    assert second.height() == 650
+    assert second.tabs.currentWidget() is second.attention
+    assert second._splitters()["Attention/1"].sizes() == sizes
+    second.close()
+
+
+def test_item12_import_dialog_offers_the_last_language_pair(qtbot):
+    from app.panels.import_dialog import ImportDialog
+
+    first = ImportDialog(("parallel",), languages=("de", "en"))  # the newest corpus: de-en
+    qtbot.addWidget(first)
+    assert (first.src_lang.text(), first.tgt_lang.text()) == ("de", "en")
+    first.src_lang.setText("es")
+    first.tgt_lang.setText("en")
+    first.accept()
+    second = ImportDialog(("parallel",), languages=("de", "en"))
+    qtbot.addWidget(second)
+    assert (second.src_lang.text(), second.tgt_lang.text()) == ("es", "en")
+
+
+def test_item12_file_dialogs_open_in_the_last_folder_for_their_purpose(qtbot, tmp_path,
+                                                                      monkeypatch):
+    from PySide6.QtWidgets import QFileDialog
+
+    from app import file_dialogs
+
+    opened: list[str] = []
+    docs, figs = tmp_path / "docs", tmp_path / "figs"
+    docs.mkdir()
+    figs.mkdir()
+    answers = iter([(str(docs / "a.txt"), ""), (str(docs / "b.txt"), "")])
+    monkeypatch.setattr(QFileDialog, "getOpenFileName",
+                        staticmethod(lambda parent, title, start, *a: (opened.append(start),
+                                                                       next(answers))[1]))
+    monkeypatch.setattr(QFileDialog, "getSaveFileName",
+                        staticmethod(lambda parent, title, start, *a: (opened.append(start),
+                                                                       (str(figs / "f.svg"), ""))[1]))
+    file_dialogs.ask_open_path(None, "Open document", "documents")
+    file_dialogs.ask_save_path(None, "Export figure", "figures", "fig.png", "SVG (*.svg)")
+    file_dialogs.ask_open_path(None, "Open document", "documents")
+    file_dialogs.ask_save_path(None, "Export figure", "figures", "fig.png", "SVG (*.svg)")
+    import os
+
+    assert opened[0] != os.getcwd() and opened[0] == str(__import__("pathlib").Path.home())
+    assert opened[2] == str(docs)  # documents: where the last document was
+    assert opened[3] == str(figs / "fig.png")  # figures: their own last folder
+
+
+# --- 15. About and keyboard shortcuts ----------------------------------------------------------
+@pytest.fixture
+def window(qtbot, demo_ws):
+    from app.main_window import MainWindow
+
+    w = MainWindow(demo_ws)
+    qtbot.addWidget(w)
+    w.show()
+    qtbot.waitExposed(w)
+    yield w
+    w.close()
+
+
+def test_item15_about_names_the_versions_and_the_device(window, monkeypatch):
+    from importlib import metadata
+
+    import PySide6
+    import torch
+    from PySide6.QtCore import qVersion
+    from PySide6.QtWidgets import QMessageBox
+
+    from app.main_window import device_description
+
+    shown: list[str] = []
+    monkeypatch.setattr(QMessageBox, "about",
+                        staticmethod(lambda parent, title, text: shown.append(text)))
+    about = next(a for m in window.menuBar().actions() if m.menu() is not None
+                 for a in m.menu().actions() if a.text() == "&About")
+    about.trigger()
+    (text,) = shown
+    for value in (metadata.version("nmt-workbench"), torch.__version__, qVersion(),
+                  PySide6.__version__, device_description()):
+        assert f"<b>{value}</b>" in text
+
+
+def test_item15_main_actions_have_shortcuts_listed_in_the_menus(qtbot, window, monkeypatch):
+    from PySide6.QtCore import Qt
+    from PySide6.QtWidgets import QMessageBox
+
+    in_menus = {a.text().replace("&", ""): a.shortcut().toString()
+                for m in window.menuBar().actions() if m.menu() is not None
+                for a in m.menu().actions()}
+    expected = {"Open workspace…": "Ctrl+O", "Import corpus…": "Ctrl+I",
+                "Start training": "Ctrl+Return", "Translate": "Ctrl+T",
+                "Export figure…": "Ctrl+E", "Compute attention": "Ctrl+R",
+                "Open document to translate…": "Ctrl+Shift+O"}
+    assert {k: in_menus.get(k) for k in expected} == expected
+    keys = [k for k in in_menus.values() if k]
+    assert len(keys) == len(set(keys))  # no shortcut is bound twice (Qt would fire neither)
+    listed: list[str] = []
+    monkeypatch.setattr(QMessageBox, "information",
+                        staticmethod(lambda parent, title, text: listed.append(text)))
+    window._show_shortcuts()
+    for keys in expected.values():
+        assert f"<b>{keys}</b>" in listed[0]
+    # a menu shortcut works from any screen: Ctrl+T shows the Translate screen
+    window.tabs.setCurrentWidget(window.corpora)
+    window.activateWindow()
+    qtbot.waitUntil(window.isActiveWindow, timeout=2000)
+    qtbot.keyClick(window, Qt.Key.Key_T, Qt.KeyboardModifier.ControlModifier)
+    assert window.tabs.currentWidget() is window.translate
+
+
+# --- 10. one colour per run, everywhere ------------------------------------------------------
+def test_item10_a_run_has_one_colour_in_every_screen(qtbot, trained_ws, errors):
+    from app.main_window import MainWindow
+    from app.widgets.run_colours import run_colour
+
+    window = MainWindow(trained_ws)
+    qtbot.addWidget(window)
+    window.show()
+    qtbot.waitExposed(window)
+    ids = {r.name: r.id for r in window.workspace.list_runs()}
+    label = {name: f"{rid}: {name}" for name, rid in ids.items()}
+    # the first-listed run is not always the first colour: colours follow the run, so
+    # showing locp alone in one screen gives it the same colour as beside glob elsewhere
+    training = window.training
+    training.runs_table.selectRow(1)  # locp only
+    training._flush_points()
+    assert training.ppl_plot.colour_of(label["locp"]) == run_colour(ids["locp"])
+    evaluation = window.evaluation
+    evaluation.table.selectAll()
+    for name in ids:
+        assert evaluation.curves.colour_of(label[name]) == run_colour(ids[name])
+    assert run_colour(ids["glob"]) != run_colour(ids["locp"])
+    # the Attention screen: the pickers' swatches and the heatmap titles
+    attention = window.attention
+    for row in range(attention.models.count()):
+        rid = attention.models.run_ids()[row]
+        icon = attention.models.item(row).icon().pixmap(12, 12).toImage()
+        assert icon.pixelColor(6, 6).name().lower() == run_colour(rid).lower()
+    attention.models.set_checked([ids["locp"], ids["glob"]])
+    attention.pair_source.setCurrentText("Gold set")
+    job = attention.compute()
+    qtbot.waitUntil(lambda: job.done, timeout=60000)
+    window.tabs.setCurrentWidget(attention)
+    qtbot.wait(50)
+    for h in attention.heatmaps[:2]:
+        title = h.plot.titleLabel
+        rid = int(title.text.split(":")[0])
+        image = window.grab(window.rect()).toImage()
+        rect = window.mapFromGlobal(h.graphics.mapToGlobal(
+            h.graphics.mapFromScene(title.sceneBoundingRect()).boundingRect().topLeft()))
+        size = title.sceneBoundingRect().size().toSize()
+        colour = QColor(run_colour(rid))
+        assert _count(image, QRectF(rect.x(), rect.y(), size.width(), size.height()),
+                      colour) > 10, title.text
+    window.close()
+
+
+# --- 8. translate typed text --------------------------------------------------------------------
+def test_item8_typed_text_is_translated_with_its_attention(qtbot, trained_ws, errors):
+    from app import workers
+    from app.panels.translate import TranslatePanel
+
+    panel = next(shown_panel(qtbot, TranslatePanel, trained_ws, 1400, 900))
+    assert not panel.typed_button.isEnabled()  # nothing typed yet
+    assert panel.typed.isVisible() and panel.typed_button.isVisible()
+    panel.typed.setPlainText("La casa verde. Hola.\n\nEl gato.")
+    assert panel.typed_button.isEnabled()
+    panel.typed_button.click()
+    job = panel.job
+    qtbot.waitUntil(lambda: job.done, timeout=60000)
+    assert job.state == workers.FINISHED, errors
+    assert panel.sources() == ["La casa verde.", "Hola.", "El gato."]
+    assert len(panel.translations) == 3
+    assert [panel.table.item(r, 1).text() for r in range(3)] == [t.text for t in panel.translations]
+    # the selected sentence's attention, over its own words
+    assert panel.heatmap.src_tokens == list(panel.translations[0].source_tokens)
+    assert panel.heatmap.matrix.shape == (len(panel.translations[0].target_tokens) + 1,
+                                          len(panel.translations[0].source_tokens))
+    panel.jobs.shutdown()
+    panel.workspace.close()

@@ -1,0 +1,68 @@
+"""Both fronts evaluate through core.services.evaluation: the GUI's evaluation job and
+the CLI's `evaluate --test test` store the same metrics under the same keys and test
+name, for a sentence-level run and for a context model (whose test pairs are translated
+document by document on both fronts)."""
+from __future__ import annotations
+
+import pytest
+
+from app.core_jobs import SessionCache, evaluate_job
+from core.cli import run_cli
+from core.jobs import JobContext
+from core.services.evaluation import METRIC_KEYS
+from core.store import Workspace
+from tests.core.test_cli_context import tiny_config
+
+
+@pytest.fixture(scope="module")
+def two_runs(tmp_path_factory):
+    from core.demo import import_demo_corpus
+    from core.train.run import create_run, train_run
+
+    root = tmp_path_factory.mktemp("fronts") / "ws"
+    with Workspace.open(root) as ws:
+        corpus_id = import_demo_corpus(ws)
+        for name, family in (("ctx", "context_transformer"), ("sent", "transformer")):
+            run_id = create_run(ws, corpus_id, tiny_config(name, family, 30, joint=True))
+            assert train_run(ws, run_id, JobContext()).status == "finished"
+    return root
+
+
+@pytest.mark.parametrize("run", ["sent", "ctx"])
+def test_gui_job_and_cli_store_identical_evaluations(two_runs, run, capsys):
+    assert run_cli(["--workspace", str(two_runs), "evaluate", "--run", run, "--test", "test",
+                    "--beam", "2"]) == 0
+    capsys.readouterr()
+    with Workspace.open(two_runs) as ws:
+        run_id = ws.run_id(run)
+        [eval_id] = evaluate_job(ws, SessionCache(), [run_id], 2, None, JobContext())
+        cli, gui = ws.evaluations(run_id)[-2:]
+        assert gui.id == eval_id
+        n_test = len(ws.load_split("demo").assignment["test"])
+    assert cli.test_name == gui.test_name == "demo:test"
+    assert set(cli.metrics) == set(gui.metrics) == set(METRIC_KEYS)
+    assert cli.metrics == gui.metrics  # the same numbers, not only the same keys
+    assert cli.metrics["sentences"] == n_test
+    assert cli.metrics["best_dev_ppl"] > 1 and cli.metrics["perplexity"] > 1
+
+
+def test_the_context_model_is_evaluated_document_by_document(two_runs, monkeypatch):
+    """A context model's test pairs reach translate_documents grouped by document (the
+    GUI once passed the whole split as one document)."""
+    from core.infer.session import TranslationSession
+
+    seen = []
+    original = TranslationSession.translate_documents
+
+    def spy(self, documents, **kw):
+        seen.append([len(d) for d in documents])
+        return original(self, documents, **kw)
+
+    monkeypatch.setattr(TranslationSession, "translate_documents", spy)
+    with Workspace.open(two_runs) as ws:
+        evaluate_job(ws, SessionCache(), [ws.run_id("ctx")], 1, None, JobContext())
+        corpus = ws.load_corpus("demo")
+        test = ws.load_split("demo").assignment["test"]
+        docs = {corpus.pairs[i].doc_id for i in test}
+    assert len(seen) == 1 and len(seen[0]) == len(docs) > 1
+    assert sum(seen[0]) == len(test)

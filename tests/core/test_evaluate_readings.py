@@ -1,0 +1,122 @@
+"""Where alignments are read off the attention (core.evaluate.readings): at the step
+predicting a word, one step later (Shift-Att) or both, and without the final-punctuation
+sink; through attention_alignments and the align command."""
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+from torch import Tensor, nn
+
+from core.cli import run_cli
+from core.config import RunConfig
+from core.data.preprocess import Preprocessor
+from core.data.vocab import Vocab
+from core.evaluate.aer import corpus_aer
+from core.evaluate.alignment import Alignment
+from core.evaluate.attention_aer import reading_alignments
+from core.evaluate.readings import drop_sink, is_punctuation, read_attention
+from core.goldsets import GoldSet
+from core.infer.session import TranslationSession
+from core.models.base import Seq2Seq, Seq2SeqOutput
+from core.train.artifacts import LoadedModel
+
+DEMO = Path(__file__).resolve().parents[2] / "resources" / "demo"
+
+
+def test_readings_pick_the_rows_of_the_predicting_and_the_next_step():
+    a = np.array([[1.0, 0.0], [0.0, 1.0], [0.5, 0.5]])  # 2 target words + EOS row
+    assert read_attention(a, "predict").tolist() == [[1, 0], [0, 1]]
+    assert read_attention(a, "shift").tolist() == [[0, 1], [0.5, 0.5]]
+    assert read_attention(a, "sum").tolist() == [[0.5, 0.5], [0.25, 0.75]]
+    with pytest.raises(ValueError, match="unknown attention reading 'later'"):
+        read_attention(a, "later")
+
+
+def test_the_final_full_stop_is_no_candidate_for_words():
+    m = np.array([[0.2, 0.2, 0.6], [0.1, 0.1, 0.8]])  # 'casa' and '.' over 'la casa .'
+    out = drop_sink(m, ["la", "casa", "."], ["house", "."])
+    assert out[0].tolist() == [0.5, 0.5, 0.0]  # the word's row renormalised without '.'
+    assert out[1].tolist() == [0.1, 0.1, 0.8]  # punctuation may still align to '.'
+    # no final punctuation: unchanged
+    assert drop_sink(m, ["la", "casa", "x"], ["house", "."]).tolist() == m.tolist()
+    assert is_punctuation("\u2581.") and is_punctuation("¿") and not is_punctuation("a.")
+
+
+class LaggingModel(Seq2Seq):
+    """Target row t attends 0.7 to source word min(t - lag, S - 1) (0 when negative) and
+    spreads 0.3 over the others: with lag 1 the attention at a word's predicting step
+    still sits on the previous word, the behaviour Shift-Att corrects."""
+
+    family = "luong"
+
+    def __init__(self, vocab: int, lag: int):
+        super().__init__()
+        self.vocab, self.lag = vocab, lag
+        self.dummy = nn.Parameter(torch.zeros(1))
+
+    def forward(self, src: Tensor, src_lens: Tensor, tgt_in: Tensor, **extra) -> Seq2SeqOutput:
+        batch, width, steps = src.size(0), src.size(1), tgt_in.size(1)
+        attn = torch.zeros(batch, steps, width)  # batch x T x S
+        for b in range(batch):
+            s = int(src_lens[b])
+            for t in range(steps):
+                attn[b, t, :s] = 0.3 / max(s - 1, 1)
+                attn[b, t, min(max(t - self.lag, 0), s - 1)] = 0.7
+        scores = torch.full((batch, steps, self.vocab), -math.log(self.vocab))
+        return Seq2SeqOutput(scores + 0 * self.dummy, attn)
+
+
+@pytest.mark.parametrize("lag, best", [(0, "predict"), (1, "shift")])
+def test_the_reading_that_undoes_the_models_lag_finds_the_diagonal(lag, best):
+    words = ["a", "b", "c", "d", "x", "y", "z", "w"]
+    vocab = Vocab(["<pad>", "<unk>", "<s>", "</s>", *words])
+    loaded = LoadedModel(LaggingModel(len(vocab), lag), RunConfig(), vocab, vocab,
+                         Preprocessor("es"), Preprocessor("en"), Path("none.pt"), 0)
+    session = TranslationSession.from_loaded([loaded], ["lag"])
+    src, tgt = [["a", "b", "c", "d"], ["b", "c", "d"]], [["x", "y", "z", "w"], ["y", "z", "w"]]
+    golds = [Alignment({(i, i) for i in range(len(s))}) for s in src]
+    gold = GoldSet("diag", src, tgt, golds, "es", "en")
+    found = reading_alignments(session, gold, [("predict", False), ("shift", False),
+                                               ("sum", False)])
+    aer = {r: corpus_aer(found[(r, False)], golds).aer for r, _ in found}
+    assert aer[best] == 0.0
+    other = "shift" if best == "predict" else "predict"
+    # the other reading is off by one word on every word but one per sentence
+    assert aer[other] == pytest.approx(1 - 2 / 7)
+
+
+def test_align_cli_reports_every_reading_with_and_without_the_sink(tmp_path, capsys):
+    from core.demo import demo_config, import_demo_corpus
+    from core.jobs import JobContext
+    from core.store import Workspace
+    from core.train.run import create_run, train_run
+
+    root = tmp_path / "ws"
+    with Workspace.open(root) as ws:
+        corpus_id = import_demo_corpus(ws)
+        config = demo_config("tiny", dict(emb_size=16, hidden_size=24), max_steps=2,
+                             valid_every=2, device="cpu")
+        config.data.dev_sample = 2
+        train_run(ws, create_run(ws, corpus_id, config, "tiny"), JobContext())
+    out = tmp_path / "al"
+    assert run_cli(["--workspace", str(root), "align", "--run", "tiny",
+                    "--gold-src", str(DEMO / "gold.es"), "--gold-tgt", str(DEMO / "gold.en"),
+                    "--gold-links", str(DEMO / "gold.links"), "--reading", "all", "--no-sink",
+                    "--out-dir", str(out)]) == 0
+    table = capsys.readouterr().out
+    names = ["tiny attention", "tiny attention (no sink)", "tiny attention (shift)",
+             "tiny attention (shift, no sink)", "tiny attention (sum)",
+             "tiny attention (sum, no sink)"]
+    rows = [ln for ln in table.splitlines() if ln.startswith("| tiny attention")]
+    assert [ln.split(" | ")[0][2:] for ln in rows] == names
+    files = sorted(p.name for p in out.iterdir())
+    assert len(files) == 6 and "tiny_attention_shift_no_sink.pharaoh" in files
+    # every reading links each of the 56 gold sentences' target words once
+    lines = (out / "tiny_attention_shift.pharaoh").read_text(encoding="utf-8").splitlines()
+    en = (DEMO / "gold.en").read_text(encoding="utf-8").splitlines()
+    assert len(lines) == 56
+    assert all(len(line.split()) == len(sent.split()) for line, sent in zip(lines, en, strict=True))

@@ -1,0 +1,37 @@
+"""Family traits live in the model registry and are asked for by name."""
+from __future__ import annotations
+
+import pytest
+
+from core.config import FAMILIES
+from core.errors import ConfigError
+from core.models.registry import TRAITS, families_with, family_traits
+
+
+def test_every_family_has_traits_and_the_groups_are_right():
+    assert set(TRAITS) == set(FAMILIES)
+    assert families_with(context=True) == ("concat", "context_transformer")
+    assert families_with(transformer=True) == ("transformer", "concat", "context_transformer")
+    assert families_with(layered=True) == families_with(transformer=True)
+    assert families_with(context=True, previous_only=True) == ("concat",)
+    assert not family_traits("rnnsearch").context and not family_traits("luong").layered
+
+
+def test_unknown_family_is_a_clear_error():
+    with pytest.raises(ConfigError, match="unknown model family 'gpt'; known: "):
+        family_traits("gpt")
+
+
+def test_sessions_and_training_ask_the_registry(monkeypatch):
+    """A family marked as context-aware in TRAITS is treated as one by the session."""
+    from core.config import RunConfig
+    from core.infer.session import TranslationSession
+    from core.models import registry
+
+    monkeypatch.setitem(registry.TRAITS, "luong", registry.FamilyTraits(context=True))
+
+    class Member:
+        config = RunConfig()
+
+    session = TranslationSession([Member()], ["x"])
+    assert RunConfig().model.family == "luong" and session.is_context_model
