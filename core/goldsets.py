@@ -121,7 +121,9 @@ def _write_folder(folder: Path, gold: GoldSet, meta: dict, replace: bool) -> Non
         raise ConfigError(f"{folder}: a gold set named {gold.name!r} already exists; choose "
                           "another name or replace it")
     folder.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{gold.name}.", dir=folder.parent))
+    # the PID in the name lets the next open of the workspace tell a killed writer's
+    # folder from a live one's (recover_gold_folders)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{gold.name}.tmp-{os.getpid()}-", dir=folder.parent))
     try:
         write_text_atomic(tmp / SRC_FILE, "".join(" ".join(s) + "\n" for s in gold.src_tokens))
         write_text_atomic(tmp / TGT_FILE, "".join(" ".join(t) + "\n" for t in gold.tgt_tokens))
@@ -138,6 +140,35 @@ def _write_folder(folder: Path, gold: GoldSet, meta: dict, replace: bool) -> Non
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
+
+
+_LEFTOVER = re.compile(r"^\.(?P<name>.+)\.(?P<kind>tmp|old)-(?P<pid>[0-9]+)(-.*)?$")
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # someone else's process
+        return True
+    return True
+
+
+def recover_gold_folders(root: str | Path) -> None:
+    """What a gold-set import killed mid-way left in `root` (gold/), put right: a set
+    moved aside for replacing (`.NAME.old-PID`) goes back when NAME is missing; other
+    leftovers of dead processes are removed. Folders of live processes are left alone."""
+    root = Path(root)
+    for entry in sorted(root.iterdir()) if root.is_dir() else ():
+        m = _LEFTOVER.match(entry.name)
+        if m is None or not entry.is_dir() or _alive(int(m["pid"])):
+            continue
+        target = root / m["name"]
+        if m["kind"] == "old" and not target.exists() and (entry / META_FILE).exists():
+            os.replace(entry, target)
+        else:
+            shutil.rmtree(entry, ignore_errors=True)
 
 
 def list_gold_sets(ws) -> list[str]:

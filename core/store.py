@@ -162,6 +162,11 @@ class Workspace:
             if folder.is_dir() and not runlock.is_locked(folder):
                 for tmp in temps(folder):
                     tmp.unlink(missing_ok=True)
+        gold = self.root / "gold"
+        if gold.is_dir() and any(p.name.startswith(".") for p in gold.iterdir()):
+            from core.goldsets import recover_gold_folders
+
+            recover_gold_folders(gold)
         corpora = self.root / CORPORA_DIR
         if not corpora.is_dir():
             return
