@@ -5,7 +5,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: run test demo lint bench clean-venv
+.PHONY: run test demo lint bench screenshots clean-venv
 
 $(STAMP): pyproject.toml constraints.txt
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -28,6 +28,10 @@ lint: $(STAMP)
 
 bench: $(STAMP)
 	$(PY) main.py bench train
+
+# the README's pictures, from the demo workspace, at 1400 x 900 and 1280 x 720
+screenshots: $(STAMP)
+	$(PY) -m app.screenshots docs/screenshots
 
 clean-venv:
 	rm -rf $(VENV)

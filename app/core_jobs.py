@@ -19,6 +19,7 @@ from core.errors import ConfigError
 from core.evaluate.aer import corpus_aer, sentence_aer
 from core.evaluate.alignment import Alignment
 from core.evaluate.extract import argmax_alignment
+from core.evaluate.readings import drop_sink, read_attention
 from core.infer.session import TranslationSession
 from core.jobs import JobContext
 
@@ -112,6 +113,15 @@ class PairView:
     #: what `matrix` shows: (None, None) the averaged attention, (layer, None) one
     #: layer's mean over its heads, (layer, head) one head (0-based)
     selection: tuple[int | None, int | None] = (None, None)
+    #: where the rows were read (core.evaluate.readings): 'predict' keeps the EOS row;
+    #: 'shift' and 'sum' give one row per target token, without it
+    reading: str = "predict"
+    no_sink: bool = False
+
+    @property
+    def row_labels(self) -> list[str]:
+        """The heatmap's row labels: the target tokens (and </s> when its row is there)."""
+        return self.tgt_tokens + (["</s>"] if self.matrix.shape[0] > len(self.tgt_tokens) else [])
 
     @property
     def selection_label(self) -> str:
@@ -188,6 +198,33 @@ def select_layer(view: PairView, gold: Alignment | None, layer: int | None = Non
     return out
 
 
+def select_reading(view: PairView, gold: Alignment | None, reading: str = "predict",
+                   no_sink: bool = False) -> PairView:
+    """`view` read another way (core.evaluate.readings): a copy whose matrix holds, per
+    target token, the attention at its predicting step ('predict', EOS row kept), one
+    step later ('shift', Shift-Att) or both ('sum'), without the final-punctuation sink
+    when `no_sink`; its argmax links and, where the view had one, its AER follow.
+    'predict' without `no_sink` gives `view` itself."""
+    if reading == "predict" and not no_sink:
+        return view
+    full = np.asarray(view.matrix, dtype=np.float32)  # (tgt + 1) x src
+    rows = read_attention(full, reading)  # tgt x src
+    if no_sink:
+        rows = drop_sink(rows, view.src_tokens, view.tgt_tokens)
+    matrix = rows if reading != "predict" else np.vstack([rows, full[-1:]])
+    positions = view.positions
+    if positions is not None and reading == "shift":
+        positions = positions[1:]
+    elif positions is not None and reading == "sum":
+        positions = (positions[:-1] + positions[1:]) / 2
+    out = replace(view, matrix=np.ascontiguousarray(matrix, dtype=np.float32),
+                  positions=positions, reading=reading, no_sink=no_sink)
+    out.predicted = set(argmax_alignment(matrix[: len(view.tgt_tokens)]).sure)
+    if view.aer is not None and gold is not None:
+        _score(out, gold)
+    return out
+
+
 def attention_job(ws: Any, cache: SessionCache, runs: Sequence[tuple[int, str]],
                   pairs: Sequence[tuple[int, PairInput]], forced: bool, ctx: JobContext
                   ) -> dict[tuple[int, int], PairView]:
@@ -207,17 +244,19 @@ def attention_job(ws: Any, cache: SessionCache, runs: Sequence[tuple[int, str]],
 
 
 def corpus_aer_rows(views: dict[tuple[int, int], PairView], golds: Sequence[Alignment],
-                    runs: Sequence[tuple[int, str]]) -> list[list[Any]]:
+                    runs: Sequence[tuple[int, str]], reading: str = "predict",
+                    no_sink: bool = False) -> list[list[Any]]:
     """[model, sentences scored, AER, precision, recall] per run over the pairs whose
-    tokens match the gold (others are left out and counted); always the averaged
-    attention (`views` as `pair_view` made them), whatever layer a heatmap shows."""
+    tokens match the gold (others are left out and counted); the averaged attention
+    (`views` as `pair_view` made them, whatever layer a heatmap shows), read as
+    `reading` / `no_sink` (select_reading)."""
     rows = []
     for run_id, label in runs:
         preds, gold = [], []
         for i, g in enumerate(golds):
             v = views.get((i, run_id))
             if v is not None and v.aer is not None:
-                preds.append(v.predicted)
+                preds.append(select_reading(v, g, reading, no_sink).predicted)
                 gold.append(g)
         if not gold:
             rows.append([label, 0, None, None, None])

@@ -95,7 +95,8 @@ def bench_preset() -> RunConfig:
 
 
 def bench_variants() -> list[tuple[str, ModelConfig]]:
-    """Every registry variant at the preset's size (2 x 256, dropout 0.2, ...)."""
+    """Every registry variant at the preset's size (2 x 256, dropout 0.2, ...), then the
+    Transformer families (transformer_variants)."""
     from core.models.registry import VARIANTS
 
     base = bench_preset().model
@@ -104,7 +105,33 @@ def bench_variants() -> list[tuple[str, ModelConfig]]:
         fields = overrides if isinstance(overrides, dict) else dataclasses.asdict(overrides)
         keep = {k: v for k, v in fields.items() if k not in ("emb_size", "hidden_size", "layers")}
         out.append((name, dataclasses.replace(base, **keep)))
-    return out
+    return out + transformer_variants()
+
+
+def transformer_variants() -> list[tuple[str, ModelConfig]]:
+    """The Transformer families: at the bench size (d_model 256, FF 1024, 4 heads, 2 + 2
+    layers: about the recurrent bench model's parameters), the context models (previous
+    sentence as context: concat, multi-encoder with weight sharing and two-stage
+    weights) at that size, and the thesis-size Transformer (transformer-thesis preset)."""
+    dropout = bench_preset().model.dropout
+    size = dict(d_model=256, ff_size=1024, heads=4, enc_layers=2, dec_layers=2,
+                dropout=dropout, ctx_sentences=1)
+    return [
+        ("transformer", ModelConfig(family="transformer", **size)),
+        ("concat", ModelConfig(family="concat", **size)),
+        ("context-ws", ModelConfig(family="context_transformer", strategy="ws", **size)),
+        ("context-ts", ModelConfig(family="context_transformer", strategy="ts", **size)),
+        ("transformer-thesis", load_preset("transformer-thesis").model),
+    ]
+
+
+def previous_sentence_context(src_ids: list[list[int]], start_id: int) -> list[list[int]]:
+    """Context ids for context models on bench pairs (no documents): each pair's previous
+    pair in the list is its previous sentence, the first one starts the 'document'."""
+    from core.data.context import sentence_context
+
+    return [sentence_context([src_ids[i - 1]] if i else [], [], 1, 0, start_id)
+            for i in range(len(src_ids))]
 
 
 def _rss_mb() -> float:
@@ -123,8 +150,9 @@ def measure_variant(name: str, steps: int, warmup: int, device: str, pairs_file:
     sampled_softmax: 0 = full softmax, K = Jean et al.'s K-word candidate softmax;
     amp: bf16 autocast (train.amp)."""
     from core.data.batching import BatchPlan
+    from core.data.context import CONTEXT_START
     from core.data.vocab import Vocab
-    from core.models.registry import build_model
+    from core.models.registry import build_model, family_traits
     from core.train.loop import forward_batch, sequence_nll
     from core.train.optim import build_optimizer
 
@@ -138,7 +166,11 @@ def measure_variant(name: str, steps: int, warmup: int, device: str, pairs_file:
     src_ids = [src_vocab.encode(s) for s in src_tok]
     tgt_ids = [tgt_vocab.encode(t) for t in tgt_tok]
     del src_tok, tgt_tok
-    plan = BatchPlan(src_ids, tgt_ids, batch_size=preset.data.batch_size, seed=1)
+    ctx_ids = None
+    if family_traits(cfg.family).context:
+        ctx_ids = previous_sentence_context(src_ids, src_vocab.encode([CONTEXT_START])[0])
+    plan = BatchPlan(src_ids, tgt_ids, batch_size=preset.data.batch_size, seed=1,
+                     ctx_ids=ctx_ids)
     dev = torch.device(device)
     base_mb = _rss_mb()
     torch.manual_seed(1)

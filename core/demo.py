@@ -156,7 +156,7 @@ def install_bundled_run(ws: Workspace, bundle: Path, corpus_id: int) -> int:
 
 def populate_demo_workspace(ws: Workspace, models_dir: Path = MODELS_DIR) -> None:
     """Add what is missing: corpus, its split, gold set, bundled runs."""
-    from core.train.run import ensure_split
+    from core.services.training import ensure_split
 
     corpus_id = import_demo_corpus(ws)
     ensure_split(ws, corpus_id, load_preset("demo").train.seed)  # the split the bundle used
@@ -255,7 +255,7 @@ def build_demo_bundle(out_dir: str | Path, names: list[str] | None = None,
     (tests/fixtures/toy-models) were built so. Returns their meta."""
     from core.infer.session import TranslationSession
     from core.jobs import JobContext
-    from core.train.run import create_run, load_split_corpora, train_run
+    from core.services.training import create_run, load_split_corpora, train_run
 
     out_dir = Path(out_dir)
     metas = []

@@ -41,6 +41,7 @@ from app.core_jobs import (
     baseline_job,
     corpus_aer_rows,
     select_layer,
+    select_reading,
     split_test_pairs,
 )
 from app.widgets.gate_strip import GateStrip
@@ -81,6 +82,11 @@ def _table(columns: list[str]) -> QTableWidget:
     table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
     table.horizontalHeader().setStretchLastSection(True)
     return table
+
+
+#: the reading selector: (label, core.evaluate.readings name)
+READING_CHOICES = (("predicting step", "predict"), ("next step (Shift-Att)", "shift"),
+                   ("both (mean)", "sum"))
 
 
 class AttentionPanel(QWidget):
@@ -125,6 +131,19 @@ class AttentionPanel(QWidget):
         self.show_pred.setChecked(True)
         for box in (self.show_gold, self.show_pred):
             box.toggled.connect(lambda _=None: self._apply_overlays())
+        self.reading = QComboBox()
+        for label, value in READING_CHOICES:
+            self.reading.addItem(label, value)
+        self.reading.setToolTip(
+            "Where each target word's attention is read: while the decoder predicts it "
+            "(Luong et al. 2015), one step later when it is the decoder's input (Shift-Att, "
+            "Chen et al. 2020), or the mean of both. The heatmaps, the links and every AER "
+            "follow.")
+        self.no_sink = QCheckBox("leave out the final full stop (sink)")
+        self.no_sink.setToolTip("A final punctuation mark is no candidate for target words "
+                                "that are not punctuation (attention often collects there)")
+        self.reading.currentIndexChanged.connect(lambda _=None: self._reading_changed())
+        self.no_sink.toggled.connect(lambda _=None: self._reading_changed())
         self.baseline = QCheckBox("statistical baseline (eflomal)")
         self.baseline.setToolTip("Also align the gold pairs with eflomal, trained on the first "
                                  "model's training corpus, and add it to the whole-set table")
@@ -151,6 +170,11 @@ class AttentionPanel(QWidget):
         checks = QVBoxLayout()
         for w in (self.forced, self.show_gold, self.show_pred, self.baseline):
             checks.addWidget(w)
+        reading_row = QHBoxLayout()
+        reading_row.addWidget(QLabel("Read at"))
+        reading_row.addWidget(self.reading)
+        reading_row.addWidget(self.no_sink)
+        checks.addLayout(reading_row)
         top.addLayout(checks, 0, 5, 3, 1)
         actions = QVBoxLayout()
         actions.addWidget(self.run_button)
@@ -458,7 +482,8 @@ class AttentionPanel(QWidget):
         self.shown = []
         for i, view in enumerate(self.base):
             self._fill_layer_box(i, view)
-            self.shown.append(select_layer(view, gold, *self.layer_selected[i]))
+            layered = select_layer(view, gold, *self.layer_selected[i])
+            self.shown.append(select_reading(layered, gold, *self.reading_choice()))
         self._layout_heatmaps(max(2, len(self.shown)))
         for i, h in enumerate(self.heatmaps):
             if i >= len(self.shown):
@@ -477,7 +502,7 @@ class AttentionPanel(QWidget):
         if view.aer is not None:
             title += f"  ·  AER {percent_text(view.aer)} %"
         h.plot.setTitle(title, size="11pt", color=label_colour(view.label) or "#222222")
-        h.set_matrix(view.matrix, view.src_tokens, view.tgt_tokens + ["</s>"])
+        h.set_matrix(view.matrix, view.src_tokens, view.row_labels)
         if view.positions is not None:
             h.set_positions(view.positions, view.window)
         if view.gates is not None:
@@ -525,7 +550,8 @@ class AttentionPanel(QWidget):
         self.layer_selected[i] = self.layer_choices[i][row]
         if i >= len(self.base):
             return
-        self.shown[i] = select_layer(self.base[i], self.gold, *self.layer_selected[i])
+        layered = select_layer(self.base[i], self.gold, *self.layer_selected[i])
+        self.shown[i] = select_reading(layered, self.gold, *self.reading_choice())
         self._draw(i)
         self._apply_overlays()
         self._fill_aer()
@@ -546,6 +572,15 @@ class AttentionPanel(QWidget):
                                          view.note)):
                 self.aer_table.setItem(row, col, _item(value, percent=1 <= col <= 3))
 
+    def reading_choice(self) -> tuple[str, bool]:
+        """(reading, no_sink) as the controls say (core.evaluate.readings)."""
+        return self.reading.currentData() or "predict", self.no_sink.isChecked()
+
+    def _reading_changed(self) -> None:
+        if self.current >= 0 and getattr(self, "base", None):
+            self.show_views(self.base, self.gold)
+        self._fill_corpus_table()
+
     def _fill_corpus_table(self) -> None:
         golds = [p.gold for p in self.pairs]
         run_ids = self.models.checked()
@@ -553,7 +588,7 @@ class AttentionPanel(QWidget):
             self.corpus_table.setRowCount(0)
             return
         runs = [(r, f"{r}: {self.names.get(r, '?')}") for r in run_ids]
-        rows = corpus_aer_rows(self.views, golds, runs)
+        rows = corpus_aer_rows(self.views, golds, runs, *self.reading_choice())
         if self.baseline_alignments is not None and len(self.baseline_alignments) == len(golds):
             c = corpus_aer(self.baseline_alignments, golds)
             rows.append(["eflomal grow-diag-final-and", len(golds), c.aer, c.precision, c.recall])

@@ -3,8 +3,8 @@ continue a stopped run from its checkpoint, live curves of several runs overlaid
 progress with tokens/s and ETA, and the workspace's runs (so a restarted workbench
 shows finished runs and their curves).
 
-A run is created in the store (core.train.run.create_run) and trained by
-core.train.run.train_run on a worker thread; its events arrive as Qt signals. Curve
+A run is created in the store (core.services.training.create_run) and trained by
+core.services.training.train_run on a worker thread; its events arrive as Qt signals. Curve
 points are buffered and drawn a few times a second, so a fast run never floods the
 GUI thread.
 """
@@ -45,9 +45,9 @@ from app.widgets.run_list import run_device
 from app.widgets.status_label import StatusLabel
 from core.config import ATTENTION_KINDS, FAMILIES, SCORES, RunConfig, list_presets, load_preset
 from core.errors import ConfigError, WorkbenchError
+from core.services.training import create_run, train_run
 from core.textsafe import printable
 from core.train.device import precision_note
-from core.train.run import create_run, train_run
 
 RUN_COLUMNS = ("Run", "Family", "Attention", "Status", "Steps", "Best dev ppl", "Device",
                "Created", "Note")

@@ -10,7 +10,7 @@ from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QComboBox, QFormLayout, QGroupBox, QSpinBox
 
 from core.config import ModelConfig, TrainConfig
-from core.train.run import CONTEXT_FAMILIES
+from core.services.training import CONTEXT_FAMILIES
 
 
 def _spin(lo: int, hi: int, value: int, tip: str = "") -> QSpinBox:

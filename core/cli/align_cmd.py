@@ -45,8 +45,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--threshold", type=float, default=0.3)
     p.add_argument("--reading", action="append", choices=(*READINGS, "all"),
                    help="where a target word's attention is read (repeatable): 'predict' at "
-                   "the step predicting it (default), 'shift' one step later when it is the "
-                   "decoder's input (Shift-Att), 'sum' both; 'all' = the three")
+                   "the step predicting it, 'shift' one step later when it is the decoder's "
+                   "input (Shift-Att), 'sum' both; 'all' = the three (default: the model "
+                   "family's own, see experiments/RESULTS.md D)")
     p.add_argument("--no-sink", action="store_true",
                    help="also report each reading without the final-punctuation sink "
                    "(non-punctuation target words never link to a final full stop)")
@@ -115,7 +116,7 @@ def run(args: argparse.Namespace) -> int:
             systems.update({f"{info.name} attention": fwd, f"{rname} attention (rev)": rev,
                             f"attention {args.symmetrize}": sym})
         else:
-            readings = reading_list(args.reading)
+            readings = reading_list(args.reading, session.first.config.model.family)
             variants = [(r, sink) for r in readings
                         for sink in ((False, True) if args.no_sink else (False,))]
             found = reading_alignments(session, gold, variants, args.method, args.threshold)

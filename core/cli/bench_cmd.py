@@ -31,6 +31,20 @@ def register(sub: argparse._SubParsersAction) -> None:
     t.add_argument("--json", nargs="?", const="-", metavar="FILE",
                    help="also write the rows as JSON to FILE (to stdout without FILE)")
     t.set_defaults(func=run_train)
+    d = bsub.add_parser("translate", help="decoding speed (greedy and beam) at a fixed output "
+                        "length, as onmt_translate -min_length N -max_length N")
+    d.add_argument("--variant", default="luong-global-general",
+                   help="a bench train variant (default: the OpenNMT-py peer's model)")
+    d.add_argument("--sentences", type=int, default=500)
+    d.add_argument("--length", type=int, default=20, help="output tokens per sentence")
+    d.add_argument("--beam", type=int, action="append",
+                   help="beam sizes (repeatable; default 1 and 5; 1 = greedy)")
+    d.add_argument("--batch", type=int, default=30, help="sentences per batch")
+    d.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
+    d.add_argument("--threads", type=int, default=torch.get_num_threads())
+    d.add_argument("--data", help="folder from ../shared/bench/prepare_tatoeba.py")
+    d.add_argument("--split", choices=("default", "onmt"), default="default")
+    d.set_defaults(func=run_translate)
     g = bsub.add_parser("gui", help="event-loop lateness of the GUI while a model trains")
     g.add_argument("--steps", type=int, default=60, help="training steps")
     g.add_argument("--hidden", type=int, default=64, help="LSTM and embedding size")
@@ -50,6 +64,14 @@ def run_train(args: argparse.Namespace) -> int:
         from core.atomic import write_text_atomic
 
         write_text_atomic(args.json, json.dumps(rows, indent=2))
+    return 0 if rows else 1
+
+
+def run_translate(args: argparse.Namespace) -> int:
+    from core.bench_translate import run_translate_bench
+
+    rows = run_translate_bench(args.variant, args.sentences, args.length, args.beam or [1, 5],
+                               args.batch, args.device, args.data, args.threads, args.split)
     return 0 if rows else 1
 
 

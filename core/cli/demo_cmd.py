@@ -98,8 +98,8 @@ def run_demo(root: str | Path, quick: bool = False, beam: int = 5, log=print) ->
     from core.jobs import JobContext
     from core.services.alignment import eflomal_systems, file_name
     from core.services.evaluation import metrics_table, score_systems
+    from core.services.training import create_run, load_split_corpora, train_run
     from core.store import Workspace
-    from core.train.run import create_run, load_split_corpora, train_run
 
     started = time.perf_counter()
     with Workspace.open(root, allow_nonempty=False) as ws:

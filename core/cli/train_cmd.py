@@ -163,8 +163,8 @@ class StopOnSignal:
 
 def run(args: argparse.Namespace) -> int:
     from core.runlock import RunLock
+    from core.services.training import create_run, train_run
     from core.store import Workspace
-    from core.train.run import create_run, train_run
 
     dist = None
     if args.distributed:
@@ -225,7 +225,7 @@ def run(args: argparse.Namespace) -> int:
 def _shared_run(ws, dist, corpus: str, config: RunConfig) -> int:
     """Rank 0 creates the run; every rank learns its id (a collective on the rank's own
     device, so it works under NCCL as under gloo)."""
-    from core.train.run import create_run
+    from core.services.training import create_run
 
     run_id = dist.broadcast_int(create_run(ws, corpus, config) if dist.rank == 0 else 0)
     os.environ.setdefault("NMT_RUN_ID", str(run_id))

@@ -8,7 +8,9 @@ context models the gate values lambda per source token (see `encoder_gates`).
 Length limit: a sentence of `n` source tokens gets at most
 `min(max_len_abs, ceil(max_len_ratio * n))` output tokens before EOS; at the step
 after that EOS is forced, so every hypothesis ends with a scored EOS and its
-`log_prob` always equals the forced-decoding score of its tokens.
+`log_prob` always equals the forced-decoding score of its tokens. `min_len` forbids EOS
+before that many output tokens (with min_len = max_len_abs every output has exactly
+that length: the decoding benchmark's fixed length).
 """
 from __future__ import annotations
 
@@ -97,7 +99,7 @@ def _prepare(model: Seq2Seq, src: Tensor, src_lens: Tensor) -> tuple[Tensor, Ten
 @torch.inference_mode()
 def greedy(
     model: Seq2Seq, src: Tensor, src_lens: Tensor, max_len_ratio: float = 2.0,
-    max_len_abs: int = 200, **extra: Tensor,
+    max_len_abs: int = 200, min_len: int = 0, **extra: Tensor,
 ) -> list[Hypothesis]:
     """Pick the most probable token at each step. src: batch x src_len (natural order),
     src_lens: batch. Returns one hypothesis per sentence, in input order."""
@@ -119,6 +121,8 @@ def greedy(
     while active:
         logp, attn, state, pos = model.step(y, state, enc)  # rows x V, rows x S, rows
         logp = logp.float()
+        if t < min_len:  # out of place: the step's output is not ours to change
+            logp = logp.index_fill(1, torch.tensor([EOS], device=logp.device), NEG_INF)
         best_lp, best = logp.topk(1, dim=-1)
         best_lp, best = best_lp[:, 0], best[:, 0]
         last = torch.tensor([t >= limits[i] for i in active], device=device)
@@ -158,7 +162,7 @@ def greedy(
 def beam_search(
     model: Seq2Seq, src: Tensor, src_lens: Tensor, beam: int = 5, n_best: int = 1,
     length_penalty: float = 0.0, length_norm: bool = False,
-    max_len_ratio: float = 2.0, max_len_abs: int = 200, **extra: Tensor,
+    max_len_ratio: float = 2.0, max_len_abs: int = 200, min_len: int = 0, **extra: Tensor,
 ) -> list[list[Hypothesis]]:
     """Batched beam search: all beams of all sentences decode as one tensor of
     (active sentences * beam) rows; sentences that are done leave the batch.
@@ -203,6 +207,8 @@ def beam_search(
         logp, attn, state, pos = model.step(y, state, enc)  # rows x V, rows x S, rows
         vocab = logp.size(-1)
         logp = logp.float()
+        if t < min_len:  # out of place: the step's output is not ours to change
+            logp = logp.index_fill(1, torch.tensor([EOS], device=logp.device), NEG_INF)
         # at a sentence's last step only EOS may follow
         last = torch.tensor([t >= limits[i] for i in active], device=device)
         if bool(last.any()):

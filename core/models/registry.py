@@ -31,6 +31,9 @@ class FamilyTraits:
     transformer: bool = False  # d_model / ff_size / heads / enc_layers / dec_layers sizes
     layered: bool = False      # per-layer, per-head cross-attention (layer_attention)
     previous_only: bool = False  # a context family that takes no following sentences
+    #: where word alignments are read off its attention by default (core.evaluate.readings;
+    #: measured in experiments/RESULTS.md, section D)
+    reading: str = "predict"
 
 
 TRAITS: dict[str, FamilyTraits] = {

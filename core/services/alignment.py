@@ -28,7 +28,7 @@ def baseline_training_text(ws, run_info, src_pre, tgt_pre, corpus: str | None = 
     are left out."""
     from core.config import RunConfig
     from core.data.textio import read_lines
-    from core.train.run import load_split_corpora
+    from core.services.training import load_split_corpora
 
     if src_file or tgt_file:
         if not (src_file and tgt_file):
@@ -85,9 +85,17 @@ def run_baseline_alignments(ws, run_ref: int | str, src_words: Sequence[list[str
     return eflomal_systems(gold, train_src, train_tgt, heuristic)[f"eflomal {heuristic}"]
 
 
-def reading_list(asked: Sequence[str] | None) -> list[str]:
-    """Asked readings -> readings in a fixed order, without repeats ('all' = every one)."""
-    asked = list(asked or ["predict"])
+def default_reading(family: str) -> str:
+    """The reading a family's attention aligns best with (its registry trait)."""
+    from core.models.registry import family_traits
+
+    return family_traits(family).reading
+
+
+def reading_list(asked: Sequence[str] | None, family: str = "luong") -> list[str]:
+    """Asked readings -> readings in a fixed order, without repeats ('all' = every one);
+    none asked: the family's default."""
+    asked = list(asked or [default_reading(family)])
     if "all" in asked:
         return list(READINGS)
     return [r for r in READINGS if r in asked]

@@ -228,7 +228,7 @@ def evaluation_pairs(ws, run_info, split: str | None = None, src: str | Path | N
     from core.config import RunConfig
     from core.data.corpus import SentencePair
     from core.data.textio import read_lines
-    from core.train.run import load_split_corpora
+    from core.services.training import load_split_corpora
 
     if src or ref:
         if not (src and ref) or split:

@@ -14,9 +14,10 @@ tokens without a link, EOS and padding are not guided.
 
 The alignments come from eflomal, symmetrised with grow-diag-final-and, run on exactly the
 token sequences the model is trained on (subword pieces or words, so no projection is
-needed). They are computed once per tokenised training split and stored in the corpus's
-folder, `corpora/<id>/alignments/<sha256 of the token lines>.pharaoh`: any run whose
-training tokens are the same reuses them.
+needed). core.services.training computes them once per tokenised training split and
+stores them in the corpus's folder, `corpora/<id>/alignments/<sha256 of the token
+lines>.pharaoh` (`link_file`, `read_links`): any run whose training tokens are the same
+reuses them.
 """
 from __future__ import annotations
 
@@ -27,9 +28,7 @@ from pathlib import Path
 import torch
 from torch import Tensor
 
-from core.atomic import write_text_atomic
 from core.errors import CorpusError
-from core.jobs import JobContext
 
 Links = list[tuple[int, int]]  # (source token, target token), 0-based
 HEURISTIC = "grow-diag-final-and"
@@ -68,6 +67,17 @@ def split_key(src: Sequence[Sequence[str]], tgt: Sequence[Sequence[str]]) -> str
     return h.hexdigest()
 
 
+def link_file(corpus_dir: Path, src: Sequence[Sequence[str]], tgt: Sequence[Sequence[str]]
+              ) -> Path:
+    """Where the links of this exact tokenised training split are stored."""
+    return corpus_dir / "alignments" / f"{split_key(src, tgt)}.pharaoh"
+
+
+def links_text(links: Sequence[Sequence[tuple[int, int]]]) -> str:
+    """Pharaoh lines 'i-j ...', one per pair (read_links reads them back)."""
+    return "".join(" ".join(f"{i}-{j}" for i, j in sorted(pairs)) + "\n" for pairs in links)
+
+
 def read_links(path: Path, n: int) -> list[Links]:
     """A stored alignment file: n Pharaoh lines, 'i-j' (source-target, 0-based)."""
     lines = path.read_text(encoding="utf-8").splitlines()
@@ -85,25 +95,3 @@ def read_links(path: Path, n: int) -> list[Links]:
             pairs.append((int(i), int(j)))
         out.append(pairs)
     return out
-
-
-def training_links(corpus_dir: Path, src: Sequence[Sequence[str]], tgt: Sequence[Sequence[str]],
-                   ctx: JobContext | None = None) -> tuple[list[Links], Path]:
-    """Symmetrised eflomal links of every training pair (the model's tokens), computed
-    once and stored under corpus_dir/alignments/; returns (links per pair, the file)."""
-    folder = corpus_dir / "alignments"
-    path = folder / f"{split_key(src, tgt)}.pharaoh"
-    if path.is_file():
-        if ctx is not None:
-            ctx.emit("log", message=f"guided alignment: reusing the stored alignments {path.name}")
-        return read_links(path, len(src)), path
-    from core.evaluate.baseline import align_eflomal  # eflomal: a compiled extension
-
-    if ctx is not None:
-        ctx.emit("log", message=f"guided alignment: aligning {len(src):,} training pairs with "
-                 f"eflomal ({HEURISTIC}); stored for reuse")
-    alignments = align_eflomal(src, tgt).symmetrized(HEURISTIC)
-    lines = [" ".join(f"{i}-{j}" for i, j in sorted(a.sure)) for a in alignments]
-    folder.mkdir(parents=True, exist_ok=True)
-    write_text_atomic(path, "\n".join(lines) + "\n")
-    return [sorted(a.sure) for a in alignments], path

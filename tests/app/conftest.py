@@ -67,7 +67,7 @@ def trained_ws(tmp_path_factory):
     """Path of a demo workspace with two finished tiny runs: 'glob' (global/general)
     and 'locp' (local-p/general), 60 steps each."""
     from core.jobs import JobContext
-    from core.train.run import create_run, train_run
+    from core.services.training import create_run, train_run
 
     root = tmp_path_factory.mktemp("trained") / "ws"
     ws = make_demo_workspace(root)

@@ -38,7 +38,7 @@ def tiny_transformer(name: str, steps: int):
 def layers_ws(tmp_path_factory):
     """A demo workspace with a tiny Transformer 'tf' and a tiny RNN 'rnn' (20 steps each)."""
     from core.jobs import JobContext
-    from core.train.run import create_run, train_run
+    from core.services.training import create_run, train_run
     from tests.app.conftest import make_demo_workspace, tiny_config
 
     root = tmp_path_factory.mktemp("layers") / "ws"

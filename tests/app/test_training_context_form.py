@@ -30,8 +30,8 @@ def stage1_ws(demo_ws, tiny):
     """A demo workspace with a finished tiny transformer run 'sent' (stage 1) and a
     finished luong run 'rnn' (not a stage-1 candidate)."""
     from core.jobs import JobContext
+    from core.services.training import create_run, train_run
     from core.store import Workspace
-    from core.train.run import create_run, train_run
 
     ws = Workspace.open(demo_ws)
     for cfg in (tiny_transformer("transformer", "sent"), tiny("rnn", 2)):

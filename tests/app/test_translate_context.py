@@ -46,7 +46,7 @@ def tiny_transformer(name: str, family: str, steps: int = 100):
 def context_ws(tmp_path_factory):
     """A demo workspace with a tiny context model 'ctx' and a sentence-level 'sent'."""
     from core.jobs import JobContext
-    from core.train.run import create_run, train_run
+    from core.services.training import create_run, train_run
     from tests.app.conftest import make_demo_workspace
 
     root = tmp_path_factory.mktemp("context") / "ws"

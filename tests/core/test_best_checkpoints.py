@@ -4,8 +4,8 @@ from __future__ import annotations
 import pytest
 
 from core.jobs import RecordingContext
+from core.services.training import create_run, train_run
 from core.train import checkpoint as ckpt
-from core.train.run import create_run, train_run
 from tests.core.test_train_run import tiny_run_config
 
 

@@ -9,9 +9,9 @@ import torch
 from core.errors import CheckpointError
 from core.infer.session import TranslationSession
 from core.jobs import RecordingContext
+from core.services.training import create_run, train_run
 from core.train import checkpoint as ckpt
 from core.train.artifacts import load_model
-from core.train.run import create_run, train_run
 from tests.core.test_train_run import tiny_run_config
 
 

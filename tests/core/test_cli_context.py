@@ -45,8 +45,8 @@ def ctx_ws(tmp_path_factory):
     sentence-level transformer ('sent')."""
     from core.demo import import_demo_corpus
     from core.jobs import JobContext
+    from core.services.training import create_run, train_run
     from core.store import Workspace
-    from core.train.run import create_run, train_run
 
     root = tmp_path_factory.mktemp("ctxcli") / "ws"
     with Workspace.open(root) as ws:

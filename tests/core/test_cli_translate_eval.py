@@ -117,8 +117,8 @@ def tiny_ws(tmp_path_factory):
     """A workspace with the demo corpus and a tiny run trained for a few steps."""
     from core.demo import demo_config, import_demo_corpus
     from core.jobs import JobContext
+    from core.services.training import create_run, train_run
     from core.store import Workspace
-    from core.train.run import create_run, train_run
 
     root = tmp_path_factory.mktemp("cli") / "ws"
     with Workspace.open(root) as ws:

@@ -12,7 +12,7 @@ from core.config import RULES, DataConfig, ModelConfig, RunConfig, TrainConfig, 
 from core.data.corpus import Corpus, SentencePair
 from core.errors import ConfigError, TrainingError
 from core.jobs import RecordingContext
-from core.train.run import create_run, train_run
+from core.services.training import create_run, train_run
 from tests.core.test_train_run import tiny_run_config
 
 

@@ -133,10 +133,10 @@ def test_a_run_bundled_in_int8_installs_into_the_demo_workspace(tmp_path):
     from core.demo import bundle_run, demo_config, import_demo_corpus
     from core.infer.session import TranslationSession
     from core.jobs import JobContext
+    from core.services.training import create_run, train_run
     from core.train import artifacts
     from core.train.checkpoint import load_checkpoint
     from core.train.compact import SCALES_KEY
-    from core.train.run import create_run, train_run
 
     with Workspace.open(tmp_path / "train-ws") as ws:
         corpus_id = import_demo_corpus(ws, name="elsewhere")

@@ -35,3 +35,15 @@ def test_sessions_and_training_ask_the_registry(monkeypatch):
 
     session = TranslationSession([Member()], ["x"])
     assert RunConfig().model.family == "luong" and session.is_context_model
+
+
+def test_each_family_has_a_default_reading_that_align_uses(monkeypatch):
+    from core.evaluate.readings import READINGS
+    from core.models import registry
+    from core.services.alignment import reading_list
+
+    assert all(t.reading in READINGS for t in TRAITS.values())
+    assert reading_list(None, "luong") == [TRAITS["luong"].reading]
+    monkeypatch.setitem(registry.TRAITS, "luong", registry.FamilyTraits(reading="shift"))
+    assert reading_list(None, "luong") == ["shift"]  # what `align` reads without --reading
+    assert reading_list(["sum", "predict"], "luong") == ["predict", "sum"]  # asked wins

@@ -136,3 +136,21 @@ def test_search_leaves_training_mode_and_grad_off(toy):
     assert hyp.attention.dtype == np.float32
     with pytest.raises(ValueError):
         beam_search(toy, SRC, LENS, beam=2, n_best=3)
+
+
+@pytest.mark.parametrize("beam", [1, 3])
+def test_min_len_fixes_the_output_length_and_scores_stay_true(toy, beam):
+    """min_len = max_len_abs = N: every output has exactly N tokens then EOS (the
+    decoding benchmark's fixed length), and the reported score is still the forced
+    score of those tokens; without min_len the toy stops earlier for some sentence."""
+    free = beam_search(toy, SRC, LENS, beam=beam, max_len_abs=12)
+    assert any(len(h[0].tokens) < 12 for h in free)
+    fixed = beam_search(toy, SRC, LENS, beam=beam, max_len_abs=12, max_len_ratio=100.0,
+                        min_len=12)
+    assert [len(h[0].tokens) for h in fixed] == [12] * len(LENS)
+    forced = score_targets(toy, SRC, LENS, [h[0].tokens for h in fixed])
+    for h, f in zip(fixed, forced, strict=True):
+        assert h[0].log_prob == pytest.approx(f.log_prob, abs=1e-4)
+        assert EOS not in h[0].tokens
+    g = greedy(toy, SRC, LENS, max_len_abs=7, max_len_ratio=100.0, min_len=7)
+    assert [len(h.tokens) for h in g] == [7] * len(LENS)

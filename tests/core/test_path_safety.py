@@ -11,9 +11,9 @@ from core.errors import CheckpointError, ConfigError, StoreError
 from core.goldsets import import_gold_set, load_gold_set
 from core.jobs import RecordingContext
 from core.safepath import inside
+from core.services.training import create_run, train_run
 from core.train import checkpoint as ckpt
 from core.train.artifacts import pick_checkpoint
-from core.train.run import create_run, train_run
 from tests.core.test_train_run import tiny_run_config
 
 

@@ -14,8 +14,8 @@ import pytest
 from core.errors import TrainingError
 from core.jobs import RecordingContext
 from core.runlock import RunLock, is_locked
+from core.services.training import create_run, train_run
 from core.store import Workspace
-from core.train.run import create_run, train_run
 from tests.core.test_train_run import tiny_run_config
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -9,9 +9,9 @@ from core.cli import run_cli
 from core.config import DataConfig, ModelConfig, RunConfig, TrainConfig
 from core.errors import TrainingError
 from core.jobs import JobCancelled, RecordingContext
+from core.services.training import create_run, train_run
 from core.store import Workspace
 from core.train.artifacts import load_model
-from core.train.run import create_run, train_run
 
 DEMO = Path(__file__).resolve().parents[2] / "resources" / "demo"
 
@@ -65,7 +65,7 @@ def test_cancelled_run_is_marked_and_resumes(workspace):
 
 
 def test_failed_run_keeps_the_reason(workspace, monkeypatch):
-    import core.train.run as run_module
+    import core.services.training as run_module
 
     def explode(*args, **kwargs):
         raise TrainingError("loss became nan at step 4: lower the learning rate")
@@ -81,7 +81,7 @@ def test_failed_run_keeps_the_reason(workspace, monkeypatch):
 
 
 def test_job_cancelled_during_preparation_marks_run(workspace, monkeypatch):
-    import core.train.run as run_module
+    import core.services.training as run_module
 
     def cancelled(*args, **kwargs):
         raise JobCancelled()

@@ -10,7 +10,7 @@ import pytest
 from core.config import DataConfig, ModelConfig, RunConfig, TrainConfig, load_preset
 from core.errors import ConfigError
 from core.jobs import RecordingContext
-from core.train.run import create_run, train_run
+from core.services.training import create_run, train_run
 
 DEMO = Path(__file__).resolve().parents[2] / "resources" / "demo"
 SIZES = dict(d_model=16, ff_size=32, heads=2, enc_layers=1, dec_layers=1, ctx_layers=1,
@@ -53,7 +53,7 @@ def test_stage2_config_from_toml_and_preset_still_load():
 
 
 def test_unexpected_exception_marks_the_run_failed(workspace, monkeypatch):
-    import core.train.run as run_module
+    import core.services.training as run_module
 
     def explode(*args, **kwargs):
         raise ValueError("something nobody expected")

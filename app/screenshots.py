@@ -1,0 +1,121 @@
+"""`make screenshots`: the README's pictures, regenerated from the demo workspace so they
+never drift from the program.
+
+    python -m app.screenshots docs/screenshots [--models DIR]
+
+Opens the workbench on a fresh copy of the demo workspace (the bundled runs of
+resources/demo/models, or --models DIR), drives each screen as a user would (corpus
+selected; training curves of every run; a document translated; the attention of the
+bundled runs on a gold pair, with gold and eflomal; the runs evaluated on the demo test
+split) and saves each screen at 1400 x 900 as `<screen>.png` and at 1280 x 720 as
+`<screen>-1280x720.png`. Runs on the offscreen platform where there is no display.
+Settings go to a temporary folder: the user's own are neither read nor changed.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+SIZES = ((1400, 900, ""), (1280, 720, "-1280x720"))
+#: a short letter for the Translate screen (our own sentences, like the demo corpus)
+LETTER = ("Querida Ana: ayer compré una mesa nueva para la cocina. Es pequeña pero muy "
+          "bonita. Mi hermano la trajo en su coche y la subimos juntos.\n")
+GOLD_PAIR = 3  # which gold pair the Attention screen shows
+
+
+def wait(app, job, timeout: float = 600.0) -> None:
+    """Process events until `job` is done (and its result has reached the GUI thread)."""
+    start = time.monotonic()
+    while job is not None and not job.done:
+        app.processEvents()
+        time.sleep(0.02)
+        if time.monotonic() - start > timeout:
+            raise TimeoutError(f"{job.name} did not finish in {timeout:.0f} s")
+    for _ in range(20):
+        app.processEvents()
+        time.sleep(0.01)
+    if job is not None and job.error:
+        raise RuntimeError(f"{job.name} failed: {job.error}")
+
+
+def shoot(app, window, out: Path, name: str) -> Path:
+    for _ in range(10):
+        app.processEvents()
+    path = out / f"{name}.png"
+    if not window.grab().save(str(path)):
+        raise OSError(f"{path}: could not be written")
+    return path
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("out", type=Path)
+    parser.add_argument("--models", type=Path, default=None,
+                        help="bundled runs to install (default: resources/demo/models)")
+    args = parser.parse_args(argv)
+    if not os.environ.get("DISPLAY") and not os.environ.get("WAYLAND_DISPLAY"):
+        os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+    from PySide6.QtCore import QSettings
+    from PySide6.QtWidgets import QApplication
+
+    from app.main_window import MainWindow, apply_style
+    from core.demo import MODELS_DIR, ensure_demo_workspace
+
+    args.out.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix="nmt-shots-") as tmp:
+        QSettings.setDefaultFormat(QSettings.Format.IniFormat)
+        QSettings.setPath(QSettings.Format.IniFormat, QSettings.Scope.UserScope, tmp)
+        app = QApplication.instance() or QApplication(sys.argv[:1])
+        app.setOrganizationName("nmt-workbench-screenshots")
+        apply_style(app)
+        root = ensure_demo_workspace(Path(tmp) / "demo", models_dir=args.models or MODELS_DIR)
+        letter = Path(tmp) / "carta.txt"
+        letter.write_text(LETTER, encoding="utf-8")
+        window = MainWindow(root)
+        window.show()
+        runs = window.workspace.list_runs()
+        ids = [r.id for r in runs]
+        # the work each screen shows, done once
+        window.tabs.setCurrentWidget(window.translate)
+        window.translate.models.set_checked(ids[:1])
+        window.translate.open_document(letter)
+        wait(app, window.translate.translate())
+        window.translate.table.setCurrentCell(0, 0)
+        window.tabs.setCurrentWidget(window.attention)
+        att = window.attention
+        att.models.set_checked(ids[:3])
+        att.pair_source.setCurrentText("Gold set")
+        att.gold_set.setCurrentText("demo-gold")
+        if hasattr(att, "baseline"):
+            att.baseline.setChecked(True)
+        wait(app, att.compute())
+        wait(app, getattr(att, "baseline_job", None))
+        att.pair_list.setCurrentRow(GOLD_PAIR)
+        window.tabs.setCurrentWidget(window.evaluation)
+        wait(app, window.evaluation.evaluate_selected(ids))
+        window.evaluation.table.selectAll()
+        window.tabs.setCurrentWidget(window.training)
+        window.training.runs_table.selectAll()
+        window.training.show_curves(ids)
+        written = []
+        for width, height, suffix in SIZES:
+            window.resize(width, height)
+            for name, panel in (("corpora", window.corpora), ("training", window.training),
+                                ("translate", window.translate),
+                                ("attention", window.attention),
+                                ("evaluation", window.evaluation)):
+                window.tabs.setCurrentWidget(panel)
+                written.append(shoot(app, window, args.out, name + suffix))
+        window.close()
+        window.workspace.close() if window.workspace is not None else None
+    for path in written:
+        print(f"wrote {path}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,94 @@
+"""`bench translate`: decoding speed at a fixed output length, greedy and beam search.
+
+Every sentence's output is forced to exactly `length` tokens (then EOS): search's
+min_len = max_len_abs = length, so two tools (or two versions) emit the same number of
+tokens whatever their weights, as `onmt_translate -min_length N -max_length N` does for
+OpenNMT-py. The model is a bench variant (core.bench, the bench-onmt size) with its
+initial weights, or a trained run of a workspace; the sentences are the first
+`sentences` sources of the bench split, decoded `batch_size` at a time in input order
+after one untimed warm-up batch. Speed does not depend on the weights at a fixed length.
+"""
+from __future__ import annotations
+
+import sys
+import time
+from typing import TextIO
+
+import torch
+
+from core.bench import SPECIALS, bench_preset, bench_variants, load_bench_pairs, machine_line
+from core.errors import ConfigError
+
+HEADER = f"{'model':<28} {'search':>8} {'batch':>6} {'sent/s':>8} {'tgt tok/s':>10} {'ms/sent':>8}"
+
+
+def decode_all(model, batches: list[list[list[int]]], beam: int, length: int,
+               device: torch.device) -> int:
+    """Decode every batch at the fixed length; returns the output tokens (EOS excluded)."""
+    from core.infer.search import beam_search, greedy
+    from core.infer.translate import pad_batch
+
+    produced = 0
+    with torch.inference_mode():
+        for sents in batches:
+            src, lens = pad_batch(sents, device)
+            opts = dict(max_len_abs=length, max_len_ratio=1e9, min_len=length)
+            if beam == 1:
+                hyps = greedy(model, src, lens, **opts)
+            else:
+                hyps = [h[0] for h in beam_search(model, src, lens, beam=beam, **opts)]
+            produced += sum(len(h.tokens) for h in hyps)
+    return produced
+
+
+def run_translate_bench(variant: str, sentences: int, length: int, beams: list[int],
+                        batch_size: int, device: str, data_dir: str | None, threads: int,
+                        split: str = "default", out: TextIO = sys.stdout) -> list[dict]:
+    """Measure `variant` (a bench variant name) decoding; print a table, return rows."""
+    from core.data.vocab import Vocab
+    from core.models.registry import build_model
+
+    variants = dict(bench_variants())
+    if variant not in variants:
+        raise ConfigError(f"unknown variant {variant!r}; known: {sorted(variants)}")
+    if min(beams) < 1 or length < 1 or sentences < 1 or batch_size < 1:
+        raise ConfigError("--beam, --length, --sentences and --batch must be >= 1")
+    torch.set_num_threads(threads)
+    preset = bench_preset()
+    src_tok, tgt_tok = load_bench_pairs(data_dir, split)
+    src_vocab = Vocab.build(src_tok, max_size=preset.data.src_vocab_size + SPECIALS)
+    tgt_vocab = Vocab.build(tgt_tok, max_size=preset.data.tgt_vocab_size + SPECIALS)
+    ids = [src_vocab.encode(s) for s in src_tok[:sentences]]
+    if len(ids) < sentences:
+        raise ConfigError(f"the bench split has {len(ids)} sentences, fewer than {sentences}")
+    batches = [ids[i:i + batch_size] for i in range(0, len(ids), batch_size)]
+    dev = torch.device(device)
+    torch.manual_seed(1)
+    model = build_model(variants[variant], len(src_vocab), len(tgt_vocab)).to(dev).eval()
+    print(f"# bench translate: {machine_line(device, threads)}", file=out)
+    print(f"# {len(ids)} sentences of split {split}, output fixed at {length} tokens + EOS, "
+          f"batches of {batch_size} in input order; {variant} at the {preset.name} size",
+          file=out)
+    print(HEADER, file=out, flush=True)
+    rows = []
+    for beam in beams:
+        decode_all(model, batches[:1], beam, length, dev)  # warm-up
+        if dev.type == "cuda":
+            torch.cuda.synchronize(dev)
+        start = time.perf_counter()
+        produced = decode_all(model, batches, beam, length, dev)
+        if dev.type == "cuda":
+            torch.cuda.synchronize(dev)
+        elapsed = time.perf_counter() - start
+        if produced != length * len(ids):
+            raise RuntimeError(f"decoded {produced} tokens, expected {length * len(ids)}")
+        row = {"variant": variant, "beam": beam, "batch": batch_size, "sentences": len(ids),
+               "length": length, "seconds": elapsed, "sent_per_s": len(ids) / elapsed,
+               "tgt_tok_per_s": produced / elapsed, "device": device,
+               "threads": torch.get_num_threads()}
+        rows.append(row)
+        search = "greedy" if beam == 1 else f"beam {beam}"
+        print(f"{variant:<28} {search:>8} {batch_size:>6} {row['sent_per_s']:>8.1f} "
+              f"{row['tgt_tok_per_s']:>10.0f} {1000 * elapsed / len(ids):>8.1f}",
+              file=out, flush=True)
+    return rows

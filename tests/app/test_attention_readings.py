@@ -1,0 +1,64 @@
+"""The Attention screen's reading selector (core.evaluate.readings): the heatmap shows the
+attention read one step later (no EOS row), its AER follows, and the whole-set table
+reports the same AER as the core's reading_alignments (what `align --reading` prints)."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from app import workers
+from app.core_jobs import PairView, select_reading
+from app.main_window import MainWindow
+from core.evaluate.aer import corpus_aer
+from core.evaluate.alignment import Alignment
+from core.evaluate.attention_aer import reading_alignments
+from core.goldsets import load_gold_set
+from core.infer.session import TranslationSession
+
+
+def test_select_reading_moves_rows_links_and_aer():
+    # 3 target tokens + EOS over 3 source tokens: each row attends to the previous word
+    full = np.array([[0.8, 0.1, 0.1], [0.7, 0.2, 0.1], [0.1, 0.8, 0.1], [0.1, 0.1, 0.8]])
+    view = PairView(1, "m", full.astype(np.float32), ["a", "b", "."], ["x", "y", "z"])
+    gold = Alignment({(0, 0), (1, 1), (2, 2)})
+    view.predicted = {(0, 0), (0, 1), (1, 2)}
+    view.aer = 0.5  # as pair_view would have set it (tokens match the gold)
+    shifted = select_reading(view, gold, "shift")
+    assert shifted.matrix.shape == (3, 3) and shifted.row_labels == ["x", "y", "z"]
+    assert np.allclose(shifted.matrix, full[1:])
+    assert shifted.predicted == {(0, 0), (1, 1), (2, 2)} and shifted.aer == 0.0
+    assert view.row_labels == ["x", "y", "z", "</s>"]  # the original keeps its EOS row
+    assert select_reading(view, gold) is view
+    # no sink: the final '.' is no candidate for the words x, y, z
+    nosink = select_reading(view, gold, "predict", no_sink=True)
+    assert nosink.matrix.shape == (4, 3) and nosink.matrix[:3, 2].max() == 0.0
+
+
+def test_screen_shift_reading_matches_the_core(qtbot, trained_ws, errors):
+    window = MainWindow(trained_ws)
+    qtbot.addWidget(window)
+    panel, ws = window.attention, window.workspace
+    glob = next(r.id for r in ws.list_runs() if r.name == "glob")
+    panel.models.set_checked([glob])
+    panel.pair_source.setCurrentText("Gold set")
+    panel.gold_set.setCurrentText("demo-gold")
+    job = panel.compute()
+    qtbot.waitUntil(lambda: job.done, timeout=60000)
+    assert job.state == workers.FINISHED, errors
+    panel.pair_list.setCurrentRow(0)
+    heat = panel.heatmaps[0]
+    qtbot.waitUntil(lambda: heat.image.image is not None, timeout=10000)
+    predict_rows = heat.image.image.shape
+    panel.reading.setCurrentIndex(panel.reading.findData("shift"))
+    gold = load_gold_set(ws, "demo-gold")
+    pair = gold.src_tokens[panel.order[0]], gold.tgt_tokens[panel.order[0]]
+    forced = TranslationSession.open(ws, [glob]).force(" ".join(pair[0]), " ".join(pair[1]))
+    assert heat.image.image.shape == (predict_rows[0] - 1, predict_rows[1])
+    assert np.allclose(heat.image.image, forced.attention[1:], atol=1e-5)
+    # the whole-set table: the same AER as the core computes for this reading
+    session = TranslationSession.open(ws, [glob])
+    found = reading_alignments(session, gold, [("shift", False)])[("shift", False)]
+    expected = 100 * corpus_aer(found, gold.alignments).aer
+    shown = float(panel.corpus_table.item(0, 2).text())
+    assert shown == pytest.approx(expected, abs=0.05)
+    window.close()

@@ -1,0 +1,56 @@
+"""`bench train` covers the Transformer families beside the recurrent ones: each trains in
+its own process (context models with the previous pair as context) and reports its
+throughput, memory and size (numbers are for benchmarks, never asserted as targets)."""
+from __future__ import annotations
+
+import io
+from pathlib import Path
+
+from core.bench import bench_variants, run_train_bench
+
+DEMO = Path(__file__).resolve().parents[2] / "resources" / "demo"
+
+
+def test_every_family_is_a_bench_variant():
+    families = {cfg.family for _, cfg in bench_variants()}
+    assert families == {"rnnencdec", "rnnsearch", "luong", "transformer", "concat",
+                        "context_transformer"}
+    names = [n for n, _ in bench_variants()]
+    assert {"transformer", "concat", "context-ws", "context-ts", "transformer-thesis"} <= set(names)
+
+
+def test_transformer_and_context_models_train_in_the_bench(tmp_path):
+    for side in ("es", "en"):  # the bench's data layout: whitespace-tokenised lines
+        (tmp_path / f"train.tok.{side}").write_text(
+            (DEMO / f"demo.{side}").read_text(encoding="utf-8"), encoding="utf-8")
+    out = io.StringIO()
+    rows = run_train_bench(["transformer", "context-ws", "context-ts"], steps=2, warmup=1,
+                           device="cpu", data_dir=str(tmp_path), threads=1, out=out)
+    by_name = {r["variant"]: r for r in rows}
+    assert set(by_name) == {"transformer", "context-ws", "context-ts"}, out.getvalue()
+    assert all(r["tgt_tok_per_s"] > 0 and r["peak_mem_mb"] > 0 for r in rows)
+    # the multi-encoder adds a context encoder and a gate; two-stage keeps its own copy
+    params = {n: r["params"] for n, r in by_name.items()}
+    assert params["transformer"] < params["context-ws"] < params["context-ts"]
+
+
+def test_decoding_bench_emits_exactly_the_fixed_length(tmp_path):
+    """bench translate forces every output to N tokens, greedy and beam alike, so the
+    throughput compares equal work (the run fails if one token more or less came out)."""
+    import pytest
+
+    from core.bench_translate import run_translate_bench
+    from core.errors import ConfigError
+
+    for side in ("es", "en"):
+        (tmp_path / f"train.tok.{side}").write_text(
+            (DEMO / f"demo.{side}").read_text(encoding="utf-8"), encoding="utf-8")
+    out = io.StringIO()
+    rows = run_translate_bench("rnnsearch", sentences=12, length=9, beams=[1, 3], batch_size=5,
+                               device="cpu", data_dir=str(tmp_path), threads=1, out=out)
+    assert [r["beam"] for r in rows] == [1, 3]
+    for r in rows:
+        assert r["tgt_tok_per_s"] == pytest.approx(12 * 9 / r["seconds"])
+    assert "beam 3" in out.getvalue()
+    with pytest.raises(ConfigError, match="unknown variant"):
+        run_translate_bench("gpt", 1, 1, [1], 1, "cpu", str(tmp_path), 1)
