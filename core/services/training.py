@@ -216,7 +216,7 @@ def _initial_model(ws: Workspace, config: RunConfig, prepared: PreparedData):
     from core.models.two_stage import freeze_for_stage2, load_stage1
 
     base = _stage1_run(ws, config)
-    stage1 = artifacts.load_model(ws.run_dir(base.id), "best")
+    stage1 = artifacts.load_model(ws.run_dir(base.id), "best", run_config=base.config)
     model = build_model(config.model, len(prepared.src_vocab), len(prepared.tgt_vocab))
     load_stage1(model, stage1.model.state_dict())
     freeze_for_stage2(model)
