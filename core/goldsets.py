@@ -58,15 +58,13 @@ def _check_name(name: str) -> str:
 
 
 def read_token_lines(path: str | Path) -> list[list[str]]:
-    """One tokenised sentence per line (tokens split on whitespace)."""
-    try:
-        text = Path(path).read_text(encoding="utf-8-sig")
-    except FileNotFoundError:
-        raise CorpusError(path, None, "file not found: check the path") from None
-    except UnicodeDecodeError as e:
-        raise CorpusError(path, None, f"not UTF-8 text ({e.reason}): convert it to UTF-8") \
-            from None
-    return [line.split() for line in text.splitlines()]
+    """One tokenised sentence per line (tokens split on whitespace). Lines end at '\\n'
+    only: a U+2028 or a form feed inside a sentence is not a line break (splitting
+    there made the sentence count differ and the error blame the links file)."""
+    from core.data.textio import decode_text, read_bytes, split_lines
+
+    text, _ = decode_text(read_bytes(path), path)
+    return [line.split() for line in split_lines(text)]
 
 
 def read_gold_links(path: str | Path, fmt: str, one_based: bool, swap: bool,
@@ -123,7 +121,9 @@ def _write_folder(folder: Path, gold: GoldSet, meta: dict, replace: bool) -> Non
         raise ConfigError(f"{folder}: a gold set named {gold.name!r} already exists; choose "
                           "another name or replace it")
     folder.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{gold.name}.", dir=folder.parent))
+    # the PID in the name lets the next open of the workspace tell a killed writer's
+    # folder from a live one's (recover_gold_folders)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{gold.name}.tmp-{os.getpid()}-", dir=folder.parent))
     try:
         write_text_atomic(tmp / SRC_FILE, "".join(" ".join(s) + "\n" for s in gold.src_tokens))
         write_text_atomic(tmp / TGT_FILE, "".join(" ".join(t) + "\n" for t in gold.tgt_tokens))
@@ -140,6 +140,35 @@ def _write_folder(folder: Path, gold: GoldSet, meta: dict, replace: bool) -> Non
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
+
+
+_LEFTOVER = re.compile(r"^\.(?P<name>.+)\.(?P<kind>tmp|old)-(?P<pid>[0-9]+)(-.*)?$")
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # someone else's process
+        return True
+    return True
+
+
+def recover_gold_folders(root: str | Path) -> None:
+    """What a gold-set import killed mid-way left in `root` (gold/), put right: a set
+    moved aside for replacing (`.NAME.old-PID`) goes back when NAME is missing; other
+    leftovers of dead processes are removed. Folders of live processes are left alone."""
+    root = Path(root)
+    for entry in sorted(root.iterdir()) if root.is_dir() else ():
+        m = _LEFTOVER.match(entry.name)
+        if m is None or not entry.is_dir() or _alive(int(m["pid"])):
+            continue
+        target = root / m["name"]
+        if m["kind"] == "old" and not target.exists() and (entry / META_FILE).exists():
+            os.replace(entry, target)
+        else:
+            shutil.rmtree(entry, ignore_errors=True)
 
 
 def list_gold_sets(ws) -> list[str]:

@@ -162,6 +162,11 @@ class Workspace:
             if folder.is_dir() and not runlock.is_locked(folder):
                 for tmp in temps(folder):
                     tmp.unlink(missing_ok=True)
+        gold = self.root / "gold"
+        if gold.is_dir() and any(p.name.startswith(".") for p in gold.iterdir()):
+            from core.goldsets import recover_gold_folders
+
+            recover_gold_folders(gold)
         corpora = self.root / CORPORA_DIR
         if not corpora.is_dir():
             return
@@ -391,6 +396,13 @@ class Workspace:
                  json.dumps({k: len(v) for k, v in clean.items()}), self._rel(path),
                  time.time()),
             )
+
+    def split_sizes(self, ref: int | str) -> dict[str, int] | None:
+        """Pairs per set of corpus `ref`'s stored split (from its row, no file read), or
+        None when it has none yet."""
+        rows = self._query("SELECT sizes FROM corpus_splits WHERE corpus_id = ?",
+                           (self.corpus_id(ref),))
+        return {k: int(v) for k, v in json.loads(rows[0]["sizes"]).items()} if rows else None
 
     def load_split(self, ref: int | str) -> SplitInfo | None:
         """The stored split of corpus `ref`, or None when it has none yet."""

@@ -1,4 +1,4 @@
-"""RunList: the workspace's usable runs (finished, or cancelled with a checkpoint) as a
+"""RunList: the workspace's usable runs (finished, or stopped early with a checkpoint) as a
 compact checkable list (pick one model, an ensemble, or the 2-4 models to compare)."""
 from __future__ import annotations
 
@@ -10,6 +10,9 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QListWidget, QListWidgetItem, QWidget
 
 from app.widgets.run_colours import run_colour, swatch
+from core.textsafe import printable
+
+STOPPED = ("cancelled", "interrupted")  # stopped before their last step
 
 
 def has_checkpoint(run: Any) -> bool:
@@ -19,11 +22,11 @@ def has_checkpoint(run: Any) -> bool:
 
 def usable_runs(workspace: Any) -> list[Any]:
     """The runs the Translate and Attention screens can load: finished ones, and
-    cancelled ones whose last checkpoint exists (marked as cancelled in their title)."""
+    cancelled or interrupted ones whose last checkpoint exists (so marked in their title)."""
     if workspace is None:
         return []
     return [r for r in workspace.list_runs()
-            if r.status == "finished" or (r.status == "cancelled" and has_checkpoint(r))]
+            if r.status == "finished" or (r.status in STOPPED and has_checkpoint(r))]
 
 
 def run_device(described: str) -> tuple[str, str]:
@@ -44,9 +47,9 @@ def run_title(run: Any) -> str:
     model = run.config.get("model", {})
     kind = model.get("attention", "") if run.family not in ("transformer", "concat",
                                                            "context_transformer") else ""
-    title = f"{run.id}: {run.name}  ({run.family}{', ' + kind if kind else ''})"
-    if run.status == "cancelled":
-        title += f"  \u2014 cancelled at step {run.steps:,}"
+    title = f"{run.id}: {printable(run.name)}  ({run.family}{', ' + kind if kind else ''})"
+    if run.status in STOPPED:
+        title += f"  \u2014 {run.status} at step {run.steps:,}"
     return title
 
 
@@ -66,8 +69,9 @@ class RunList(QListWidget):
         self.clear()
         for run in runs:
             item = QListWidgetItem(run_title(run))
-            if run.status == "cancelled":
-                item.setToolTip("Cancelled before its last step: its last checkpoint is used")
+            if run.status in STOPPED:
+                item.setToolTip(f"{run.status.capitalize()} before its last step: its last "
+                                "checkpoint is used")
             item.setData(Qt.ItemDataRole.UserRole, run.id)
             item.setIcon(swatch(run_colour(run.id)))  # the run's colour in every chart
             item.setFlags(item.flags() | Qt.ItemFlag.ItemIsUserCheckable)

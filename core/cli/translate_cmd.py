@@ -108,17 +108,17 @@ def read_input(args: argparse.Namespace, src_lang: str) -> tuple[list[str], list
 
         paragraphs = read_paragraphs(args.input, src_lang)
         return [s for para in paragraphs for s in para], paragraphs
+    # read as a corpus is imported (core.data.textio): invalid UTF-8 and NUL bytes are
+    # errors naming the line; lines end at '\n' only
+    from core.data.textio import decode_text, read_bytes, split_lines
+
     if args.input:
-        try:
-            text = Path(args.input).read_text(encoding="utf-8-sig")
-        except FileNotFoundError:
-            raise CorpusError(args.input, None, "file not found: check the path") from None
-        except UnicodeDecodeError as e:
-            raise CorpusError(args.input, None, f"not UTF-8 text ({e.reason}): convert it to "
-                              "UTF-8") from None
+        data = read_bytes(args.input)
     else:
-        text = sys.stdin.read()
-    lines = text.splitlines()
+        stdin = getattr(sys.stdin, "buffer", None)  # a replaced sys.stdin may be text only
+        data = stdin.read() if stdin is not None else sys.stdin.read().encode("utf-8")
+    text, _ = decode_text(data, args.input or "<stdin>")
+    lines = split_lines(text)
     return lines, [lines]
 
 

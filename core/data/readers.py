@@ -91,6 +91,7 @@ def _read_docids(path: Path, n_expected: int) -> list[str]:
             "file needs one '<document><TAB><index>' line per sentence pair",
         )
     ids: list[str] = []
+    last: dict[str, tuple[int, int]] = {}  # document -> (its last line, its last index)
     for i, line in enumerate(lines):
         cols = line.split("\t")
         if len(cols) != 2 or not cols[0].strip():
@@ -99,13 +100,27 @@ def _read_docids(path: Path, n_expected: int) -> list[str]:
                 f"expected 2 tab-separated columns '<document><TAB><index>', found "
                 f"{len(cols)} column(s){'' if cols[0].strip() else ' with an empty document'}",
             )
-        if not cols[1].strip().isdigit():
+        index = cols[1].strip()
+        if not (index.isascii() and index.isdigit()):
             raise CorpusError(
                 path, i + 1,
                 f"the second column must be the sentence's index in its document "
                 f"(0, 1, 2, ...), not {cols[1]!r}",
             )
-        ids.append(cols[0])
+        doc, n = cols[0], int(index)
+        if doc in last and ids[-1] != doc:
+            raise CorpusError(
+                path, i + 1,
+                f"document {doc!r} starts again here after other documents (its last line "
+                f"was {last[doc][0]}); keep each document's sentences together, in order")
+        if doc in last and n <= last[doc][1]:
+            raise CorpusError(
+                path, i + 1,
+                f"document {doc!r}: index {n} after index {last[doc][1]} (line "
+                f"{last[doc][0]}); indices must increase within a document (0, 1, 2, ...), "
+                "without duplicates")
+        last[doc] = (i + 1, n)
+        ids.append(doc)
     return ids
 
 

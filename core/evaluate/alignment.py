@@ -21,11 +21,11 @@ from pathlib import Path
 import numpy as np
 
 from core.atomic import write_text_atomic
-from core.errors import AlignmentError
+from core.errors import AlignmentError, CorpusError
 
 Link = tuple[int, int]  # (src_index, tgt_index), 0-based
 
-_PHARAOH_LINK = re.compile(r"^(\d+)([-?p])(\d+)$")
+_PHARAOH_LINK = re.compile(r"^([0-9]+)([-?p])([0-9]+)$")  # ASCII digits only
 
 
 @dataclass
@@ -222,15 +222,21 @@ def parse_pharaoh(
     return _finish(path, raw, flags, src_tokens, tgt_tokens, one_based, swap)
 
 
+def _ascii_digits(text: str) -> bool:
+    return text.isascii() and text.isdigit()
+
+
 def _read_lines(path: str | Path) -> list[str]:
+    """The file's lines, split on '\\n' only (core.data.textio): errors name the line."""
+    from core.data.textio import decode_text, read_bytes, split_lines
+
     try:
-        text = Path(path).read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise AlignmentError(path, None, "file not found: check the path") from None
-    except UnicodeDecodeError as e:
-        raise AlignmentError(path, None, f"not UTF-8 text ({e.reason}): convert it to UTF-8")\
-            from None
-    return text.splitlines()
+        text, _ = decode_text(read_bytes(path), path)
+    except AlignmentError:
+        raise
+    except CorpusError as exc:
+        raise AlignmentError(exc.path, exc.line, exc.reason) from None
+    return split_lines(text)
 
 
 def read_pharaoh(
@@ -278,7 +284,7 @@ def read_wpt(
         f = line.split()
         if not f:
             continue
-        if len(f) < 3 or len(f) > 5 or not (f[1].isdigit() and f[2].isdigit()):
+        if len(f) < 3 or len(f) > 5 or not (_ascii_digits(f[1]) and _ascii_digits(f[2])):
             raise AlignmentError(path, lineno, f"'{line.strip()}' is not 'sent_id pos_1 pos_2 "
                                  "[S|P] [confidence]' with 1-based positions")
         sid, a, b = f[0], int(f[1]) - 1, int(f[2]) - 1

@@ -35,6 +35,7 @@ CONTEXT_FAMILIES = families_with(context=True)  # kept for importers; ask family
 
 
 MIN_DEV_PAIRS = 1  # a dev set without a pair gives perplexity exp(0) = 1.00: meaningless
+MIN_PAIRS = 10  # fewer cannot give a dev pair in an 80/10/10 split
 
 
 def create_run(ws: Workspace, corpus_ref: int | str, config: RunConfig, name: str | None = None) -> int:
@@ -43,10 +44,17 @@ def create_run(ws: Workspace, corpus_ref: int | str, config: RunConfig, name: st
     training and dev pairs. A refused run leaves no row holding its name."""
     config.validate()
     pick_device(config.train.device)  # 'cuda' without a GPU is refused here, not mid-run
-    corpus_id = ws.corpus_id(corpus_ref)
-    check_split_sizes(ws.get_corpus(corpus_id).name,
-                      ensure_split(ws, corpus_id, config.train.seed).assignment)
-    return ws.create_run(name or config.name, config.to_dict(), corpus_id)
+    corpus = ws.get_corpus(corpus_ref)
+    # cheap enough for the GUI thread: the stored split's sizes, or the pair count
+    sizes = ws.split_sizes(corpus.id)
+    if sizes is not None:
+        check_split_sizes(corpus.name, {k: [0] * n for k, n in sizes.items()})
+    elif corpus.n_pairs < MIN_PAIRS:
+        raise TrainingError(
+            f"corpus {corpus.name!r} is too small to train on: {corpus.n_pairs} pairs, and "
+            f"an 80/10/10 split needs at least {MIN_PAIRS} for one dev pair; import a larger "
+            "corpus (hundreds of pairs at least)")
+    return ws.create_run(name or config.name, config.to_dict(), corpus.id)
 
 
 def check_split_sizes(corpus_name: str, assignment: dict[str, list[int]]) -> None:
@@ -190,7 +198,7 @@ def _initial_model(ws: Workspace, config: RunConfig, prepared: PreparedData):
     from core.models.two_stage import freeze_for_stage2, load_stage1
 
     base = _stage1_run(ws, config)
-    stage1 = artifacts.load_model(ws.run_dir(base.id), "best")
+    stage1 = artifacts.load_model(ws.run_dir(base.id), "best", run_config=base.config)
     model = build_model(config.model, len(prepared.src_vocab), len(prepared.tgt_vocab))
     load_stage1(model, stage1.model.state_dict())
     freeze_for_stage2(model)

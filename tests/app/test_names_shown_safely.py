@@ -24,3 +24,19 @@ def test_corpus_and_run_lists_escape_control_characters(qtbot, demo_ws):
              for k in range(window.training.runs_table.columnCount())]
     assert "1: run\\nforged" in cells and "bad\\x1b[0m" in cells
     assert not any("\x1b" in c or "\n" in c for c in cells)
+
+
+def test_interrupted_runs_with_a_checkpoint_are_listed_with_a_safe_title(demo_ws):
+    from app.widgets.run_list import run_title, usable_runs
+
+    with Workspace.open(demo_ws) as ws:
+        run_id = ws.create_run("killed", RunConfig().to_dict(), 1)
+        ws.update_run(run_id, status="running", steps=40)
+        with ws._write() as conn:  # a name stored by an older version
+            conn.execute("UPDATE runs SET name = ? WHERE id = ?", ("kil\x1bled", run_id))
+        (ws.run_dir(run_id) / "last.pt").write_bytes(b"checkpoint")
+    with Workspace.open(demo_ws) as ws:  # nobody holds its lock: marked interrupted
+        runs = usable_runs(ws)
+        assert [r.status for r in runs if r.id == run_id] == ["interrupted"]
+        title = run_title(next(r for r in runs if r.id == run_id))
+        assert "kil\\x1bled" in title and "interrupted at step 40" in title

@@ -92,8 +92,16 @@ def _corpus(n: int, src_words: int = 3) -> Corpus:
 
 def test_a_corpus_too_small_for_a_dev_set_is_refused(workspace):
     workspace.add_corpus(_corpus(3), name="three")
-    with pytest.raises(TrainingError, match=r"'three' is too small.*0 dev pairs"):
+    with pytest.raises(TrainingError, match=r"'three' is too small to train on: 3 pairs"):
         create_run(workspace, "three", tiny_run_config())
+    assert workspace.list_runs() == []
+    # 12 pairs in 2 documents: a split without a dev pair, refused from its stored sizes
+    workspace.add_corpus(Corpus([SentencePair("hola", "hello", f"d{i // 6}", i + 1)
+                                 for i in range(12)], "es", "en"), name="two-docs")
+    workspace.save_split("two-docs", 1, (0.8, 0.1, 0.1),
+                         {"train": list(range(6)), "dev": [], "test": list(range(6, 12))})
+    with pytest.raises(TrainingError, match=r"6 training and 0 dev pairs"):
+        create_run(workspace, "two-docs", tiny_run_config())
     assert workspace.list_runs() == []
 
 

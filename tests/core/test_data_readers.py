@@ -165,9 +165,14 @@ def test_docids_errors(tmp_path):
     with pytest.raises(CorpusError) as err:
         read_parallel(src, tgt, "en", "fr", ids)
     assert (err.value.path, err.value.line) == (str(ids), 3) and "has 2 lines" in err.value.reason
+    # a document's sentences are contiguous: d1 resuming after d2 is refused (#13 item 16)
     write(ids, "d1\t0\nd2\t0\nd1\t1\n")
+    with pytest.raises(CorpusError, match="starts again") as err:
+        read_parallel(src, tgt, "en", "fr", ids)
+    assert err.value.line == 3
+    write(ids, "d1\t0\nd1\t1\nd2\t0\n")
     c = read_parallel(src, tgt, "en", "fr", ids)
-    assert c.documents() == {"d1": [0, 2], "d2": [1]}
+    assert c.documents() == {"d1": [0, 1], "d2": [2]}
 
 
 # --- tsv ------------------------------------------------------------------------------

@@ -137,3 +137,26 @@ def test_orphan_temp_files_are_removed_on_the_next_open(workspace):
     assert not (workspace.root / "corpora" / "7").exists()
     assert all(p.exists() for p in kept)
     assert len(workspace.load_corpus("demo")) > 0
+
+
+def test_a_gold_set_import_killed_mid_way_is_put_right_on_open(workspace, tmp_path):
+    from core.goldsets import import_gold_set, list_gold_sets, load_gold_set
+
+    src, tgt, links = (tmp_path / n for n in ("g.src", "g.tgt", "g.links"))
+    src.write_text("a b\n", encoding="utf-8")
+    tgt.write_text("x y\n", encoding="utf-8")
+    links.write_text("0-0 1-1\n", encoding="utf-8")
+    import_gold_set(workspace, "g", src, tgt, links)
+    gold = workspace.root / "gold"
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait(10)
+    # killed while replacing "g": the old set moved aside, the new one half-written
+    os.replace(gold / "g", gold / f".g.old-{dead.pid}")
+    (gold / f".g.tmp-{dead.pid}-abc123").mkdir()
+    (gold / f".g.tmp-{dead.pid}-abc123" / "src.txt").write_text("half")
+    live = gold / f".h.tmp-{os.getpid()}-xyz789"  # a writer that is still running
+    live.mkdir()
+    assert list_gold_sets(workspace) == []
+    Workspace.open(workspace.root).close()
+    assert list_gold_sets(workspace) == ["g"] and len(load_gold_set(workspace, "g")) == 1
+    assert sorted(p.name for p in gold.iterdir()) == [live.name, "g"]
