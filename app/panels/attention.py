@@ -501,7 +501,7 @@ class AttentionPanel(QWidget):
         title = view.label if view.selection == AVERAGE else f"{view.label}  ·  {view.selection_label}"
         if view.aer is not None:
             title += f"  ·  AER {percent_text(view.aer)} %"
-        h.plot.setTitle(title, size="11pt", color=label_colour(view.label) or "#222222")
+        h.set_title(title, color=label_colour(view.label) or "#222222")
         h.set_matrix(view.matrix, view.src_tokens, view.row_labels)
         if view.positions is not None:
             h.set_positions(view.positions, view.window)

@@ -140,11 +140,22 @@ class AttentionHeatmap(QWidget):
         self.x_axis = TokenAxis("top")
         self.y_axis = TokenAxis("left")
         self.plot = self.graphics.addPlot(axisItems={"top": self.x_axis, "left": self.y_axis})
+        # pyqtgraph gives a title label its text's width as minimum width on every text
+        # change and resize: a long title would widen the heatmap past its place and clip
+        # its last columns, colour bar and key. The title keeps its height, not its width.
+        label = self.plot.titleLabel
+        keep_height = label.updateMin
+
+        def title_min_height_only() -> None:
+            keep_height()
+            label.setMinimumWidth(0)
+
+        label.updateMin = title_min_height_only
         self.plot.showAxis("top")
         self.plot.hideAxis("bottom")
         self.plot.setMenuEnabled(False)
         if title:
-            self.plot.setTitle(title, size="11pt")
+            self.set_title(title)
         vb = self.plot.getViewBox()
         vb.invertY(True)
         vb.setAspectLocked(False)
@@ -191,6 +202,13 @@ class AttentionHeatmap(QWidget):
         self.graphics.scene().sigMouseMoved.connect(self._on_mouse_moved)
         vb.sigRangeChangedManually.connect(lambda *_: self.view_changed.emit(vb.viewRange()))
         self.setMinimumSize(200, 220)  # four side by side fit a 1280-pixel screen
+
+    def set_title(self, text: str, color: str = "#222222") -> None:
+        """The title above the heatmap, one line per ' · ' part. pyqtgraph makes a
+        title's text width the plot's minimum width; here it has none (see __init__), and
+        short lines keep a long title readable in a narrow heatmap."""
+        html = "<br>".join(part.strip() for part in text.split(" · ") if part.strip())
+        self.plot.setTitle(html, size="11pt", color=color)
 
     # --- data -----------------------------------------------------------------
     def set_matrix(self, matrix: np.ndarray, src_tokens: Sequence[str],

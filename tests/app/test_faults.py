@@ -7,6 +7,7 @@ import threading
 import xml.etree.ElementTree as ET
 
 import numpy as np
+import pyqtgraph as pg
 import pytest
 from PySide6.QtCore import QPointF, Qt
 from PySide6.QtGui import QColor
@@ -305,3 +306,29 @@ def test_fault7_single_point_series_is_drawn(qtbot):
     assert any(abs(c.red() - colour.red()) + abs(c.green() - colour.green())
                + abs(c.blue() - colour.blue()) < 40 for c in near)
 
+
+
+def test_a_long_title_never_widens_a_heatmap_past_its_place(qtbot):
+    """A model name and AER in the title used to set the plot's minimum width: in a
+    322-pixel heatmap the scene grew to 422 pixels and its last column, colour bar and key
+    were cut off. Now everything drawn lies inside the visible view."""
+    from app.widgets.heatmap import AttentionHeatmap
+
+    h = AttentionHeatmap()
+    qtbot.addWidget(h)
+    h.resize(322, 470)
+    h.show()
+    h.set_title("1: tatoeba-luong-guided-alignment · layer 2 (mean of heads) · AER 83.3 %")
+    src = "La trajeron el lunes por la mañana .".split()
+    h.set_matrix(np.random.default_rng(0).random((8, 8)), src,
+                 "They brought it on Monday morning . </s>".split())
+    h.set_gold({(7, 6)}, {(1, 2)})
+    qtbot.waitUntil(lambda: h.graphics.ci.geometry().width() <= h.graphics.viewport().width(),
+                    timeout=3000)
+    view = h.graphics.viewport().width()
+    assert h.colorbar.sceneBoundingRect().right() <= view + 1
+    assert h.legend.sceneBoundingRect().right() <= view + 1
+    vb = h.plot.getViewBox()
+    last_column = vb.mapViewToScene(pg.Point(8.0, 0.0)).x()  # the right edge of '.'
+    assert last_column <= vb.sceneBoundingRect().right() + 1 <= view + 1
+    assert h.plot.titleLabel.text.count("<br>") == 2  # one line per ' · ' part
