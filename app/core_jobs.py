@@ -223,6 +223,8 @@ def select_reading(view: PairView, gold: Alignment | None, reading: str = "predi
         positions = positions[1:]
     elif positions is not None and reading == "sum":
         positions = (positions[:-1] + positions[1:]) / 2
+    elif positions is not None and reading == "previous":
+        positions = np.concatenate([positions[:1], positions[:-2]])
     out = replace(view, matrix=np.ascontiguousarray(matrix, dtype=np.float32),
                   positions=positions, reading=reading, no_sink=no_sink)
     out.predicted = set(argmax_alignment(matrix[: len(view.tgt_tokens)]).sure)
@@ -250,14 +252,15 @@ def attention_job(ws: Any, cache: SessionCache, runs: Sequence[tuple[int, str]],
 
 
 def corpus_aer_rows(views: dict[tuple[int, int], PairView], golds: Sequence[Alignment],
-                    runs: Sequence[tuple[int, str]], reading: str = "predict",
-                    no_sink: bool = False) -> list[list[Any]]:
+                    runs: Sequence[tuple[int, str]],
+                    readings: dict[int, tuple[str, bool]] | None = None) -> list[list[Any]]:
     """[model, sentences scored, AER, precision, recall] per run over the pairs whose
     tokens match the gold (others are left out and counted); the averaged attention
-    (`views` as `pair_view` made them, whatever layer a heatmap shows), read as
-    `reading` / `no_sink` (select_reading)."""
+    (`views` as `pair_view` made them, whatever layer a heatmap shows), each run's read as
+    readings[run] = (reading, no_sink) (select_reading; default: the predicting step)."""
     rows = []
     for run_id, label in runs:
+        reading, no_sink = (readings or {}).get(run_id, ("predict", False))
         preds, gold = [], []
         for i, g in enumerate(golds):
             v = views.get((i, run_id))

@@ -48,9 +48,11 @@ from app.widgets.gate_strip import GateStrip
 from app.widgets.heatmap import AttentionHeatmap
 from app.widgets.run_colours import label_colour
 from app.widgets.run_list import RunList, usable_runs
+from core.config import RunConfig
 from core.errors import WorkbenchError
 from core.evaluate.aer import corpus_aer, percent_text
 from core.goldsets import list_gold_sets, load_gold_set
+from core.services.alignment import default_reading
 
 SOURCES = ("Gold set", "Test split", "Typed pairs")
 SORTS = ("Corpus order", "AER difference (model 1 − model 2)", "AER of model 1")
@@ -85,8 +87,9 @@ def _table(columns: list[str]) -> QTableWidget:
 
 
 #: the reading selector: (label, core.evaluate.readings name)
-READING_CHOICES = (("predicting step", "predict"), ("next step (Shift-Att)", "shift"),
-                   ("both (mean)", "sum"))
+READING_CHOICES = (("each run's best", "default"), ("predicting step", "predict"),
+                   ("next step (Shift-Att)", "shift"),
+                   ("both (mean)", "sum"), ("previous step", "previous"))
 
 
 class AttentionPanel(QWidget):
@@ -137,8 +140,8 @@ class AttentionPanel(QWidget):
         self.reading.setToolTip(
             "Where each target word's attention is read: while the decoder predicts it "
             "(Luong et al. 2015), one step later when it is the decoder's input (Shift-Att, "
-            "Chen et al. 2020), or the mean of both. The heatmaps, the links and every AER "
-            "follow.")
+            "Chen et al. 2020), the mean of both, or one step earlier (input-feeding Luong "
+            "models attend ahead). The heatmaps, the links and every AER follow.")
         self.no_sink = QCheckBox("leave out the final full stop (sink)")
         self.no_sink.setToolTip("A final punctuation mark is no candidate for target words "
                                 "that are not punctuation (attention often collects there)")
@@ -483,7 +486,7 @@ class AttentionPanel(QWidget):
         for i, view in enumerate(self.base):
             self._fill_layer_box(i, view)
             layered = select_layer(view, gold, *self.layer_selected[i])
-            self.shown.append(select_reading(layered, gold, *self.reading_choice()))
+            self.shown.append(select_reading(layered, gold, *self.reading_choice(view.run_id)))
         self._layout_heatmaps(max(2, len(self.shown)))
         for i, h in enumerate(self.heatmaps):
             if i >= len(self.shown):
@@ -551,7 +554,8 @@ class AttentionPanel(QWidget):
         if i >= len(self.base):
             return
         layered = select_layer(self.base[i], self.gold, *self.layer_selected[i])
-        self.shown[i] = select_reading(layered, self.gold, *self.reading_choice())
+        self.shown[i] = select_reading(layered, self.gold,
+                                       *self.reading_choice(self.base[i].run_id))
         self._draw(i)
         self._apply_overlays()
         self._fill_aer()
@@ -572,9 +576,16 @@ class AttentionPanel(QWidget):
                                          view.note)):
                 self.aer_table.setItem(row, col, _item(value, percent=1 <= col <= 3))
 
-    def reading_choice(self) -> tuple[str, bool]:
-        """(reading, no_sink) as the controls say (core.evaluate.readings)."""
-        return self.reading.currentData() or "predict", self.no_sink.isChecked()
+    def reading_choice(self, run_id: int | None = None) -> tuple[str, bool]:
+        """(reading, no_sink) as the controls say (core.evaluate.readings); "each run's
+        best" is the run's default reading (core.services.alignment.default_reading)."""
+        reading = self.reading.currentData() or "default"
+        if reading == "default":
+            reading = "predict"
+            if run_id is not None and self.workspace is not None:
+                config = RunConfig.from_dict(self.workspace.get_run(run_id).config)
+                reading = default_reading(config)
+        return reading, self.no_sink.isChecked()
 
     def _reading_changed(self) -> None:
         if self.current >= 0 and getattr(self, "base", None):
@@ -588,7 +599,8 @@ class AttentionPanel(QWidget):
             self.corpus_table.setRowCount(0)
             return
         runs = [(r, f"{r}: {self.names.get(r, '?')}") for r in run_ids]
-        rows = corpus_aer_rows(self.views, golds, runs, *self.reading_choice())
+        rows = corpus_aer_rows(self.views, golds, runs,
+                               {r: self.reading_choice(r) for r in run_ids})
         if self.baseline_alignments is not None and len(self.baseline_alignments) == len(golds):
             c = corpus_aer(self.baseline_alignments, golds)
             rows.append(["eflomal grow-diag-final-and", len(golds), c.aer, c.precision, c.recall])

@@ -46,8 +46,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--reading", action="append", choices=(*READINGS, "all"),
                    help="where a target word's attention is read (repeatable): 'predict' at "
                    "the step predicting it, 'shift' one step later when it is the decoder's "
-                   "input (Shift-Att), 'sum' both; 'all' = the three (default: the model "
-                   "family's own, see experiments/RESULTS.md D)")
+                   "input (Shift-Att), 'sum' both, 'previous' one step earlier (input-feeding "
+                   "Luong models attend ahead); 'all' = every one (default: the run's own, "
+                   "see experiments/RESULTS.md D)")
     p.add_argument("--no-sink", action="store_true",
                    help="also report each reading without the final-punctuation sink "
                    "(non-punctuation target words never link to a final full stop)")
@@ -116,7 +117,7 @@ def run(args: argparse.Namespace) -> int:
             systems.update({f"{info.name} attention": fwd, f"{rname} attention (rev)": rev,
                             f"attention {args.symmetrize}": sym})
         else:
-            readings = reading_list(args.reading, session.first.config.model.family)
+            readings = reading_list(args.reading, session.first.config)
             variants = [(r, sink) for r in readings
                         for sink in ((False, True) if args.no_sink else (False,))]
             found = reading_alignments(session, gold, variants, args.method, args.threshold)

@@ -9,6 +9,11 @@ target token t (row T predicts EOS), after reading token t - 1 as its input.
   decoder that attends to the source word of what it just read, not of what it predicts,
   aligns better this way. The last word's row is the EOS step.
 - "sum": the mean of the two (one word's attention over both steps).
+- "previous": row t - 1, computed while the decoder predicts token t - 1 (the first word
+  keeps its own row). A decoder whose attention anticipates (Luong's input feeding hands
+  the attention context of step t - 1 to step t, and the trained attention comes to look
+  at the source word of the *next* prediction) aligns this way; measured in
+  experiments/RESULTS.md, section D.
 
 `drop_sink` leaves out a sink: a final source punctuation mark that attention collects
 on (the full stop) is no candidate for target words that are not punctuation themselves
@@ -21,7 +26,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-READINGS = ("predict", "shift", "sum")
+READINGS = ("predict", "shift", "sum", "previous")
 
 
 def read_attention(attention: np.ndarray, reading: str = "predict") -> np.ndarray:
@@ -36,6 +41,8 @@ def read_attention(attention: np.ndarray, reading: str = "predict") -> np.ndarra
         return a[1:]
     if reading == "sum":
         return (a[:-1] + a[1:]) / 2
+    if reading == "previous":
+        return np.vstack([a[:1], a[:-2]])
     raise ValueError(f"unknown attention reading {reading!r}: use one of {READINGS}")
 
 

@@ -39,7 +39,8 @@ class FamilyTraits:
 TRAITS: dict[str, FamilyTraits] = {
     "rnnencdec": FamilyTraits(),
     "rnnsearch": FamilyTraits(),
-    "luong": FamilyTraits(),
+    # input feeding makes the trained attention look one word ahead (RESULTS.md D)
+    "luong": FamilyTraits(reading="previous"),
     "transformer": FamilyTraits(transformer=True, layered=True),
     "concat": FamilyTraits(context=True, transformer=True, layered=True, previous_only=True),
     "context_transformer": FamilyTraits(context=True, transformer=True, layered=True),

@@ -85,17 +85,21 @@ def run_baseline_alignments(ws, run_ref: int | str, src_words: Sequence[list[str
     return eflomal_systems(gold, train_src, train_tgt, heuristic)[f"eflomal {heuristic}"]
 
 
-def default_reading(family: str) -> str:
-    """The reading a family's attention aligns best with (its registry trait)."""
+def default_reading(config) -> str:
+    """The reading a run's attention aligns best with: the predicting step for a run
+    trained with guided alignment (that is the step the guide supervises), else its
+    family's registry trait (measured in experiments/RESULTS.md, section D)."""
     from core.models.registry import family_traits
 
-    return family_traits(family).reading
+    if config.train.guided_alignment > 0:
+        return "predict"
+    return family_traits(config.model.family).reading
 
 
-def reading_list(asked: Sequence[str] | None, family: str = "luong") -> list[str]:
+def reading_list(asked: Sequence[str] | None, config=None) -> list[str]:
     """Asked readings -> readings in a fixed order, without repeats ('all' = every one);
-    none asked: the family's default."""
-    asked = list(asked or [default_reading(family)])
+    none asked: the run's default (default_reading; 'predict' without a config)."""
+    asked = list(asked or [default_reading(config) if config is not None else "predict"])
     if "all" in asked:
         return list(READINGS)
     return [r for r in READINGS if r in asked]

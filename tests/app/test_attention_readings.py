@@ -12,6 +12,7 @@ from app.main_window import MainWindow
 from core.evaluate.aer import corpus_aer
 from core.evaluate.alignment import Alignment
 from core.evaluate.attention_aer import reading_alignments
+from core.evaluate.readings import read_attention
 from core.goldsets import load_gold_set
 from core.infer.session import TranslationSession
 
@@ -48,11 +49,17 @@ def test_screen_shift_reading_matches_the_core(qtbot, trained_ws, errors):
     panel.pair_list.setCurrentRow(0)
     heat = panel.heatmaps[0]
     qtbot.waitUntil(lambda: heat.image.image is not None, timeout=10000)
-    predict_rows = heat.image.image.shape
-    panel.reading.setCurrentIndex(panel.reading.findData("shift"))
     gold = load_gold_set(ws, "demo-gold")
     pair = gold.src_tokens[panel.order[0]], gold.tgt_tokens[panel.order[0]]
     forced = TranslationSession.open(ws, [glob]).force(" ".join(pair[0]), " ".join(pair[1]))
+    # by default each run is read its own best way: one step earlier for a Luong run
+    assert panel.reading.currentData() == "default"
+    assert np.allclose(heat.image.image, read_attention(forced.attention, "previous"),
+                       atol=1e-5)
+    panel.reading.setCurrentIndex(panel.reading.findData("predict"))
+    predict_rows = heat.image.image.shape
+    assert predict_rows == forced.attention.shape  # with the EOS row
+    panel.reading.setCurrentIndex(panel.reading.findData("shift"))
     assert heat.image.image.shape == (predict_rows[0] - 1, predict_rows[1])
     assert np.allclose(heat.image.image, forced.attention[1:], atol=1e-5)
     # the whole-set table: the same AER as the core computes for this reading

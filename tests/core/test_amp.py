@@ -160,7 +160,7 @@ def test_every_user_path_falls_back_on_a_cpu_without_native_bf16(tmp_path):
     assert f"train.amp: cpu has no native bf16 ({why}); training in fp32" in result["train"]["err"]
     assert "finished after 6 steps" in result["train"]["out"]
     assert len(result["translate"]["out"].split("\n")) == 3  # two lines, each ended
-    assert "| amp attention |" in result["align"]["out"]
+    assert "| amp attention (previous) |" in result["align"]["out"]
     assert "| amp |" in result["evaluate"]["out"] or "amp" in result["evaluate"]["out"]
     bench = result["bench"]["out"]
     assert f"no native bf16 ({why}); bf16 rows skipped" in bench

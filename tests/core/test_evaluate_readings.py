@@ -32,6 +32,8 @@ def test_readings_pick_the_rows_of_the_predicting_and_the_next_step():
     assert read_attention(a, "predict").tolist() == [[1, 0], [0, 1]]
     assert read_attention(a, "shift").tolist() == [[0, 1], [0.5, 0.5]]
     assert read_attention(a, "sum").tolist() == [[0.5, 0.5], [0.25, 0.75]]
+    # one step earlier; the first word keeps its own row
+    assert read_attention(a, "previous").tolist() == [[1, 0], [1, 0]]
     with pytest.raises(ValueError, match="unknown attention reading 'later'"):
         read_attention(a, "later")
 
@@ -49,7 +51,8 @@ def test_the_final_full_stop_is_no_candidate_for_words():
 class LaggingModel(Seq2Seq):
     """Target row t attends 0.7 to source word min(t - lag, S - 1) (0 when negative) and
     spreads 0.3 over the others: with lag 1 the attention at a word's predicting step
-    still sits on the previous word, the behaviour Shift-Att corrects."""
+    still sits on the previous word, the behaviour Shift-Att corrects; with lag -1 it
+    already sits on the next word (an input-feeding Luong model's habit)."""
 
     family = "luong"
 
@@ -70,7 +73,7 @@ class LaggingModel(Seq2Seq):
         return Seq2SeqOutput(scores + 0 * self.dummy, attn)
 
 
-@pytest.mark.parametrize("lag, best", [(0, "predict"), (1, "shift")])
+@pytest.mark.parametrize("lag, best", [(0, "predict"), (1, "shift"), (-1, "previous")])
 def test_the_reading_that_undoes_the_models_lag_finds_the_diagonal(lag, best):
     words = ["a", "b", "c", "d", "x", "y", "z", "w"]
     vocab = Vocab(["<pad>", "<unk>", "<s>", "</s>", *words])
@@ -81,12 +84,12 @@ def test_the_reading_that_undoes_the_models_lag_finds_the_diagonal(lag, best):
     golds = [Alignment({(i, i) for i in range(len(s))}) for s in src]
     gold = GoldSet("diag", src, tgt, golds, "es", "en")
     found = reading_alignments(session, gold, [("predict", False), ("shift", False),
-                                               ("sum", False)])
+                                               ("sum", False), ("previous", False)])
     aer = {r: corpus_aer(found[(r, False)], golds).aer for r, _ in found}
-    assert aer[best] == 0.0
-    other = "shift" if best == "predict" else "predict"
-    # the other reading is off by one word on every word but one per sentence
-    assert aer[other] == pytest.approx(1 - 2 / 7)
+    assert aer[best] == min(aer.values())
+    # 'previous' has no earlier row for a sentence's first word: those two stay wrong
+    assert aer[best] == (pytest.approx(1 - 10 / 14) if best == "previous" else 0.0)
+    assert all(aer[r] > 0.2 for r in ("predict", "shift", "previous") if r != best)
 
 
 def test_align_cli_reports_every_reading_with_and_without_the_sink(tmp_path, capsys):
@@ -110,11 +113,12 @@ def test_align_cli_reports_every_reading_with_and_without_the_sink(tmp_path, cap
     table = capsys.readouterr().out
     names = ["tiny attention", "tiny attention (no sink)", "tiny attention (shift)",
              "tiny attention (shift, no sink)", "tiny attention (sum)",
-             "tiny attention (sum, no sink)"]
+             "tiny attention (sum, no sink)", "tiny attention (previous)",
+             "tiny attention (previous, no sink)"]
     rows = [ln for ln in table.splitlines() if ln.startswith("| tiny attention")]
     assert [ln.split(" | ")[0][2:] for ln in rows] == names
     files = sorted(p.name for p in out.iterdir())
-    assert len(files) == 6 and "tiny_attention_shift_no_sink.pharaoh" in files
+    assert len(files) == 8 and "tiny_attention_shift_no_sink.pharaoh" in files
     # every reading links each of the 56 gold sentences' target words once
     lines = (out / "tiny_attention_shift.pharaoh").read_text(encoding="utf-8").splitlines()
     en = (DEMO / "gold.en").read_text(encoding="utf-8").splitlines()

@@ -38,12 +38,19 @@ def test_sessions_and_training_ask_the_registry(monkeypatch):
 
 
 def test_each_family_has_a_default_reading_that_align_uses(monkeypatch):
+    from core.config import RunConfig
     from core.evaluate.readings import READINGS
     from core.models import registry
     from core.services.alignment import reading_list
 
     assert all(t.reading in READINGS for t in TRAITS.values())
-    assert reading_list(None, "luong") == [TRAITS["luong"].reading]
+    luong, guided, rnn = RunConfig(), RunConfig(), RunConfig()
+    guided.train.guided_alignment = 0.5
+    rnn.model.family = "rnnsearch"
+    # measured (RESULTS.md D): input-feeding Luong attends a word ahead, RNNsearch does not,
+    # and a guided run aligns at the step its guide supervised
+    assert reading_list(None, luong) == ["previous"]
+    assert reading_list(None, rnn) == ["predict"] and reading_list(None, guided) == ["predict"]
     monkeypatch.setitem(registry.TRAITS, "luong", registry.FamilyTraits(reading="shift"))
-    assert reading_list(None, "luong") == ["shift"]  # what `align` reads without --reading
-    assert reading_list(["sum", "predict"], "luong") == ["predict", "sum"]  # asked wins
+    assert reading_list(None, luong) == ["shift"]  # what `align` reads without --reading
+    assert reading_list(["sum", "predict"], luong) == ["predict", "sum"]  # asked wins
