@@ -211,6 +211,24 @@ def strip_checkpoint(src: Path, dst: Path, dev_ppl: float | None = None,
     return ckpt.save_checkpoint(dst, slim)
 
 
+#: training curves of a bundle keep at most this many points per metric
+CURVE_POINTS = 1000
+
+
+def thin_curves(curves: dict[str, tuple[list[int], list[float]]], points: int = CURVE_POINTS
+                ) -> dict[str, tuple[list[int], list[float]]]:
+    """Every k-th point of each curve (and always its last) so that none has more than
+    `points`: a 9,000-step run's per-step losses would be most of a bundle's size."""
+    out = {}
+    for name, (steps, values) in curves.items():
+        k = max(1, -(-len(steps) // points))
+        keep = list(range(0, len(steps), k))
+        if steps and keep[-1] != len(steps) - 1:
+            keep.append(len(steps) - 1)
+        out[name] = ([steps[i] for i in keep], [values[i] for i in keep])
+    return out
+
+
 def bundle_run(ws: Workspace, run_ref: int | str, dest: str | Path, which: str = "best",
                weights: str = "int8", dev_ppl: float | None = None,
                elapsed_s: float | None = None, extra: dict[str, Any] | None = None,
@@ -232,10 +250,12 @@ def bundle_run(ws: Workspace, run_ref: int | str, dest: str | Path, which: str =
         valid = ws.curves(info.id, "valid").get("dev_ppl", ([], []))
         dev_ppl = next((float(v) for s, v in zip(*valid, strict=True) if s == step), None)
     strip_checkpoint(source, dest / ckpt_name, dev_ppl, weights=weights)
-    for f in run_dir.iterdir():  # vocabularies (+ sentencepiece models), preprocess
-        if f.is_file() and not f.name.endswith(".pt"):
+    for f in run_dir.iterdir():  # vocabularies (+ their sentencepiece models), preprocess
+        if f.is_file() and (f.name.endswith((".vocab", ".model"))
+                            or f.name == artifacts.PREPROCESS):
             shutil.copy2(f, dest / f.name)
-    curves = {kind: ws.curves(info.id, kind) for kind in ("train", "valid")}
+    curves = {"train": thin_curves(ws.curves(info.id, "train")),
+              "valid": ws.curves(info.id, "valid")}
     write_text_atomic(dest / BUNDLE_CURVES, json.dumps(curves))
     corpus = ws.get_corpus(info.corpus_id) if info.corpus_id is not None else None
     config = dict(info.config, name=name or info.name)

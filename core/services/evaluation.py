@@ -26,7 +26,7 @@ from core.jobs import JobContext
 from core.services.translation import open_session
 
 #: the keys of a stored sentence-level evaluation (Workspace.add_evaluation metrics);
-#: 'aer' / 'aer_sentences' only with a gold set, 'best_dev_ppl' only for a single run
+#: 'aer' / 'aer_sentences' / 'aer_reading' (core.evaluate.readings) only with a gold set
 METRIC_KEYS = ("bleu", "bleu_signature", "chrf", "ter", "tokenized_bleu", "perplexity",
                "best_dev_ppl", "beam", "sentences", "bleu_by_length", "bucket_sizes")
 
@@ -282,12 +282,16 @@ def evaluate_and_store(ws, sessions: dict[str, Any], run_ids: dict[str, list[int
     ids = []
     for s in systems:
         s.metrics["best_dev_ppl"] = best_dev_ppl(ws, s.run_ids)
-        if gold is not None:
+        if gold is not None:  # read where the run's attention aligns (its default reading)
             from core.evaluate.aer import corpus_aer
             from core.evaluate.attention_aer import attention_alignments
+            from core.services.alignment import default_reading
 
-            counts = corpus_aer(attention_alignments(sessions[s.name], gold), gold.alignments)
-            s.metrics["aer"], s.metrics["aer_sentences"] = counts.aer, len(gold)
+            session = sessions[s.name]
+            reading = default_reading(session.first.config)
+            found = attention_alignments(session, gold, reading=reading)
+            counts = corpus_aer(found, gold.alignments)
+            s.metrics.update(aer=counts.aer, aer_sentences=len(gold), aer_reading=reading)
         ids.append(ws.add_evaluation(s.run_ids, test_name, s.metrics))
     return systems, lengths, ids
 
