@@ -123,6 +123,10 @@ class PairView:
     #: 'shift' and 'sum' give one row per target token, without it
     reading: str = "predict"
     no_sink: bool = False
+    #: subword models on gold pairs: the attention summed back to the gold words, one
+    #: tgt_words x src_words matrix per reading (core.evaluate.attention_aer, the `align`
+    #: command's route); None when the view is on the model's own tokens
+    word_readings: dict[str, np.ndarray] | None = None
 
     @property
     def row_labels(self) -> list[str]:
@@ -171,11 +175,34 @@ def pair_view(session: TranslationSession, run_id: int, label: str, pair: PairIn
                (pair.gold_tgt is None or len(view.tgt_tokens) == len(pair.gold_tgt))
         if same:
             _score(view, pair.gold)
+        elif pair.gold_src is not None and pair.gold_tgt is not None:
+            view = gold_word_view(session, view, pair)
         else:
             view.note = "model tokens differ from the gold tokens: no AER"
     elif pair.gold is not None:
         view.note = "free decoding: AER needs forced decoding of the reference"
     return view
+
+
+def gold_word_view(session: TranslationSession, view: PairView, pair: PairInput) -> PairView:
+    """`view` of a subword model on a gold pair, in the gold's words: each gold word is
+    forced as its own pieces and the piece attention is summed back to words, for every
+    reading (core.evaluate.attention_aer.word_attention: the numbers `align` prints);
+    tgt_words x src_words, no EOS row, no per-piece extras (positions, gates, layers)."""
+    from core.evaluate.attention_aer import word_attention
+    from core.evaluate.readings import READINGS
+
+    found = word_attention(session, [list(pair.gold_src)], [list(pair.gold_tgt)],
+                           readings=READINGS)
+    readings = {r: np.asarray(m[0], dtype=np.float32) for r, m in found.items()}
+    out = replace(view, matrix=readings["predict"], src_tokens=list(pair.gold_src),
+                  tgt_tokens=list(pair.gold_tgt), positions=None, gates=None, layers=None,
+                  word_readings=readings,
+                  note="subword attention summed to the gold words")
+    out.predicted = set(argmax_alignment(out.matrix).sure)
+    if pair.gold is not None:
+        _score(out, pair.gold)
+    return out
 
 
 def _score(view: PairView, gold: Alignment) -> None:
@@ -214,6 +241,16 @@ def select_reading(view: PairView, gold: Alignment | None, reading: str = "predi
     if reading == "predict" and not no_sink:
         return view
     full = np.asarray(view.matrix, dtype=np.float32)  # (tgt + 1) x src
+    if view.word_readings is not None:  # read on the pieces already, then summed to words
+        rows = view.word_readings[reading]
+        if no_sink:
+            rows = drop_sink(rows, view.src_tokens, view.tgt_tokens)
+        out = replace(view, matrix=np.ascontiguousarray(rows, dtype=np.float32),
+                      reading=reading, no_sink=no_sink)
+        out.predicted = set(argmax_alignment(rows).sure)
+        if view.aer is not None and gold is not None:
+            _score(out, gold)
+        return out
     rows = read_attention(full, reading)  # tgt x src
     if no_sink:
         rows = drop_sink(rows, view.src_tokens, view.tgt_tokens)

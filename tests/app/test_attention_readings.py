@@ -69,3 +69,34 @@ def test_screen_shift_reading_matches_the_core(qtbot, trained_ws, errors):
     shown = float(panel.corpus_table.item(0, 2).text())
     assert shown == pytest.approx(expected, abs=0.05)
     window.close()
+
+
+def test_subword_runs_are_shown_and_scored_in_the_gold_words(tmp_path):
+    """A sentencepiece run on a gold pair: the view is in the gold's words (pieces summed
+    back, as `align` does), so the gold squares fall on their cells and the pair's AER
+    equals the core's for every reading."""
+    from app.core_jobs import PairInput, pair_view
+    from core.demo import DEMO_GOLD, bundled_models, ensure_demo_workspace
+    from core.evaluate.aer import sentence_aer
+    from core.store import Workspace
+
+    if not bundled_models():
+        pytest.skip("resources/demo/models/ holds no bundled runs")
+    root = ensure_demo_workspace(tmp_path / "demo")
+    with Workspace.open(root) as ws:
+        run = next(r for r in ws.list_runs() if r.name == "tatoeba-rnnsearch")
+        session = TranslationSession.open(ws, [run.id])
+        gold = load_gold_set(ws, DEMO_GOLD)
+    k = 3
+    pair = PairInput(" ".join(gold.src_tokens[k]), " ".join(gold.tgt_tokens[k]),
+                     gold.alignments[k], gold.src_tokens[k], gold.tgt_tokens[k])
+    view = pair_view(session, run.id, "rnn", pair, forced=True)
+    assert view.src_tokens == gold.src_tokens[k] and view.tgt_tokens == gold.tgt_tokens[k]
+    assert view.matrix.shape == (len(gold.tgt_tokens[k]), len(gold.src_tokens[k]))
+    assert view.row_labels == gold.tgt_tokens[k]  # no EOS row at the word level
+    one = type(gold)("one", [gold.src_tokens[k]], [gold.tgt_tokens[k]], [gold.alignments[k]])
+    for reading in ("predict", "shift", "previous"):
+        core = reading_alignments(session, one, [(reading, False)])[(reading, False)][0]
+        shown = select_reading(view, gold.alignments[k], reading)
+        assert shown.predicted == core.sure, reading
+        assert shown.aer == pytest.approx(sentence_aer(core.sure, gold.alignments[k]).aer)
