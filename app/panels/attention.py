@@ -371,8 +371,11 @@ class AttentionPanel(QWidget):
         self.compute()
 
     def _aer(self, index: int, run_id: int) -> float | None:
+        """The pair's AER under the run, read as the controls say (as its heatmap shows)."""
         view = self.views.get((index, run_id))
-        return None if view is None else view.aer
+        if view is None or view.aer is None:
+            return None
+        return select_reading(view, self.pairs[index].gold, *self.reading_choice(run_id)).aer
 
     def _fill_pair_list(self) -> None:
         checked = self.models.checked()
@@ -590,6 +593,7 @@ class AttentionPanel(QWidget):
     def _reading_changed(self) -> None:
         if self.current >= 0 and getattr(self, "base", None):
             self.show_views(self.base, self.gold)
+        self._fill_pair_list()
         self._fill_corpus_table()
 
     def _fill_corpus_table(self) -> None:
