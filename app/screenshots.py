@@ -22,8 +22,9 @@ from pathlib import Path
 
 SIZES = ((1400, 900, ""), (1280, 720, "-1280x720"))
 #: a short letter for the Translate screen (our own sentences, like the demo corpus)
-LETTER = ("Querida Ana: ayer compré una mesa nueva para la cocina. Es pequeña pero muy "
-          "bonita. Mi hermano la trajo en su coche y la subimos juntos.\n")
+LETTER = ("Ayer compré una mesa nueva para la cocina. Es pequeña pero muy bonita. Mi "
+          "hermano la trajo en su coche y la subimos juntos. Ahora comemos allí todos los "
+          "días.\n")
 GOLD_PAIR = 3  # which gold pair the Attention screen shows
 
 
@@ -81,7 +82,7 @@ def main(argv: list[str] | None = None) -> int:
         ids = [r.id for r in runs]
         # the work each screen shows, done once
         window.tabs.setCurrentWidget(window.translate)
-        window.translate.models.set_checked(ids[:1])
+        window.translate.models.set_checked(ids[-1:])  # the last bundled run
         wait(app, window.translate.open_document(letter))
         wait(app, window.translate.translate())
         window.translate.table.setCurrentCell(0, 0)
