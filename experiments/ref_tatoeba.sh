@@ -22,25 +22,6 @@ if [ ! -f "$WS/workspace.sqlite" ] || ! $PY main.py --workspace "$WS" corpus lis
   $PY main.py --workspace "$WS" corpus split tatoeba-es-en --seed 1234 --ratios 0.96,0.02,0.02
 fi
 
-RESUME=0
-if [ "${1:-}" = "--resume" ]; then RESUME=1; shift; fi
-for v in "$@"; do
-  name="ref-tatoeba-$v"
-  log="$LOGS/$name.log"
-  {
-    echo "== $name start $(date -Is)"
-    $PY -c "from core.train.device import machine_summary; print(machine_summary())"
-    echo "load: $(cat /proc/loadavg)"
-  } >> "$log"
-  start=$(date +%s)
-  if [ "$RESUME" = 1 ]; then
-    echo "== resume" >> "$log"
-    epochs=$(sed -n 's/^epochs = \([0-9]*\).*/\1/p' "experiments/configs/$name.toml")
-    $PY main.py --workspace "$WS" train --resume "$name" --threads "$THREADS" \
-        --epochs "$epochs" --quiet >> "$log" 2>&1
-  else
-    $PY main.py --workspace "$WS" train --config "experiments/configs/$name.toml" \
-        --corpus tatoeba-es-en --threads "$THREADS" --quiet >> "$log" 2>&1
-  fi
-  echo "== $name end $(date -Is), $(( $(date +%s) - start )) s wall, load $(cat /proc/loadavg)" >> "$log"
-done
+# shellcheck source=experiments/ref_common.sh
+source experiments/ref_common.sh
+train_refs ref-tatoeba tatoeba-es-en "$@"

@@ -1,0 +1,28 @@
+# Sourced by ref_tatoeba.sh and ref_hansards.sh: train (or --resume) reference runs.
+# Needs PY, WS, LOGS, THREADS set. Usage: train_refs PREFIX CORPUS [--resume] NAME ...
+# Each run's log (start/end, machine, load, the trainer's output) goes to $LOGS/<run>.log.
+train_refs() {
+  local prefix=$1 corpus=$2 resume=0
+  shift 2
+  if [ "${1:-}" = "--resume" ]; then resume=1; shift; fi
+  for v in "$@"; do
+    local name="$prefix-$v" log start epochs
+    log="$LOGS/$name.log"
+    {
+      echo "== $name start $(date -Is)"
+      $PY -c "from core.train.device import machine_summary; print(machine_summary())"
+      echo "load: $(cat /proc/loadavg)"
+    } >> "$log"
+    start=$(date +%s)
+    if [ "$resume" = 1 ]; then
+      echo "== resume" >> "$log"
+      epochs=$(sed -n 's/^epochs = \([0-9]*\).*/\1/p' "experiments/configs/$name.toml")
+      $PY main.py --workspace "$WS" train --resume "$name" --threads "$THREADS" \
+          --epochs "$epochs" --quiet >> "$log" 2>&1
+    else
+      $PY main.py --workspace "$WS" train --config "experiments/configs/$name.toml" \
+          --corpus "$corpus" --threads "$THREADS" --quiet >> "$log" 2>&1
+    fi
+    echo "== $name end $(date -Is), $(( $(date +%s) - start )) s wall, load $(cat /proc/loadavg)" >> "$log"
+  done
+}
