@@ -10,6 +10,7 @@ original document (e.g. '<b>'), not words to translate.
 from __future__ import annotations
 
 import xml.sax
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import defusedxml
@@ -41,18 +42,33 @@ class _SkippedEntity(Exception):
     pass
 
 
+@dataclass
+class TmxUnit:
+    """One <tu>: its line in the file, its tuid ('' if none) and its (language, text)
+    variants in file order, the text exactly as in the <seg> (code elements left out)."""
+
+    line: int
+    tuid: str
+    tuvs: list[tuple[str, str]] = field(default_factory=list)
+
+    def pick(self, wanted: str) -> str | None:
+        """The text of the best-matching language (lang_matches), or None."""
+        best, best_score = None, 0
+        for lang, text in self.tuvs:
+            score = lang_matches(wanted, lang)
+            if score > best_score:
+                best, best_score = text, score
+        return best
+
+
 class _TmxHandler(xml.sax.ContentHandler):
-    def __init__(self, src_lang: str, tgt_lang: str) -> None:
+    def __init__(self) -> None:
         super().__init__()
-        self.src_lang, self.tgt_lang = src_lang, tgt_lang
         self.locator: xml.sax.xmlreader.Locator | None = None
-        self.pairs: list[SentencePair] = []
+        self.units: list[TmxUnit] = []
         self.langs_seen: set[str] = set()
-        self.n_tu = 0
-        self.missing = 0  # units lacking one of the two languages
-        self.empty = 0
-        self._tu_line = 0
-        self._tuvs: list[tuple[str, str]] = []
+        self.header_srclang = ""
+        self._unit: TmxUnit | None = None
         self._lang: str | None = None
         self._seg: list[str] | None = None
         self._code_depth = 0
@@ -66,7 +82,9 @@ class _TmxHandler(xml.sax.ContentHandler):
     def startElement(self, name: str, attrs) -> None:  # noqa: N802
         tag = name.lower()
         if tag == "tu":
-            self._tuvs, self._tu_line = [], self.line() or 0
+            self._unit = TmxUnit(self.line() or 0, attrs.get("tuid") or "")
+        elif tag == "header":
+            self.header_srclang = attrs.get("srclang") or ""
         elif tag == "tuv":
             self._lang = attrs.get("xml:lang") or attrs.get("lang")
         elif tag == "seg":
@@ -85,40 +103,26 @@ class _TmxHandler(xml.sax.ContentHandler):
     def endElement(self, name: str) -> None:  # noqa: N802
         tag = name.lower()
         if tag == "seg" and self._seg is not None:
-            if self._lang is not None:
-                # newlines from pretty-printed XML are layout, not sentence content
-                self._tuvs.append((self._lang, " ".join("".join(self._seg).split())))
+            if self._lang is not None and self._unit is not None:
+                self._unit.tuvs.append((self._lang, "".join(self._seg)))
                 self.langs_seen.add(self._lang)
             self._seg = None
         elif self._seg is not None and tag in _CODE_ELEMENTS:
             self._code_depth -= 1
         elif tag == "tuv":
             self._lang = None
-        elif tag == "tu":
-            self.n_tu += 1
-            src, tgt = self._pick(self.src_lang), self._pick(self.tgt_lang)
-            if src is None or tgt is None:
-                self.missing += 1
-                return
-            if not src.strip() or not tgt.strip():
-                self.empty += 1
-            self.pairs.append(SentencePair(src, tgt, None, self._tu_line))
-
-    def _pick(self, wanted: str) -> str | None:
-        best, best_score = None, 0
-        for lang, text in self._tuvs:
-            score = lang_matches(wanted, lang)
-            if score > best_score:
-                best, best_score = text, score
-        return best
+        elif tag == "tu" and self._unit is not None:
+            self.units.append(self._unit)
+            self._unit = None
 
 
-def read_tmx(path: str | Path, src_lang: str, tgt_lang: str, name: str | None = None) -> Corpus:
-    """Translation units holding both languages become pairs (line = the <tu>'s line);
-    units lacking one are skipped and counted in the corpus warnings."""
+def read_tmx_units(path: str | Path) -> tuple[list[TmxUnit], str, set[str]]:
+    """Every translation unit of a TMX file -> (units, the header's srclang, languages
+    seen). The one TMX parser: corpus import (read_tmx) and translation records
+    (core.formats.tmx) both read through it. Any problem is a CorpusError with the line."""
     path = Path(path)
     data = read_bytes(path)
-    handler = _TmxHandler(src_lang, tgt_lang)
+    handler = _TmxHandler()
     try:
         defusedxml.sax.parseString(
             data, handler, forbid_dtd=False, forbid_entities=True, forbid_external=False
@@ -144,19 +148,39 @@ def read_tmx(path: str | Path, src_lang: str, tgt_lang: str, name: str | None = 
         ) from None
     except (xml.sax.SAXException, defusedxml.DefusedXmlException, LookupError, UnicodeError) as exc:
         raise CorpusError(path, handler.line(), f"cannot be parsed as XML ({exc}); check the file") from None
+    return handler.units, handler.header_srclang, handler.langs_seen
+
+
+def read_tmx(path: str | Path, src_lang: str, tgt_lang: str, name: str | None = None) -> Corpus:
+    """Translation units holding both languages become pairs (line = the <tu>'s line);
+    units lacking one are skipped and counted in the corpus warnings."""
+    path = Path(path)
+    units, _, langs_seen = read_tmx_units(path)
+    pairs: list[SentencePair] = []
+    missing = empty = 0
+    for unit in units:
+        src, tgt = unit.pick(src_lang), unit.pick(tgt_lang)
+        if src is None or tgt is None:
+            missing += 1
+            continue
+        # newlines and indentation of pretty-printed XML are layout, not sentence content
+        src, tgt = " ".join(src.split()), " ".join(tgt.split())
+        if not src.strip() or not tgt.strip():
+            empty += 1
+        pairs.append(SentencePair(src, tgt, None, unit.line))
     warnings: list[str] = []
-    if not handler.pairs:
-        seen = ", ".join(sorted(handler.langs_seen)) or "none"
+    if not pairs:
+        seen = ", ".join(sorted(langs_seen)) or "none"
         raise CorpusError(
             path, None,
             f"no translation unit holds both {src_lang!r} and {tgt_lang!r} "
-            f"({handler.n_tu} units; languages found: {seen}); check the language codes",
+            f"({len(units)} units; languages found: {seen}); check the language codes",
         )
-    if handler.missing:
+    if missing:
         warnings.append(
-            f"{path}: skipped {handler.missing} of {handler.n_tu} translation units "
+            f"{path}: skipped {missing} of {len(units)} translation units "
             f"lacking {src_lang!r} or {tgt_lang!r}"
         )
-    if handler.empty:
-        warnings.append(f"{path}: kept {handler.empty} pair(s) with an empty segment")
-    return Corpus(handler.pairs, src_lang, tgt_lang, name=name or path.stem, warnings=warnings)
+    if empty:
+        warnings.append(f"{path}: kept {empty} pair(s) with an empty segment")
+    return Corpus(pairs, src_lang, tgt_lang, name=name or path.stem, warnings=warnings)

@@ -8,7 +8,7 @@ from pathlib import Path
 from core.atomic import write_bytes_atomic
 from core.errors import CorpusError
 from core.formats.records import TranslationRecord
-from core.formats.xmlsafe import XML_NS, element_text, parse_xml, to_bytes
+from core.formats.xmlsafe import XML_NS, to_bytes
 
 TOOL = "NMT Attention Workbench"
 TOOL_VERSION = "0.1"
@@ -33,48 +33,25 @@ def write_tmx(path: str | Path, records: Iterable[TranslationRecord],
 
 def read_tmx(path: str | Path, src_lang: str | None = None,
              tgt_lang: str | None = None) -> list[TranslationRecord]:
-    """Read the (src_lang, tgt_lang) pairs of a TMX file. Languages compare
-    case-insensitively on their primary subtag ('en' matches 'EN-GB'); by default the
-    header's srclang and the other language of the first <tu>. A <tu> missing one of
-    the two languages is skipped."""
-    root = parse_xml(path)
-    if root.tag != "tmx":
-        raise CorpusError(path, None, f"root element is <{root.tag}>, not <tmx>: not a TMX file")
-    header = root.find("header")
-    src = (src_lang or (header.get("srclang") if header is not None else None) or "").lower()
-    body = root.find("body")
-    if body is None:
-        raise CorpusError(path, None, "TMX file has no <body>")
+    """Read the (src_lang, tgt_lang) pairs of a TMX file through the one TMX parser
+    (core.data.tmx.read_tmx_units: SAX, line numbers in errors, code elements left out)
+    and its language matching (exact tag first, else a region variant: 'es' finds
+    'es-ES'). By default the header's srclang and the other language of the first <tu>.
+    A <tu> missing one of the two languages is skipped."""
+    from core.data.tmx import lang_matches, read_tmx_units
 
-    def langs(tu: ET.Element) -> dict[str, str]:
-        out: dict[str, str] = {}
-        for tuv in tu.findall("tuv"):
-            lang = (tuv.get(f"{XML_NS}lang") or tuv.get("lang") or "").lower()
-            seg = tuv.find("seg")
-            if lang and seg is not None:
-                out.setdefault(lang, element_text(seg))
-        return out
-
-    def pick(d: dict[str, str], lang: str) -> str | None:
-        if lang in d:
-            return d[lang]
-        for k, v in d.items():
-            if k.split("-")[0] == lang.split("-")[0]:
-                return v
-        return None
-
-    tus = body.findall("tu")
-    tgt = (tgt_lang or "").lower()
-    if not tgt and tus:
-        others = [k for k in langs(tus[0]) if k.split("-")[0] != src.split("-")[0]]
+    units, header_src, _ = read_tmx_units(path)
+    src = src_lang or header_src
+    tgt = tgt_lang
+    if not tgt and units and src:
+        others = [lang for lang, _ in units[0].tuvs if not lang_matches(src, lang)]
         tgt = others[0] if others else ""
     if not src or not tgt:
         raise CorpusError(path, None, "cannot tell the source and target languages: pass "
                           "src_lang and tgt_lang")
     records = []
-    for k, tu in enumerate(tus, start=1):
-        d = langs(tu)
-        s, t = pick(d, src), pick(d, tgt)
+    for k, unit in enumerate(units, start=1):
+        s, t = unit.pick(src), unit.pick(tgt)
         if s is not None and t is not None:
-            records.append(TranslationRecord(s, t, id=tu.get("tuid") or str(k)))
+            records.append(TranslationRecord(s, t, id=unit.tuid or str(k)))
     return records

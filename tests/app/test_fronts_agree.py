@@ -66,3 +66,33 @@ def test_the_context_model_is_evaluated_document_by_document(two_runs, monkeypat
         docs = {corpus.pairs[i].doc_id for i in test}
     assert len(seen) == 1 and len(seen[0]) == len(docs) > 1
     assert sum(seen[0]) == len(test)
+
+
+def test_a_tmx_gives_the_same_pairs_to_corpus_import_and_to_open_document(tmp_path):
+    """One TMX parser: a file with region tags, a highlighted word, a formatting code, a
+    pretty-printed segment and a unit lacking a language reads the same through corpus
+    import (core.data.readers) and the Translate screen's "Open document"."""
+    from app.core_jobs import read_source_document
+    from core.data.readers import read_corpus
+    from core.formats.tmx import read_tmx
+
+    p = tmp_path / "mem.tmx"
+    p.write_text("""<?xml version="1.0"?>
+<tmx version="1.4"><header srclang="es-ES" datatype="plaintext" segtype="sentence"
+ adminlang="en" creationtool="t" creationtoolversion="1" o-tmf="x"/><body>
+<tu tuid="a"><tuv xml:lang="es-ES"><seg>La casa <hi>verde</hi>.</seg></tuv>
+ <tuv xml:lang="en-GB"><seg>The <bpt i="1">&lt;b&gt;</bpt>green<ept i="1">&lt;/b&gt;</ept> house.</seg></tuv></tu>
+<tu tuid="b"><tuv xml:lang="es-ES"><seg>Solo español.</seg></tuv></tu>
+<tu tuid="c"><tuv xml:lang="ES-es"><seg>Mi hermana
+      vive en Madrid.</seg></tuv><tuv xml:lang="en-gb"><seg>My sister lives in Madrid.</seg></tuv></tu>
+</body></tmx>
+""", encoding="utf-8")
+    corpus = read_corpus("tmx", [str(p)], "es", "en")
+    records = read_tmx(p, "es", "en")
+    assert [(q.src, q.tgt) for q in corpus.pairs] == [
+        ("La casa verde.", "The green house."), ("Mi hermana vive en Madrid.", "My sister lives in Madrid.")]
+    assert [" ".join(r.source.split()) for r in records] == [q.src for q in corpus.pairs]
+    assert [" ".join(r.translation.split()) for r in records] == [q.tgt for q in corpus.pairs]
+    assert [r.id for r in records] == ["a", "c"]
+    assert [" ".join(s.split()) for s in read_source_document(p, "es")] == [q.src for q in corpus.pairs]
+    assert [q.line for q in corpus.pairs] == [4, 7]
