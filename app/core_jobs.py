@@ -7,7 +7,6 @@ their corpus's test split and record the scores in the workspace.
 """
 from __future__ import annotations
 
-import threading
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -22,57 +21,20 @@ from core.evaluate.extract import argmax_alignment
 from core.evaluate.readings import drop_sink, read_attention
 from core.infer.session import TranslationSession
 from core.jobs import JobContext
+from core.services import translation
+from core.services.translation import SessionCache
 
 Link = tuple[int, int]  # (source index, target index)
 #: families whose forced decoding reports every decoder layer's and head's attention
 LAYERED_FAMILIES = ("transformer", "concat", "context_transformer")
 
 
-# --- sessions -------------------------------------------------------------------------------
-class SessionCache:
-    """TranslationSessions by (run ids, which): loading a model once per workbench.
-    Thread-safe: panels open sessions from worker threads."""
-
-    def __init__(self) -> None:
-        self._sessions: dict[tuple[tuple[int, ...], str], TranslationSession] = {}
-        self._lock = threading.Lock()
-
-    def get(self, ws: Any, run_ids: Sequence[int], which: str = "best") -> TranslationSession:
-        key = (tuple(int(r) for r in run_ids), which)
-        with self._lock:
-            session = self._sessions.get(key)
-            if session is None:
-                session = TranslationSession.open(ws, list(key[0]), which=which)
-                self._sessions[key] = session
-            return session
-
-    def clear(self) -> None:
-        with self._lock:
-            self._sessions.clear()
-
-
-# --- documents --------------------------------------------------------------------------------
+# --- translating --------------------------------------------------------------------------------
 def read_document_job(path: str | Path, lang: str, ctx: JobContext) -> list[str]:
-    """read_source_document as a job (the Translate screen opens documents in one)."""
+    """The sentences of a document file (core.services.translation.read_document), read
+    in a job: a big .docx takes seconds to parse and split."""
     ctx.progress(0, 1, f"reading {Path(path).name}")
-    return read_source_document(path, lang)
-
-
-def read_source_document(path: str | Path, lang: str = "en") -> list[str]:
-    """Sentences of a document: TMX/XLIFF segments (their source side), or .txt/.md/.docx
-    split into sentences."""
-    suffix = Path(path).suffix.lower()
-    if suffix == ".tmx":
-        from core.formats.tmx import read_tmx
-
-        return [r.source for r in read_tmx(path)]
-    if suffix in (".xlf", ".xliff"):
-        from core.formats.xliff import read_xliff
-
-        return [r.source for r in read_xliff(path)]
-    from core.formats.documents import read_document
-
-    return read_document(path, lang)
+    return translation.read_document(path, lang).sentences
 
 
 def translate_job(ws: Any, cache: SessionCache, run_ids: Sequence[int], sentences: list[str],
@@ -87,8 +49,17 @@ def translate_job(ws: Any, cache: SessionCache, run_ids: Sequence[int], sentence
         note = session.target_context_note()
         if note:
             ctx.emit("log", message=note)
-    return session.translate(sentences, beam=beam, unk_replace=unk_replace, ctx=ctx,
-                             target_context=target_context)
+    return translation.translate(session, sentences, beam=beam, unk_replace=unk_replace,
+                                 ctx=ctx, target_context=target_context)
+
+
+def compare_job(ws: Any, cache: SessionCache, run_ids: Sequence[int], baseline_id: int,
+                sentences: list[str], beam: int, unk_replace: bool, ctx: JobContext,
+                target_context: bool = False) -> translation.Comparison:
+    """The run(s) and a baseline run on the same sentences (translation.compare)."""
+    return translation.compare(cache.get(ws, run_ids), cache.get(ws, [baseline_id]),
+                               sentences, beam=beam, unk_replace=unk_replace, ctx=ctx,
+                               target_context=target_context)
 
 
 # --- attention of sentence pairs ------------------------------------------------------------------

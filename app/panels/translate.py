@@ -30,14 +30,12 @@ from PySide6.QtWidgets import (
 )
 
 from app import workers
-from app.core_jobs import SessionCache, read_document_job, translate_job
+from app.core_jobs import SessionCache, compare_job, read_document_job, translate_job
 from app.file_dialogs import ask_open_path, ask_save_path
 from app.panels.translate_compare import (
     BASELINE,
     CompareControls,
-    Comparison,
     apply_filter,
-    compare_job,
     fill_comparison,
     set_comparison_columns,
 )
@@ -48,9 +46,10 @@ from app.widgets.run_list import RunList, usable_runs
 from app.widgets.status_label import StatusLabel
 from core.errors import WorkbenchError
 from core.formats.documents import split_sentences
-from core.formats.export import FILE_FILTER, write_translations
-from core.formats.records import TranslationRecord
+from core.formats.export import FILE_FILTER
 from core.infer.session import CONTEXT_FAMILIES
+from core.services import translation
+from core.services.translation import Comparison
 
 DOC_FILTER = ("Documents (*.txt *.md *.docx *.tmx *.xlf *.xliff);;Text (*.txt *.md);;"
               "Word (*.docx);;TMX (*.tmx);;XLIFF (*.xlf *.xliff)")
@@ -64,6 +63,8 @@ class TranslatePanel(QWidget):
         self.sessions = sessions or SessionCache()
         self.workspace: Any = None
         self.translations: list[Any] = []
+        self.translated_by: list[int] = []  # the run(s) behind self.translations
+        self._pending_runs: list[int] = []
         self.comparison: Comparison | None = None
         self.document_path: Path | None = None
         self.job: workers.Job | None = None
@@ -242,7 +243,7 @@ class TranslatePanel(QWidget):
         return self.translate()
 
     def set_sentences(self, sources: list[str], targets: list[str] | None = None) -> None:
-        self.translations = []
+        self.translations, self.translated_by = [], []
         self._end_comparison()
         self.table.setRowCount(len(sources))
         for row, text in enumerate(sources):
@@ -271,6 +272,7 @@ class TranslatePanel(QWidget):
         if self.workspace is None or not run_ids or self.table.rowCount() == 0:
             return None
         sentences = self.sources()
+        self._pending_runs = list(run_ids)
         self.progress.setRange(0, len(sentences))
         self.progress.setValue(0)
         kind = "ensemble of " + str(len(run_ids)) if len(run_ids) > 1 else "run " + str(run_ids[0])
@@ -320,6 +322,7 @@ class TranslatePanel(QWidget):
     def show_translations(self, translations: list[Any]) -> None:
         """core.infer.translate.Translation objects, in input order."""
         self.translations = list(translations)
+        self.translated_by = list(self._pending_runs)
         self.table.blockSignals(True)
         for row, tr in enumerate(translations):
             self.table.setItem(row, 1, QTableWidgetItem(tr.text))
@@ -333,6 +336,7 @@ class TranslatePanel(QWidget):
         """Both models' outputs side by side, differing words highlighted."""
         self.comparison = comparison
         self.translations = list(comparison.main)
+        self.translated_by = list(self._pending_runs)
         differ = fill_comparison(self.table, comparison)
         self.compare.only_differing.setEnabled(True)
         apply_filter(self.table, comparison, self.compare.only_differing.isChecked())
@@ -384,32 +388,25 @@ class TranslatePanel(QWidget):
             self.export(path)
 
     def export(self, path: str | Path) -> list[Path]:
-        """Write sources and the (edited) targets; JSON lines keep tokens, scores and
-        attention of sentences whose target was not edited."""
-        sources, targets = self.sources(), self.targets()
+        """Write sources and the (edited) targets (core.services.translation: the records
+        the `translate` command writes; a sentence whose target was edited keeps its
+        text only) and record the export in the workspace under the run that translated."""
         src_lang, tgt_lang = "src", "tgt"
-        if self.workspace is not None and self.models.checked():
-            run = self.workspace.get_run(self.models.checked()[0])
+        run_id = self.translated_by[0] if self.translations and self.translated_by else None
+        shown = run_id if run_id is not None else (self.models.checked() or [None])[0]
+        if self.workspace is not None and shown is not None:
+            run = self.workspace.get_run(shown)
             if run.corpus_id is not None:
                 info = self.workspace.get_corpus(run.corpus_id)
                 src_lang, tgt_lang = info.src_lang, info.tgt_lang
+        document = self.document_path.name if self.document_path else "typed text"
         try:
-            if str(path).lower().endswith(".jsonl"):
-                records = []
-                for i, (s, t) in enumerate(zip(sources, targets, strict=True)):
-                    tr = self.translations[i] if i < len(self.translations) else None
-                    record = TranslationRecord(s, t, id=str(i + 1))
-                    if tr is not None and tr.text == t:
-                        record.source_tokens, record.target_tokens = tr.source_tokens, tr.target_tokens
-                        record.score = float(tr.score)
-                        record.attention = np.asarray(tr.attention)[:-1].tolist()
-                        if tr.gates is not None:
-                            record.meta["gates"] = [float(x) for x in tr.gates]
-                    records.append(record)
-                written = write_translations(path, records)
-            else:
-                written = write_translations(path, sources, targets, src_lang=src_lang,
-                                             tgt_lang=tgt_lang)
+            records = translation.table_records(self.sources(), self.targets(),
+                                                self.translations)
+            written = translation.export(self.workspace, path, records, src_lang=src_lang,
+                                         tgt_lang=tgt_lang,
+                                         run=run_id,
+                                         document=document)
         except (WorkbenchError, OSError, ValueError) as exc:
             workers.show_error(self, "Export failed", str(exc))
             return []

@@ -3,13 +3,13 @@ translated by the chosen model (typically context-aware) and by a baseline run; 
 sentence both outputs side by side, the words that differ highlighted (difflib on the
 words), a marker and a count of the sentences that differ, and a filter to show only them.
 
-`compare_job` is Qt-free (it runs on a worker thread); `CompareControls` is the row of
-options; `fill_comparison` writes a Comparison into the panel's table.
+The translating is core.services.translation.compare (app.core_jobs.compare_job runs
+it); here: `CompareControls`, the row of options, and `fill_comparison`, which writes a
+Comparison into the panel's table.
 """
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any
 
 from PySide6.QtCore import Qt, Signal
@@ -23,74 +23,12 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app.core_jobs import SessionCache, translate_job
 from app.widgets.diff_view import RICH_ROLE, diff_pair
 from core.infer.session import CONTEXT_FAMILIES
-from core.jobs import JobContext
+from core.services.translation import Comparison
 
 TARGET, BASELINE, MARK = 1, 2, 3  # table columns of a comparison (0 = source)
 DIFFERS = "\u2260"  # the marker of a sentence whose outputs differ
-
-
-# --- the job -----------------------------------------------------------------------------------
-class _Phase(JobContext):
-    """One phase of a two-phase job: forwards cancel/pause to the outer context, shifts
-    progress into the whole job's range and renames per-sentence events."""
-
-    def __init__(self, outer: JobContext, offset: int, total: int, translation_kind: str):
-        super().__init__()
-        self.outer, self.offset, self.total = outer, offset, total
-        self.translation_kind = translation_kind
-
-    @property
-    def cancelled(self) -> bool:
-        return self.outer.cancelled
-
-    def check_cancelled(self) -> None:
-        self.outer.check_cancelled()
-
-    def wait_if_paused(self, poll_s: float = 0.1) -> None:
-        self.outer.wait_if_paused(poll_s)
-
-    def emit(self, kind: str, **data: Any) -> None:
-        if kind == "progress":
-            data["done"] = self.offset + int(data.get("done") or 0)
-            data["total"] = self.total
-        elif kind == "translation":
-            kind = self.translation_kind
-        self.outer.emit(kind, **data)
-
-
-@dataclass
-class Comparison:
-    """Both models' Translations of the same sentences, in input order."""
-
-    main: list[Any]
-    baseline: list[Any]
-    main_name: str = "model"
-    baseline_name: str = "baseline"
-
-    def differs(self, row: int) -> bool:
-        return self.main[row].text.split() != self.baseline[row].text.split()
-
-    def n_differ(self) -> int:
-        return sum(self.differs(r) for r in range(len(self.main)))
-
-
-def compare_job(ws: Any, cache: SessionCache, run_ids: Sequence[int], baseline_id: int,
-                sentences: list[str], beam: int, unk_replace: bool, ctx: JobContext,
-                target_context: bool = False) -> Comparison:
-    """Translate `sentences` with the run(s) (a context model reads them as one document,
-    with `target_context` seeing its own translations), then with the baseline run.
-    Events: 'translation' for the first, 'baseline_translation' for the second,
-    'progress' over both."""
-    n = len(sentences)
-    main = translate_job(ws, cache, run_ids, sentences, beam, unk_replace,
-                         _Phase(ctx, 0, 2 * n, "translation"), target_context=target_context)
-    baseline = translate_job(ws, cache, [baseline_id], sentences, beam, unk_replace,
-                             _Phase(ctx, n, 2 * n, "baseline_translation"))
-    names = [ws.get_run(r).name for r in run_ids]
-    return Comparison(main, baseline, " + ".join(names), ws.get_run(baseline_id).name)
 
 
 # --- the controls --------------------------------------------------------------------------------

@@ -75,7 +75,7 @@ def fresh_demo_dir() -> Path:
 
 
 def _records(translations, pairs):
-    from core.cli.translate_cmd import to_record
+    from core.services.translation import to_record
 
     out = []
     for i, (tr, p) in enumerate(zip(translations, pairs, strict=True)):
@@ -87,7 +87,7 @@ def _records(translations, pairs):
 
 def run_demo(root: str | Path, quick: bool = False, beam: int = 5, log=print) -> DemoSummary:
     """The pipeline; returns the summary (also used by tests)."""
-    from core.cli.train_cmd import ProgressPrinter
+    from core.cli.progress import ProgressPrinter
     from core.data.preprocess import Preprocessor
     from core.demo import demo_config, import_demo_corpus, import_demo_gold
     from core.evaluate.alignment import write_pharaoh

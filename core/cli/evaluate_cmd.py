@@ -21,7 +21,8 @@ import argparse
 import sys
 from pathlib import Path
 
-from core.cli.translate_cmd import StderrProgress, add_model_args
+from core.cli.progress import StderrProgress
+from core.cli.translate_cmd import add_model_args
 from core.errors import ConfigError
 from core.jobs import JobContext
 from core.services import evaluation as service

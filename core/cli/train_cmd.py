@@ -7,12 +7,12 @@ import os
 import signal
 import sys
 import threading
-import time
 from typing import TYPE_CHECKING
 
+from core.cli.progress import ProgressPrinter
 from core.config import RunConfig, load_config, load_preset
 from core.errors import ConfigError
-from core.jobs import JobCancelled, JobContext, JobEvent
+from core.jobs import JobCancelled, JobContext
 from core.textsafe import printable
 
 if TYPE_CHECKING:
@@ -92,46 +92,6 @@ def resume_config(ws: Workspace, run_id: int, args: argparse.Namespace) -> RunCo
     config = RunConfig.from_dict(raw, source=f"run {info.name}")
     ws.update_run(run_id, config=config.to_dict())
     return config
-
-
-class ProgressPrinter:
-    """Prints job events as a one-line progress bar plus validation lines."""
-
-    def __init__(self, stream=None, quiet: bool = False):
-        self._stream, self.quiet = stream, quiet
-        self.total = None
-        self.last = 0.0
-
-    @property
-    def stream(self):
-        # resolved when printing: sys.stderr may be replaced after import (pytest, GUI)
-        return self._stream or sys.stderr
-
-    def __call__(self, e: JobEvent) -> None:
-        d = e.data
-        if e.kind == "start":
-            self.total = d.get("total_steps")
-            resumed = f", resumed at step {d['resumed_from']}" if d.get("resumed_from") else ""
-            print(f"training on {d['device']}: {d['params']:,} parameters, "
-                  f"{d['steps_per_epoch']} batches per epoch{resumed}", file=self.stream)
-        elif e.kind == "step" and not self.quiet:
-            now = time.monotonic()
-            if now - self.last < 0.5 and d["step"] != self.total:
-                return
-            self.last = now
-            frac = d["step"] / self.total if self.total else 0.0
-            bar = "#" * int(frac * 30)
-            eta = d.get("eta_s")
-            eta_txt = f"{eta / 60:.1f} min" if eta is not None else "?"
-            print(f"\r[{bar:<30}] step {d['step']}/{self.total} epoch {d['epoch'] + 1} "
-                  f"loss {d['loss']:.3f} ppl {d['ppl']:.1f} lr {d['lr']:.2g} "
-                  f"{d['tok_per_s']:.0f} tok/s ETA {eta_txt}   ", end="", file=self.stream, flush=True)
-        elif e.kind == "validation":
-            bleu = f", dev BLEU {d['dev_bleu']:.2f}" if d.get("dev_bleu") is not None else ""
-            print(f"\nstep {d['step']}: dev perplexity {d['dev_ppl']:.2f}{bleu}", file=self.stream)
-        elif e.kind == "log":
-            message = printable(d["message"])
-            print(f"\n{message}" if not self.quiet else message, file=self.stream)
 
 
 class StopOnSignal:

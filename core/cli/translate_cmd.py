@@ -5,26 +5,27 @@
               [--target-context]
 
 Reads one sentence per line from stdin or --input (with --document: a .txt/.md/.docx
-document, split into sentences, translated in order so context models see their
-context) and writes one detokenised translation per line to stdout or --output
+document split into sentences, or a TMX/XLIFF file's source segments; the whole file is
+one document, so a context model's context crosses paragraph ends) and writes one
+detokenised translation per line (per paragraph with --document) to stdout or --output
 (atomically). --target-context gives a context model its own previous translations as
 context instead of the previous source sentences (with separate source and target
 vocabularies, mapped to source ids by token string). --json writes JSON lines with
 tokens, scores and attention (target tokens x source tokens); an --output ending in
-.tmx, .xlf, .tsv or .jsonl is written in that format. Progress goes to stderr for long inputs.
+.tmx, .xlf, .tsv or .jsonl is written in that format and recorded in the workspace.
+Progress goes to stderr for long inputs. The work is core.services.translation's, which
+the Translate screen uses too.
 """
 from __future__ import annotations
 
 import argparse
 import sys
 from pathlib import Path
-from typing import Any
 
+from core.cli.progress import StderrProgress
 from core.errors import ConfigError, CorpusError
-from core.jobs import JobContext, JobEvent
-from core.services.translation import open_session
+from core.jobs import JobContext
 
-PROGRESS_MIN = 20  # inputs with more sentences show progress on stderr
 EXPORT_SUFFIXES = (".tmx", ".xlf", ".xliff", ".tsv", ".jsonl")
 
 
@@ -45,8 +46,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="write here (atomically) instead of stdout; .tmx/.xlf/.tsv/.jsonl "
                    "choose that format")
     p.add_argument("--document", action="store_true",
-                   help="--input is a document (.txt, .md, .docx): split it into sentences "
-                   "and translate them in order (context models see the previous ones)")
+                   help="--input is a document (.txt, .md, .docx, .tmx, .xlf): split it into "
+                   "sentences and translate them in order as one document (context "
+                   "models see the previous ones); one output line per paragraph")
     p.add_argument("--target-context", action="store_true",
                    help="context models: use the model's own previous translations as the "
                    "context, not the previous source sentences (sentence i waits for i - 1)")
@@ -83,102 +85,35 @@ def load_dictionary(path: str | Path) -> dict[str, str]:
     return out
 
 
-class StderrProgress:
-    """Prints 'translated i/n' on stderr (overwriting itself) for long inputs."""
+def read_input(args: argparse.Namespace, src_lang: str):
+    """The input as a core.services.translation.Document: with --document a document
+    file (paragraphs of sentences, or TMX/XLIFF segments), else one sentence per line
+    from --input or stdin."""
+    from core.services import translation
 
-    def __init__(self, label: str = "translated", stream=None):
-        self.label, self.stream = label, stream
-
-    def __call__(self, e: JobEvent) -> None:
-        if e.kind != "progress" or not e.data.get("total") or e.data["total"] < PROGRESS_MIN:
-            return
-        done, total = e.data["done"], e.data["total"]
-        end = "\n" if done >= total else ""
-        print(f"\r{self.label} {done}/{total}", end=end, file=self.stream or sys.stderr,
-              flush=True)
-
-
-def read_input(args: argparse.Namespace, src_lang: str) -> tuple[list[str], list[list[str]]]:
-    """-> (sentences, documents): documents is [sentences] except with --document, where
-    each paragraph's sentences are a group (all translated as one document)."""
     if args.document:
         if not args.input:
-            raise ConfigError("--document needs --input FILE (.txt, .md or .docx)")
-        from core.formats.documents import read_paragraphs
-
-        paragraphs = read_paragraphs(args.input, src_lang)
-        return [s for para in paragraphs for s in para], paragraphs
-    # read as a corpus is imported (core.data.textio): invalid UTF-8 and NUL bytes are
-    # errors naming the line; lines end at '\n' only
-    from core.data.textio import decode_text, read_bytes, split_lines
+            raise ConfigError("--document needs --input FILE "
+                              f"({', '.join(translation.DOCUMENT_SUFFIXES)})")
+        return translation.read_document(args.input, src_lang)
+    from core.data.textio import read_bytes
 
     if args.input:
-        data = read_bytes(args.input)
-    else:
-        stdin = getattr(sys.stdin, "buffer", None)  # a replaced sys.stdin may be text only
-        data = stdin.read() if stdin is not None else sys.stdin.read().encode("utf-8")
-    text, _ = decode_text(data, args.input or "<stdin>")
-    lines = split_lines(text)
-    return lines, [lines]
-
-
-def to_record(tr: Any, index: int, doc_id: str | None = None):
-    """A Translation -> TranslationRecord with tokens, scores and the attention of the
-    output tokens (the EOS row left out): target_tokens x source_tokens."""
-    from core.formats.records import TranslationRecord
-
-    n = len(tr.target_tokens)
-    attention = tr.attention[:n].tolist() if n else []
-    meta: dict[str, Any] = {}
-    if tr.positions is not None:
-        meta["positions"] = [float(x) for x in tr.positions[:n]]
-    if tr.gates is not None:  # context models: lambda per source token
-        meta["gates"] = [float(x) for x in tr.gates]
-    if tr.unk_report is not None and tr.unk_report.n_unk:
-        meta["unk_replaced"] = tr.unk_report.n_replaced
-    return TranslationRecord(source=tr.source, translation=tr.text, id=str(index + 1),
-                             doc_id=doc_id, source_tokens=list(tr.source_tokens),
-                             target_tokens=list(tr.target_tokens), score=float(tr.log_prob),
-                             attention=attention, meta=meta)
-
-
-def n_best_lines(session, sentences: list[str], beam: int, n_best: int,
-                 batch_size: int = 32) -> list[str]:
-    """Moses-style n-best lines 'i ||| translation ||| score' (i 0-based)."""
-    from core.infer.search import beam_search
-    from core.infer.translate import as_model, detokenize, pad_batch, source_tokens
-
-    if session.is_context_model:
-        raise ConfigError("--n-best works with sentence-level runs; a context model "
-                          "translates whole documents")
-    if n_best > beam:
-        raise ConfigError(f"--n-best {n_best} needs --beam of at least {n_best}")
-    src_vocab, tgt_vocab, src_pre, tgt_pre = session._text_side()
-    model = as_model(session.models)
-    device = next(session.models[0].parameters()).device
-    out = []
-    for start in range(0, len(sentences), batch_size):
-        chunk = sentences[start:start + batch_size]
-        ids = [list(src_vocab.encode(source_tokens(s, src_pre, src_vocab))) for s in chunk]
-        keep = [k for k, s in enumerate(ids) if s]
-        found = beam_search(model, *pad_batch([ids[k] for k in keep], device), beam=beam,
-                            n_best=n_best) if keep else []
-        hyps = dict(zip(keep, found, strict=True))
-        for k in range(len(chunk)):
-            for h in hyps.get(k, []):
-                text = detokenize(list(tgt_vocab.decode(h.tokens)), tgt_pre, tgt_vocab)
-                out.append(f"{start + k} ||| {text} ||| {h.score:.4f}")
-    return out
+        return translation.read_lines(read_bytes(args.input), args.input)
+    stdin = getattr(sys.stdin, "buffer", None)  # a replaced sys.stdin may be text only
+    data = stdin.read() if stdin is not None else sys.stdin.read().encode("utf-8")
+    return translation.read_lines(data, "<stdin>")
 
 
 def write_output(args: argparse.Namespace, lines: list[str], records: list | None,
                  src_lang: str, tgt_lang: str) -> Path | None:
+    """Export formats by --output's suffix; else text lines (or --json lines) to
+    --output (atomically) or stdout. Returns the file written, if any."""
     from core.atomic import write_text_atomic
+    from core.formats.export import write_translations
     from core.formats.jsonl import record_to_json
 
     if args.output and Path(args.output).suffix.lower() in EXPORT_SUFFIXES and records:
-        from core.formats.export import write_translations
-
         return write_translations(args.output, records, src_lang=src_lang,
                                   tgt_lang=tgt_lang)[0]
     if args.json and records is not None:
@@ -191,24 +126,8 @@ def write_output(args: argparse.Namespace, lines: list[str], records: list | Non
     return None
 
 
-def check_target_context(session, args: argparse.Namespace) -> None:
-    """--target-context needs a context model (and no --n-best); says on stderr when the
-    run's vocabularies differ and the context is mapped by token string."""
-    if not session.is_context_model:
-        raise ConfigError(f"--target-context works with context models (family concat or "
-                          f"context_transformer) translating a document; "
-                          f"{session.names[0]!r} is a {session.first.config.model.family!r} "
-                          "run that translates each sentence on its own: drop "
-                          "--target-context or choose a context model")
-    if args.n_best > 1:
-        raise ConfigError("--target-context translates documents; --n-best works with "
-                          "sentence-level runs only: drop one of them")
-    note = session.target_context_note()
-    if note:
-        print(f"note: {note}", file=sys.stderr)
-
-
 def run(args: argparse.Namespace) -> int:
+    from core.services import translation
     from core.store import Workspace
 
     if args.beam < 1 or args.n_best < 1:
@@ -216,35 +135,33 @@ def run(args: argparse.Namespace) -> int:
     dictionary = load_dictionary(args.dictionary) if args.dictionary else None
     if dictionary and not args.unk_replace:
         raise ConfigError("--dictionary is used by --unk-replace: add --unk-replace")
+    if args.n_best > 1 and (args.json or args.target_context):
+        raise ConfigError("--n-best cannot be combined with --json or --target-context: "
+                          "drop one of them")
     with Workspace.open(args.workspace, create=False) as ws:
         runs = [*args.run, *args.ensemble]
-        session = open_session(ws, runs, args.checkpoint, args.device)
-        src_lang = session.first.src_pre.lang
-        tgt_lang = session.first.tgt_pre.lang
-        sentences, documents = read_input(args, src_lang)
-        target_context = args.target_context
-        if target_context:
-            check_target_context(session, args)
+        session = translation.open_session(ws, runs, args.checkpoint, args.device)
+        src_lang, tgt_lang = session.first.src_pre.lang, session.first.tgt_pre.lang
+        document = read_input(args, src_lang)
+        if args.target_context:
+            translation.check_target_context(session)
+            note = session.target_context_note()
+            if note:
+                print(f"note: {note}", file=sys.stderr)
         if args.n_best > 1:
-            if args.json:
-                raise ConfigError("--n-best and --json cannot be combined; choose one")
-            write_output(args, n_best_lines(session, sentences, max(args.beam, args.n_best),
-                                            args.n_best), None, src_lang, tgt_lang)
+            write_output(args, translation.n_best_lines(
+                session, document.sentences, max(args.beam, args.n_best), args.n_best),
+                None, src_lang, tgt_lang)
             return 0
-        ctx = JobContext([StderrProgress()])
-        options = dict(beam=args.beam, unk_replace=args.unk_replace, dictionary=dictionary,
-                       ctx=ctx, target_context=target_context)
-        if args.document:
-            translated = session.translate_documents(documents, **options)
-            out_lines = [" ".join(t.text for t in para) for para in translated]
-            flat = [t for para in translated for t in para]
-        else:
-            flat = session.translate(sentences, **options) if sentences else []
-            out_lines = [t.text for t in flat]
-        records = [to_record(t, i) for i, t in enumerate(flat)]
+        paragraphs = translation.translate_document(
+            session, document, beam=args.beam, unk_replace=args.unk_replace,
+            dictionary=dictionary, ctx=JobContext([StderrProgress()]),
+            target_context=args.target_context)
+        out_lines = [" ".join(t.text for t in para) for para in paragraphs]
+        records = [translation.to_record(t, i)
+                   for i, t in enumerate(t for para in paragraphs for t in para)]
         path = write_output(args, out_lines, records, src_lang, tgt_lang)
         if path is not None:
-            document = Path(args.input).name if args.input else "stdin"
-            ws.add_translation(ws.run_id(runs[0]), document, path)
-            print(f"wrote {len(flat)} translations to {path}", file=sys.stderr)
+            translation.record_export(ws, runs[0], document.name, path)
+            print(f"wrote {len(records)} translations to {path}", file=sys.stderr)
     return 0

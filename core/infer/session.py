@@ -102,7 +102,9 @@ class TranslationSession:
         runs saved before model.ctx_following existed)."""
         return getattr(self.first.config.model, "ctx_following", 0) if self.is_context_model else 0
 
-    def _text_side(self) -> tuple[Any, Any, Any, Any]:
+    def text_side(self) -> tuple[Any, Any, Any, Any]:
+        """(source vocabulary, target vocabulary, source preprocessor, target
+        preprocessor) of the first member (an ensemble's members share them)."""
         f = self.first
         return f.src_vocab, f.tgt_vocab, f.src_pre, f.tgt_pre
 
@@ -119,7 +121,7 @@ class TranslationSession:
                                             target_context=target_context, **options)[0]
         if target_context:
             raise ConfigError(self._no_target_context())
-        return translate_sentences(self.models, *self._text_side(), sentences, beam=beam,
+        return translate_sentences(self.models, *self.text_side(), sentences, beam=beam,
                                    unk_replace=unk_replace, dictionary=dictionary, ctx=ctx,
                                    **options)
 
@@ -136,7 +138,7 @@ class TranslationSession:
             out = iter(self.translate(flat, beam=beam, ctx=ctx, **options))
             return [[next(out) for _ in doc] for doc in documents]
         models = self.target_context_models() if target_context else self.models
-        return translate_documents(models, *self._text_side(), documents, beam=beam,
+        return translate_documents(models, *self.text_side(), documents, beam=beam,
                                    ctx_sentences=self.context_sentences,
                                    ctx_following=self.context_following, ctx=ctx,
                                    target_context=target_context, **options)

@@ -4,6 +4,7 @@ name, for a sentence-level run and for a context model (whose test pairs are tra
 document by document on both fronts)."""
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 from app.core_jobs import SessionCache, evaluate_job
@@ -72,7 +73,7 @@ def test_a_tmx_gives_the_same_pairs_to_corpus_import_and_to_open_document(tmp_pa
     """One TMX parser: a file with region tags, a highlighted word, a formatting code, a
     pretty-printed segment and a unit lacking a language reads the same through corpus
     import (core.data.readers) and the Translate screen's "Open document"."""
-    from app.core_jobs import read_source_document
+    from app.core_jobs import read_document_job
     from core.data.readers import read_corpus
     from core.formats.tmx import read_tmx
 
@@ -94,5 +95,80 @@ def test_a_tmx_gives_the_same_pairs_to_corpus_import_and_to_open_document(tmp_pa
     assert [" ".join(r.source.split()) for r in records] == [q.src for q in corpus.pairs]
     assert [" ".join(r.translation.split()) for r in records] == [q.tgt for q in corpus.pairs]
     assert [r.id for r in records] == ["a", "c"]
-    assert [" ".join(s.split()) for s in read_source_document(p, "es")] == [q.src for q in corpus.pairs]
+    assert [" ".join(s.split()) for s in read_document_job(p, "es", JobContext())] == [q.src for q in corpus.pairs]
     assert [q.line for q in corpus.pairs] == [4, 7]
+
+
+TWO_PARAGRAPHS = ("Compré una mesa nueva. Es muy bonita.\n\n"
+                  "La trajeron el lunes. Tiene cuatro sillas.\n")
+
+
+def _translate_on_screen(qtbot, root, run: str, doc, out, errors) -> list[tuple[str, str]]:
+    """Open `doc` in the Translate screen, translate it with `run` (beam 2), export to
+    `out`; -> the workspace's recorded translations of the run (document, file name)."""
+    from app import workers
+    from app.panels.translate import TranslatePanel
+    from tests.app.conftest import shown_panel
+
+    screen = shown_panel(qtbot, TranslatePanel, root, 1200)
+    panel = next(screen)
+    try:
+        run_id = panel.workspace.run_id(run)
+        panel.models.set_checked([run_id])
+        panel.beam.setValue(2)
+        panel.open_document(doc)
+        qtbot.waitUntil(lambda: len(panel.sources()) == 4, timeout=10000)
+        job = panel.translate()
+        # the state changes before the result reaches the screen: wait for the result
+        qtbot.waitUntil(lambda: job.done and len(panel.translations) == 4, timeout=30000)
+        assert job.state == workers.FINISHED, errors
+        assert panel.export(out) == [out]
+        return [(t.document, t.path.name) for t in panel.workspace.translations(run_id)]
+    finally:
+        next(screen, None)
+
+
+@pytest.mark.parametrize("run", ["sent", "ctx"])
+def test_translate_screen_and_cli_write_identical_records(two_runs, run, qtbot, tmp_path,
+                                                          errors):
+    """A two-paragraph document translated and exported as JSON lines from the Translate
+    screen and from `translate --document`: the same records (text, log-probability,
+    tokens, attention, gates), both exports recorded in the workspace. The context
+    model reads the whole file as one document on both fronts (the CLI once restarted
+    the context at every paragraph)."""
+    from core.formats.jsonl import read_jsonl
+
+    doc = tmp_path / "letter.txt"
+    doc.write_text(TWO_PARAGRAPHS, encoding="utf-8")
+    cli_out, gui_out = tmp_path / "cli.jsonl", tmp_path / "gui.jsonl"
+    assert run_cli(["--workspace", str(two_runs), "translate", "--run", run, "--beam", "2",
+                    "--document", "--input", str(doc), "--output", str(cli_out)]) == 0
+    recorded = _translate_on_screen(qtbot, two_runs, run, doc, gui_out, errors)
+    cli, gui = read_jsonl(cli_out), read_jsonl(gui_out)
+    assert len(cli) == len(gui) == 4
+    for a, b in zip(cli, gui, strict=True):
+        assert (a.source, a.translation, a.source_tokens, a.target_tokens) == \
+               (b.source, b.translation, b.source_tokens, b.target_tokens)
+        assert a.score == pytest.approx(b.score, abs=1e-5) and a.score < 0
+        np.testing.assert_allclose(a.attention, b.attention, atol=1e-5)
+        assert a.meta.keys() == b.meta.keys()
+        assert ("gates" in a.meta) == (run == "ctx")
+    assert ("letter.txt", "cli.jsonl") in recorded and ("letter.txt", "gui.jsonl") in recorded
+
+
+def test_an_edited_target_is_exported_as_text_only(tmp_path):
+    """The screen's export keeps a model's tokens, score and attention only for rows whose
+    target is still the model's text."""
+    from core.infer.translate import Translation
+    from core.services.translation import table_records
+
+    tr = Translation("Hola mundo .", ["Hola", "mundo", "."], [7, 8], ["hello", "world"],
+                     "hello world", score=-0.9, log_prob=-1.25,
+                     attention=np.array([[0.9, 0.1, 0.0], [0.2, 0.7, 0.1], [0, 0, 1.0]]))
+    same, edited, untranslated = table_records(
+        ["Hola mundo .", "Hola mundo .", "Adiós ."], [tr.text, "Hi world", "Bye ."], [tr, tr])
+    assert same.target_tokens == list(tr.target_tokens) and same.attention is not None
+    assert same.score == -1.25 and same.attention == [[0.9, 0.1, 0.0], [0.2, 0.7, 0.1]]
+    assert (edited.translation, edited.attention, edited.score) == ("Hi world", None, None)
+    assert edited.meta == {"edited": True}
+    assert (untranslated.translation, untranslated.id, untranslated.score) == ("Bye .", "3", None)

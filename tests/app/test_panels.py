@@ -196,13 +196,13 @@ def test_documents_are_read_off_the_gui_thread_and_failures_are_shown(qtbot, tmp
     reader refuses opens the error dialog with the reader's message, table untouched."""
     import threading
 
-    from app import core_jobs
+    from core.services import translation
 
     window = _window(qtbot, trained_ws)
     panel = window.translate
     threads = []
-    real = core_jobs.read_source_document
-    monkeypatch.setattr(core_jobs, "read_source_document",
+    real = translation.read_document
+    monkeypatch.setattr(translation, "read_document",
                         lambda *a: threads.append(threading.current_thread()) or real(*a))
     job = panel.open_document(_doc(tmp_path))
     qtbot.waitUntil(lambda: job.done and bool(panel.sources()), timeout=10000)

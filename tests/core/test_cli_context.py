@@ -98,7 +98,7 @@ def test_translate_cli_target_context_equals_the_library_call(ctx_ws, tmp_path, 
         session = TranslationSession.open(ws, ["ctxj"])
     assert session.shares_vocabulary and session.target_context_note() is None
     assert session.target_context_models() == session.models  # joint: nothing to map
-    direct = translate_documents(session.models, *session._text_side(), [SENTENCES], beam=1,
+    direct = translate_documents(session.models, *session.text_side(), [SENTENCES], beam=1,
                                  ctx_sentences=session.context_sentences,
                                  target_context=True)[0]
     assert [r["translation"] for r in records] == [t.text for t in direct]
@@ -106,7 +106,7 @@ def test_translate_cli_target_context_equals_the_library_call(ctx_ws, tmp_path, 
     recorded_ctx.clear()
 
     # the context passed: <doc>, then the previous translation's (target = source) ids
-    src_vocab, _, src_pre, _ = session._text_side()
+    src_vocab, _, src_pre, _ = session.text_side()
     start = src_vocab.encode(["<doc>"])
     assert len(target_ctx) == len(source_ctx) == 3
     assert target_ctx[0] == source_ctx[0] == start
@@ -124,7 +124,7 @@ def test_translate_cli_target_context_needs_a_context_model(ctx_ws, tmp_path, ca
     assert run_cli(["--workspace", str(ctx_ws), "translate", "--run", "sent", "--beam", "1",
                     "--input", str(doc), "--target-context"]) == 2
     err = capsys.readouterr().err
-    assert "--target-context works with context models" in err and "'sent'" in err
+    assert "target-side context works with context models" in err and "'sent'" in err
 
 
 def _separate_vocab_session(seed: int = 3) -> tuple[TranslationSession, Vocab, Vocab]:

@@ -9,7 +9,6 @@ import numpy as np
 import pytest
 import torch
 
-from core.cli.translate_cmd import to_record
 from core.config import ModelConfig
 from core.data.preprocess import Preprocessor
 from core.data.vocab import Vocab
@@ -19,6 +18,7 @@ from core.infer.search import beam_search, greedy
 from core.infer.translate import translate_documents, translate_sentences
 from core.models import context_transformer, luong
 from core.models.base import BOS
+from core.services.translation import to_record
 from tests.core.toy_models import ToyAttnModel
 
 SRC_VOCAB = Vocab(["<pad>", "<unk>", "<s>", "</s>", "<doc>", "der", "hund", "bellt", "die",

@@ -69,5 +69,5 @@ def test_translate_input_errors_name_the_line_and_refuse_nul(tmp_path, data, lin
 def test_translate_input_splits_on_newlines_only(tmp_path):
     path = tmp_path / "in.txt"
     path.write_bytes("uno\u2028dos\r\ntres\n".encode())
-    assert read_input(argparse.Namespace(document=False, input=str(path)), "es")[0] == [
+    assert read_input(argparse.Namespace(document=False, input=str(path)), "es").sentences == [
         "uno\u2028dos", "tres"]
