@@ -121,6 +121,29 @@ class PairInput:
     gold_tgt: list[str] | None = None
 
 
+def gold_pairs(ws: Any, gold_name: str, limit: int = 0) -> list[PairInput]:
+    """The gold set's sentence pairs with their links (the first `limit`; 0 = all)."""
+    from core.goldsets import load_gold_set
+
+    gold = load_gold_set(ws, gold_name)
+    n = limit or len(gold)
+    return [PairInput(" ".join(s), " ".join(t), a, s, t) for s, t, a in
+            zip(gold.src_tokens[:n], gold.tgt_tokens[:n], gold.alignments[:n], strict=True)]
+
+
+def pairs_job(ws: Any, gold_name: str | None, run_id: int | None, limit: int,
+              ctx: JobContext) -> list[PairInput]:
+    """A gold set's pairs (`gold_name`), else the first `limit` pairs of the run's test
+    split, read in a job: a big corpus takes seconds to load, and its split may be
+    created and saved on the way."""
+    ctx.progress(0, None, f"reading {gold_name or 'the test split'}")
+    if gold_name:
+        return gold_pairs(ws, gold_name, limit)
+    if run_id is None:
+        return []
+    return [PairInput(s, t) for s, t in split_test_pairs(ws, run_id, limit)]
+
+
 def pair_view(session: TranslationSession, run_id: int, label: str, pair: PairInput,
               forced: bool, beam: int = 1) -> PairView:
     """Attention of `pair` under one model: forced decoding of the reference, or the
@@ -257,6 +280,14 @@ def attention_job(ws: Any, cache: SessionCache, runs: Sequence[tuple[int, str]],
             if done % 8 == 0 or done == total:
                 ctx.progress(done, total, f"{done}/{total} attention matrices")
     return out
+
+
+def pairs_attention_job(ws: Any, cache: SessionCache, runs: Sequence[tuple[int, str]],
+                        gold_name: str | None, run_id: int, limit: int, forced: bool,
+                        ctx: JobContext) -> tuple[list[PairInput], dict]:
+    """pairs_job then attention_job in one worker: -> (pairs, views)."""
+    pairs = pairs_job(ws, gold_name, run_id, limit, ctx)
+    return pairs, attention_job(ws, cache, runs, list(enumerate(pairs)), forced, ctx)
 
 
 def corpus_aer_rows(views: dict[tuple[int, int], PairView], golds: Sequence[Alignment],

@@ -91,6 +91,7 @@ def main(argv: list[str] | None = None) -> int:
         att.models.set_checked(ids[:3])
         att.pair_source.setCurrentText("Gold set")
         att.gold_set.setCurrentText("demo-gold")
+        wait(app, att.load_pairs())
         if hasattr(att, "baseline"):
             att.baseline.setChecked(True)
         wait(app, att.compute())

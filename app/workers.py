@@ -99,40 +99,44 @@ class Job(QObject):
         try:
             result = self._fn(*self._args, ctx=self.ctx, **self._kwargs)
         except JobCancelled:
-            self._send("state_changed", CANCELLED)
-            self._send("cancelled")
+            self._end(CANCELLED, "cancelled")
             return
         except WorkbenchError as exc:
             log.warning("job %s failed: %s", self.name, exc)
             self.error = str(exc)
-            self._send("state_changed", FAILED)
-            self._send("failed", str(exc), "")
+            self._end(FAILED, "failed", str(exc), "")
             return
         except BaseException as exc:  # noqa: BLE001 - reported, never swallowed
             text = traceback.format_exc()
             log.error("job %s crashed:\n%s", self.name, text)
             self.error = f"{type(exc).__name__}: {exc}"
-            self._send("state_changed", FAILED)
-            self._send("failed", self.error, text)
+            self._end(FAILED, "failed", self.error, text)
             return
         self.result = result
         if self.ctx.cancelled:
-            self._send("state_changed", CANCELLED)
-            self._send("cancelled")
+            self._end(CANCELLED, "cancelled")
         else:
-            self._send("state_changed", FINISHED)
-            self._send("finished", result)
+            self._end(FINISHED, "finished", result)
 
     def _settle_cancelled(self) -> None:
-        self._send("state_changed", CANCELLED)
-        self._send("cancelled")
+        self._end(CANCELLED, "cancelled")
 
     @Slot(str, object)
     def _dispatch(self, name: str, args: tuple) -> None:
-        getattr(self, name).emit(*args)
+        if name == "end":  # the final state and the result signal, in one event
+            state, signal_name, rest = args
+            self.state_changed.emit(state)
+            getattr(self, signal_name).emit(*rest)
+        else:
+            getattr(self, name).emit(*args)
 
     def _send(self, name: str, *args: Any) -> None:
         self._post.emit(name, args)
+
+    def _end(self, state: str, signal_name: str, *args: Any) -> None:
+        """Post the end state with its result signal as one event: whoever sees
+        `done` on the GUI thread can rely on the result's slots having run."""
+        self._send("end", state, signal_name, args)
 
     @Slot(str)
     def _remember_state(self, state: str) -> None:

@@ -40,18 +40,17 @@ from app.core_jobs import (
     attention_job,
     baseline_job,
     corpus_aer_rows,
+    pairs_job,
     select_layer,
     select_reading,
-    split_test_pairs,
 )
 from app.widgets.gate_strip import GateStrip
 from app.widgets.heatmap import AttentionHeatmap
 from app.widgets.run_colours import label_colour
 from app.widgets.run_list import RunList, usable_runs
 from core.config import RunConfig
-from core.errors import WorkbenchError
 from core.evaluate.aer import corpus_aer, percent_text
-from core.goldsets import list_gold_sets, load_gold_set
+from core.goldsets import list_gold_sets
 from core.services.alignment import default_reading
 
 SOURCES = ("Gold set", "Test split", "Typed pairs")
@@ -108,6 +107,8 @@ class AttentionPanel(QWidget):
         self.current = -1  # pair index shown
         self.job: workers.Job | None = None
         self.names: dict[int, str] = {}
+        self.loading_pairs = False  # a pairs_job is reading the chosen source
+        self._pairs_asked = 0  # counts load_pairs calls: only the newest one's pairs show
 
         # --- controls -----------------------------------------------------------------------
         self.pair_source = QComboBox()
@@ -336,37 +337,56 @@ class AttentionPanel(QWidget):
         self.run_button.setEnabled(not busy and bool(self.models.checked()) and bool(self.pairs))
 
     # --- pairs -------------------------------------------------------------------------------------
-    def load_pairs(self) -> None:
-        """Fill the pair list from the chosen source (gold set, test split, typed)."""
-        self.pairs, self.views = [], {}
+    def load_pairs(self) -> workers.Job | None:
+        """Fill the pair list from the chosen source: typed pairs at once; a gold set or
+        the test split read in a job (the list fills when it ends; a failure opens the
+        error dialog). Returns that job."""
+        self._pairs_asked += 1
+        asked = self._pairs_asked
+        self._show_pairs([], asked)
         source = self.pair_source.currentText()
-        try:
-            if self.workspace is None:
-                pass
-            elif source == "Gold set" and self.gold_set.currentText():
-                gold = load_gold_set(self.workspace, self.gold_set.currentText())
-                self.pairs = [PairInput(" ".join(s), " ".join(t), a, s, t) for s, t, a in
-                              zip(gold.src_tokens, gold.tgt_tokens, gold.alignments, strict=True)]
-            elif source == "Test split" and self.models.run_ids():
-                run_id = (self.models.checked() or self.models.run_ids())[0]
-                self.pairs = [PairInput(s, t) for s, t in
-                              split_test_pairs(self.workspace, run_id, TEST_LIMIT)]
-            elif source == "Typed pairs":
-                self.pairs = list(self.typed)
-        except WorkbenchError as exc:
-            workers.show_error(self, "Cannot load the pairs", str(exc))
+        gold_name = self.gold_set.currentText() if source == "Gold set" else ""
+        run_id = None
+        if source == "Test split" and self.models.run_ids():
+            run_id = (self.models.checked() or self.models.run_ids())[0]
+        if source == "Typed pairs":
+            self._show_pairs(list(self.typed), asked)
+        if self.workspace is None or not (gold_name or run_id is not None):
+            return None
+        self.loading_pairs = True
+        self.pair_label.setText(f"reading {gold_name or 'the test split'} ...")
+        job = self.jobs.submit(pairs_job, self.workspace, gold_name or None, run_id,
+                               0 if gold_name else TEST_LIMIT, name="Read pairs")
+        job.finished.connect(lambda pairs: self._show_pairs(pairs, asked))
+        job.failed.connect(lambda message, _tb: self._pairs_failed(message, asked))
+        return job
+
+    def _show_pairs(self, pairs: list[PairInput], asked: int) -> None:
+        if asked != self._pairs_asked:  # the user chose another source meanwhile
+            return
+        self.loading_pairs = False
+        self.pairs, self.views = list(pairs), {}
         self.current = -1
         self._fill_pair_list()
         self._fill_corpus_table()
         self._update_controls()
+        if pairs:
+            self.pair_label.setText(f"{len(pairs)} pairs")
+
+    def _pairs_failed(self, message: str, asked: int) -> None:
+        if asked == self._pairs_asked:
+            self.loading_pairs = False
+            self.pair_label.setText(f"Cannot load the pairs: {message}")
 
     def add_typed_pair(self) -> None:
         src, tgt = self.src_edit.text().strip(), self.tgt_edit.text().strip()
         if not src:
             return
         self.typed.append(PairInput(src, tgt))
+        self.pair_source.blockSignals(True)
         self.pair_source.setCurrentText("Typed pairs")
-        self.load_pairs()
+        self.pair_source.blockSignals(False)
+        self.load_pairs()  # typed pairs show at once
         self.pair_list.setCurrentRow(self.order.index(len(self.pairs) - 1))
         self.compute()
 

@@ -26,7 +26,12 @@ from PySide6.QtWidgets import (
 )
 
 from app import workers
-from app.core_jobs import PairInput, SessionCache, attention_job, evaluate_job
+from app.core_jobs import (
+    PairInput,
+    SessionCache,
+    evaluate_job,
+    pairs_attention_job,
+)
 from app.file_dialogs import ask_folder, ask_save_path
 from app.panels.figures import export_plot_dialog, figure_png
 from app.widgets.curves import CurvesPlot
@@ -34,7 +39,7 @@ from app.widgets.heatmap import AttentionHeatmap
 from app.widgets.run_colours import PALETTE, label_colour
 from core.evaluate.aer import PERCENT_FORMAT, percent_text
 from core.evaluate.report import Table, write_html_report
-from core.goldsets import list_gold_sets, load_gold_set
+from core.goldsets import list_gold_sets
 
 COLUMNS = ("Run", "Test set", "BLEU (test)", "chrF (test)", "TER (test)", "test perplexity",
            "best dev perplexity", "AER % (gold set)", "test sentences")
@@ -319,21 +324,13 @@ class EvaluationPanel(QWidget):
         run_ids = self.selected_run_ids()
         if self.workspace is None or not run_ids:
             return None
-        gold_name = self._gold_name()
-        if gold_name:
-            gold = load_gold_set(self.workspace, gold_name)
-            pairs = [PairInput(" ".join(s), " ".join(t), a, s, t) for s, t, a in
-                     zip(gold.src_tokens[:n], gold.tgt_tokens[:n], gold.alignments[:n],
-                         strict=True)]
-        else:
-            from app.core_jobs import split_test_pairs
-
-            pairs = [PairInput(s, t) for s, t in split_test_pairs(self.workspace, run_ids[0], n)]
         names = {r.id: r.name for r in self.workspace.list_runs()}
         runs = [(r, f"{r}: {names.get(r, '?')}") for r in run_ids]
-        job = self.jobs.submit(attention_job, self.workspace, self.sessions, runs,
-                               list(enumerate(pairs)), True, name="Export heatmaps")
-        job.finished.connect(lambda views: self._write_heatmaps(views, pairs, folder, dpi, names))
+        job = self.jobs.submit(pairs_attention_job, self.workspace, self.sessions, runs,
+                               self._gold_name() or None, run_ids[0], n, True,
+                               name="Export heatmaps")
+        job.finished.connect(lambda result: self._write_heatmaps(result[1], result[0], folder,
+                                                                 dpi, names))
         return job
 
     def _write_heatmaps(self, views: dict, pairs: list[PairInput], folder: str | Path, dpi: int,

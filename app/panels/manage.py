@@ -67,24 +67,24 @@ def ask_name(parent: QWidget, title: str, current: str) -> str | None:
 
 # --- the actions ------------------------------------------------------------------------------
 def delete_corpus(parent: QWidget, ws: Any, corpus_id: int) -> bool:
-    allowed, text = corpus_deletion(ws, corpus_id)
-    if not allowed:
-        refuse(parent, "Cannot delete the corpus", text)
-        return False
-    if not confirm(parent, "Delete corpus", text):
-        return False
-    ws.delete_corpus(corpus_id)
-    return True
+    return _delete(parent, "corpus", corpus_deletion(ws, corpus_id),
+                   lambda: ws.delete_corpus(corpus_id))
 
 
 def delete_run(parent: QWidget, ws: Any, run_id: int, training: bool) -> bool:
-    allowed, text = run_deletion(ws, run_id, training)
+    return _delete(parent, "run", run_deletion(ws, run_id, training),
+                   lambda: ws.delete_run(run_id))
+
+
+def _delete(parent: QWidget, what: str, verdict: tuple[bool, str], delete) -> bool:
+    """Refuse with the reason, or ask to confirm and then `delete()`; True if deleted."""
+    allowed, text = verdict
     if not allowed:
-        refuse(parent, "Cannot delete the run", text)
+        refuse(parent, f"Cannot delete the {what}", text)
         return False
-    if not confirm(parent, "Delete run", text):
+    if not confirm(parent, f"Delete {what}", text):
         return False
-    ws.delete_run(run_id)
+    delete()
     return True
 
 

@@ -107,3 +107,9 @@ def shown_panel(qtbot, panel_class, root, width: int, height: int = 800):
     yield widget
     jobs.shutdown()
     ws.close()
+
+
+def wait_for_pairs(qtbot, panel, timeout: int = 15000) -> None:
+    """Wait until the Attention screen has read its pairs (a gold set or the test split
+    is read in a job) and listed them."""
+    qtbot.waitUntil(lambda: not panel.loading_pairs and bool(panel.pairs), timeout=timeout)

@@ -15,7 +15,7 @@ from core.evaluate.aer import sentence_aer
 from core.evaluate.extract import argmax_alignment
 from core.goldsets import load_gold_set
 from core.infer.session import TranslationSession
-from tests.app.conftest import shown_panel
+from tests.app.conftest import shown_panel, wait_for_pairs
 
 LAYERS, HEADS = 2, 2
 
@@ -64,6 +64,7 @@ def test_layer_head_selector_shows_that_matrix_and_its_aer(qtbot, panel, errors)
     panel.models.set_checked([ids["tf"], ids["rnn"]])
     panel.pair_source.setCurrentText("Gold set")
     panel.gold_set.setCurrentText("demo-gold")
+    wait_for_pairs(qtbot, panel)
     job = panel.compute()
     qtbot.waitUntil(lambda: job.done, timeout=60000)
     assert job.state == workers.FINISHED, errors

@@ -15,6 +15,7 @@ from core.evaluate.attention_aer import reading_alignments
 from core.evaluate.readings import read_attention
 from core.goldsets import load_gold_set
 from core.infer.session import TranslationSession
+from tests.app.conftest import wait_for_pairs
 
 
 def test_select_reading_moves_rows_links_and_aer():
@@ -43,6 +44,7 @@ def test_screen_shift_reading_matches_the_core(qtbot, trained_ws, errors):
     panel.models.set_checked([glob])
     panel.pair_source.setCurrentText("Gold set")
     panel.gold_set.setCurrentText("demo-gold")
+    wait_for_pairs(qtbot, panel)
     job = panel.compute()
     qtbot.waitUntil(lambda: job.done, timeout=60000)
     assert job.state == workers.FINISHED, errors

@@ -9,7 +9,7 @@ from PySide6.QtGui import QColor, QImage
 from app.widgets.gate_strip import GateStrip
 from app.widgets.heatmap import AttentionHeatmap
 from app.widgets.heatmap_legend import GOLD, POSITION, PREDICTED
-from tests.app.conftest import shown_panel
+from tests.app.conftest import shown_panel, wait_for_pairs
 
 
 def _near(c: QColor, ref: QColor, tol: int = 40) -> bool:
@@ -383,6 +383,7 @@ def test_item10_a_run_has_one_colour_in_every_screen(qtbot, trained_ws, errors):
         assert icon.pixelColor(6, 6).name().lower() == run_colour(rid).lower()
     attention.models.set_checked([ids["locp"], ids["glob"]])
     attention.pair_source.setCurrentText("Gold set")
+    wait_for_pairs(qtbot, attention)
     job = attention.compute()
     qtbot.waitUntil(lambda: job.done, timeout=60000)
     window.tabs.setCurrentWidget(attention)

@@ -18,7 +18,7 @@ from app.panels.attention import AttentionPanel
 from app.panels.translate import TranslatePanel
 from app.widgets.curves import CurvesPlot
 from app.widgets.heatmap import AttentionHeatmap
-from tests.app.conftest import shown_panel
+from tests.app.conftest import shown_panel, wait_for_pairs
 
 
 def _heatmap(qtbot, src, tgt, matrix=None, size=(520, 420)) -> AttentionHeatmap:
@@ -157,6 +157,7 @@ def test_fault3_attention_screen_follows_the_checked_models(qtbot, attention, er
     ids = {r.name: r.id for r in panel.workspace.list_runs()}
     panel.models.set_checked([ids["glob"], ids["locp"]])
     panel.pair_source.setCurrentText("Gold set")
+    wait_for_pairs(qtbot, panel)
     job = panel.compute()
     qtbot.waitUntil(lambda: job.done, timeout=60000)
     assert job.state == workers.FINISHED, errors

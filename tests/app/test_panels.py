@@ -13,6 +13,7 @@ from core.evaluate.aer import sentence_aer
 from core.evaluate.extract import argmax_alignment
 from core.goldsets import load_gold_set
 from core.infer.session import TranslationSession
+from tests.app.conftest import wait_for_pairs
 
 
 def _window(qtbot, root) -> MainWindow:
@@ -225,6 +226,7 @@ def test_attention_two_models_with_gold_overlay_and_aer(qtbot, trained_ws, error
     panel.models.set_checked([ids["glob"], ids["locp"]])
     panel.pair_source.setCurrentText("Gold set")
     panel.gold_set.setCurrentText("demo-gold")
+    wait_for_pairs(qtbot, panel)
     gold = load_gold_set(ws, "demo-gold")
     assert len(panel.pairs) == len(gold) == 56
     job = panel.compute()
@@ -280,6 +282,7 @@ def test_evaluation_scores_report_and_exports(qtbot, tmp_path, trained_ws, error
     attention = window.attention
     attention.models.set_checked(run_ids)
     attention.pair_source.setCurrentText("Gold set")
+    wait_for_pairs(qtbot, attention)
     computed = attention.compute()
     qtbot.waitUntil(lambda: computed.done, timeout=60000)
     for row in range(attention.corpus_table.rowCount()):
@@ -356,6 +359,7 @@ def test_attention_whole_set_table_includes_the_eflomal_baseline(qtbot, trained_
     panel.pair_source.setCurrentText("Gold set")
     panel.gold_set.setCurrentText("demo-gold")
     panel.baseline.setChecked(True)
+    wait_for_pairs(qtbot, panel)
     job = panel.compute()
     qtbot.waitUntil(lambda: job.done and panel.baseline_job is not None
                     and panel.baseline_job.done, timeout=120000)

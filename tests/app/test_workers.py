@@ -144,3 +144,26 @@ def test_every_exception_type_fails_the_job(qtbot, errors, exc):
     with qtbot.waitSignal(job.failed, timeout=5000):
         pass
     assert job.error.startswith(type(exc).__name__)
+
+
+@pytest.mark.parametrize("fn, signal_name", [(lambda ctx: 42, "finished"),
+                                              (_crash, "failed")])
+def test_done_is_seen_only_with_the_result_delivered(qtbot, fn, signal_name):
+    """The GUI thread handles the worker's posts one event at a time; after any single
+    event, a job that reads `done` has already delivered its result (or failure) to
+    its slots: waiting for `done` is waiting for the result. (The state and the result
+    once travelled as two events, and a panel could see `done` before its result.)"""
+    job = workers.Job(fn, name="one")
+    posts: list[tuple[str, tuple]] = []
+    job._post.disconnect(job._dispatch)  # this test is the event loop
+    job._post.connect(lambda name, args: posts.append((name, args)))
+    delivered: list[object] = []
+    getattr(job, signal_name).connect(lambda *args: delivered.append(args))
+    job.run_here()
+    assert posts
+    for name, args in posts:
+        job._dispatch(name, args)
+        if job.done:
+            assert delivered, f"done after {name!r} before {signal_name!r} was delivered"
+    assert job.done and len(delivered) == 1
+    assert job.state == (workers.FINISHED if signal_name == "finished" else workers.FAILED)
