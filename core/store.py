@@ -542,6 +542,19 @@ class Workspace:
                             math.nan if r["value"] is None else r["value"], r["time"])
                 for r in rows]
 
+    def best_dev_ppl(self, run_ids: Sequence[int] | None = None) -> dict[int, float]:
+        """Run id -> the lowest dev perplexity it logged (NaN values ignored; runs that
+        never validated are left out), for every run or `run_ids`, in one query."""
+        sql = ("SELECT run_id, MIN(value) AS best FROM metrics WHERE kind = 'valid' "
+               "AND name = 'dev_ppl' AND value IS NOT NULL")
+        params: list[Any] = []
+        if run_ids is not None:
+            ids = [int(r) for r in run_ids]
+            sql += f" AND run_id IN ({', '.join('?' * len(ids))})"
+            params = ids
+        return {r["run_id"]: float(r["best"])
+                for r in self._query(sql + " GROUP BY run_id", params)}
+
     def curves(self, run_id: int, kind: str) -> dict[str, tuple[list[int], list[float]]]:
         """Metric name -> (steps, values) for one kind: ready to plot."""
         out: dict[str, tuple[list[int], list[float]]] = {}

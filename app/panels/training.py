@@ -84,6 +84,7 @@ class TrainingPanel(QWidget):
         self.current: workers.Job | None = None  # the job the progress bar follows
         self.run_jobs: dict[int, workers.Job] = {}  # run id -> its latest job
         self.labels: dict[int, str] = {}  # run id -> curve label
+        self.best_ppl: dict[int, float] = {}  # run id -> best dev perplexity (runs table)
         self.progress_of: dict[int, dict[str, Any]] = {}  # run id -> last step event
         self._pending: list[tuple[str, str, int, float]] = []  # (plot, label, step, value)
 
@@ -406,6 +407,7 @@ class TrainingPanel(QWidget):
             runs = self.workspace.list_runs()
             self.context.set_stage1_runs(runs)
             self.runs_table.setRowCount(len(runs))
+            self.best_ppl = self.workspace.best_dev_ppl()  # one query for the whole table
             for row, run in enumerate(runs):
                 self._fill_row(row, run)
                 if run.id in keep:
@@ -418,9 +420,8 @@ class TrainingPanel(QWidget):
 
     def _fill_row(self, row: int, run: Any) -> None:
         created = time.strftime("%Y-%m-%d %H:%M", time.localtime(run.created))
-        valid = self.workspace.curves(run.id, "valid")
-        ppls = valid.get("dev_ppl", ([], []))[1]
-        best = f"{min(ppls):.2f}" if ppls else "–"
+        ppl = self.best_ppl.get(run.id)
+        best = f"{ppl:.2f}" if ppl is not None else "–"
         attention = run.config.get("model", {}).get("attention", "")
         if "transformer" in run.family or run.family == "concat":
             attention = "multi-head"

@@ -262,8 +262,7 @@ def best_dev_ppl(ws, run_ids: Sequence[int]) -> float | None:
     ensemble, or a run that never validated)."""
     if len(run_ids) != 1:
         return None
-    values = ws.curves(run_ids[0], "valid").get("dev_ppl", ([], []))[1]
-    return float(min(values)) if values else None
+    return ws.best_dev_ppl(run_ids).get(int(run_ids[0]))
 
 
 def evaluate_and_store(ws, sessions: dict[str, Any], run_ids: dict[str, list[int]],

@@ -289,6 +289,21 @@ def test_metrics_and_curves(ws):
         ws.log_metrics(rid, 1, "test", {"x": 1.0})
 
 
+def test_best_dev_perplexity_of_every_run_in_one_query(ws):
+    """The runs table's "best dev ppl" column: NaN (a diverged validation) is no best,
+    a run that never validated has none."""
+    a, b, never = (ws.create_run(n, CONFIG, None) for n in ("a", "b", "c"))
+    for step, value in ((1000, 12.5), (2000, math.nan), (3000, 9.75), (4000, 11.0)):
+        ws.log_metrics(a, step, "valid", {"dev_ppl": value})
+    ws.log_metrics(b, 1000, "valid", {"dev_ppl": math.nan})
+    ws.log_metrics(b, 1000, "train", {"dev_ppl": 1.5})  # another kind: not a validation
+    ws.log_metrics(never, 1000, "train", {"loss": 3.0})
+    assert ws.best_dev_ppl() == {a: 9.75}
+    assert ws.best_dev_ppl([b, never]) == {}
+    ws.log_metrics(b, 2000, "valid", {"dev_ppl": 20.0})
+    assert ws.best_dev_ppl([b]) == {b: 20.0}
+
+
 def test_checkpoints_upsert_and_follow_a_moved_workspace(tmp_path):
     with Workspace.open(tmp_path / "a") as ws:
         rid = ws.create_run("r", CONFIG, None)
