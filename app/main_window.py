@@ -280,7 +280,7 @@ def launch(workspace: str | None = None, demo: bool = False) -> int:
     app.setApplicationName("NMT Attention Workbench")
     apply_style(app)
     if demo:
-        from core.demo import ensure_demo_workspace
+        from core.services.demo import ensure_demo_workspace
 
         try:
             workspace = str(ensure_demo_workspace())

@@ -61,7 +61,7 @@ def measure(steps: int, hidden: int) -> dict[str, float]:
     from app import workers
     from app.main_window import MainWindow
     from core.config import load_preset
-    from core.demo import import_demo_corpus
+    from core.services.demo import import_demo_corpus
     from core.store import Workspace
 
     app = QApplication.instance() or QApplication(sys.argv[:1])

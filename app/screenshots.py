@@ -64,7 +64,7 @@ def main(argv: list[str] | None = None) -> int:
     from PySide6.QtWidgets import QApplication
 
     from app.main_window import MainWindow, apply_style
-    from core.demo import MODELS_DIR, ensure_demo_workspace
+    from core.services.demo import MODELS_DIR, ensure_demo_workspace
 
     args.out.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="nmt-shots-") as tmp:

@@ -4,7 +4,7 @@ of each run's best checkpoint, with its stored scores in meta.json.
     python experiments/bundle_demo.py [--workspace /tmp/ref-ws] [--out resources/demo/models]
 
 Reads the evaluations that experiments/ref_tatoeba_eval.sh stored (test split and the
-459 demo pairs, beam 5) and writes one folder per run (core.demo.bundle_run).
+459 demo pairs, beam 5) and writes one folder per run (core.services.demo.bundle_run).
 """
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from core.demo import bundle_run  # noqa: E402
+from core.services.demo import bundle_run  # noqa: E402
 from core.store import Workspace  # noqa: E402
 
 RUNS = {"ref-tatoeba-luong": "tatoeba-luong", "ref-tatoeba-rnnsearch": "tatoeba-rnnsearch",

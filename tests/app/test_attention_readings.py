@@ -78,8 +78,8 @@ def test_subword_runs_are_shown_and_scored_in_the_gold_words(tmp_path):
     back, as `align` does), so the gold squares fall on their cells and the pair's AER
     equals the core's for every reading."""
     from app.core_jobs import PairInput, pair_view
-    from core.demo import DEMO_GOLD, bundled_models, ensure_demo_workspace
     from core.evaluate.aer import sentence_aer
+    from core.services.demo import DEMO_GOLD, bundled_models, ensure_demo_workspace
     from core.store import Workspace
 
     if not bundled_models():

@@ -17,7 +17,7 @@ from tests.core.test_cli_context import tiny_config
 
 @pytest.fixture(scope="module")
 def two_runs(tmp_path_factory):
-    from core.demo import import_demo_corpus
+    from core.services.demo import import_demo_corpus
     from core.services.training import create_run, train_run
 
     root = tmp_path_factory.mktemp("fronts") / "ws"

@@ -43,8 +43,8 @@ def tiny_config(name: str, family: str, steps: int, joint: bool) -> RunConfig:
 def ctx_ws(tmp_path_factory):
     """The demo corpus, a context model with a joint vocabulary ('ctxj') and a
     sentence-level transformer ('sent')."""
-    from core.demo import import_demo_corpus
     from core.jobs import JobContext
+    from core.services.demo import import_demo_corpus
     from core.services.training import create_run, train_run
     from core.store import Workspace
 

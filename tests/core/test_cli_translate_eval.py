@@ -115,8 +115,8 @@ def test_score_systems_with_perfect_hypotheses_scores_100_per_bucket():
 @pytest.fixture(scope="module")
 def tiny_ws(tmp_path_factory):
     """A workspace with the demo corpus and a tiny run trained for a few steps."""
-    from core.demo import demo_config, import_demo_corpus
     from core.jobs import JobContext
+    from core.services.demo import demo_config, import_demo_corpus
     from core.services.training import create_run, train_run
     from core.store import Workspace
 

@@ -42,9 +42,9 @@ def test_an_int8_checkpoint_loads_and_translates_like_the_original(tmp_path):
     """A demo-corpus run stripped to int8: load_model expands it; forced log-probs of
     the dev sentences stay within 0.05 nats per token of the fp32 model's, and greedy
     translations of them are mostly the same."""
-    from core.demo import demo_config, import_demo_corpus, strip_checkpoint
     from core.infer.session import TranslationSession
     from core.jobs import JobContext
+    from core.services.demo import demo_config, import_demo_corpus, strip_checkpoint
     from core.services.training import create_run, load_split_corpora, train_run
     from core.store import Workspace
     from core.train import artifacts

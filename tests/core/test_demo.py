@@ -10,7 +10,7 @@ import pytest
 import torch
 from defusedxml import ElementTree
 
-from core.demo import (
+from core.services.demo import (
     BUNDLE_CURVES,
     BUNDLE_META,
     DEMO_CORPUS,
@@ -23,7 +23,7 @@ from core.store import Workspace
 
 
 def test_demo_quick_runs_the_pipeline_and_writes_valid_exports(tmp_path):
-    from core.cli.demo_cmd import run_demo
+    from core.services.demo_pipeline import run_demo
 
     summary = run_demo(tmp_path / "ws", quick=True, beam=1, log=lambda m: None)
     n = summary.test_sentences
@@ -131,9 +131,9 @@ def test_bundle_is_small_and_model_only(folder, limit_mib):
 def test_a_run_bundled_in_int8_installs_into_the_demo_workspace(tmp_path):
     """bundle_run writes a trained run (any corpus) as a bundle folder with int8 weights;
     the demo workspace installs it as a finished run that translates like the original."""
-    from core.demo import bundle_run, demo_config, import_demo_corpus
     from core.infer.session import TranslationSession
     from core.jobs import JobContext
+    from core.services.demo import bundle_run, demo_config, import_demo_corpus
     from core.services.training import create_run, train_run
     from core.train import artifacts
     from core.train.checkpoint import load_checkpoint

@@ -43,7 +43,7 @@ def test_torchrun_with_nccl_creates_one_run_and_trains(tmp_path):
     import sys
     from pathlib import Path
 
-    from core.demo import import_demo_corpus
+    from core.services.demo import import_demo_corpus
     from core.store import Workspace
 
     root = tmp_path / "ws"

@@ -93,8 +93,8 @@ def test_the_reading_that_undoes_the_models_lag_finds_the_diagonal(lag, best):
 
 
 def test_align_cli_reports_every_reading_with_and_without_the_sink(tmp_path, capsys):
-    from core.demo import demo_config, import_demo_corpus
     from core.jobs import JobContext
+    from core.services.demo import demo_config, import_demo_corpus
     from core.services.training import create_run, train_run
     from core.store import Workspace
 

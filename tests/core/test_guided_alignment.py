@@ -124,7 +124,7 @@ def test_a_run_aligns_its_training_split_once_and_the_next_run_reuses_it(tmp_pat
     the first (one Pharaoh line per kept training pair, links inside each pair), the
     second reads the stored file (eflomal samples at random, so equal links prove reuse)."""
     from core.data.dataset import encode_text
-    from core.demo import demo_config, import_demo_corpus
+    from core.services.demo import demo_config, import_demo_corpus
     from core.services.training import create_run, load_split_corpora, train_run
     from core.store import Workspace
     from core.train import artifacts

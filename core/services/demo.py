@@ -6,12 +6,12 @@
         'demo-gold', and the pretrained runs of resources/demo/models/ installed as
         finished runs with their learning curves. Fast and idempotent when complete.
 
-    bundle_run(ws, run, dest)    (python -m core.demo bundle-run WS RUN DEST)
+    bundle_run(ws, run, dest)    (python -m core.services.demo bundle-run WS RUN DEST)
         Writes a trained run (any corpus) as a bundle: a model-only checkpoint with
         int8 weights, the vocabularies, the preprocessors, curves.json and meta.json
         (see resources/demo/models/README.md for the shipped reference runs).
 
-    build_demo_bundle(out_dir)   (python -m core.demo build-bundle OUT_DIR)
+    build_demo_bundle(out_dir)   (python -m core.services.demo build-bundle OUT_DIR)
         Trains the three toy models on the demo corpus's train split (the tests' toy
         runs, tests/fixtures/toy-models).
 
@@ -36,7 +36,7 @@ from core.store import Workspace
 from core.train import artifacts
 from core.workspace_paths import APP_NAME
 
-DEMO_DIR = Path(__file__).resolve().parent.parent / "resources" / "demo"
+DEMO_DIR = Path(__file__).resolve().parents[2] / "resources" / "demo"
 MODELS_DIR = DEMO_DIR / "models"
 DEMO_CORPUS, DEMO_GOLD = "demo", "demo-gold"
 SRC_LANG, TGT_LANG = "es", "en"
@@ -325,8 +325,8 @@ def main(argv: list[str]) -> int:
         print(f"{meta['name']}: step {meta['step']}, {meta['weights']} -> {argv[3]}")
         return 0
     if not argv or argv[0] != "build-bundle":
-        print("usage: python -m core.demo build-bundle OUT_DIR [--max-steps N]\n"
-              "       python -m core.demo bundle-run WORKSPACE RUN OUT_DIR "
+        print("usage: python -m core.services.demo build-bundle OUT_DIR [--max-steps N]\n"
+              "       python -m core.services.demo bundle-run WORKSPACE RUN OUT_DIR "
               "[--weights int8|fp16] [--which best|last|FILE] [--name NAME]")
         return 1
     args = argv[1:]
@@ -336,7 +336,7 @@ def main(argv: list[str]) -> int:
         max_steps = int(args[k + 1])
         del args[k:k + 2]
     if not args:
-        print("usage: python -m core.demo build-bundle OUT_DIR [--max-steps N]")
+        print("usage: python -m core.services.demo build-bundle OUT_DIR [--max-steps N]")
         return 1
     build_demo_bundle(Path(args[0]), max_steps=max_steps)
     return 0
