@@ -92,14 +92,10 @@ def _gold(ws, args: argparse.Namespace, src_lang: str, tgt_lang: str):
 
 
 def run(args: argparse.Namespace) -> int:
-    from core.evaluate.attention_aer import aer_table, reading_alignments, symmetrized_attention
-    from core.services.alignment import (
-        baseline_training_text,
-        eflomal_systems,
-        reading_list,
-        system_name,
-        write_alignments,
-    )
+    """Print the AER table of the run's attention (every reading asked for, or both
+    directions symmetrised) and eflomal's on the gold set; write Pharaoh files."""
+    from core.evaluate.attention_aer import aer_table
+    from core.services import alignment
     from core.services.translation import open_session
     from core.store import Workspace
 
@@ -108,32 +104,31 @@ def run(args: argparse.Namespace) -> int:
         session = open_session(ws, [info.id], args.checkpoint, args.device)
         src_lang, tgt_lang = session.first.src_pre.lang, session.first.tgt_pre.lang
         gold = _gold(ws, args, src_lang, tgt_lang)
-        systems: dict[str, list] = {}
         if args.reverse_run:
+            asked = args.reading or []
+            if len(asked) > 1 or "all" in asked:
+                raise ConfigError("with --reverse-run give one --reading, or none: each "
+                                  "run is then read at its own default")
             reverse = open_session(ws, [args.reverse_run], args.checkpoint, args.device)
-            fwd, rev, sym = symmetrized_attention(session, reverse, gold, args.symmetrize,
-                                                  args.method, args.threshold)
-            rname = ws.get_run(args.reverse_run).name
-            systems.update({f"{info.name} attention": fwd, f"{rname} attention (rev)": rev,
-                            f"attention {args.symmetrize}": sym})
+            systems = alignment.symmetrized_systems(
+                session, info.name, reverse, ws.get_run(args.reverse_run).name, gold,
+                args.symmetrize, args.method, args.threshold,
+                asked[0] if asked else None, args.no_sink)
         else:
-            readings = reading_list(args.reading, session.first.config)
-            variants = [(r, sink) for r in readings
-                        for sink in ((False, True) if args.no_sink else (False,))]
-            found = reading_alignments(session, gold, variants, args.method, args.threshold)
-            for (reading, no_sink), alignments in found.items():
-                systems[system_name(info.name, reading, no_sink)] = alignments
+            systems = alignment.attention_systems(
+                session, info.name, gold, alignment.reading_list(args.reading, session.first.config),
+                args.no_sink, args.method, args.threshold)
         if args.baseline == "eflomal":
             # the run's own preprocessing (pretokenized, lowercase ...), so the baseline
             # sees the same tokens as the model and the gold
-            train_src, train_tgt = baseline_training_text(
+            train_src, train_tgt = alignment.baseline_training_text(
                 ws, info, session.first.src_pre, session.first.tgt_pre, args.baseline_corpus,
                 args.baseline_src, args.baseline_tgt)
             print(f"eflomal: aligning {len(train_src)} training pairs + {len(gold)} gold "
                   "pairs", file=sys.stderr)
-            systems.update(eflomal_systems(gold, train_src, train_tgt, args.symmetrize))
+            systems.update(alignment.eflomal_systems(gold, train_src, train_tgt, args.symmetrize))
         print(aer_table(systems, gold).to_markdown())
         if args.out_dir:
-            for path in write_alignments(args.out_dir, systems):
+            for path in alignment.write_alignments(args.out_dir, systems):
                 print(f"wrote {path}", file=sys.stderr)
     return 0

@@ -135,14 +135,18 @@ def reverse_gold(gold: GoldSet) -> GoldSet:
 
 def symmetrized_attention(session, reverse_session, gold: GoldSet,
                           heuristic: str = "grow-diag-final-and", method: str = "argmax",
-                          threshold: float = 0.3, ctx: JobContext | None = None
+                          threshold: float = 0.3, ctx: JobContext | None = None,
+                          readings: tuple[str, str] = ("predict", "predict"),
+                          no_sink: bool = False
                           ) -> tuple[list[Alignment], list[Alignment], list[Alignment]]:
     """Attention alignments of a src->tgt session and of a tgt->src session (on the
-    reversed gold pairs, turned back to (src, tgt)), and their symmetrisation.
+    reversed gold pairs, turned back to (src, tgt)), each read at its own reading
+    (`readings` = (forward, reverse)), and their symmetrisation.
     Returns (forward, reverse, symmetrized)."""
-    fwd = attention_alignments(session, gold, method, threshold, ctx)
+    fwd = attention_alignments(session, gold, method, threshold, ctx, readings[0], no_sink)
     rev = [a.swapped() for a in attention_alignments(reverse_session, reverse_gold(gold),
-                                                     method, threshold, ctx)]
+                                                     method, threshold, ctx, readings[1],
+                                                     no_sink)]
     return fwd, rev, symmetrize_corpus(fwd, rev, heuristic)
 
 

@@ -85,6 +85,38 @@ def run_baseline_alignments(ws, run_ref: int | str, src_words: Sequence[list[str
     return eflomal_systems(gold, train_src, train_tgt, heuristic)[f"eflomal {heuristic}"]
 
 
+def attention_systems(session, name: str, gold, readings: Sequence[str], no_sink: bool,
+                      method: str = "argmax", threshold: float = 0.0
+                      ) -> dict[str, list[Alignment]]:
+    """The run's attention alignments of the gold sentences (forced decoding), one
+    system per reading (and per reading without the sink, with `no_sink`)."""
+    from core.evaluate.attention_aer import reading_alignments
+
+    variants = [(r, sink) for r in readings for sink in ((False, True) if no_sink else (False,))]
+    found = reading_alignments(session, gold, variants, method, threshold)
+    return {system_name(name, reading, sink): als for (reading, sink), als in found.items()}
+
+
+def symmetrized_systems(session, name: str, reverse, reverse_name: str, gold,
+                        heuristic: str, method: str = "argmax", threshold: float = 0.0,
+                        reading: str | None = None, no_sink: bool = False
+                        ) -> dict[str, list[Alignment]]:
+    """A src->tgt run's and a tgt->src run's attention alignments and their
+    symmetrisation by `heuristic` (grow-diag-final-and, intersection, ...); each run is
+    read at `reading`, or at its own default reading when None."""
+    from core.evaluate.attention_aer import symmetrized_attention
+
+    fwd_reading = reading or default_reading(session.first.config)
+    rev_reading = reading or default_reading(reverse.first.config)
+    fwd, rev, sym = symmetrized_attention(session, reverse, gold, heuristic, method,
+                                          threshold, readings=(fwd_reading, rev_reading),
+                                          no_sink=no_sink)
+    tail = ", no sink" if no_sink else ""
+    return {system_name(name, fwd_reading, no_sink): fwd,
+            f"{reverse_name} attention (rev, {rev_reading}{tail})": rev,
+            f"attention {heuristic} ({fwd_reading} + {rev_reading}{tail})": sym}
+
+
 def default_reading(config) -> str:
     """The reading a run's attention aligns best with: the predicting step for a run
     trained with guided alignment (that is the step the guide supervises), else its

@@ -124,3 +124,52 @@ def test_align_cli_reports_every_reading_with_and_without_the_sink(tmp_path, cap
     en = (DEMO / "gold.en").read_text(encoding="utf-8").splitlines()
     assert len(lines) == 56
     assert all(len(line.split()) == len(sent.split()) for line, sent in zip(lines, en, strict=True))
+
+
+def test_align_cli_symmetrises_two_directions_each_at_its_own_reading(tmp_path, capsys):
+    """`align --reverse-run`: an es->en and an en->es run, each read at its family's
+    default reading (Luong: 'previous'), and their grow-diag-final-and symmetrisation,
+    which equals symmetrising the two written Pharaoh files; several readings are
+    refused with the reason."""
+    from core.evaluate.alignment import read_pharaoh
+    from core.evaluate.symmetrize import symmetrize_corpus
+    from core.jobs import JobContext
+    from core.services.demo import demo_config, import_demo_corpus
+    from core.services.training import create_run, train_run
+    from core.store import Workspace
+
+    root = tmp_path / "ws"
+    with Workspace.open(root) as ws:
+        corpus_id = import_demo_corpus(ws)
+    assert run_cli(["--workspace", str(root), "corpus", "import", str(DEMO / "demo.en"),
+                    str(DEMO / "demo.es"), "--format", "parallel", "--src-lang", "en",
+                    "--tgt-lang", "es", "--name", "rev"]) == 0
+    with Workspace.open(root) as ws:
+        for name, corpus in (("fwd", corpus_id), ("bwd", "rev")):
+            config = demo_config(name, dict(emb_size=16, hidden_size=24), max_steps=4,
+                                 valid_every=4, device="cpu")
+            config.data.dev_sample = 2
+            assert train_run(ws, create_run(ws, corpus, config, name), JobContext()).status \
+                == "finished"
+    capsys.readouterr()
+    out = tmp_path / "al"
+    gold_args = ["--gold-src", str(DEMO / "gold.es"), "--gold-tgt", str(DEMO / "gold.en"),
+                 "--gold-links", str(DEMO / "gold.links")]
+    assert run_cli(["--workspace", str(root), "align", "--run", "fwd", "--reverse-run", "bwd",
+                    *gold_args, "--out-dir", str(out)]) == 0
+    rows = [ln.split(" | ")[0][2:] for ln in capsys.readouterr().out.splitlines()
+            if ln.startswith("| ") and "attention" in ln]
+    assert rows == ["fwd attention (previous)", "bwd attention (rev, previous)",
+                    "attention grow-diag-final-and (previous + previous)"]
+    fwd = read_pharaoh(out / "fwd_attention_previous.pharaoh")
+    rev = read_pharaoh(out / "bwd_attention_rev_previous.pharaoh")
+    sym = read_pharaoh(out / "attention_grow-diag-final-and_previous_previous.pharaoh")
+    assert len(fwd) == len(rev) == len(sym) == 56
+    assert [a.sure for a in sym] == [a.sure for a in symmetrize_corpus(fwd, rev)]
+    # grow-diag-final-and lies between the two directions' intersection and union
+    assert all(set(f.sure) & set(r.sure) <= set(s.sure) <= set(f.sure) | set(r.sure)
+               for f, r, s in zip(fwd, rev, sym, strict=True))
+    assert [a.sure for a in fwd] != [a.sure for a in rev]
+    assert run_cli(["--workspace", str(root), "align", "--run", "fwd", "--reverse-run", "bwd",
+                    *gold_args, "--reading", "all"]) == 2
+    assert "give one --reading" in capsys.readouterr().err
