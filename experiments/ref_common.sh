@@ -17,8 +17,9 @@ train_refs() {
     if [ "$resume" = 1 ]; then
       echo "== resume" >> "$log"
       epochs=$(sed -n 's/^epochs = \([0-9]*\).*/\1/p' "experiments/configs/$name.toml")
+      steps=$(sed -n 's/^max_steps = \([0-9]*\).*/\1/p' "experiments/configs/$name.toml")
       $PY main.py --workspace "$WS" train --resume "$name" --threads "$THREADS" \
-          --epochs "$epochs" --quiet >> "$log" 2>&1
+          --epochs "$epochs" --max-steps "${steps:-0}" --quiet >> "$log" 2>&1
     else
       $PY main.py --workspace "$WS" train --config "experiments/configs/$name.toml" \
           --corpus "$corpus" --threads "$THREADS" --quiet >> "$log" 2>&1
