@@ -45,7 +45,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                    "(default 10,20,...,60)")
     p.add_argument("--report", metavar="FILE", help="write the tables to .md/.csv/.json/.html")
     p.add_argument("--contrastive", metavar="DIR|FILE.json",
-                   help="contrastive pronoun set: a ContraPro-style folder or a JSON set")
+                   help="contrastive set: a ContraPro-style folder, a DiscEvalMT JSON "
+                   "object (Bawden et al. 2018) or a JSON list / JSON lines set")
     p.add_argument("--k", type=int, default=1, help="context sentences of the contrastive set")
     p.add_argument("--separator", default=None, metavar="TEXT",
                    help="a JSON contrastive set joins context and current sentence with TEXT "

@@ -370,7 +370,8 @@ def _joined_with_eos(path: Path) -> bool:
 
 def contrastive_examples(path: Path, separator: str | None = None, k: int = 1,
                          log=None) -> list:
-    """The examples of a ContraPro-style folder or a JSON set. For a JSON set without
+    """The examples of a ContraPro-style folder, a DiscEvalMT set (one JSON object of
+    blocks, core.evaluate.discevalmt) or a Voita-style JSON set. For a JSON set without
     `separator`, '_eos'-joined sentences (Voita et al.) are detected and split (said
     through `log`); separator '' splits nothing."""
     from core.evaluate.contrastive import read_json_set, read_pronoun_set
@@ -381,6 +382,16 @@ def contrastive_examples(path: Path, separator: str | None = None, k: int = 1,
                               f"ContraPro-style folder ({path}) keeps its context sentences "
                               "on their own lines: drop --separator")
         return read_pronoun_set(path, k=k)
+    from core.evaluate.discevalmt import is_discevalmt, read_discevalmt
+
+    if is_discevalmt(path):
+        if separator:
+            raise ConfigError(f"{path.name} is a DiscEvalMT set ([previous, current] lists): "
+                              "drop --separator")
+        if log:
+            log(f"{path.name}: DiscEvalMT layout (blocks of src [previous, current] and "
+                "correct / semi-correct / incorrect variants); accuracy per type")
+        return read_discevalmt(path)
     if separator is None and _joined_with_eos(path):
         separator = EOS_SEPARATOR
         if log:

@@ -269,3 +269,17 @@ def test_evaluate_cli_contrastive_scores_each_run_as_its_own_system(ctx_ws, tmp_
         for k in ("it", "she", "none"):
             assert row[f"{k} %"] == pytest.approx(round(metrics["by_pronoun"][k], 2))
         assert _stored(ctx_ws, run, "contrastive:pron.json") == metrics  # stored per run
+
+
+def test_evaluate_cli_reads_a_discevalmt_set_and_reports_each_type(ctx_ws, capsys):
+    """`evaluate --contrastive` on a DiscEvalMT-layout file (our own sentences): every
+    variant scored, accuracy stored per type."""
+    path = Path(__file__).resolve().parents[1] / "fixtures" / "contrastive" / "discevalmt-style.json"
+    assert run_cli(["--workspace", str(ctx_ws), "evaluate", "--run", "ctxj",
+                    "--contrastive", str(path)]) == 0
+    captured = capsys.readouterr()
+    assert "DiscEvalMT layout" in captured.err and "5 examples, 5 with source context" in captured.err
+    rows = {ln.split(" | ")[0][2:]: ln for ln in captured.out.splitlines() if ln.startswith("| ")}
+    assert {"discevalmt-style", "disambig", "all"} <= rows.keys()
+    m = _stored(ctx_ws, "ctxj", "contrastive:discevalmt-style.json")
+    assert m["examples"] == 5 and set(m["by_pronoun"]) == {"discevalmt-style", "disambig"}
