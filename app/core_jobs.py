@@ -19,14 +19,13 @@ from core.evaluate.aer import corpus_aer, sentence_aer
 from core.evaluate.alignment import Alignment
 from core.evaluate.extract import argmax_alignment
 from core.evaluate.readings import drop_sink, read_attention
+from core.families import family_traits
 from core.infer.session import TranslationSession
 from core.jobs import JobContext
 from core.services import translation
 from core.services.translation import SessionCache
 
 Link = tuple[int, int]  # (source index, target index)
-#: families whose forced decoding reports every decoder layer's and head's attention
-LAYERED_FAMILIES = ("transformer", "concat", "context_transformer")
 
 
 # --- translating --------------------------------------------------------------------------------
@@ -161,7 +160,7 @@ def pair_view(session: TranslationSession, run_id: int, label: str, pair: PairIn
                     cfg.window if cfg.attention == "local-p" else 0,
                     None if tr.gates is None else np.asarray(tr.gates, dtype=np.float32),
                     layers=None if layers is None else np.asarray(layers, dtype=np.float32),
-                    layered=cfg.family in LAYERED_FAMILIES)
+                    layered=family_traits(cfg.family).layered)
     view.predicted = set(argmax_alignment(matrix, drop_eos=True).sure)
     if pair.gold is not None and forced:
         # one model token per gold token (normalisation such as lowercasing may differ)

@@ -152,7 +152,8 @@ def measure_variant(name: str, steps: int, warmup: int, device: str, pairs_file:
     from core.data.batching import BatchPlan
     from core.data.context import CONTEXT_START
     from core.data.vocab import Vocab
-    from core.models.registry import build_model, family_traits
+    from core.families import family_traits
+    from core.models.registry import build_model
     from core.train.loop import forward_batch, sequence_nll
     from core.train.optim import build_optimizer
 

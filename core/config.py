@@ -14,11 +14,10 @@ from pathlib import Path
 from typing import Any
 
 from core.errors import ConfigError
+from core.families import FAMILIES, family_traits
 
-FAMILIES = ("rnnencdec", "rnnsearch", "luong", "transformer", "concat", "context_transformer")
 ATTENTION_KINDS = ("none", "global", "local-m", "local-p")
 SCORES = ("dot", "general", "concat", "location", "additive")
-TRANSFORMER_FAMILIES = ("transformer", "concat", "context_transformer")
 DEVICE_RE = re.compile(r"^(auto|cpu|mps|cuda(:[0-9]+)?)$")
 
 
@@ -185,7 +184,8 @@ class ModelConfig:
     def validate(self, source: str = "") -> None:
         _check_section("model", self, source)
         where = f"{source}: " if source else ""
-        if self.family in TRANSFORMER_FAMILIES and self.d_model % self.heads:
+        if self.family in FAMILIES and family_traits(self.family).transformer \
+                and self.d_model % self.heads:
             raise ConfigError(
                 f"{where}model.d_model = {self.d_model} must be a multiple of model.heads = "
                 f"{self.heads} (each head gets d_model / heads dimensions); e.g. d_model = "

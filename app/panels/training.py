@@ -44,8 +44,9 @@ from app.widgets.curves import CurvesPlot
 from app.widgets.run_colours import run_colour, swatch
 from app.widgets.run_list import run_device
 from app.widgets.status_label import StatusLabel
-from core.config import ATTENTION_KINDS, FAMILIES, SCORES, RunConfig, list_presets, load_preset
+from core.config import ATTENTION_KINDS, SCORES, RunConfig, list_presets, load_preset
 from core.errors import ConfigError, WorkbenchError
+from core.families import FAMILIES, family_traits
 from core.services.training import create_run, train_run
 from core.textsafe import printable
 from core.train.device import precision_note
@@ -56,7 +57,6 @@ STATUS_COLOURS = {"finished": "#1b7837", "failed": "#b2182b", "cancelled": "#8c6
                   "interrupted": "#8c6d1f",
                   "running": "#2166ac", "queued": "#555555"}
 FLUSH_MS = 250  # how often buffered curve points are drawn
-TRANSFORMER_FAMILIES = ("transformer", "concat", "context_transformer")
 CUSTOM_NOTE = "Your own settings: edit the form (it starts from a Luong model with global attention)."
 
 
@@ -293,7 +293,7 @@ class TrainingPanel(QWidget):
             self.splitter.setSizes([needed, sum(sizes) - needed])
 
     def _family_changed(self, family: str) -> None:
-        rnn = family not in TRANSFORMER_FAMILIES
+        rnn = not family_traits(family).transformer
         for w in (self.attention, self.score, self.input_feeding, self.reverse, self.window):
             w.setEnabled(rnn)
         self.context.set_family(family)
@@ -330,7 +330,7 @@ class TrainingPanel(QWidget):
         self.input_feeding.setChecked(m.input_feeding)
         self.reverse.setChecked(m.reverse_source)
         self.dropout.setValue(m.dropout)
-        transformer = m.family in TRANSFORMER_FAMILIES
+        transformer = family_traits(m.family).transformer
         self.emb.setValue(m.d_model if transformer else m.emb_size)
         self.hidden.setValue(m.ff_size if transformer else m.hidden_size)
         self.layers.setValue(m.enc_layers if transformer else m.layers)
@@ -361,7 +361,7 @@ class TrainingPanel(QWidget):
         m.input_feeding, m.reverse_source = self.input_feeding.isChecked(), self.reverse.isChecked()
         m.dropout = self.dropout.value()
         m.window = int(self.window.value())
-        if m.family in TRANSFORMER_FAMILIES:
+        if family_traits(m.family).transformer:
             m.d_model, m.ff_size = int(self.emb.value()), int(self.hidden.value())
             m.enc_layers = m.dec_layers = int(self.layers.value())
         else:

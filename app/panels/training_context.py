@@ -10,7 +10,7 @@ from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QComboBox, QFormLayout, QGroupBox, QSpinBox
 
 from core.config import ModelConfig, TrainConfig
-from core.services.training import CONTEXT_FAMILIES
+from core.families import family_traits
 
 
 def _spin(lo: int, hi: int, value: int, tip: str = "") -> QSpinBox:
@@ -70,7 +70,7 @@ class ContextModelBox(QGroupBox):
     def set_family(self, family: str) -> None:
         """Show the box for the context families, the ctx-encoder rows for
         context_transformer only."""
-        self.setVisible(family in CONTEXT_FAMILIES)
+        self.setVisible(family_traits(family).context)
         for w in (self.strategy, self.stage, self.init_from, self.ctx_layers, self.ctx_following):
             self.form.setRowVisible(w, family == "context_transformer")
         self._stage_changed()
@@ -96,7 +96,7 @@ class ContextModelBox(QGroupBox):
 
     def apply(self, m: ModelConfig, t: TrainConfig) -> None:
         """Write the fields that apply to m.family into m and t."""
-        if m.family in CONTEXT_FAMILIES:
+        if family_traits(m.family).context:
             m.ctx_sentences = int(self.ctx_sentences.value())
         if m.family == "context_transformer":
             m.strategy, m.ctx_layers = self.strategy.currentData(), int(self.ctx_layers.value())

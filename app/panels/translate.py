@@ -45,9 +45,9 @@ from app.widgets.heatmap import AttentionHeatmap
 from app.widgets.run_list import RunList, usable_runs
 from app.widgets.status_label import StatusLabel
 from core.errors import WorkbenchError
+from core.families import family_traits
 from core.formats.documents import split_sentences
 from core.formats.export import FILE_FILTER
-from core.infer.session import CONTEXT_FAMILIES
 from core.services import translation
 from core.services.translation import Comparison
 
@@ -200,7 +200,7 @@ class TranslatePanel(QWidget):
         run_ids = self.models.checked()
         if self.workspace is None or not run_ids:
             return False
-        return self.workspace.get_run(run_ids[0]).family in CONTEXT_FAMILIES
+        return family_traits(self.workspace.get_run(run_ids[0]).family).context
 
     # --- documents ----------------------------------------------------------------------------
     def _source_lang(self) -> str:
@@ -277,8 +277,9 @@ class TranslatePanel(QWidget):
         self.progress.setValue(0)
         kind = "ensemble of " + str(len(run_ids)) if len(run_ids) > 1 else "run " + str(run_ids[0])
         family = self.workspace.get_run(run_ids[0]).family
-        target_context = family in CONTEXT_FAMILIES and self.target_context.isChecked()
-        if family in CONTEXT_FAMILIES:
+        context = family_traits(family).context
+        target_context = context and self.target_context.isChecked()
+        if context:
             kind += ", context model: each sentence sees the ones before it"
             if target_context:
                 kind += " (its own translations)"

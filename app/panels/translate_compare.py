@@ -24,7 +24,7 @@ from PySide6.QtWidgets import (
 )
 
 from app.widgets.diff_view import RICH_ROLE, diff_pair
-from core.infer.session import CONTEXT_FAMILIES
+from core.families import family_traits
 from core.services.translation import Comparison
 
 TARGET, BASELINE, MARK = 1, 2, 3  # table columns of a comparison (0 = source)
@@ -60,10 +60,10 @@ class CompareControls(QWidget):
         """Every usable run (see run_list.usable_runs) can be the baseline; sentence-level ones come first, the
         newest sentence-level Transformer (else any sentence-level run) is preselected."""
         keep = self.baseline_id()
-        ordered = sorted(runs, key=lambda r: (r.family in CONTEXT_FAMILIES, -r.id))
+        ordered = sorted(runs, key=lambda r: (family_traits(r.family).context, -r.id))
         self.baseline.clear()
         for run in ordered:
-            level = "context" if run.family in CONTEXT_FAMILIES else "sentence-level"
+            level = "context" if family_traits(run.family).context else "sentence-level"
             self.baseline.addItem(f"{run.id}: {run.name} ({run.family}, {level})", run.id)
         pick = next((r.id for r in ordered if r.family == "transformer"),
                     ordered[0].id if ordered else None)

@@ -10,6 +10,7 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QListWidget, QListWidgetItem, QWidget
 
 from app.widgets.run_colours import run_colour, swatch
+from core.families import FAMILIES, family_traits
 from core.textsafe import printable
 
 STOPPED = ("cancelled", "interrupted")  # stopped before their last step
@@ -45,8 +46,8 @@ def run_device(described: str) -> tuple[str, str]:
 
 def run_title(run: Any) -> str:
     model = run.config.get("model", {})
-    kind = model.get("attention", "") if run.family not in ("transformer", "concat",
-                                                           "context_transformer") else ""
+    recurrent = run.family in FAMILIES and not family_traits(run.family).transformer
+    kind = model.get("attention", "") if recurrent else ""
     title = f"{run.id}: {printable(run.name)}  ({run.family}{', ' + kind if kind else ''})"
     if run.status in STOPPED:
         title += f"  \u2014 {run.status} at step {run.steps:,}"

@@ -20,6 +20,7 @@ import numpy as np
 import torch
 
 from core.errors import ConfigError
+from core.families import family_traits
 from core.infer.translate import (
     Translation,
     detokenize,
@@ -27,10 +28,7 @@ from core.infer.translate import (
     translate_sentences,
 )
 from core.jobs import JobContext
-from core.models.registry import families_with, family_traits
 from core.train.artifacts import LoadedModel, load_model
-
-CONTEXT_FAMILIES = families_with(context=True)  # kept for importers; ask family_traits
 
 
 @dataclass

@@ -7,11 +7,11 @@ Transformer code; each family module exposes `build(config, src_vocab, tgt_vocab
 from __future__ import annotations
 
 import importlib
-from dataclasses import dataclass
 from typing import Any
 
-from core.config import FAMILIES, ModelConfig
+from core.config import ModelConfig
 from core.errors import ConfigError
+from core.families import FAMILIES
 from core.models.base import Seq2Seq
 
 _MODULES = {
@@ -22,43 +22,6 @@ _MODULES = {
     "concat": "core.models.transformer",
     "context_transformer": "core.models.context_transformer",
 }
-
-@dataclass(frozen=True)
-class FamilyTraits:
-    """What a model family is, for every layer that must treat families differently."""
-
-    context: bool = False      # sees other sentences of its document (model.ctx_*)
-    transformer: bool = False  # d_model / ff_size / heads / enc_layers / dec_layers sizes
-    layered: bool = False      # per-layer, per-head cross-attention (layer_attention)
-    previous_only: bool = False  # a context family that takes no following sentences
-    #: where word alignments are read off its attention by default (core.evaluate.readings;
-    #: measured in experiments/RESULTS.md, section D)
-    reading: str = "predict"
-
-
-TRAITS: dict[str, FamilyTraits] = {
-    "rnnencdec": FamilyTraits(),
-    "rnnsearch": FamilyTraits(),
-    # input feeding makes the trained attention look one word ahead (RESULTS.md D)
-    "luong": FamilyTraits(reading="previous"),
-    "transformer": FamilyTraits(transformer=True, layered=True),
-    "concat": FamilyTraits(context=True, transformer=True, layered=True, previous_only=True),
-    "context_transformer": FamilyTraits(context=True, transformer=True, layered=True),
-}
-
-
-def family_traits(family: str) -> FamilyTraits:
-    """The traits of `family` (ConfigError naming the known families otherwise)."""
-    if family not in TRAITS:
-        raise ConfigError(f"unknown model family {family!r}; known: {sorted(TRAITS)}")
-    return TRAITS[family]
-
-
-def families_with(**wanted: bool) -> tuple[str, ...]:
-    """The families whose traits match, e.g. families_with(context=True)."""
-    return tuple(f for f, t in TRAITS.items()
-                 if all(getattr(t, k) == v for k, v in wanted.items()))
-
 
 #: (name, ModelConfig overrides): every attention variant of the recurrent families.
 #: Tests and benchmarks apply these over their own sizes.

@@ -121,7 +121,7 @@ def default_reading(config) -> str:
     """The reading a run's attention aligns best with: the predicting step for a run
     trained with guided alignment (that is the step the guide supervises), else its
     family's registry trait (measured in experiments/RESULTS.md, section D)."""
-    from core.models.registry import family_traits
+    from core.families import family_traits
 
     if config.train.guided_alignment > 0:
         return "predict"

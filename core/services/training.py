@@ -22,17 +22,14 @@ from core.config import RunConfig
 from core.data.batching import BatchPlan
 from core.data.dataset import PreparedData, decode_ids, prepare_dataset
 from core.errors import ConfigError, TrainingError, WorkbenchError
+from core.families import family_traits
 from core.jobs import JobCancelled, JobContext, JobEvent
-from core.models.registry import families_with, family_traits
 from core.runlock import RunLock
 from core.services.corpora import ensure_split, load_split_corpora  # noqa: F401 (re-exported)
 from core.store import Workspace
 from core.train import artifacts, guidance
 from core.train.device import describe_device, pick_device
 from core.train.loop import TrainData, TrainResult, train_model
-
-CONTEXT_FAMILIES = families_with(context=True)  # kept for importers; ask family_traits
-
 
 MIN_DEV_PAIRS = 1  # a dev set without a pair gives perplexity exp(0) = 1.00: meaningless
 MIN_PAIRS = 10  # fewer cannot give a dev pair in an 80/10/10 split

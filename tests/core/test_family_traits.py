@@ -1,15 +1,17 @@
-"""Family traits live in the model registry and are asked for by name."""
+"""Family traits live in core.families and are asked for by name; no module keeps its
+own list of family names."""
 from __future__ import annotations
 
 import pytest
 
-from core.config import FAMILIES
 from core.errors import ConfigError
-from core.models.registry import TRAITS, families_with, family_traits
+from core.families import FAMILIES, TRAITS, families_with, family_traits
 
 
 def test_every_family_has_traits_and_the_groups_are_right():
-    assert set(TRAITS) == set(FAMILIES)
+    from core.models import registry
+
+    assert set(FAMILIES) == set(registry._MODULES)  # every family can be built
     assert families_with(context=True) == ("concat", "context_transformer")
     assert families_with(transformer=True) == ("transformer", "concat", "context_transformer")
     assert families_with(layered=True) == families_with(transformer=True)
@@ -26,9 +28,9 @@ def test_sessions_and_training_ask_the_registry(monkeypatch):
     """A family marked as context-aware in TRAITS is treated as one by the session."""
     from core.config import RunConfig
     from core.infer.session import TranslationSession
-    from core.models import registry
+    from core import families
 
-    monkeypatch.setitem(registry.TRAITS, "luong", registry.FamilyTraits(context=True))
+    monkeypatch.setitem(families.TRAITS, "luong", families.FamilyTraits(context=True))
 
     class Member:
         config = RunConfig()
@@ -40,7 +42,7 @@ def test_sessions_and_training_ask_the_registry(monkeypatch):
 def test_each_family_has_a_default_reading_that_align_uses(monkeypatch):
     from core.config import RunConfig
     from core.evaluate.readings import READINGS
-    from core.models import registry
+    from core import families
     from core.services.alignment import reading_list
 
     assert all(t.reading in READINGS for t in TRAITS.values())
@@ -51,6 +53,22 @@ def test_each_family_has_a_default_reading_that_align_uses(monkeypatch):
     # and a guided run aligns at the step its guide supervised
     assert reading_list(None, luong) == ["previous"]
     assert reading_list(None, rnn) == ["predict"] and reading_list(None, guided) == ["predict"]
-    monkeypatch.setitem(registry.TRAITS, "luong", registry.FamilyTraits(reading="shift"))
+    monkeypatch.setitem(families.TRAITS, "luong", families.FamilyTraits(reading="shift"))
     assert reading_list(None, luong) == ["shift"]  # what `align` reads without --reading
     assert reading_list(["sum", "predict"], luong) == ["predict", "sum"]  # asked wins
+
+
+def test_no_module_keeps_its_own_list_of_families():
+    """Family groups are asked of core.families, never spelled out as tuples of names
+    (five such lists once drifted apart)."""
+    import re
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    names = "|".join(FAMILIES)
+    tuple_of_families = re.compile(rf'\(\s*"({names})"\s*,\s*"({names})"')
+    found = [f"{p.relative_to(root)}:{k}" for folder in ("core", "app")
+             for p in sorted((root / folder).rglob("*.py")) if p.name != "families.py"
+             for k, line in enumerate(p.read_text(encoding="utf-8").splitlines(), 1)
+             if tuple_of_families.search(line) or re.search(r"[A-Z]+_FAMILIES\b", line)]
+    assert found == []

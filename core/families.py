@@ -1,0 +1,50 @@
+"""Model families and their traits: what every layer that must treat families
+differently asks for by name (family_traits("luong").reading), instead of keeping its own
+lists of family names. Depends on nothing but core.errors, so core.config can use it.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from core.errors import ConfigError
+
+
+@dataclass(frozen=True)
+class FamilyTraits:
+    """What a model family is, for every layer that must treat families differently."""
+
+    context: bool = False      # sees other sentences of its document (model.ctx_*)
+    transformer: bool = False  # d_model / ff_size / heads / enc_layers / dec_layers sizes
+    layered: bool = False      # per-layer, per-head cross-attention (layer_attention)
+    previous_only: bool = False  # a context family that takes no following sentences
+    #: where word alignments are read off its attention by default (core.evaluate.readings;
+    #: measured in experiments/RESULTS.md, section D)
+    reading: str = "predict"
+
+
+TRAITS: dict[str, FamilyTraits] = {
+    "rnnencdec": FamilyTraits(),
+    "rnnsearch": FamilyTraits(),
+    # input feeding makes the trained attention look one word ahead (RESULTS.md D)
+    "luong": FamilyTraits(reading="previous"),
+    "transformer": FamilyTraits(transformer=True, layered=True),
+    "concat": FamilyTraits(context=True, transformer=True, layered=True, previous_only=True),
+    "context_transformer": FamilyTraits(context=True, transformer=True, layered=True),
+}
+
+
+def family_traits(family: str) -> FamilyTraits:
+    """The traits of `family` (ConfigError naming the known families otherwise)."""
+    if family not in TRAITS:
+        raise ConfigError(f"unknown model family {family!r}; known: {sorted(TRAITS)}")
+    return TRAITS[family]
+
+
+def families_with(**wanted: bool) -> tuple[str, ...]:
+    """The families whose traits match, e.g. families_with(context=True)."""
+    return tuple(f for f, t in TRAITS.items()
+                 if all(getattr(t, k) == v for k, v in wanted.items()))
+
+
+#: every model family, in the order forms and help texts list them
+FAMILIES: tuple[str, ...] = tuple(TRAITS)
