@@ -64,9 +64,13 @@ def write_atomic(path: str | Path, writer: Callable[[BinaryIO], None]) -> Path:
 
 
 def write_text_atomic(path: str | Path, text: str, encoding: str = "utf-8") -> Path:
+    """`text` encoded with `encoding`, written atomically (see write_atomic); returns the
+    path, OutputError when it cannot be written."""
     data = text.encode(encoding)
     return write_atomic(path, lambda f: f.write(data))
 
 
 def write_bytes_atomic(path: str | Path, data: bytes) -> Path:
+    """`data` written atomically (see write_atomic); returns the path, OutputError when
+    it cannot be written."""
     return write_atomic(path, lambda f: f.write(data))

@@ -91,6 +91,8 @@ def load_bench_pairs(data_dir: str | None, split: str = "default", limit: int = 
 
 
 def bench_preset() -> RunConfig:
+    """The RunConfig of preset PRESET ('bench-onmt'), the sizes every benchmark variant
+    starts from."""
     return load_preset(PRESET)
 
 
@@ -226,6 +228,8 @@ def machine_line(device: str, threads: int) -> str:
 
 
 def format_row(row: dict) -> str:
+    """One aligned line of a benchmark row under HEADER: variant, target tokens/s, peak MB,
+    training MB (peak - base) and parameters in millions."""
     train = row["peak_mem_mb"] - row["base_mem_mb"]
     return (f"{row['variant']:<36} {row['tgt_tok_per_s']:>9.0f} {row['peak_mem_mb']:>8.0f} "
             f"{train:>8.0f} {row['params'] / 1e6:>7.2f}M")

@@ -35,6 +35,8 @@ class Rule:
     hint: str = ""
 
     def range_text(self) -> str:
+        """The allowed values in words, e.g. "in [0, 1)", ">= 1" or "one of 'a', 'b'"; '' when
+        the rule sets no range."""
         if self.choices:
             return "one of " + ", ".join(repr(c) for c in self.choices)
         if self.lo is not None and self.hi is not None:
@@ -182,6 +184,9 @@ class ModelConfig:
     tie_embeddings: bool = False
 
     def validate(self, source: str = "") -> None:
+        """Check every model field against its Rule (an int becomes a float where one is due),
+        d_model a multiple of heads (Transformer families) and ctx_following 0 for concat;
+        ConfigError naming the key."""
         _check_section("model", self, source)
         where = f"{source}: " if source else ""
         if self.family in FAMILIES and family_traits(self.family).transformer \
@@ -271,10 +276,14 @@ class RunConfig:
         return self
 
     def to_dict(self) -> dict[str, Any]:
+        """The config as nested plain dicts ({'name': ..., 'model': {...}, ...}), for TOML,
+        JSON and checkpoints."""
         return dataclasses.asdict(self)
 
     @classmethod
     def from_dict(cls, raw: dict[str, Any], source: str = "") -> RunConfig:
+        """A validated RunConfig from nested dicts (as `to_dict` writes them); ConfigError on
+        unknown keys, a section that is not a table or a value out of its rule."""
         sections = {"model": ModelConfig, "data": DataConfig, "train": TrainConfig}
         where = f"{source}: " if source else ""
         top = {f.name for f in dataclasses.fields(cls)}
@@ -304,6 +313,8 @@ class RunConfig:
 
 
 def load_config(path: str | Path) -> RunConfig:
+    """The validated RunConfig of a TOML file; ConfigError when it is missing, unreadable,
+    not UTF-8, not TOML or not a valid config."""
     path = Path(path)
     try:
         raw = tomllib.loads(path.read_text(encoding="utf-8"))
@@ -324,10 +335,13 @@ PRESET_DIR = Path(__file__).resolve().parent.parent / "resources" / "presets"
 
 
 def list_presets() -> list[str]:
+    """Names of the presets in resources/presets (file stems), sorted."""
     return sorted(p.stem for p in PRESET_DIR.glob("*.toml"))
 
 
 def load_preset(name: str) -> RunConfig:
+    """The RunConfig of preset `name` (a name from list_presets, never a path);
+    ConfigError naming the presets when there is no such preset."""
     # a preset is a name from the list, never a path (`--preset ../../file`)
     if name not in list_presets():
         raise ConfigError(f"no preset named {name!r}; available: {', '.join(list_presets())}")

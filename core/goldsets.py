@@ -69,6 +69,9 @@ def read_token_lines(path: str | Path) -> list[list[str]]:
 
 def read_gold_links(path: str | Path, fmt: str, one_based: bool, swap: bool,
                 src: list[list[str]], tgt: list[list[str]]) -> list[Alignment]:
+    """Gold alignments of the sentence pairs `src`/`tgt` (token lists) from a pharaoh,
+    talp or wpt file; ConfigError for another format, AlignmentError when the sentence
+    counts differ."""
     if fmt == "pharaoh":
         corpus = read_pharaoh(path, one_based=one_based, swap=swap, src_tokens=src,
                               tgt_tokens=tgt)
@@ -195,6 +198,7 @@ def load_gold_set(ws, name: str) -> GoldSet:
 
 
 def delete_gold_set(ws, name: str) -> None:
+    """Remove gold set `name` and its folder; ConfigError when there is no such set."""
     folder = gold_root(ws) / _check_name(name)
     if not (folder / META_FILE).exists():
         raise ConfigError(f"{ws.root}: no gold set named {name!r}")

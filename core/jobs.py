@@ -46,28 +46,35 @@ class JobContext:
 
     # --- the watcher's side -------------------------------------------------
     def add_listener(self, listener: Listener) -> None:
+        """Call `listener(event)` for every later event (in the job's thread)."""
         self._listeners.append(listener)
 
     def cancel(self) -> None:
+        """Ask the job to stop (it raises JobCancelled at its next check); wakes it if paused."""
         self._cancel.set()
         self._resume.set()  # a paused job must wake up to notice the cancel
 
     def pause(self) -> None:
+        """Make the job wait at its next `wait_if_paused` until `resume` or `cancel`."""
         self._resume.clear()
 
     def resume(self) -> None:
+        """Let a paused job go on."""
         self._resume.set()
 
     # --- the job's side -------------------------------------------------------
     @property
     def cancelled(self) -> bool:
+        """True once `cancel` was called."""
         return self._cancel.is_set()
 
     @property
     def paused(self) -> bool:
+        """True between `pause` and `resume` (or `cancel`)."""
         return not self._resume.is_set()
 
     def check_cancelled(self) -> None:
+        """Raise JobCancelled when the job was cancelled."""
         if self._cancel.is_set():
             raise JobCancelled()
 
@@ -77,11 +84,13 @@ class JobContext:
             pass
 
     def emit(self, kind: str, **data: Any) -> None:
+        """Send JobEvent(kind, data) to every listener, synchronously."""
         event = JobEvent(kind, data)
         for listener in self._listeners:
             listener(event)
 
     def progress(self, done: int, total: int | None = None, message: str = "") -> None:
+        """Emit a 'progress' event: `done` of `total` units (None: unknown) and a message."""
         self.emit("progress", done=done, total=total, message=message)
 
 
@@ -94,4 +103,5 @@ class RecordingContext(JobContext):
         self.add_listener(self.events.append)
 
     def of_kind(self, kind: str) -> list[JobEvent]:
+        """The recorded events of `kind`, in order."""
         return [e for e in self.events if e.kind == kind]

@@ -33,6 +33,8 @@ class RunLock:
 
     @classmethod
     def acquire(cls, run_dir: str | Path, run_name: str) -> RunLock:
+        """Take the run folder's exclusive lock (flock) without waiting and write our pid and
+        time in it; TrainingError naming the holder when another process has it."""
         path = Path(run_dir) / LOCK_NAME
         fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
         try:
@@ -50,6 +52,7 @@ class RunLock:
         return cls(path, fd)
 
     def release(self) -> None:
+        """Empty the lock file and release the lock; a second call does nothing."""
         if self._fd >= 0:
             fd, self._fd = self._fd, -1
             os.ftruncate(fd, 0)

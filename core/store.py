@@ -187,6 +187,7 @@ class Workspace:
                     tmp.unlink(missing_ok=True)
 
     def close(self) -> None:
+        """Close every database connection; later use raises StoreError."""
         with self._lock:
             self._closed = True
             for conn in self._conns:
@@ -201,6 +202,7 @@ class Workspace:
 
     @property
     def schema_version(self) -> int:
+        """The database's schema version (PRAGMA user_version)."""
         return schema_version(self._conn())
 
     def _conn(self) -> sqlite3.Connection:
@@ -335,10 +337,12 @@ class Workspace:
         return self._resolve("corpora", "corpus", ref)
 
     def get_corpus(self, ref: int | str) -> CorpusInfo:
+        """CorpusInfo of corpus `ref` (id or name); StoreError when there is none."""
         row = self._query("SELECT * FROM corpora WHERE id = ?", (self.corpus_id(ref),))[0]
         return self._corpus_info(row)
 
     def list_corpora(self) -> list[CorpusInfo]:
+        """CorpusInfo of every corpus, by id."""
         return [self._corpus_info(r) for r in self._query("SELECT * FROM corpora ORDER BY id")]
 
     def load_corpus(self, ref: int | str) -> Corpus:
@@ -437,11 +441,14 @@ class Workspace:
         return run_id
 
     def run_dir(self, run_id: int) -> Path:
+        """The folder of run `run_id`, created when missing."""
         path = self.root / RUNS_DIR / str(int(run_id))
         path.mkdir(parents=True, exist_ok=True)
         return path
 
     def run_id(self, ref: int | str) -> int:
+        """The id of run `ref` (an id, a name, or an id written as text); StoreError when
+        there is none."""
         return self._resolve("runs", "run", ref)
 
     _RUN_FIELDS = ("name", "config", "status", "device", "error", "started", "finished",
@@ -488,10 +495,12 @@ class Workspace:
         )
 
     def get_run(self, ref: int | str) -> RunInfo:
+        """RunInfo of run `ref` (id or name); StoreError when there is none."""
         return self._run_info(self._query("SELECT * FROM runs WHERE id = ?",
                                           (self.run_id(ref),))[0])
 
     def list_runs(self, corpus_id: int | None = None, status: str | None = None) -> list[RunInfo]:
+        """RunInfo of the runs, by id, optionally only of `corpus_id` and/or with `status`."""
         sql, params = "SELECT * FROM runs WHERE 1", []
         if corpus_id is not None:
             sql, params = sql + " AND corpus_id = ?", [*params, corpus_id]
@@ -665,6 +674,8 @@ class Workspace:
         return int(cur.lastrowid)
 
     def translations(self, run_id: int | None = None) -> list[TranslationInfo]:
+        """The recorded translation exports (all, or of `run_id`), by id, paths resolved against
+        the workspace folder."""
         sql, params = "SELECT * FROM translations", []
         if run_id is not None:
             sql, params = sql + " WHERE run_id = ?", [run_id]
@@ -674,4 +685,5 @@ class Workspace:
 
     @property
     def exports_dir(self) -> Path:
+        """The workspace's folder for exported translations."""
         return self.root / EXPORTS_DIR

@@ -33,6 +33,7 @@ class SplitInfo:
 
     @property
     def sizes(self) -> dict[str, int]:
+        """Pairs per split name."""
         return {name: len(idx) for name, idx in self.assignment.items()}
 
 

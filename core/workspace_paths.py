@@ -50,14 +50,18 @@ _UNESCAPES = {"\\": "\\", "n": "\n", "r": "\r"}
 
 
 def needs_escaping(segments: list[str]) -> bool:
+    """True when a segment holds a line break (LF or CR), which the line-based corpus
+    files must escape."""
     return any("\n" in s or "\r" in s for s in segments)
 
 
 def escape_segment(text: str) -> str:
+    """`text` with backslash, LF and CR written as backslash escapes (_ESCAPES)."""
     return "".join(_ESCAPES.get(ch, ch) for ch in text)
 
 
 def unescape_segment(text: str) -> str:
+    """The inverse of escape_segment; an unknown escape keeps its backslash."""
     if "\\" not in text:
         return text
     out: list[str] = []
@@ -195,6 +199,7 @@ LATEST_VERSION = len(MIGRATIONS)
 
 
 def schema_version(conn: sqlite3.Connection) -> int:
+    """The database's schema version (PRAGMA user_version) on `conn`."""
     return int(conn.execute("PRAGMA user_version").fetchone()[0])
 
 
@@ -234,6 +239,7 @@ def apply_migrations(
 
 
 def corpus_needs_escaping(corpus: Corpus) -> bool:
+    """True when any source or target segment of `corpus` holds a line break."""
     return needs_escaping([p.src for p in corpus.pairs]) or needs_escaping(
         [p.tgt for p in corpus.pairs])
 

@@ -20,6 +20,8 @@ COMMAND_MODULES = [
 
 
 def build_parser() -> argparse.ArgumentParser:
+    """The `nmt-workbench` argument parser: --workspace plus every command module's
+    subcommands (COMMAND_MODULES, each registering itself)."""
     parser = argparse.ArgumentParser(
         prog="nmt-workbench",
         description="NMT Attention Workbench: train, inspect and use attention-based NMT. "
@@ -38,6 +40,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def run_cli(argv: list[str]) -> int:
+    """Parse `argv` and run the chosen command; returns the exit status: the command's, 1
+    (help printed) without a command, 2 after a WorkbenchError (one line on stderr), 130
+    on Ctrl-C."""
     parser = build_parser()
     args = parser.parse_args(argv)
     if not getattr(args, "func", None):

@@ -23,6 +23,7 @@ from core.evaluate.readings import READINGS
 
 
 def register(sub: argparse._SubParsersAction) -> None:
+    """Add the `align` command (attention and baseline AER on gold alignments) to `sub`."""
     p = sub.add_parser("align", help="AER of attention and of the eflomal baseline on gold "
                        "alignments")
     p.add_argument("--run", required=True, metavar="RUN", help="src->tgt run (name or id)")

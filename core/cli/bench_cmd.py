@@ -9,6 +9,7 @@ import torch
 
 
 def register(sub: argparse._SubParsersAction) -> None:
+    """Add the `bench train` and `bench translate` commands to `sub`."""
     p = sub.add_parser("bench", help="print speed and memory benchmarks")
     bsub = p.add_subparsers(dest="bench_kind", metavar="KIND", required=True)
     t = bsub.add_parser("train", help="training throughput and peak memory of every model variant")
@@ -52,6 +53,8 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run_train(args: argparse.Namespace) -> int:
+    """`bench train`: print a row per variant (the JSON rows to stdout or a file with --json);
+    exit status 1 when no variant ran."""
     from core.bench import run_train_bench
 
     to_stdout = args.json == "-"
@@ -68,6 +71,7 @@ def run_train(args: argparse.Namespace) -> int:
 
 
 def run_translate(args: argparse.Namespace) -> int:
+    """`bench translate`: print decoding speed per beam size; exit status 1 when nothing ran."""
     from core.bench_translate import run_translate_bench
 
     rows = run_translate_bench(args.variant, args.sentences, args.length, args.beam or [1, 5],

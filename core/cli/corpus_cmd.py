@@ -22,6 +22,7 @@ SPLIT_NAMES = ("train", "dev", "test")
 
 
 def register(sub: argparse._SubParsersAction) -> None:
+    """Add the `corpus` command with its actions import, list, stats, split and show to `sub`."""
     p = sub.add_parser("corpus", help="import, inspect and split corpora")
     cmds = p.add_subparsers(dest="corpus_command", metavar="ACTION", required=True)
 
@@ -79,6 +80,8 @@ def _open(args: argparse.Namespace) -> Workspace:
 
 
 def guess_format(paths: list[str]) -> str:
+    """The --format of `corpus import` when none is given: 'tmx' for one *.tmx file, 'tsv'
+    for one other file, 'parallel' for two."""
     if len(paths) == 1:
         return "tmx" if paths[0].lower().endswith(".tmx") else "tsv"
     return "parallel"
@@ -105,6 +108,8 @@ def reader_options(args: argparse.Namespace, fmt: str) -> dict[str, Any]:
 
 
 def run_import(args: argparse.Namespace) -> int:
+    """`corpus import`: read the file(s) into the workspace, print the corpus and its
+    warnings; returns 0."""
     from core.services.corpora import import_corpus
 
     fmt = args.format or guess_format(args.paths)
@@ -123,6 +128,7 @@ def run_import(args: argparse.Namespace) -> int:
 
 
 def run_list(args: argparse.Namespace) -> int:
+    """`corpus list`: print the workspace's corpora as a table; returns 0."""
     with _open(args) as ws:
         corpora = ws.list_corpora()
     if not corpora:
@@ -149,6 +155,8 @@ def format_table(rows: list[tuple[str, ...]]) -> str:
 
 
 def run_stats(args: argparse.Namespace) -> int:
+    """`corpus stats`: print sentence, token, vocabulary, length and document statistics
+    (space or Moses tokens); returns 0."""
     from core.data.preprocess import Preprocessor
     from core.data.stats import corpus_stats, format_stats
 
@@ -178,6 +186,8 @@ def parse_ratios(text: str) -> tuple[float, float, float]:
 
 
 def run_split(args: argparse.Namespace) -> int:
+    """`corpus split`: split into train/dev/test with --seed and --ratios (documents kept
+    whole), store it and print the sizes; returns 0."""
     from core.services.corpora import split_and_store
 
     ratios = parse_ratios(args.ratios)
@@ -193,6 +203,8 @@ def run_split(args: argparse.Namespace) -> int:
 
 
 def run_show(args: argparse.Namespace) -> int:
+    """`corpus show`: print --count pairs from --start (of --split when given) with line
+    numbers; ConfigError for negative bounds or a corpus without a split."""
     if args.start < 0 or args.count < 0:
         raise ConfigError("--start and --count must be 0 or more")
     with _open(args) as ws:

@@ -17,6 +17,7 @@ import sys
 
 
 def register(sub: argparse._SubParsersAction) -> None:
+    """Add the `demo` command (the whole pipeline on the bundled demo corpus) to `sub`."""
     p = sub.add_parser("demo", help="run the whole pipeline on the bundled demo corpus")
     p.add_argument("--workspace", dest="demo_workspace", metavar="DIR", default=None,
                    help="workspace to use (default: a new folder under the user data folder)")

@@ -29,6 +29,8 @@ from core.services import evaluation as service
 
 
 def register(sub: argparse._SubParsersAction) -> None:
+    """Add the `evaluate` command (metrics, BLEU by length, contrastive and document-level
+    scores) to `sub`."""
     p = sub.add_parser("evaluate", help="BLEU/chrF/TER/perplexity, BLEU by length, "
                        "contrastive and document-level scores")
     add_model_args(p)
@@ -60,6 +62,8 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    """`evaluate`: score the runs (one mode: metrics, --contrastive or --doc-level), store
+    the results, print the tables and write --report; ConfigError when both modes are given."""
     from core.store import Workspace
 
     def log(message: str) -> None:

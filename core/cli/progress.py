@@ -21,6 +21,7 @@ class ProgressPrinter:
 
     @property
     def stream(self):
+        """The stream printed to: the one given, else sys.stderr as it is now."""
         # resolved when printing: sys.stderr may be replaced after import (pytest, GUI)
         return self._stream or sys.stderr
 

@@ -20,6 +20,7 @@ if TYPE_CHECKING:
 
 
 def register(sub: argparse._SubParsersAction) -> None:
+    """Add the `train` command (new run from a config or preset, or --resume) to `sub`."""
     p = sub.add_parser("train", help="train a model (a preset or a TOML config) on a corpus")
     src = p.add_mutually_exclusive_group()
     src.add_argument("--config", metavar="FILE", help="TOML run configuration")
@@ -54,6 +55,8 @@ def _coerce(text: str):
 
 
 def build_config(args: argparse.Namespace) -> RunConfig:
+    """The RunConfig of --config (else --preset, else 'luong-cpu') with --set overrides and
+    the train options given on the command line applied; ConfigError on a bad --set."""
     cfg = load_config(args.config) if args.config else load_preset(args.preset or "luong-cpu")
     raw = cfg.to_dict()
     for item in args.set:
@@ -122,6 +125,8 @@ class StopOnSignal:
 
 
 def run(args: argparse.Namespace) -> int:
+    """`train`: create (or --resume) a run and train it, printing progress; returns 0, or
+    128 + the signal number when stopped by a signal."""
     from core.runlock import RunLock
     from core.services.training import create_run, train_run
     from core.store import Workspace

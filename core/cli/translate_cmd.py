@@ -30,6 +30,7 @@ EXPORT_SUFFIXES = (".tmx", ".xlf", ".xliff", ".tsv", ".jsonl")
 
 
 def register(sub: argparse._SubParsersAction) -> None:
+    """Add the `translate` command (text, files or documents with trained runs) to `sub`."""
     p = sub.add_parser("translate", help="translate text or a document with trained runs")
     add_model_args(p)
     p.add_argument("--beam", type=int, default=5, help="beam size (1 = greedy; default 5)")
@@ -127,6 +128,8 @@ def write_output(args: argparse.Namespace, lines: list[str], records: list | Non
 
 
 def run(args: argparse.Namespace) -> int:
+    """`translate`: translate --input (or stdin) and write text, n-best lines, JSON lines or
+    an export file; ConfigError on conflicting options. Returns 0."""
     from core.services import translation
     from core.store import Workspace
 

@@ -37,6 +37,8 @@ class Batch:
     guide: Tensor | None = None
 
     def to(self, device: torch.device | str) -> Batch:
+        """A copy with every tensor moved to `device` (non-blocking) and the same shapes
+        (src batch x S, tgt_in/tgt_out batch x T, ...); `indices` shared."""
         def move(t: Tensor | None) -> Tensor | None:
             return None if t is None else t.to(device, non_blocking=True)
 
@@ -162,6 +164,8 @@ class BatchPlan:
         return [batches[i] for i in order]
 
     def collate(self, indices: Sequence[int]) -> Batch:
+        """The pairs `indices` padded into a Batch: src batch x S, tgt_in (BOS y) and tgt_out
+        (y EOS) batch x T, lengths batch; ctx batch x C and guide batch x T x S when planned."""
         indices = [int(i) for i in indices]
         src, src_lens = pad([self.src_ids[i] for i in indices])
         tgt_in, tgt_lens = pad([[BOS, *self.tgt_ids[i]] for i in indices])

@@ -40,6 +40,7 @@ class Corpus:
         return docs
 
     def has_documents(self) -> bool:
+        """True when at least one pair belongs to a document (has a doc_id)."""
         return any(p.doc_id is not None for p in self.pairs)
 
     def subset(self, indices: list[int], name: str | None = None) -> Corpus:

@@ -24,6 +24,8 @@ from core.jobs import JobContext
 
 
 def text_to_tokens(text: str, pre: Preprocessor, vocab: AnyVocab) -> list[str]:
+    """The tokens a model sees for `text`: sentencepiece pieces of the normalised text for
+    a SubwordVocab, the preprocessor's (Moses) tokens otherwise."""
     if isinstance(vocab, SubwordVocab):
         return vocab.tokenize(pre.normalize(text))
     return pre.tokenize(text)
@@ -63,6 +65,7 @@ class SplitData:
         return len(self.src_ids)
 
     def pair(self, i: int) -> SentencePair:
+        """The corpus pair at corpus index `i`."""
         return self.corpus.pairs[i]
 
 

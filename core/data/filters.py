@@ -26,6 +26,8 @@ class FilterReport:
     examples: dict[str, list[int]] = field(default_factory=dict)
 
     def add(self, reason: str, line: int) -> None:
+        """Count one pair removed for `reason`, keeping its line number among the first
+        MAX_EXAMPLES examples."""
         self.removed[reason] = self.removed.get(reason, 0) + 1
         lines = self.examples.setdefault(reason, [])
         if len(lines) < MAX_EXAMPLES:
@@ -41,6 +43,8 @@ class FilterReport:
         return out
 
     def summary(self) -> str:
+        """One line: 'kept all N pairs', or how many were kept and, per reason, how many were
+        removed with example line numbers."""
         if not self.removed:
             return f"kept all {self.total} pairs"
         parts = [

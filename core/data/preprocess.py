@@ -54,6 +54,8 @@ class Preprocessor:
         self._punct = MosesPunctNormalizer(lang=lang)
 
     def normalize(self, text: str) -> str:
+        """The text as the model's side sees it before tokenising: punctuation normalised,
+        lowercased, accents folded (each when configured), stripped."""
         if self.normalize_punct:
             text = self._punct.normalize(text)
         if self.lowercase:
@@ -63,6 +65,8 @@ class Preprocessor:
         return text.strip()
 
     def tokenize(self, text: str) -> list[str]:
+        """`normalize`d text split into tokens: on spaces when pretokenized, else by Moses
+        (no escaping); then truecased when a truecaser is set and not lowercasing."""
         text = self.normalize(text)
         if self.pretokenized:
             tokens = text.split()
@@ -73,6 +77,7 @@ class Preprocessor:
         return tokens
 
     def detokenize(self, tokens: list[str]) -> str:
+        """Tokens back to text: joined by spaces when pretokenized, else Moses detokenised."""
         if self.pretokenized:
             return " ".join(tokens)
         return self._detok.detokenize(list(tokens), unescape=False)
@@ -87,6 +92,7 @@ class Preprocessor:
 
     @classmethod
     def from_dict(cls, raw: dict[str, Any], truecaser: MosesTruecaser | None = None) -> Preprocessor:
+        """The Preprocessor of a `to_dict` result, with `truecaser` (not saved in the dict)."""
         return cls(**raw, truecaser=truecaser)
 
     def __repr__(self) -> str:
@@ -113,4 +119,5 @@ def save_truecaser(truecaser: MosesTruecaser, path: str | Path) -> None:
 
 
 def load_truecaser(path: str | Path) -> MosesTruecaser:
+    """A Moses truecaser model loaded from `path`."""
     return MosesTruecaser(load_from=str(path))

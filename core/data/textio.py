@@ -16,6 +16,7 @@ _REPLACEMENT_BYTES = _REPLACEMENT.encode("utf-8")
 
 
 def read_bytes(path: str | Path) -> bytes:
+    """The file's bytes; CorpusError (no such file, a folder, unreadable) saying what to do."""
     try:
         return Path(path).read_bytes()
     except FileNotFoundError:

@@ -78,19 +78,23 @@ class Vocab:
         return isinstance(other, Vocab) and self.itos == other.itos
 
     def encode(self, tokens: Sequence[str]) -> list[int]:
+        """Token ids, UNK for tokens not in the vocabulary."""
         get = self.stoi.get
         return [get(t, UNK) for t in tokens]
 
     def decode(self, ids: Iterable[int]) -> list[str]:
+        """Tokens of `ids`; an id outside the vocabulary gives '<unk>'."""
         n = len(self.itos)
         return [self.itos[i] if 0 <= i < n else SPECIALS[UNK] for i in map(int, ids)]
 
     def save(self, path: str | Path) -> Path:
+        """Write the vocabulary as JSON (atomically); returns the path."""
         doc = {"kind": self.kind, "version": FORMAT_VERSION, "itos": self.itos}
         return write_text_atomic(path, json.dumps(doc, ensure_ascii=False, indent=0) + "\n")
 
     @classmethod
     def load(cls, path: str | Path) -> Vocab:
+        """The word vocabulary saved at `path`; CheckpointError when it holds another kind."""
         vocab = load_vocab(path)
         if not isinstance(vocab, cls):
             raise CheckpointError(f"{path}: holds a {vocab.kind} vocabulary, not a {cls.kind} one")
@@ -151,19 +155,25 @@ class SubwordVocab:
         return isinstance(other, SubwordVocab) and self.model_proto == other.model_proto
 
     def tokenize(self, text: str) -> list[str]:
+        """Text (already normalised) -> sentencepiece pieces."""
         return self.sp.encode(text, out_type=str)
 
     def detokenize(self, pieces: Sequence[str]) -> str:
+        """Sentencepiece pieces -> text."""
         return self.sp.decode_pieces(list(pieces))
 
     def encode(self, tokens: Sequence[str]) -> list[int]:
+        """Piece ids; sentencepiece gives UNK for unknown pieces."""
         return [self.sp.piece_to_id(t) for t in tokens]
 
     def decode(self, ids: Iterable[int]) -> list[str]:
+        """Pieces of `ids`; an id outside the vocabulary gives '<unk>'."""
         n = len(self.itos)
         return [self.itos[i] if 0 <= i < n else SPECIALS[UNK] for i in map(int, ids)]
 
     def save(self, path: str | Path) -> Path:
+        """Write the sentencepiece model beside `path` (same stem, '.model') and the JSON at
+        `path`, both atomically; returns `path`. ValueError for a '.model' path."""
         path = Path(path)
         model = _model_path(path)
         write_bytes_atomic(model, self.model_proto)
@@ -173,6 +183,7 @@ class SubwordVocab:
 
     @classmethod
     def load(cls, path: str | Path) -> SubwordVocab:
+        """The subword vocabulary saved at `path`; CheckpointError when it holds another kind."""
         vocab = load_vocab(path)
         if not isinstance(vocab, cls):
             raise CheckpointError(f"{path}: holds a {vocab.kind} vocabulary, not a {cls.kind} one")

@@ -48,18 +48,23 @@ class AERCounts:
 
     @property
     def aer(self) -> float:
+        """AER = 1 - (|A n S| + |A n P|) / (|A| + |S|), a fraction; 0.0 when A and S are
+        both empty."""
         den = self.n_pred + self.n_sure
         return 0.0 if den == 0 else 1.0 - (self.a_and_s + self.a_and_p) / den
 
     @property
     def precision(self) -> float:
+        """|A n P| / |A|, a fraction; 1.0 when nothing is predicted."""
         return 1.0 if self.n_pred == 0 else self.a_and_p / self.n_pred
 
     @property
     def recall(self) -> float:
+        """|A n S| / |S|, a fraction; 1.0 when there are no sure links."""
         return 1.0 if self.n_sure == 0 else self.a_and_s / self.n_sure
 
     def as_dict(self) -> dict[str, float]:
+        """aer, precision and recall (fractions) and the five counts, by name."""
         return {"aer": self.aer, "precision": self.precision, "recall": self.recall,
                 "n_pred": self.n_pred, "n_sure": self.n_sure, "n_possible": self.n_possible,
                 "a_and_s": self.a_and_s, "a_and_p": self.a_and_p}

@@ -101,6 +101,7 @@ class AlignmentCorpus:
 
     @property
     def n_sure(self) -> int:
+        """Sure links over all sentences."""
         return sum(len(a.sure) for a in self.alignments)
 
     @property

@@ -32,6 +32,7 @@ class BaselineAlignments:
     reverse: list[Alignment]   # tgt->src model, turned round to (src, tgt)
 
     def symmetrized(self, heuristic: str = "grow-diag-final-and") -> list[Alignment]:
+        """The forward and reverse alignments symmetrised per sentence with `heuristic`."""
         return symmetrize_corpus(self.forward, self.reverse, heuristic)
 
 

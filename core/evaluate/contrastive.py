@@ -336,6 +336,7 @@ class GroupScore:
 
     @property
     def accuracy(self) -> float:
+        """correct / total, a fraction; 0.0 for an empty group."""
         return self.correct / self.total if self.total else 0.0
 
 
@@ -350,9 +351,11 @@ class ContrastiveReport:
 
     @property
     def accuracy(self) -> float:
+        """The overall accuracy, a fraction."""
         return self.overall.accuracy
 
     def to_table(self, title: str = "Contrastive accuracy") -> Table:
+        """One row per phenomenon (sorted) and 'all': examples, correct, ties, accuracy in %."""
         rows = [[name, g.total, g.correct, g.ties, round(100 * g.accuracy, 2)]
                 for name, g in [*sorted(self.by_phenomenon.items()), ("all", self.overall)]]
         return Table(["phenomenon", "examples", "correct", "ties", "accuracy %"], rows, title,

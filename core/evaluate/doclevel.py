@@ -45,9 +45,13 @@ class DocBleuResult:
     n_sentences: int = 0
 
     def delta(self, name: str) -> float:
+        """BLEU of system `name` minus the baseline's (BLEU points); KeyError for an unknown
+        name."""
         return self.scores[name].score - self.scores[self.baseline].score
 
     def to_table(self, title: str = "") -> Table:
+        """One row per system: strategy, context depth, BLEU and delta against the baseline,
+        with the sacreBLEU signatures as notes."""
         rows = []
         for name, score in self.scores.items():
             info = self.info.get(name, SystemInfo())

@@ -72,12 +72,14 @@ def sentence_bleu(hyp: str, ref: str | Sequence[str], *, tokenize: str = "13a") 
 
 
 def chrf(hyps: Sequence[str], refs: Refs) -> Score:
+    """Corpus chrF (sacrebleu defaults, 0-100) of `hyps` against `refs`."""
     metric = CHRF()
     res = metric.corpus_score(list(hyps), _streams(refs, len(hyps)))
     return Score("chrF", res.score, str(metric.get_signature()), str(res))
 
 
 def ter(hyps: Sequence[str], refs: Refs) -> Score:
+    """Corpus TER (sacrebleu defaults, in %, lower is better) of `hyps` against `refs`."""
     metric = TER()
     res = metric.corpus_score(list(hyps), _streams(refs, len(hyps)))
     return Score("TER", res.score, str(metric.get_signature()), str(res))
@@ -105,6 +107,8 @@ class LengthTable:
     tokenize: str = "13a"
 
     def to_table(self) -> Table:
+        """BLEU per source-length bucket: one row per bucket ('lo-hi' or 'lo+') with its
+        sentence count and each system's BLEU (None for an empty bucket)."""
         cols = ["bucket", "sentences", *self.scores]
         rows = []
         for k, (lo, hi) in enumerate(self.buckets):

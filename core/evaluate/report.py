@@ -32,9 +32,11 @@ class Table:
         return format(v, self.formats.get(column, ".2f")) if isinstance(v, float) else str(v)
 
     def records(self) -> list[dict[str, Any]]:
+        """The rows as dicts keyed by column name."""
         return [dict(zip(self.columns, r, strict=True)) for r in self.rows]
 
     def to_csv(self) -> str:
+        """The columns and rows as CSV text (None cells empty); title and notes are left out."""
         buf = io.StringIO()
         w = csv.writer(buf, lineterminator="\n")
         w.writerow(self.columns)
@@ -43,6 +45,7 @@ class Table:
         return buf.getvalue()
 
     def to_markdown(self) -> str:
+        """A '### title' heading (when titled), a Markdown table (pipes escaped) and the notes."""
         def cell(v: Any, column: str = "") -> str:
             return self._text(column, v).replace("|", "\\|").replace("\n", " ")
 
@@ -55,6 +58,7 @@ class Table:
         return "\n".join(lines) + "\n"
 
     def to_json(self) -> str:
+        """{'title', 'columns', 'rows' (as records), 'notes'} as indented JSON text."""
         return json.dumps({"title": self.title, "columns": self.columns,
                            "rows": self.records(), "notes": self.notes},
                           ensure_ascii=False, indent=2) + "\n"

@@ -18,6 +18,8 @@ FILE_FILTER = ("Plain text (*.txt);;TSV (*.tsv);;TMX 1.4 (*.tmx);;XLIFF 1.2 (*.x
 
 
 def format_of(path: str | Path, fmt: str | None = None) -> str:
+    """The export format: `fmt` when given (checked), else the one of the path's suffix
+    (FORMATS); CorpusError for an unknown format or suffix."""
     if fmt:
         if fmt not in {*FORMATS.values(), "moses"}:
             raise CorpusError(path, None, f"unknown export format {fmt!r}")

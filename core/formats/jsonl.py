@@ -43,10 +43,13 @@ def record_to_json(r: TranslationRecord) -> str:
 
 
 def write_jsonl(path: str | Path, records: Iterable[TranslationRecord]) -> Path:
+    """One JSON object per record and line (record_to_json), atomically; returns the path."""
     return write_text_atomic(path, "".join(record_to_json(r) + "\n" for r in records))
 
 
 def read_jsonl(path: str | Path) -> list[TranslationRecord]:
+    """The records of a JSON lines file (blank lines skipped); CorpusError naming the line
+    for bad JSON, missing or unknown fields, or attention that is not target x source."""
     try:
         lines = Path(path).read_text(encoding="utf-8").splitlines()
     except FileNotFoundError:

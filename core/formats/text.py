@@ -36,6 +36,7 @@ def write_plain(path: str | Path, lines: Iterable[str]) -> Path:
 
 
 def read_plain(path: str | Path) -> list[str]:
+    """The file's lines (UTF-8); CorpusError when it is missing or not UTF-8."""
     return _read(path)
 
 
@@ -50,6 +51,8 @@ def write_moses(prefix: str | Path, records: Sequence[TranslationRecord], src_la
 
 
 def read_moses(src_path: str | Path, tgt_path: str | Path) -> list[TranslationRecord]:
+    """Records from line-parallel source and translation files; CorpusError when the line
+    counts differ."""
     src, tgt = _read(src_path), _read(tgt_path)
     if len(src) != len(tgt):
         raise CorpusError(tgt_path, None, f"{len(tgt)} lines but {src_path} has {len(src)}: "
@@ -67,6 +70,8 @@ def write_tsv(path: str | Path, records: Iterable[TranslationRecord]) -> Path:
 
 
 def read_tsv(path: str | Path) -> list[TranslationRecord]:
+    """Records from 'source<TAB>translation' lines; CorpusError naming a line without
+    exactly two fields."""
     records = []
     for k, line in enumerate(_read(path), start=1):
         fields = line.split("\t")

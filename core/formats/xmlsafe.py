@@ -56,5 +56,7 @@ def element_text(el: ET.Element) -> str:
 
 
 def to_bytes(root: ET.Element) -> bytes:
+    """The element tree as indented UTF-8 XML with a declaration and a final newline
+    (indents `root` in place)."""
     ET.indent(root)
     return ET.tostring(root, encoding="utf-8", xml_declaration=True) + b"\n"

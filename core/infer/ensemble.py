@@ -81,6 +81,10 @@ class Ensemble(Seq2Seq):
         return torch.log_softmax(torch.stack(log_probs).mean(0), dim=-1)
 
     def forward(self, src: Tensor, src_lens: Tensor, tgt_in: Tensor, **extra) -> Seq2SeqOutput:
+        """Teacher-forced pass of every member (src batch x S, tgt_in batch x T). scores
+        batch x T x V: the renormalised mean of their log-probs (already log-probs);
+        attention batch x T x S: their mean; positions and gates: the mean over members
+        that have them. ConfigError when the vocabulary sizes differ."""
         outs = [m(src, src_lens, tgt_in, **extra) for m in self.members]
         return Seq2SeqOutput(
             scores=self._combine([o.log_probs for o in outs]),  # batch x T x V log-probs
@@ -90,6 +94,8 @@ class Ensemble(Seq2Seq):
         )
 
     def encode(self, src: Tensor, src_lens: Tensor, **extra) -> State:
+        """Every member's encoder state under keys 'm<i>.<key>' (batch x ... tensors), plus
+        'gates' (batch x S, the members' mean) when any member has gates."""
         encs = [m.encode(src, src_lens, **extra) for m in self.members]
         joined = _join(encs)
         gates = _mean_or_none([e.get("gates") for e in encs])  # batch x S, or None
@@ -98,12 +104,17 @@ class Ensemble(Seq2Seq):
         return joined
 
     def init_state(self, enc: State) -> State:
+        """Each member's init_state on its own part of `enc`, keys 'm<i>.<key>'; every tensor
+        batch x ... (batch on dim 0)."""
         encs = _split(enc, len(self.members))
         return _join([m.init_state(e) for m, e in zip(self.members, encs, strict=True)])
 
     def step(
         self, y_prev: Tensor, state: State, enc: State
     ) -> tuple[Tensor, Tensor, State, Tensor | None]:
+        """y_prev: batch -> (log_probs batch x V, the renormalised mean of the members';
+        attention batch x S, their mean; the members' new states; positions batch, the mean
+        over members with positions, or None). ConfigError when vocabulary sizes differ."""
         n = len(self.members)
         results = [
             m.step(y_prev, s, e)

@@ -66,19 +66,24 @@ class ForcedScorer:
 
     @property
     def uses_context(self) -> bool:
+        """True when the models see context sentences (previous or following)."""
         return self.k_context > 0 or self.k_following > 0
 
     # --- text -> ids ------------------------------------------------------------------
     def source_tokens(self, text: str) -> list[str]:
+        """The source-side tokens of `text`, one per id (training's tokenisation)."""
         return source_tokens(text, self.src_pre, self.src_vocab)
 
     def target_tokens(self, text: str) -> list[str]:
+        """The target-side tokens of `text`, one per id (training's tokenisation)."""
         return source_tokens(text, self.tgt_pre, self.tgt_vocab)
 
     def source_ids(self, text: str) -> list[int]:
+        """Source vocabulary ids of `text` (UNK for unknown tokens)."""
         return list(self.src_vocab.encode(self.source_tokens(text)))
 
     def target_ids(self, text: str) -> list[int]:
+        """Target vocabulary ids of `text`, without BOS/EOS (UNK for unknown tokens)."""
         return list(self.tgt_vocab.encode(self.target_tokens(text)))
 
     def context_ids(self, previous: Sequence[str] = (), following: Sequence[str] = ()
@@ -101,6 +106,8 @@ class ForcedScorer:
 
     def item(self, source: str, target: str, previous: Sequence[str] = (),
              following: Sequence[str] = ()) -> ForcedItem:
+        """The ForcedItem of a source/target pair whose document has `previous` and
+        `following` sentences around it (ctx None for sentence-level models)."""
         return ForcedItem(self.source_ids(source), self.target_ids(target),
                           self.context_ids(previous, following))
 

@@ -52,7 +52,10 @@ def encoder_gates(enc: dict[str, Tensor]) -> Tensor | None:
 
 
 def max_output_lengths(src_lens: Tensor, max_len_ratio: float, max_len_abs: int) -> list[int]:
-    """Most output tokens (EOS excluded) allowed per sentence."""
+    """Most output tokens (EOS excluded) allowed per sentence.
+
+    src_lens: batch (1-D) -> min(max_len_abs, ceil(max_len_ratio * n)) per sentence,
+    at least 1."""
     return [
         max(1, min(max_len_abs, math.ceil(max_len_ratio * int(n)))) for n in src_lens.tolist()
     ]
@@ -170,7 +173,9 @@ def beam_search(
     Finished hypotheses are set aside; a sentence stops once its n_best-th finished
     score is no worse than the best score any alive beam could still reach. Returns,
     per sentence in input order, up to `n_best` distinct hypotheses best first.
-    """
+
+    src: batch x S (natural order), src_lens: batch. ValueError unless
+    1 <= n_best <= beam and length_penalty >= 0."""
     if beam < 1 or n_best < 1 or n_best > beam:
         raise ValueError(f"need 1 <= n_best <= beam, got beam={beam}, n_best={n_best}")
     if length_penalty < 0:

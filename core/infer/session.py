@@ -49,6 +49,8 @@ class TranslationSession:
     @classmethod
     def open(cls, workspace, run_refs: Sequence[int | str], which: str = "best",
              device: str | torch.device = "cpu") -> TranslationSession:
+        """Load runs `run_refs` (names or ids) of `workspace` at checkpoint `which` on
+        `device`; several form an ensemble. ConfigError for none or differing vocabularies."""
         if not run_refs:
             raise ConfigError("choose at least one trained run")
         members, names = [], []
@@ -62,11 +64,15 @@ class TranslationSession:
     @classmethod
     def from_dirs(cls, run_dirs: Sequence[str | Path], which: str = "best",
                   device: str | torch.device = "cpu") -> TranslationSession:
+        """Load the runs in folders `run_dirs` (named after the folders) at checkpoint `which`;
+        ConfigError when their vocabularies differ."""
         members = [load_model(d, which, device) for d in run_dirs]
         return cls.from_loaded(members, [Path(d).name for d in run_dirs])
 
     @classmethod
     def from_loaded(cls, members: list[LoadedModel], names: list[str]) -> TranslationSession:
+        """A session of loaded models; ConfigError when a member's source or target
+        vocabulary differs from the first's."""
         first = members[0]
         for m, name in zip(members[1:], names[1:], strict=True):
             if m.tgt_vocab.itos != first.tgt_vocab.itos:
@@ -80,18 +86,22 @@ class TranslationSession:
     # --- properties -----------------------------------------------------------------
     @property
     def first(self) -> LoadedModel:
+        """The first run's LoadedModel: its vocabularies and preprocessors serve the session."""
         return self.members[0]
 
     @property
     def models(self) -> list:
+        """The members' Seq2Seq models, in order."""
         return [m.model for m in self.members]
 
     @property
     def is_context_model(self) -> bool:
+        """True when the first run's family is a context family (sees its document)."""
         return family_traits(self.first.config.model.family).context
 
     @property
     def context_sentences(self) -> int:
+        """K, the previous sentences a context model sees (0 for other models)."""
         return self.first.config.model.ctx_sentences if self.is_context_model else 0
 
     @property

@@ -28,7 +28,9 @@ def shares_vocabulary(src_vocab: Any, tgt_vocab: Any) -> bool:
 
 
 def target_to_source_table(src_vocab: Any, tgt_vocab: Any) -> Tensor:
-    """ids of the target vocabulary -> ids of the source vocabulary, by token string."""
+    """ids of the target vocabulary -> ids of the source vocabulary, by token string.
+
+    1-D long, one entry per target id; UNK where the source vocabulary lacks the token."""
     return torch.tensor(src_vocab.encode(list(tgt_vocab.itos)), dtype=torch.long)
 
 
@@ -43,6 +45,8 @@ class TargetIdsAsSource(Seq2Seq):
     (target vocabulary size,); everything else passes through unchanged."""
 
     def __init__(self, model: Seq2Seq, table: Tensor):
+        """Wrap `model`; `table` (1-D long, the source id of each target id, see
+        target_to_source_table) becomes a non-persistent buffer on the model's device."""
         super().__init__()
         self.model = model
         self.family = model.family
@@ -60,16 +64,23 @@ class TargetIdsAsSource(Seq2Seq):
         return {**extra, "ctx": self.table[extra["ctx"]]}  # batch x C
 
     def forward(self, src: Tensor, src_lens: Tensor, tgt_in: Tensor, **extra) -> Seq2SeqOutput:
+        """`model`'s forward with `ctx` (batch x C target ids) mapped to source ids; src
+        batch x S, tgt_in batch x T as in Seq2Seq.forward."""
         return self.model(src, src_lens, tgt_in, **self._mapped(extra))
 
     def encode(self, src: Tensor, src_lens: Tensor, **extra) -> State:
+        """`model.encode` with `ctx` (batch x C target ids) mapped to source ids."""
         return self.model.encode(src, src_lens, **self._mapped(extra))
 
     def init_state(self, enc: State) -> State:
+        """`model.init_state(enc)` unchanged (batch x ... tensors): the context only enters
+        through `encode`."""
         return self.model.init_state(enc)
 
     def step(self, y_prev: Tensor, state: State, enc: State
              ) -> tuple[Tensor, Tensor, State, Tensor | None]:
+        """`model.step` unchanged: y_prev batch -> (log_probs batch x V, attention batch x S,
+        new state, positions or None)."""
         return self.model.step(y_prev, state, enc)
 
 

@@ -66,6 +66,8 @@ def source_tokens(text: str, preprocessor: Any, vocab: Any) -> list[str]:
 
 
 def detokenize(tokens: list[str], preprocessor: Any, vocab: Any) -> str:
+    """Tokens -> text: the subword vocabulary's detokenize when it has one, else the
+    preprocessor's (Moses)."""
     if hasattr(vocab, "detokenize"):  # subword pieces -> text
         return vocab.detokenize(tokens)
     return preprocessor.detokenize(tokens)

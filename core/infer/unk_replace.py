@@ -35,6 +35,7 @@ class UnkReport:
 
     @property
     def n_replaced(self) -> int:
+        """<unk> tokens replaced: copied source words plus dictionary entries."""
         return self.n_copied + self.n_dictionary
 
 

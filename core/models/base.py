@@ -79,17 +79,26 @@ class Seq2Seq(nn.Module):
     family: str = ""
 
     def forward(self, src: Tensor, src_lens: Tensor, tgt_in: Tensor, **extra) -> Seq2SeqOutput:
+        """Teacher-forced pass. src: batch x S (natural order), src_lens: batch, tgt_in:
+        batch x T (BOS y1..yn, PAD-padded) -> Seq2SeqOutput, scores batch x T x V and
+        attention batch x T x S (see the module doc)."""
         raise NotImplementedError
 
     def encode(self, src: Tensor, src_lens: Tensor, **extra) -> State:
+        """src: batch x S, src_lens: batch -> the encoder state, tensors with the batch on
+        dim 0 (batch x ...), read by this model's `step`."""
         raise NotImplementedError
 
     def init_state(self, enc: State) -> State:
+        """The decoder state before the first step, from `encode`'s output; every tensor
+        batch x ... (batch on dim 0)."""
         raise NotImplementedError
 
     def step(
         self, y_prev: Tensor, state: State, enc: State
     ) -> tuple[Tensor, Tensor, State, Tensor | None]:
+        """One decoding step. y_prev: batch (long) -> (log_probs batch x V, attention
+        batch x S, new state, positions batch or None)."""
         raise NotImplementedError
 
 

@@ -84,6 +84,8 @@ class LuongModel(Seq2Seq):
         }
 
     def init_state(self, enc: State) -> State:
+        """h, c: batch x L x H (the encoder's final states); t: batch long zeros, the target
+        step; with input feeding also feed: batch x H zeros (h~_0)."""
         state = {
             "h": enc["h0"],
             "c": enc["c0"],
@@ -118,6 +120,8 @@ class LuongModel(Seq2Seq):
         return out
 
     def device_type(self) -> str:
+        """The device type ('cpu', 'cuda', ...) of the input-feeding LSTM cells' weights; only
+        for input-feeding models (others have no `cells`)."""
         return self.cells[0].weight_hh.device.type
 
     def _feed_inputs(self, emb: Tensor) -> Tensor:
@@ -203,6 +207,8 @@ class LuongModel(Seq2Seq):
         return torch.stack(outs, dim=1), torch.stack(attns, dim=1), pos
 
     def step(self, y_prev: Tensor, state: State, enc: State):
+        """y_prev: batch -> (log_probs batch x V, attention batch x S, new state, positions
+        batch (local-m/local-p) or None)."""
         emb = self.drop(self.tgt_embed(y_prev))  # batch x E
         if self.feed:
             h_tilde, attn, pos, new_state = self._feed_step(emb, state, enc)
@@ -218,6 +224,8 @@ class LuongModel(Seq2Seq):
 
     def forward(self, src: Tensor, src_lens: Tensor, tgt_in: Tensor,
                 out_vocab: Tensor | None = None, **extra) -> Seq2SeqOutput:
+        """src: batch x S, src_lens: batch, tgt_in: batch x T -> scores batch x T x V (or
+        K over `out_vocab`), attention batch x T x S, positions batch x T (local) or None."""
         enc = self.encode(src, src_lens)
         if self.feed:
             h_tilde, attn, pos = self._feed_forward(tgt_in, enc)  # batch x T x H, x S
@@ -231,4 +239,5 @@ class LuongModel(Seq2Seq):
 
 
 def build(config: ModelConfig, src_vocab_size: int, tgt_vocab_size: int) -> LuongModel:
+    """Registry entry for family 'luong'."""
     return LuongModel(config, src_vocab_size, tgt_vocab_size)

@@ -51,6 +51,7 @@ class RNNEncDec(Seq2Seq):
         return enc
 
     def init_state(self, enc: State) -> State:
+        """h (and c for LSTM): batch x L x H, the encoder's final states."""
         state = {"h": enc["h0"]}
         if "c0" in enc:
             state["c"] = enc["c0"]
@@ -66,6 +67,8 @@ class RNNEncDec(Seq2Seq):
         return {"h": to_batch_first(hidden)}
 
     def step(self, y_prev: Tensor, state: State, enc: State):
+        """y_prev: batch -> (log_probs batch x V, all-zero attention batch x S, new state,
+        None)."""
         emb = self.drop(self.tgt_embed(y_prev))[:, None]  # batch x 1 x E
         top, hidden = self.rnn(emb, self._hidden(state))
         logp = torch.log_softmax(self.out(self.drop(top[:, 0])), dim=-1)  # batch x V
@@ -74,6 +77,8 @@ class RNNEncDec(Seq2Seq):
 
     def forward(self, src: Tensor, src_lens: Tensor, tgt_in: Tensor,
                 out_vocab: Tensor | None = None, **extra) -> Seq2SeqOutput:
+        """src: batch x S, src_lens: batch, tgt_in: batch x T -> scores batch x T x V (or K
+        over `out_vocab`), attention all zeros batch x T x S."""
         enc = self.encode(src, src_lens)
         emb = self.drop(self.tgt_embed(tgt_in))  # batch x T x E
         top, _ = self.rnn(emb, self._hidden(self.init_state(enc)))  # batch x T x H
@@ -83,4 +88,5 @@ class RNNEncDec(Seq2Seq):
 
 
 def build(config: ModelConfig, src_vocab_size: int, tgt_vocab_size: int) -> RNNEncDec:
+    """Registry entry for family 'rnnencdec'."""
     return RNNEncDec(config, src_vocab_size, tgt_vocab_size)

@@ -65,6 +65,7 @@ class RNNSearch(Seq2Seq):
         }
 
     def init_state(self, enc: State) -> State:
+        """s: batch x H, the decoder's initial state s_0."""
         return {"s": enc["s0"]}
 
     def _recur(self, emb: Tensor, s_prev: Tensor, enc: State):
@@ -82,6 +83,8 @@ class RNNSearch(Seq2Seq):
         return output_scores(self.w_o, self.drop(t), out_vocab)
 
     def step(self, y_prev: Tensor, state: State, enc: State):
+        """y_prev: batch -> (log_probs batch x V (fp32), attention batch x S, {'s': batch x H},
+        None)."""
         emb = self.drop(self.tgt_embed(y_prev))  # batch x E
         context, weights, s = self._recur(emb, state["s"], enc)
         logp = torch.log_softmax(self._output(state["s"], emb, context).float(), dim=-1)
@@ -89,6 +92,8 @@ class RNNSearch(Seq2Seq):
 
     def forward(self, src: Tensor, src_lens: Tensor, tgt_in: Tensor,
                 out_vocab: Tensor | None = None, **extra) -> Seq2SeqOutput:
+        """src: batch x S, src_lens: batch, tgt_in: batch x T -> scores batch x T x V (or K
+        over `out_vocab`), attention batch x T x S; other `extra` is ignored."""
         enc = self.encode(src, src_lens)
         emb = self.drop(self.tgt_embed(tgt_in))  # batch x T x E
         s = enc["s0"]
@@ -103,4 +108,5 @@ class RNNSearch(Seq2Seq):
 
 
 def build(config: ModelConfig, src_vocab_size: int, tgt_vocab_size: int) -> RNNSearch:
+    """Registry entry for family 'rnnsearch'."""
     return RNNSearch(config, src_vocab_size, tgt_vocab_size)

@@ -98,6 +98,8 @@ class MultiHeadAttention(nn.Module):
 
 
 def feed_forward(d_model: int, ff_size: int, dropout: float) -> nn.Sequential:
+    """The position-wise feed-forward block: Linear d_model -> ff_size, ReLU, dropout,
+    Linear back to d_model (... x d -> ... x d)."""
     return nn.Sequential(
         nn.Linear(d_model, ff_size), nn.ReLU(), nn.Dropout(dropout), nn.Linear(ff_size, d_model)
     )
@@ -233,6 +235,8 @@ class TransformerBase(Seq2Seq):
                              layer_attention=heads)
 
     def init_state(self, enc: State) -> State:
+        """An empty decoder cache: `layer{i}` batch x 0 x d for every decoder layer (each step
+        appends its new position)."""
         memory = enc["memory"]
         empty = memory.new_zeros(memory.size(0), 0, self.d_model)  # batch x 0 x d
         return {f"layer{i}": empty for i in range(len(self.decoder))}
@@ -272,6 +276,8 @@ class Transformer(TransformerBase):
     def encode(
         self, src: Tensor, src_lens: Tensor, ctx: Tensor | None = None, ctx_lens: Tensor | None = None
     ) -> State:
+        """src: batch x S, src_lens: batch -> memory batch x S x d, mem_mask batch x S (True
+        on real tokens); ctx and ctx_lens are ignored."""
         memory, mask = self.run_encoder(src, src_lens)
         return {"memory": memory, "mem_mask": mask}
 
@@ -315,6 +321,10 @@ class ConcatTransformer(Transformer):
     def encode(
         self, src: Tensor, src_lens: Tensor, ctx: Tensor | None = None, ctx_lens: Tensor | None = None
     ) -> State:
+        """Encode `ctx <break> src` (src alone without ctx) -> memory batch x M x d and mem_mask
+        batch x M (M = the longest ctx_len + 1 + src_len; S without ctx), src_index
+        batch x S (each source position in the memory), src_mask batch x S. ValueError when
+        ctx comes without ctx_lens."""
         if ctx is None:
             tokens, lens, offsets = src, src_lens, torch.zeros_like(src_lens)
         else:

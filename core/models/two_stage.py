@@ -59,7 +59,10 @@ def load_stage1(model: nn.Module, state_dict: Mapping[str, Tensor]) -> list[str]
     layers (a better start than random). Returns the model keys that were set.
 
     Raises CheckpointError when the checkpoint is not a sentence-level Transformer of
-    the same size (names or shapes differ)."""
+    the same size (names or shapes differ).
+
+    Every copied tensor must have the model's shape (e.g. src_embed.weight:
+    source V x d_model)."""
     model = _check(model)
     own = model.state_dict()
     prefixes = _context_prefixes(model)

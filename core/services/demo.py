@@ -62,6 +62,7 @@ BUNDLE_TRAIN: dict[str, Any] = dict(epochs=80, valid_every=120, device="cpu", th
 
 
 def default_demo_dir() -> Path:
+    """The demo workspace folder in the per-user data folder."""
     return Path(user_data_dir(APP_NAME)) / "demo-workspace"
 
 
@@ -168,6 +169,8 @@ def populate_demo_workspace(ws: Workspace, models_dir: Path = MODELS_DIR) -> Non
 
 
 def demo_workspace_complete(ws: Workspace, models_dir: Path = MODELS_DIR) -> bool:
+    """True when `ws` holds the demo corpus, the demo gold set and a complete run of every
+    bundled model."""
     if not any(c.name == DEMO_CORPUS for c in ws.list_corpora()):
         return False
     if DEMO_GOLD not in list_gold_sets(ws):
@@ -315,6 +318,8 @@ def build_demo_bundle(out_dir: str | Path, names: list[str] | None = None,
 
 
 def main(argv: list[str]) -> int:
+    """`python -m core.services.demo build-bundle OUT_DIR [--max-steps N]` or `bundle-run
+    WORKSPACE RUN OUT_DIR ...`: returns 0, or 1 after printing the usage."""
     if argv[:1] == ["bundle-run"] and len(argv) >= 4:
         def option(flag: str, default: str | None) -> str | None:
             return argv[argv.index(flag) + 1] if flag in argv else default

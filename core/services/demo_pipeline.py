@@ -31,6 +31,8 @@ class DemoSummary:
     files: dict[str, Path] = field(default_factory=dict)
 
     def lines(self) -> list[str]:
+        """The summary for the terminal, one line each: workspace, model, test metrics, BLEU
+        by length, AER (%), files written and the time taken."""
         m = self.metrics
         out = [f"demo workspace: {self.workspace}",
                f"model {self.run_name}: {self.steps} steps",
@@ -49,6 +51,8 @@ class DemoSummary:
 
 
 def fresh_demo_dir() -> Path:
+    """A new, not yet existing folder for a demo run under the per-user data folder
+    (demo-runs/<date-time>[-k])."""
     from platformdirs import user_data_dir
 
     from core.workspace_paths import APP_NAME

@@ -40,6 +40,8 @@ class SystemScores:
 
 
 def parse_buckets(text: str | None) -> list[tuple[int, int | None]]:
+    """--buckets '10,20,30' -> [(0, 10), (10, 20), (20, 30), (30, None)] (lo inclusive, hi
+    exclusive); DEFAULT_BUCKETS for none; ConfigError unless increasing positive integers."""
     from core.evaluate.metrics import DEFAULT_BUCKETS
 
     if not text:
@@ -56,6 +58,7 @@ def parse_buckets(text: str | None) -> list[tuple[int, int | None]]:
 
 
 def bucket_label(lo: int, hi: int | None) -> str:
+    """'lo-(hi-1)', or 'lo+' for the open last bucket."""
     return f"{lo}-{hi - 1}" if hi is not None else f"{lo}+"
 
 
@@ -164,6 +167,8 @@ def score_systems(sessions: dict[str, Any], run_ids: dict[str, list[int]], pairs
 
 
 def metrics_table(systems: list[SystemScores], title: str):
+    """A Table with one row per system: BLEU, chrF, TER, tokenised BLEU and perplexity (2
+    decimals), the sacreBLEU signatures as notes."""
     from core.evaluate.report import Table
 
     rows = []

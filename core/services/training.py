@@ -141,6 +141,8 @@ def _prepare(ws: Workspace, run_id: int, config: RunConfig, resume: bool, ctx: J
 
 def make_train_data(prepared: PreparedData, config: RunConfig,
                     train_links: list | None = None) -> TrainData:
+    """The TrainData of prepared splits: token ids, vocabulary sizes, a BatchPlan factory
+    with the config's batching, dev greedy BLEU and the guided-alignment links."""
     dc = config.data
 
     def make_plan(src, tgt, ctx_ids, shuffle, links=None):
@@ -227,6 +229,7 @@ class StoreRecorder:
                 self.ws.remove_checkpoint(self.run_id, path)
 
     def flush(self) -> None:
+        """Write the buffered training-step metrics to the store."""
         for step, values in self.pending:
             self.ws.log_metrics(self.run_id, step, "train", values)
         self.pending.clear()
@@ -311,4 +314,5 @@ def _train_locked(ws: Workspace, run_id: int, info, ctx: JobContext, resume: boo
 
 
 def run_folder(ws: Workspace, run_ref: int | str) -> Path:
+    """The folder of run `run_ref` (a name or an id); StoreError for an unknown run."""
     return ws.run_dir(ws.run_id(run_ref))

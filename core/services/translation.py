@@ -41,6 +41,8 @@ class SessionCache:
         self._lock = threading.Lock()
 
     def get(self, ws: Any, run_ids: Sequence[int], which: str = "best"):
+        """The cached TranslationSession of `run_ids` at checkpoint `which`, opened (on the
+        cpu) on first use; keyed by run ids, so clear it when the workspace changes."""
         key = (tuple(int(r) for r in run_ids), which)
         with self._lock:
             session = self._sessions.get(key)
@@ -49,6 +51,7 @@ class SessionCache:
             return session
 
     def clear(self) -> None:
+        """Forget every cached session (e.g. a run has new checkpoints)."""
         with self._lock:
             self._sessions.clear()
 
@@ -65,6 +68,7 @@ class Document:
 
     @property
     def sentences(self) -> list[str]:
+        """Every paragraph's sentences, in order."""
         return [s for para in self.paragraphs for s in para]
 
     def regroup(self, items: Sequence[Any]) -> list[list[Any]]:
@@ -204,9 +208,11 @@ class Comparison:
     baseline_name: str = "baseline"
 
     def differs(self, row: int) -> bool:
+        """True when row `row`'s two translations differ (compared token by token on spaces)."""
         return self.main[row].text.split() != self.baseline[row].text.split()
 
     def n_differ(self) -> int:
+        """Rows whose two translations differ."""
         return sum(self.differs(r) for r in range(len(self.main)))
 
 

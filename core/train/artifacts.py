@@ -27,6 +27,8 @@ SRC_VOCAB, TGT_VOCAB, PREPROCESS = "src.vocab", "tgt.vocab", "preprocess.json"
 
 def save_artifacts(run_dir: Path, src_vocab: AnyVocab, tgt_vocab: AnyVocab,
                    src_pre: Preprocessor, tgt_pre: Preprocessor) -> None:
+    """Write the run's vocabularies (src.vocab, tgt.vocab) and preprocessor settings into
+    `run_dir`, atomically."""
     src_vocab.save(run_dir / SRC_VOCAB)
     tgt_vocab.save(run_dir / TGT_VOCAB)
     write_text_atomic(run_dir / PREPROCESS, json.dumps(
@@ -34,6 +36,8 @@ def save_artifacts(run_dir: Path, src_vocab: AnyVocab, tgt_vocab: AnyVocab,
 
 
 def load_text_side(run_dir: Path) -> tuple[AnyVocab, AnyVocab, Preprocessor, Preprocessor] | None:
+    """(source vocabulary, target vocabulary, source preprocessor, target preprocessor)
+    saved in `run_dir`, or None when the run has none yet."""
     if not (run_dir / SRC_VOCAB).exists():
         return None
     raw = json.loads((run_dir / PREPROCESS).read_text(encoding="utf-8"))

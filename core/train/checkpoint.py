@@ -28,6 +28,8 @@ LAST = "last.pt"
 
 
 def rng_state() -> dict[str, Any]:
+    """The torch CPU (and CUDA), Python and numpy generator states as tensors and plain
+    types, for a weights_only checkpoint (restore with set_rng_state)."""
     np_state = np.random.get_state()
     state = {
         "torch": torch.get_rng_state(),
@@ -58,12 +60,15 @@ def set_rng_state(state: dict[str, Any]) -> None:
 
 
 def save_checkpoint(path: str | Path, payload: dict[str, Any]) -> Path:
+    """torch.save `payload` to `path` atomically; returns the path."""
     buffer = io.BytesIO()
     torch.save(payload, buffer)
     return write_bytes_atomic(path, buffer.getvalue())
 
 
 def load_checkpoint(path: str | Path, map_location: str | torch.device = "cpu") -> dict[str, Any]:
+    """The checkpoint dict, loaded weights_only onto `map_location`; CheckpointError when
+    the file is missing or cannot be read."""
     path = Path(path)
     if not path.exists():
         raise CheckpointError(f"{path}: no such checkpoint")
@@ -177,6 +182,8 @@ class BestKeeper:
 
     @property
     def best_path(self) -> Path | None:
+        """The path of the best kept checkpoint (lowest dev perplexity), None before the first;
+        CheckpointError when its recorded name leaves the folder."""
         if not self.entries:
             return None
         return inside(self.folder, self.entries[0][2], "best checkpoint", CheckpointError, bare=True)

@@ -22,7 +22,9 @@ SCALES_KEY = "int8_scales"  # {tensor name: rows (float16)} beside the `model` t
 
 
 def compact_state(state: dict[str, Tensor], fmt: str) -> tuple[dict[str, Tensor], dict[str, Tensor]]:
-    """(tensors, int8 scales) of a state dict in `fmt` (see the module doc)."""
+    """(tensors, int8 scales) of a state dict in `fmt` (see the module doc): every tensor
+    keeps its shape; an int8 matrix R x C gets 1-D float16 scales of length R.
+    ValueError on an unknown fmt."""
     if fmt not in FORMATS:
         raise ValueError(f"unknown weight format {fmt!r}: use one of {FORMATS}")
     tensors: dict[str, Tensor] = {}
@@ -42,7 +44,8 @@ def compact_state(state: dict[str, Tensor], fmt: str) -> tuple[dict[str, Tensor]
 
 def expand_state(tensors: dict[str, Tensor], scales: dict[str, Tensor] | None = None
                  ) -> dict[str, Tensor]:
-    """float32 tensors for load_state_dict from a compact (or plain) state."""
+    """float32 tensors for load_state_dict from a compact (or plain) state: an int8 R x C
+    matrix times its 1-D scales (length R) per row; non-float tensors unchanged."""
     scales = scales or {}
     out: dict[str, Tensor] = {}
     for name, t in tensors.items():
@@ -56,6 +59,7 @@ def expand_state(tensors: dict[str, Tensor], scales: dict[str, Tensor] | None = 
 
 
 def state_bytes(tensors: dict[str, Tensor], scales: dict[str, Tensor] | None = None) -> int:
-    """Bytes of the tensors' data (what the file is made of, less a little framing)."""
+    """Bytes of the tensors' data (what the file is made of, less a little framing), for
+    tensors of any shape and the 1-D scales."""
     every = list(tensors.values()) + list((scales or {}).values())
     return sum(t.numel() * t.element_size() for t in every)

@@ -24,6 +24,8 @@ class DistContext:
 
     @classmethod
     def from_env(cls, backend: str | None = None) -> DistContext:
+        """The process group of this torchrun process (RANK, WORLD_SIZE, LOCAL_RANK), joined if
+        needed; `backend` defaults to NCCL with CUDA, else gloo; NCCL selects the local GPU."""
         rank = int(os.environ.get("RANK", "0"))
         world = int(os.environ.get("WORLD_SIZE", "1"))
         local = int(os.environ.get("LOCAL_RANK", "0"))
@@ -36,6 +38,7 @@ class DistContext:
 
     @property
     def device(self) -> str:
+        """'cuda:<local rank>' under NCCL, else 'cpu'."""
         return f"cuda:{self.local_rank}" if self.backend == "nccl" else "cpu"
 
     def shard(self, batches: list[list[int]]) -> list[list[int]]:
@@ -44,6 +47,7 @@ class DistContext:
         return batches[self.rank:usable:self.world_size]
 
     def wrap(self, model: torch.nn.Module) -> torch.nn.Module:
+        """`model` in DistributedDataParallel (find_unused_parameters, for step-wise decoders)."""
         ids = [self.local_rank] if self.backend == "nccl" else None
         # step-wise decoders may leave parameters unused in some batches (e.g. local-p)
         return DistributedDataParallel(model, device_ids=ids, find_unused_parameters=True)
@@ -57,6 +61,7 @@ class DistContext:
         return int(box.item())
 
     def barrier(self) -> None:
+        """Wait for every rank (on the local GPU under NCCL); no-op without a process group."""
         if dist.is_initialized():
             if self.backend == "nccl":
                 dist.barrier(device_ids=[self.local_rank])
@@ -64,5 +69,6 @@ class DistContext:
                 dist.barrier()
 
     def close(self) -> None:
+        """Leave the process group, if any."""
         if dist.is_initialized():
             dist.destroy_process_group()

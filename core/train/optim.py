@@ -14,6 +14,8 @@ from core.errors import ConfigError
 
 
 def build_optimizer(params, cfg: TrainConfig) -> torch.optim.Optimizer:
+    """SGD, Adam (fused) or Adadelta (rho 0.95, eps 1e-6) at cfg.lr over the parameters
+    that require gradients; ConfigError for another optimizer."""
     params = [p for p in params if p.requires_grad]
     if cfg.optimizer == "sgd":
         return torch.optim.SGD(params, lr=cfg.lr)
@@ -36,6 +38,9 @@ class EpochSchedule:
         self.epochs_done = 0
 
     def lr_for(self, epochs_done: int) -> float:
+        """The learning rate after `epochs_done` epochs: lr before decay_start_epoch, then
+        lr * lr_decay ** (epochs_done - decay_start_epoch + 1); lr throughout when the
+        start is 0."""
         if self.start <= 0 or epochs_done < self.start:
             return self.base_lr
         return self.base_lr * self.decay ** (epochs_done - self.start + 1)
@@ -50,10 +55,13 @@ class EpochSchedule:
 
     @property
     def lr(self) -> float:
+        """The optimiser's current learning rate (its first parameter group's)."""
         return self.optimizer.param_groups[0]["lr"]
 
     def state_dict(self) -> dict:
+        """{'epochs_done': n}, for checkpoints."""
         return {"epochs_done": self.epochs_done}
 
     def load_state_dict(self, state: dict) -> None:
+        """Restore epochs_done (the learning rate itself comes back with the optimiser's state)."""
         self.epochs_done = int(state["epochs_done"])

@@ -26,9 +26,9 @@ def test_unknown_family_is_a_clear_error():
 
 def test_sessions_and_training_ask_the_registry(monkeypatch):
     """A family marked as context-aware in TRAITS is treated as one by the session."""
+    from core import families
     from core.config import RunConfig
     from core.infer.session import TranslationSession
-    from core import families
 
     monkeypatch.setitem(families.TRAITS, "luong", families.FamilyTraits(context=True))
 
@@ -40,9 +40,9 @@ def test_sessions_and_training_ask_the_registry(monkeypatch):
 
 
 def test_each_family_has_a_default_reading_that_align_uses(monkeypatch):
+    from core import families
     from core.config import RunConfig
     from core.evaluate.readings import READINGS
-    from core import families
     from core.services.alignment import reading_list
 
     assert all(t.reading in READINGS for t in TRAITS.values())
