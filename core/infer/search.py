@@ -99,6 +99,15 @@ def _prepare(model: Seq2Seq, src: Tensor, src_lens: Tensor) -> tuple[Tensor, Ten
     return src.to(device), src_lens.to(device)
 
 
+def _ban_eos(logp: Tensor, rows: list[bool]) -> Tensor:
+    """`logp` (rows x V) with EOS at -inf in the rows marked True (min_len). A row at its
+    length limit is not marked: there the limit wins and EOS must stay possible. Out of
+    place: the step's output is not ours to change."""
+    ban = torch.zeros_like(logp, dtype=torch.bool)
+    ban[:, EOS] = torch.tensor(rows, dtype=torch.bool, device=logp.device)
+    return logp.masked_fill(ban, NEG_INF)
+
+
 @torch.inference_mode()
 def greedy(
     model: Seq2Seq, src: Tensor, src_lens: Tensor, max_len_ratio: float = 2.0,
@@ -124,8 +133,8 @@ def greedy(
     while active:
         logp, attn, state, pos = model.step(y, state, enc)  # rows x V, rows x S, rows
         logp = logp.float()
-        if t < min_len:  # out of place: the step's output is not ours to change
-            logp = logp.index_fill(1, torch.tensor([EOS], device=logp.device), NEG_INF)
+        if t < min_len:
+            logp = _ban_eos(logp, [t < limits[i] for i in active])
         best_lp, best = logp.topk(1, dim=-1)
         best_lp, best = best_lp[:, 0], best[:, 0]
         last = torch.tensor([t >= limits[i] for i in active], device=device)
@@ -212,8 +221,8 @@ def beam_search(
         logp, attn, state, pos = model.step(y, state, enc)  # rows x V, rows x S, rows
         vocab = logp.size(-1)
         logp = logp.float()
-        if t < min_len:  # out of place: the step's output is not ours to change
-            logp = logp.index_fill(1, torch.tensor([EOS], device=logp.device), NEG_INF)
+        if t < min_len:
+            logp = _ban_eos(logp, [t < limits[i] for i in active for _ in range(k)])
         # at a sentence's last step only EOS may follow
         last = torch.tensor([t >= limits[i] for i in active], device=device)
         if bool(last.any()):

@@ -34,7 +34,9 @@ def compact_state(state: dict[str, Tensor], fmt: str) -> tuple[dict[str, Tensor]
             tensors[name] = w
         elif fmt == "int8" and w.dim() == 2 and w.numel() >= MIN_INT8:
             w32 = w.detach().float()
-            scale = (w32.abs().amax(dim=1) / 127).clamp_min(1e-12).half()  # rows
+            # clamped after the cast: a floor below float16's range (an all-zero row such
+            # as PAD's embedding) would round to a scale of 0 and quantise 0 / 0 = NaN
+            scale = (w32.abs().amax(dim=1) / 127).half().clamp_min(torch.finfo(torch.float16).tiny)
             q = torch.round(w32 / scale.float()[:, None]).clamp_(-127, 127).to(torch.int8)
             tensors[name], scales[name] = q, scale
         else:

@@ -25,6 +25,20 @@ def test_int8_rows_are_within_half_a_quantisation_step():
     assert tensors["w"].abs().amax(dim=1).min().item() == 127
 
 
+def test_zero_and_tiny_rows_get_a_usable_scale():
+    """An all-zero row (PAD's embedding) and a row below float16's range get a positive
+    finite scale, quantise to 0 without a 0 / 0, and come back as they were to within
+    float16's smallest step."""
+    w = torch.randn(128, 64)
+    w[0] = 0.0
+    w[1] = 1e-9
+    tensors, scales = compact_state({"emb": w}, "int8")
+    assert torch.isfinite(scales["emb"]).all() and (scales["emb"] > 0).all()
+    assert tensors["emb"][0].abs().max().item() == 0 == tensors["emb"][1].abs().max().item()
+    back = expand_state(tensors, scales)["emb"]
+    assert back[0].abs().max().item() == 0.0 and back[1].abs().max().item() < 1e-8
+
+
 def test_sizes_and_small_matrices():
     state = {"big": torch.randn(256, 64), "small": torch.randn(8, 8)}
     assert 64 * 8 < MIN_INT8 <= 256 * 64

@@ -154,3 +154,16 @@ def test_min_len_fixes_the_output_length_and_scores_stay_true(toy, beam):
         assert EOS not in h[0].tokens
     g = greedy(toy, SRC, LENS, max_len_abs=7, max_len_ratio=100.0, min_len=7)
     assert [len(h.tokens) for h in g] == [7] * len(LENS)
+
+
+@pytest.mark.parametrize("beam", [1, 3])
+def test_a_length_limit_below_min_len_still_ends_every_sentence(toy, beam):
+    """min_len beyond a sentence's length limit: the limit wins, every sentence gets a
+    hypothesis of exactly `limit` tokens with a finite score (EOS was once banned and
+    forced at the same step: -inf from greedy, no hypothesis from beam search)."""
+    found = beam_search(toy, SRC, LENS, beam=beam, max_len_abs=5, max_len_ratio=100.0,
+                        min_len=9)
+    assert [len(h) for h in found] == [1] * len(LENS)
+    assert all(len(h[0].tokens) == 5 and np.isfinite(h[0].log_prob) for h in found)
+    g = greedy(toy, SRC, LENS, max_len_abs=5, max_len_ratio=100.0, min_len=9)
+    assert all(len(h.tokens) == 5 and np.isfinite(h.log_prob) for h in g)
