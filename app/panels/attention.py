@@ -355,10 +355,13 @@ class AttentionPanel(QWidget):
             return None
         self.loading_pairs = True
         self.pair_label.setText(f"reading {gold_name or 'the test split'} ...")
+        # a failure is reported here, not by the manager: a stale request (another
+        # source chosen since, or the workspace closed) fails silently
         job = self.jobs.submit(pairs_job, self.workspace, gold_name or None, run_id,
-                               0 if gold_name else TEST_LIMIT, name="Read pairs")
+                               0 if gold_name else TEST_LIMIT, name="Read pairs",
+                               report_errors=False)
         job.finished.connect(lambda pairs: self._show_pairs(pairs, asked))
-        job.failed.connect(lambda message, _tb: self._pairs_failed(message, asked))
+        job.failed.connect(lambda message, tb: self._pairs_failed(message, tb, asked))
         return job
 
     def _show_pairs(self, pairs: list[PairInput], asked: int) -> None:
@@ -373,10 +376,11 @@ class AttentionPanel(QWidget):
         if pairs:
             self.pair_label.setText(f"{len(pairs)} pairs")
 
-    def _pairs_failed(self, message: str, asked: int) -> None:
-        if asked == self._pairs_asked:
+    def _pairs_failed(self, message: str, tb: str, asked: int) -> None:
+        if asked == self._pairs_asked and self.workspace is not None:
             self.loading_pairs = False
             self.pair_label.setText(f"Cannot load the pairs: {message}")
+            workers.show_error(self, "Cannot load the pairs", message, tb)
 
     def add_typed_pair(self) -> None:
         src, tgt = self.src_edit.text().strip(), self.tgt_edit.text().strip()

@@ -19,8 +19,26 @@ def temp_settings(tmp_path_factory):
     yield folder
 
 
+@pytest.fixture(autouse=True)
+def no_blocking_dialogs(monkeypatch, request):
+    """An error dialog no test asked for (through `errors`) fails that test with the
+    dialog's text, instead of a modal box that waits forever offscreen. Tests marked
+    `real_dialogs` stub QMessageBox themselves."""
+    shown: list[tuple[str, str]] = []
+    from app import workers
+
+    if request.node.get_closest_marker("real_dialogs"):
+        yield
+        return
+    monkeypatch.setattr(workers, "show_error",
+                        lambda parent, title, message, details="": shown.append((title, message)))
+    yield
+    if shown:
+        pytest.fail(f"unexpected error dialog(s): {shown}")
+
+
 @pytest.fixture
-def errors(monkeypatch):
+def errors(monkeypatch, no_blocking_dialogs):
     """Every error the GUI would show in a message box: (title, message, details)."""
     shown: list[tuple[str, str, str]] = []
     from app import workers

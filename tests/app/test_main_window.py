@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import gc
 
+import pytest
 from PySide6.QtCore import QEvent, QSettings
 from PySide6.QtWidgets import QApplication, QMessageBox
 
@@ -54,6 +55,7 @@ def test_import_then_table_and_stats(qtbot, tmp_path):
     window.close()
 
 
+@pytest.mark.real_dialogs
 def test_import_error_shows_a_message_box(qtbot, tmp_path, monkeypatch):
     shown: list[str] = []
     monkeypatch.setattr(QMessageBox, "exec", lambda box: shown.append(box.text()) or 0)
