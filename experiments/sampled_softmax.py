@@ -18,10 +18,10 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from core.bench import SPECIALS, bench_preset, bench_variants, load_bench_pairs  # noqa: E402
 from core.data.batching import BatchPlan  # noqa: E402
 from core.data.vocab import Vocab  # noqa: E402
 from core.models.registry import build_model  # noqa: E402
+from core.services.bench import SPECIALS, bench_preset, bench_variants, load_bench_pairs  # noqa: E402
 from core.train.device import amp_active  # noqa: E402
 from core.train.loop import evaluate_perplexity, forward_batch, sequence_nll  # noqa: E402
 from core.train.optim import build_optimizer  # noqa: E402

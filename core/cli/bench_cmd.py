@@ -1,4 +1,4 @@
-"""`bench`: benchmarks that print numbers (see core/bench.py)."""
+"""`bench`: benchmarks that print numbers (see core/services/bench.py)."""
 from __future__ import annotations
 
 import argparse
@@ -55,7 +55,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 def run_train(args: argparse.Namespace) -> int:
     """`bench train`: print a row per variant (the JSON rows to stdout or a file with --json);
     exit status 1 when no variant ran."""
-    from core.bench import run_train_bench
+    from core.services.bench import run_train_bench
 
     to_stdout = args.json == "-"
     rows = run_train_bench(args.variant, args.steps, args.warmup, args.device, args.data,
@@ -72,7 +72,7 @@ def run_train(args: argparse.Namespace) -> int:
 
 def run_translate(args: argparse.Namespace) -> int:
     """`bench translate`: print decoding speed per beam size; exit status 1 when nothing ran."""
-    from core.bench_translate import run_translate_bench
+    from core.services.bench_translate import run_translate_bench
 
     rows = run_translate_bench(args.variant, args.sentences, args.length, args.beam or [1, 5],
                                args.batch, args.device, args.data, args.threads, args.split)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import io
 from pathlib import Path
 
-from core.bench import bench_variants, run_train_bench
+from core.services.bench import bench_variants, run_train_bench
 
 DEMO = Path(__file__).resolve().parents[2] / "resources" / "demo"
 
@@ -39,8 +39,8 @@ def test_decoding_bench_emits_exactly_the_fixed_length(tmp_path):
     throughput compares equal work (the run fails if one token more or less came out)."""
     import pytest
 
-    from core.bench_translate import run_translate_bench
     from core.errors import ConfigError
+    from core.services.bench_translate import run_translate_bench
 
     for side in ("es", "en"):
         (tmp_path / f"train.tok.{side}").write_text(

@@ -3,7 +3,7 @@
 Every sentence's output is forced to exactly `length` tokens (then EOS): search's
 min_len = max_len_abs = length, so two tools (or two versions) emit the same number of
 tokens whatever their weights, as `onmt_translate -min_length N -max_length N` does for
-OpenNMT-py. The model is a bench variant (core.bench, the bench-onmt size) with its
+OpenNMT-py. The model is a bench variant (core.services.bench, the bench-onmt size) with its
 initial weights, or a trained run of a workspace; the sentences are the first
 `sentences` sources of the bench split, decoded `batch_size` at a time in input order
 after one untimed warm-up batch. Speed does not depend on the weights at a fixed length.
@@ -16,8 +16,14 @@ from typing import TextIO
 
 import torch
 
-from core.bench import SPECIALS, bench_preset, bench_variants, load_bench_pairs, machine_line
 from core.errors import ConfigError
+from core.services.bench import (
+    SPECIALS,
+    bench_preset,
+    bench_variants,
+    load_bench_pairs,
+    machine_line,
+)
 
 HEADER = f"{'model':<28} {'search':>8} {'batch':>6} {'sent/s':>8} {'tgt tok/s':>10} {'ms/sent':>8}"
 

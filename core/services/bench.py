@@ -36,7 +36,7 @@ from core.config import ModelConfig, RunConfig, load_preset
 from core.errors import ConfigError
 from core.train.device import amp_active, cpu_bf16_status
 
-SHARED_SPA = Path(__file__).resolve().parents[2] / "shared" / "data" / "tatoeba-spa-eng" / "spa.txt"
+SHARED_SPA = Path(__file__).resolve().parents[3] / "shared" / "data" / "tatoeba-spa-eng" / "spa.txt"
 SPLITS = ("default", "onmt")
 SPECIALS = 4  # <pad> <unk> <s> </s>: vocab sizes below count words, as OpenNMT-py does
 PRESET = "bench-onmt"
@@ -278,11 +278,11 @@ def run_train_bench(variants: list[str] | None, steps: int, warmup: int, device:
         runs = [(n, k, a) for n in names for k in ks for a in precisions]
         for name, k, use_amp in runs:
             cmd = [sys.executable, "-c",
-                   "import json; from core.bench import measure_variant; "
+                   "import json; from core.services.bench import measure_variant; "
                    f"print('RESULT', json.dumps(measure_variant({name!r}, {steps}, {warmup}, "
                    f"{device!r}, {pairs_file!r}, {threads}, {k}, {use_amp})))"]
             proc = subprocess.run(cmd, capture_output=True, text=True,
-                                  cwd=Path(__file__).resolve().parents[1], env=dict(os.environ))
+                                  cwd=Path(__file__).resolve().parents[2], env=dict(os.environ))
             line = [ln for ln in proc.stdout.splitlines() if ln.startswith("RESULT ")]
             if proc.returncode or not line:
                 print(f"{name:<36} failed: {proc.stderr.strip().splitlines()[-1:]}", file=out)
