@@ -110,13 +110,14 @@ def read_input(args: argparse.Namespace, src_lang: str) -> tuple[list[str], list
         return [s for para in paragraphs for s in para], paragraphs
     # read as a corpus is imported (core.data.textio): invalid UTF-8 and NUL bytes are
     # errors naming the line; lines end at '\n' only
-    from core.data.textio import decode_text, read_bytes, split_lines
+    from core.data.textio import decode_text, read_bytes, read_stream, split_lines
 
     if args.input:
         data = read_bytes(args.input)
     else:
         stdin = getattr(sys.stdin, "buffer", None)  # a replaced sys.stdin may be text only
-        data = stdin.read() if stdin is not None else sys.stdin.read().encode("utf-8")
+        data = read_stream(stdin, "<stdin>") if stdin is not None else \
+            sys.stdin.read().encode("utf-8")
     text, _ = decode_text(data, args.input or "<stdin>")
     lines = split_lines(text)
     return lines, [lines]
@@ -241,6 +242,11 @@ def run(args: argparse.Namespace) -> int:
         else:
             flat = session.translate(sentences, **options) if sentences else []
             out_lines = [t.text for t in flat]
+        from core.infer.translate import cut_warnings
+
+        for warning in cut_warnings(flat, args.input or "<stdin>",
+                                    "sentence" if args.document else "line"):
+            print(f"warning: {warning}", file=sys.stderr)
         records = [to_record(t, i) for i, t in enumerate(flat)]
         path = write_output(args, out_lines, records, src_lang, tgt_lang)
         if path is not None:
