@@ -1,4 +1,6 @@
-"""Atomic file writes: temp file in the same folder, fsync, rename."""
+"""Atomic file writes: temp file in the same folder, fsync, rename. On any failure the
+temp file is removed, so nothing half-written is left; a full disk is a DiskFullError
+saying how much is free and needed (core.diskspace)."""
 from __future__ import annotations
 
 import os
@@ -7,6 +9,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import BinaryIO
 
+from core import diskspace
 from core.errors import OutputError
 
 
@@ -29,10 +32,12 @@ def temp_prefix(name: str) -> str:
     return f".{cut}."
 
 
-def write_atomic(path: str | Path, writer: Callable[[BinaryIO], None]) -> Path:
+def write_atomic(path: str | Path, writer: Callable[[BinaryIO], None],
+                 size: int | None = None) -> Path:
     """Write `path` through `writer(fileobj)` so readers see the old or the new file,
     never a half-written one. Returns the path. A path that cannot be written (a folder,
-    under a file, a read-only or pseudo file system) raises OutputError."""
+    under a file, a read-only or pseudo file system) raises OutputError; a full disk
+    DiskFullError, with `size` (the bytes to write, when known) as the space needed."""
     path = Path(path)
     if path.is_dir():
         raise OutputError(f"{path}: is a folder; give a file name (e.g. {path / 'out.txt'})")
@@ -43,6 +48,8 @@ def write_atomic(path: str | Path, writer: Callable[[BinaryIO], None]) -> Path:
     except (FileExistsError, NotADirectoryError) as exc:
         raise _cannot(path, exc, "a part of its folder path is a file") from None
     except OSError as exc:
+        if diskspace.is_full(exc):
+            raise diskspace.disk_full(path, size) from None
         raise _cannot(path, exc) from None
     try:
         # mkstemp creates 0600 files; give the file the mode a plain open() would
@@ -54,9 +61,15 @@ def write_atomic(path: str | Path, writer: Callable[[BinaryIO], None]) -> Path:
         os.replace(tmp, path)
     except BaseException as exc:
         try:
+            written = os.path.getsize(tmp)
+        except OSError:
+            written = 0
+        try:
             os.unlink(tmp)
-        except FileNotFoundError:
-            pass
+        except OSError:
+            pass  # gone already, or left for Workspace.recover: the first error matters
+        if diskspace.is_full(exc) and not isinstance(exc, OutputError):
+            raise diskspace.disk_full(path, max(size or 0, written) or None) from None
         if isinstance(exc, OSError) and not isinstance(exc, OutputError):
             raise _cannot(path, exc) from None
         raise
@@ -67,10 +80,10 @@ def write_text_atomic(path: str | Path, text: str, encoding: str = "utf-8") -> P
     """`text` encoded with `encoding`, written atomically (see write_atomic); returns the
     path, OutputError when it cannot be written."""
     data = text.encode(encoding)
-    return write_atomic(path, lambda f: f.write(data))
+    return write_atomic(path, lambda f: f.write(data), len(data))
 
 
 def write_bytes_atomic(path: str | Path, data: bytes) -> Path:
     """`data` written atomically (see write_atomic); returns the path, OutputError when
     it cannot be written."""
-    return write_atomic(path, lambda f: f.write(data))
+    return write_atomic(path, lambda f: f.write(data), len(data))

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from core import limits
 from core.errors import ConfigError
 from core.families import FAMILIES, family_traits
 
@@ -313,10 +314,16 @@ class RunConfig:
 
 
 def load_config(path: str | Path) -> RunConfig:
-    """The validated RunConfig of a TOML file; ConfigError when it is missing, unreadable,
-    not UTF-8, not TOML or not a valid config."""
+    """The RunConfig of a TOML file; every problem (unreadable, too large for
+    NMT_WB_MAX_INPUT_MB, not UTF-8, not TOML, nested too deeply, unknown keys, values
+    out of range) is a ConfigError naming the file."""
     path = Path(path)
     try:
+        size = path.stat().st_size
+        if size > limits.max_input_bytes():
+            raise ConfigError(f"{path}: holds {size / limits.MB:,.1f} MB, more than a config "
+                              f"file can (the limit is {limits.INPUT_MB.value()} MB; "
+                              f"{limits.INPUT_MB.how_to_raise()}); choose the TOML file")
         raw = tomllib.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
         raise ConfigError(f"{path}: no such config file") from None
@@ -327,6 +334,11 @@ def load_config(path: str | Path) -> RunConfig:
         raise ConfigError(f"{path}: cannot be read ({exc.strerror or exc}); choose a readable "
                           "TOML file") from None
     except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{path}: not valid TOML ({exc}); fix the file and try again") from None
+    except RecursionError:
+        raise ConfigError(f"{path}: not a config: its TOML is nested too deeply; fix the "
+                          "file and try again") from None
+    except ValueError as exc:  # e.g. an integer of more than 4300 digits
         raise ConfigError(f"{path}: not valid TOML ({exc}); fix the file and try again") from None
     return RunConfig.from_dict(raw, source=str(path))
 

@@ -54,3 +54,8 @@ class TrainingError(WorkbenchError):
 class OutputError(WorkbenchError, OSError):
     """A file cannot be written where asked (a folder, under a file, a read-only or
     pseudo file system). Also an OSError, for callers that catch those."""
+
+
+class DiskFullError(OutputError):
+    """The disk (or the user's quota) is full: the message says where, how much is free
+    and, when known, how much is needed (core.diskspace). Nothing half-written is left."""

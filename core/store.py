@@ -20,10 +20,10 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from core import runlock
+from core import diskspace, runlock
 from core.atomic import write_text_atomic
 from core.data.corpus import Corpus
-from core.errors import StoreError
+from core.errors import StoreError, WorkbenchError
 from core.safepath import inside
 from core.store_records import (  # noqa: F401 - re-exported: core.store is the API
     CheckpointInfo,
@@ -42,6 +42,7 @@ from core.workspace_paths import (
     LATEST_VERSION,
     RUNS_DIR,
     apply_migrations,
+    corpus_files_size,
     corpus_needs_escaping,
     read_corpus_files,
     resolve_workspace_dir,
@@ -67,6 +68,24 @@ def _connect(db_path: Path) -> sqlite3.Connection:
     conn.execute("PRAGMA synchronous = NORMAL")  # durable enough with WAL, much faster
     conn.row_factory = sqlite3.Row
     return conn
+
+
+def database_error(db: Path, exc: sqlite3.Error) -> WorkbenchError:
+    """What an SQLite error on opening or writing `db` means to the user. Only a damaged
+    file (SQLITE_CORRUPT, SQLITE_NOTADB) is one to restore from a backup; a full disk
+    (SQLITE_FULL, or an I/O error with less than a MB free) says so, with the space free;
+    anything else (permissions, a lock, an I/O error) asks to check the folder, never to
+    replace a database that may be healthy."""
+    code = (getattr(exc, "sqlite_errorcode", None) or 0) & 0xFF
+    if diskspace.is_full(exc) or (code == sqlite3.SQLITE_IOERR and diskspace.nearly_full(db)):
+        return diskspace.disk_full(db, None, "the workspace database")
+    if code in (sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB):
+        return StoreError(f"{db}: cannot be used as a workspace database, it is damaged "
+                          f"({exc}); restore it from a backup or choose another workspace "
+                          "folder.")
+    return StoreError(f"{db}: the workspace database cannot be used now ({exc}); check that "
+                      "its folder can be read and written and its disk has space, then try "
+                      "again.")
 
 
 def _loads(text: str | None, default: Any) -> Any:
@@ -116,12 +135,9 @@ class Workspace:
             for sub in (CORPORA_DIR, RUNS_DIR, EXPORTS_DIR):
                 (ws.root / sub).mkdir(exist_ok=True)
             ws.recover()
-        except sqlite3.DatabaseError as exc:
+        except sqlite3.Error as exc:
             ws.close()
-            raise StoreError(
-                f"{db}: cannot be used as a workspace database ({exc}); restore it from a "
-                "backup or choose another workspace folder."
-            ) from exc
+            raise database_error(db, exc) from exc
         except BaseException:
             ws.close()
             raise
@@ -221,13 +237,22 @@ class Workspace:
     def _write(self) -> Iterator[sqlite3.Connection]:
         """One write transaction; rolled back if the body raises."""
         conn = self._conn()
-        conn.execute("BEGIN IMMEDIATE")
         try:
-            yield conn
-        except BaseException:
-            conn.execute("ROLLBACK")
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                yield conn
+            except BaseException:
+                if conn.in_transaction:  # SQLite may have rolled back already (disk full)
+                    conn.execute("ROLLBACK")
+                raise
+            conn.execute("COMMIT")
+        except sqlite3.Error as exc:
+            if diskspace.is_full(exc):
+                if conn.in_transaction:
+                    conn.execute("ROLLBACK")
+                raise diskspace.disk_full(self.db_path, None, "the workspace database") \
+                    from exc
             raise
-        conn.execute("COMMIT")
 
     def _query(self, sql: str, params: Sequence[Any] = ()) -> list[sqlite3.Row]:
         return self._conn().execute(sql, params).fetchall()
@@ -320,7 +345,14 @@ class Workspace:
             # crash may leave a folder, which the next corpus with this id replaces).
             folder = self.root / CORPORA_DIR / str(corpus_id)
             shutil.rmtree(folder, ignore_errors=True)
-            write_corpus_files(folder, corpus, escaped)
+            try:
+                write_corpus_files(folder, corpus, escaped)
+            except BaseException as exc:
+                shutil.rmtree(folder, ignore_errors=True)  # no partial corpus stays
+                if diskspace.is_full(exc):
+                    raise diskspace.disk_full(folder, corpus_files_size(corpus),
+                                              f"corpus {name!r}") from None
+                raise
         return corpus_id
 
     def _corpus_info(self, row: sqlite3.Row) -> CorpusInfo:

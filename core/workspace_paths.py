@@ -257,6 +257,12 @@ def write_corpus_files(folder: Path, corpus: Corpus, escaped: bool) -> None:
                           lines_to_text([escape_segment(p.doc_id or "") for p in pairs]))
 
 
+def corpus_files_size(corpus: Corpus) -> int:
+    """About the bytes `write_corpus_files` writes for `corpus` (for 'space needed')."""
+    return sum(len(p.src.encode("utf-8", "replace")) + len(p.tgt.encode("utf-8", "replace"))
+               + len(str(p.line)) + len(p.doc_id or "") + 4 for p in corpus.pairs)
+
+
 def read_corpus_files(folder: Path, n_pairs: int, escaped: bool) -> list[SentencePair]:
     """The pairs `write_corpus_files` wrote; StoreError when files are missing or do not
     hold `n_pairs` lines."""

@@ -2,7 +2,8 @@
 
 Each sub-command group lives in its own module exposing `register(subparsers)`; the
 parser it adds sets `func(args) -> int`. User errors (WorkbenchError) are printed as
-one clear line on stderr with exit status 2; programming errors keep their traceback.
+one clear line on stderr with exit status 2, and so is a full disk wherever it strikes;
+programming errors keep their traceback.
 """
 from __future__ import annotations
 
@@ -56,3 +57,11 @@ def run_cli(argv: list[str]) -> int:
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130
+    except Exception as exc:  # a full disk where no writer said so: still one clear line
+        from core import diskspace
+
+        if not diskspace.is_full(exc):
+            raise
+        where = getattr(exc, "filename", None) or args.workspace or "."
+        print(f"error: {printable(str(diskspace.disk_full(where, cleaned=False)))}", file=sys.stderr)
+        return 2

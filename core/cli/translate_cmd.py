@@ -101,8 +101,11 @@ def read_input(args: argparse.Namespace, src_lang: str):
 
     if args.input:
         return translation.read_lines(read_bytes(args.input), args.input)
+    from core.data.textio import read_stream
+
     stdin = getattr(sys.stdin, "buffer", None)  # a replaced sys.stdin may be text only
-    data = stdin.read() if stdin is not None else sys.stdin.read().encode("utf-8")
+    data = read_stream(stdin, "<stdin>") if stdin is not None else \
+        sys.stdin.read().encode("utf-8")
     return translation.read_lines(data, "<stdin>")
 
 
@@ -161,8 +164,13 @@ def run(args: argparse.Namespace) -> int:
             dictionary=dictionary, ctx=JobContext([StderrProgress()]),
             target_context=args.target_context)
         out_lines = [" ".join(t.text for t in para) for para in paragraphs]
-        records = [translation.to_record(t, i)
-                   for i, t in enumerate(t for para in paragraphs for t in para)]
+        flat = [t for para in paragraphs for t in para]
+        from core.infer.translate import cut_warnings
+
+        for warning in cut_warnings(flat, args.input or "<stdin>",
+                                    "sentence" if args.document else "line"):
+            print(f"warning: {warning}", file=sys.stderr)
+        records = [translation.to_record(t, i) for i, t in enumerate(flat)]
         path = write_output(args, out_lines, records, src_lang, tgt_lang)
         if path is not None:
             translation.record_export(ws, runs[0], document.name, path)

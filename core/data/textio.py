@@ -2,12 +2,20 @@
 
 Lines are split on '\\n' only (str.splitlines would also split on U+2028, form feeds
 and other characters that may legitimately sit inside a sentence); a trailing '\\r'
-(CRLF files) is dropped and a UTF-8 byte-order mark at the start is ignored.
+(CRLF files) is dropped and a UTF-8 byte-order mark at the start is ignored. The input
+limits of core.limits hold here: a file larger than NMT_WB_MAX_INPUT_MB is refused
+before it is read, and so is text with more than NMT_WB_MAX_LINES lines or a line longer
+than NMT_WB_MAX_LINE_CHARS characters.
 """
 from __future__ import annotations
 
+import os
+import stat
+from collections.abc import Iterator
 from pathlib import Path
+from typing import BinaryIO
 
+from core import limits
 from core.errors import CorpusError
 
 _BOM = b"\xef\xbb\xbf"
@@ -15,16 +23,72 @@ _REPLACEMENT = "\ufffd"
 _REPLACEMENT_BYTES = _REPLACEMENT.encode("utf-8")
 
 
-def read_bytes(path: str | Path) -> bytes:
-    """The file's bytes; CorpusError (no such file, a folder, unreadable) saying what to do."""
+def _cannot_read(path: str | Path, exc: OSError) -> CorpusError:
+    if isinstance(exc, FileNotFoundError):
+        return CorpusError(path, None, "no such file; check the path")
+    if isinstance(exc, IsADirectoryError):
+        return CorpusError(path, None, "is a folder, not a file; choose the corpus file")
+    return CorpusError(path, None, f"cannot be read ({exc.strerror or exc}); check permissions")
+
+
+def _open_input(path: str | Path) -> BinaryIO:
+    """The file opened for reading; CorpusError when it cannot be, or when a regular
+    file is larger than NMT_WB_MAX_INPUT_MB (checked before reading anything)."""
     try:
-        return Path(path).read_bytes()
-    except FileNotFoundError:
-        raise CorpusError(path, None, "no such file; check the path") from None
-    except IsADirectoryError:
-        raise CorpusError(path, None, "is a folder, not a file; choose the corpus file") from None
+        f = open(path, "rb")  # noqa: SIM115 (returned to the caller's with-block)
     except OSError as exc:
-        raise CorpusError(path, None, f"cannot be read ({exc.strerror}); check permissions") from None
+        raise _cannot_read(path, exc) from None
+    try:
+        info = os.fstat(f.fileno())
+        if stat.S_ISDIR(info.st_mode):
+            raise IsADirectoryError(path)
+        if stat.S_ISREG(info.st_mode):
+            limits.check_input_size(path, info.st_size)
+    except OSError as exc:
+        f.close()
+        raise _cannot_read(path, exc) from None
+    except BaseException:
+        f.close()
+        raise
+    return f
+
+
+def read_bytes(path: str | Path) -> bytes:
+    """The file's bytes; CorpusError when it is missing, unreadable or larger than
+    NMT_WB_MAX_INPUT_MB (checked before reading; a pipe is read up to the limit)."""
+    with _open_input(path) as f:
+        try:
+            return read_stream(f, path)
+        except OSError as exc:
+            raise _cannot_read(path, exc) from None
+
+
+def input_chunks(path: str | Path, size: int = 1 << 20) -> Iterator[bytes]:
+    """The file's bytes in chunks of `size`, under read_bytes's checks (for readers
+    that stream, such as the XML ones): never more than NMT_WB_MAX_INPUT_MB in all."""
+    cap, total = limits.max_input_bytes(), 0
+    with _open_input(path) as f:
+        while True:
+            try:
+                chunk = f.read(size)
+            except OSError as exc:
+                raise _cannot_read(path, exc) from None
+            if not chunk:
+                return
+            total += len(chunk)
+            if total > cap:
+                limits.check_input_size(path, total, "the input")
+            yield chunk
+
+
+def read_stream(stream: BinaryIO, name: str | Path) -> bytes:
+    """All bytes of an open binary stream (stdin, a pipe), refused (CorpusError naming
+    `name`) once they pass NMT_WB_MAX_INPUT_MB: never more than the limit is held."""
+    cap = limits.max_input_bytes()
+    data = stream.read(cap + 1)
+    if len(data) > cap:
+        limits.check_input_size(name, len(data), "the input")
+    return data
 
 
 def line_of_offset(data: bytes, offset: int) -> tuple[int, int]:
@@ -39,8 +103,12 @@ def decode_text(data: bytes, path: str | Path | None, lenient: bool = False) -> 
 
     Strict mode raises CorpusError at the first invalid byte; lenient mode replaces
     invalid sequences with U+FFFD and says how many it replaced. NUL bytes mean a
-    binary file and are refused in both modes."""
+    binary file and are refused in both modes, and so are more lines than
+    NMT_WB_MAX_LINES and a line longer than NMT_WB_MAX_LINE_CHARS (core.limits)."""
     warnings: list[str] = []
+    max_lines = limits.LINES.value()
+    if data.count(b"\n", 0, len(data) - 1) >= max_lines:  # a final newline ends a line
+        limits.check_count(limits.LINES, path, max_lines + 1, max_lines + 1, "lines")
     nul = data.find(b"\x00")
     if nul >= 0:
         line, _ = line_of_offset(data, nul)
@@ -70,6 +138,9 @@ def decode_text(data: bytes, path: str | Path | None, lenient: bool = False) -> 
             f"{path}: replaced {made} invalid UTF-8 sequence(s) with U+FFFD "
             f"(first at line {first_line}, byte offset {offset})"
         )
+    long = limits.first_long_line(text, limits.LINE_CHARS.value())
+    if long is not None:
+        limits.check_length(path, long[0], long[1])
     return text, warnings
 
 

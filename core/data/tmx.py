@@ -1,23 +1,24 @@
-"""TMX (1.4, and 1.1's `lang` attribute) reader over defusedxml's SAX parser.
+"""TMX (1.4, and 1.1's `lang` attribute) reader over defusedxml's SAX parser, streamed
+(core.data.xmlstream).
 
 Entity declarations (billion-laughs bombs, external entities) are refused by
 defusedxml; a DOCTYPE naming an external DTD (common in TMX exports) is accepted but the
-DTD is never fetched, and an entity only that DTD could define is an error; we turn that, and any malformed XML, into a CorpusError with the parser's
-line. A <seg>'s text includes the text of <hi> (highlighted words) but not of the
-formatting-code elements <bpt>, <ept>, <ph>, <it>, <ut>, whose content is markup of the
-original document (e.g. '<b>'), not words to translate.
+DTD is never fetched, and an entity only that DTD could define is an error; that, and
+any malformed XML, is a CorpusError with the parser's line. A <seg>'s text includes the
+text of <hi> (highlighted words) but not of the formatting-code elements <bpt>, <ept>,
+<ph>, <it>, <ut>, whose content is markup of the original document (e.g. '<b>'), not
+words to translate. The input limits hold (core.limits): the file's size, the number of
+<tu> (NMT_WB_MAX_LINES) and the length of a segment (NMT_WB_MAX_LINE_CHARS).
 """
 from __future__ import annotations
 
-import xml.sax
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
-import defusedxml
-import defusedxml.sax
-
+from core import limits
+from core.data import xmlstream
 from core.data.corpus import Corpus, SentencePair
-from core.data.textio import read_bytes
+from core.data.textio import input_chunks
 from core.errors import CorpusError
 
 _CODE_ELEMENTS = {"bpt", "ept", "ph", "it", "ut"}
@@ -38,18 +39,16 @@ def lang_matches(wanted: str, found: str) -> int:
     return 0
 
 
-class _SkippedEntity(Exception):
-    pass
-
-
-@dataclass
+@dataclass(slots=True)
 class TmxUnit:
     """One <tu>: its line in the file, its tuid ('' if none) and its (language, text)
-    variants in file order, the text exactly as in the <seg> (code elements left out)."""
+    variants in file order, the text exactly as in the <seg> (code elements left out).
+    Small on purpose (slots, a tuple, language names shared): a TMX file may hold
+    a million of them."""
 
     line: int
     tuid: str
-    tuvs: list[tuple[str, str]] = field(default_factory=list)
+    tuvs: tuple[tuple[str, str], ...] = ()
 
     def pick(self, wanted: str) -> str | None:
         """The text of the best-matching language (lang_matches), or None."""
@@ -61,40 +60,35 @@ class TmxUnit:
         return best
 
 
-class _TmxHandler(xml.sax.ContentHandler):
-    def __init__(self) -> None:
-        super().__init__()
-        self.locator: xml.sax.xmlreader.Locator | None = None
+class _TmxHandler(xmlstream.Handler):
+    def __init__(self, path: Path) -> None:
+        super().__init__(path)
         self.units: list[TmxUnit] = []
         self.langs_seen: set[str] = set()
         self.header_srclang = ""
+        self.max_units = limits.LINES.value()
         self._unit: TmxUnit | None = None
+        self._tuvs: list[tuple[str, str]] = []
+        self._langs: dict[str, str] = {}  # one string object per language
         self._lang: str | None = None
         self._seg: list[str] | None = None
+        self._seg_line: int | None = None
         self._code_depth = 0
 
-    def setDocumentLocator(self, locator) -> None:  # noqa: N802 (SAX API name)
-        self.locator = locator
-
-    def line(self) -> int | None:
-        return self.locator.getLineNumber() if self.locator is not None else None
-
-    def startElement(self, name: str, attrs) -> None:  # noqa: N802
+    def startElement(self, name: str, attrs) -> None:  # noqa: N802 (SAX API name)
+        self.enter()
         tag = name.lower()
         if tag == "tu":
-            self._unit = TmxUnit(self.line() or 0, attrs.get("tuid") or "")
+            self._unit, self._tuvs = TmxUnit(self.line() or 0, attrs.get("tuid") or ""), []
         elif tag == "header":
             self.header_srclang = attrs.get("srclang") or ""
         elif tag == "tuv":
-            self._lang = attrs.get("xml:lang") or attrs.get("lang")
+            lang = attrs.get("xml:lang") or attrs.get("lang")
+            self._lang = None if lang is None else self._langs.setdefault(lang, lang)
         elif tag == "seg":
-            self._seg, self._code_depth = [], 0
+            self._seg, self._seg_line, self._code_depth = [], self.line(), 0
         elif self._seg is not None and tag in _CODE_ELEMENTS:
             self._code_depth += 1
-
-    def skippedEntity(self, name: str) -> None:  # noqa: N802
-        # an entity defined only in an external DTD, which is never loaded
-        raise _SkippedEntity(name)
 
     def characters(self, content: str) -> None:
         if self._seg is not None and self._code_depth == 0:
@@ -103,8 +97,10 @@ class _TmxHandler(xml.sax.ContentHandler):
     def endElement(self, name: str) -> None:  # noqa: N802
         tag = name.lower()
         if tag == "seg" and self._seg is not None:
+            text = "".join(self._seg)
+            limits.check_length(self.path, self._seg_line, len(text), "this segment")
             if self._lang is not None and self._unit is not None:
-                self._unit.tuvs.append((self._lang, "".join(self._seg)))
+                self._tuvs.append((self._lang, text))
                 self.langs_seen.add(self._lang)
             self._seg = None
         elif self._seg is not None and tag in _CODE_ELEMENTS:
@@ -112,8 +108,12 @@ class _TmxHandler(xml.sax.ContentHandler):
         elif tag == "tuv":
             self._lang = None
         elif tag == "tu" and self._unit is not None:
+            limits.check_count(limits.LINES, self.path, len(self.units) + 1, self._unit.line,
+                               "translation units")
+            self._unit.tuvs = tuple(self._tuvs)
             self.units.append(self._unit)
             self._unit = None
+        self.leave()
 
 
 def read_tmx_units(path: str | Path) -> tuple[list[TmxUnit], str, set[str]]:
@@ -121,33 +121,9 @@ def read_tmx_units(path: str | Path) -> tuple[list[TmxUnit], str, set[str]]:
     seen). The one TMX parser: corpus import (read_tmx) and translation records
     (core.formats.tmx) both read through it. Any problem is a CorpusError with the line."""
     path = Path(path)
-    data = read_bytes(path)
-    handler = _TmxHandler()
-    try:
-        defusedxml.sax.parseString(
-            data, handler, forbid_dtd=False, forbid_entities=True, forbid_external=False
-        )
-    except xml.sax.SAXParseException as exc:
-        raise CorpusError(
-            path, exc.getLineNumber(),
-            f"malformed XML ({exc.getMessage()}); fix the file or export the TMX again",
-        ) from None
-    except defusedxml.EntitiesForbidden as exc:
-        if exc.sysid or exc.pubid:
-            reason = (f"declares the external entity {exc.name!r} ({exc.sysid or exc.pubid}), "
-                      "which is refused for safety (it could read local files or the network)")
-        else:
-            reason = (f"declares the XML entity {exc.name!r}; entities are refused (they can "
-                      "expand into a 'billion laughs' memory bomb)")
-        raise CorpusError(path, handler.line(), reason + "; remove the <!ENTITY> declarations") from None
-    except _SkippedEntity as exc:
-        raise CorpusError(
-            path, handler.line(),
-            f"uses the entity &{exc};, defined only in an external DTD, which is never "
-            "loaded; replace it with the character it stands for",
-        ) from None
-    except (xml.sax.SAXException, defusedxml.DefusedXmlException, LookupError, UnicodeError) as exc:
-        raise CorpusError(path, handler.line(), f"cannot be parsed as XML ({exc}); check the file") from None
+    handler = _TmxHandler(path)
+    xmlstream.parse(input_chunks(path), handler, forbid_dtd=False,
+                    advice="fix the file or export the TMX again")
     return handler.units, handler.header_srclang, handler.langs_seen
 
 

@@ -3,11 +3,14 @@
 A paragraph is a non-empty line of a text file or a paragraph of a Word document; each
 paragraph is split into sentences with pysbd (rule-based, per language; English rules
 for a language pysbd does not know). `read_paragraphs` keeps the paragraph structure so
-that a translated document can be rebuilt."""
+that a translated document can be rebuilt. Word files are read by
+core.formats.docx_text; the input limits of core.limits hold for every kind (the size,
+NMT_WB_MAX_PARAGRAPHS paragraphs, NMT_WB_MAX_LINE_CHARS characters a paragraph)."""
 from __future__ import annotations
 
 from pathlib import Path
 
+from core import limits
 from core.errors import CorpusError
 
 SUFFIXES = (".txt", ".md", ".docx")
@@ -26,31 +29,21 @@ def _paragraph_texts(path: Path) -> list[str]:
     if not path.exists():
         raise CorpusError(path, None, "file not found: check the path")
     if suffix == ".docx":
-        import zipfile
+        from core.formats.docx_text import read_docx_paragraphs
 
-        import docx
-        from docx.opc.exceptions import PackageNotFoundError
-        from lxml import etree
-
-        try:
-            document = docx.Document(str(path))
-            return [p.text for p in document.paragraphs]
-        except (PackageNotFoundError, KeyError, ValueError, zipfile.BadZipFile) as e:
-            raise CorpusError(path, None, f"not a readable Word document ({e}): re-save it "
-                              "as .docx") from None
-        except etree.LxmlError as e:  # XMLSyntaxError: entity loops/amplification, bad XML
-            raise CorpusError(path, None, f"its XML is refused ({type(e).__name__}: {e}); the "
-                              "document may be damaged or crafted: re-save it as .docx from "
-                              "Word or LibreOffice") from None
-        except RecursionError:
-            raise CorpusError(path, None, "its XML is nested too deeply to read; re-save it "
-                              "as .docx from Word or LibreOffice") from None
+        return read_docx_paragraphs(path)
     if suffix in (".txt", ".md"):
-        try:
-            return path.read_text(encoding="utf-8-sig").splitlines()
-        except UnicodeDecodeError as e:
-            raise CorpusError(path, None, f"not UTF-8 text ({e.reason}): convert it to "
-                              "UTF-8") from None
+        # read as any text input (core.data.textio): lines end at '\n' only, invalid
+        # UTF-8 and NUL bytes are errors naming the line, the input limits hold
+        from core.data.textio import decode_text, read_bytes, split_lines
+
+        lines = split_lines(decode_text(read_bytes(path), path)[0])
+        paragraphs = 0
+        for number, line in enumerate(lines, start=1):
+            if line.strip():
+                paragraphs += 1
+                limits.check_count(limits.PARAGRAPHS, path, paragraphs, number, "paragraphs")
+        return lines
     raise CorpusError(path, None, f"cannot read {suffix or 'files without a suffix'}: open a "
                       f"{', '.join(SUFFIXES)} file")
 

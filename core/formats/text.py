@@ -20,13 +20,12 @@ def _check_line(path: str | Path, k: int, text: str, tab_ok: bool = True) -> str
 
 
 def _read(path: str | Path) -> list[str]:
-    try:
-        return Path(path).read_text(encoding="utf-8").splitlines()
-    except FileNotFoundError:
-        raise CorpusError(path, None, "file not found: check the path") from None
-    except UnicodeDecodeError as e:
-        raise CorpusError(path, None, f"not UTF-8 text ({e.reason}): convert it to UTF-8")\
-            from None
+    """The file's lines, read as any text input (core.data.textio): lines end at '\\n'
+    only, as the writers above break them, so a segment holding U+2028 or a form feed
+    comes back whole; bad UTF-8 names its line; the input limits hold."""
+    from core.data.textio import decode_text, read_bytes, split_lines
+
+    return split_lines(decode_text(read_bytes(path), path)[0])
 
 
 def write_plain(path: str | Path, lines: Iterable[str]) -> Path:

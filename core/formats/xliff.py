@@ -5,10 +5,13 @@ import xml.etree.ElementTree as ET
 from collections.abc import Iterable
 from pathlib import Path
 
+from core import limits
 from core.atomic import write_bytes_atomic
+from core.data import xmlstream
+from core.data.textio import input_chunks
 from core.errors import CorpusError
 from core.formats.records import TranslationRecord
-from core.formats.xmlsafe import element_text, parse_xml, to_bytes
+from core.formats.xmlsafe import to_bytes
 
 NS = "urn:oasis:names:tc:xliff:document:1.2"
 _N = f"{{{NS}}}"
@@ -36,21 +39,89 @@ def write_xliff(path: str | Path, records: Iterable[TranslationRecord], src_lang
     return write_bytes_atomic(path, to_bytes(root))
 
 
+# Inline elements whose content is markup of the original document, not words to
+# translate (XLIFF 1.2 <bpt> <ept> <ph> <it> <x/> <bx/> <ex/>, and TMX's <ut>): their
+# text is left out, the text after them kept.
+_CODE_ELEMENTS = {"bpt", "ept", "ph", "it", "ut", "x", "bx", "ex"}
+
+
+class _XliffHandler(xmlstream.Handler):
+    """Collects the trans-units of every <file> as the parser streams by: the first
+    direct <source> and <target> child of each, nested markup's text kept and code
+    elements' content left out. Namespace-aware: elements of the root's namespace (XLIFF
+    1.2's, or none) count."""
+
+    def __init__(self, path: Path) -> None:
+        super().__init__(path)
+        self.records: list[TranslationRecord] = []
+        self.max_units = limits.LINES.value()
+        self._ns: str | None = None
+        self._rooted = False
+        self._files: list[str | None] = []  # the open <file>s' 'original'
+        self._unit: dict | None = None
+        self._field: str | None = None  # 'source' or 'target' while collecting one
+        self._field_depth = self._skip_depth = 0
+        self._parts: list[str] = []
+
+    def startElementNS(self, name, qname, attrs) -> None:  # noqa: N802 (SAX API name)
+        self.enter()
+        uri, local = name
+        if not self._rooted:
+            if local != "xliff" or uri not in (NS, None):
+                raise CorpusError(self.path, None, f"root element is <{qname or local}>, not "
+                                  "<xliff>: not an XLIFF 1.2 file")
+            self._rooted, self._ns = True, uri
+            return
+        ours = uri == self._ns
+        if self._field is not None:
+            if not self._skip_depth and local in _CODE_ELEMENTS:
+                self._skip_depth = self.depth
+        elif ours and local == "file":
+            self._files.append(attrs.get((None, "original")))
+        elif ours and local == "trans-unit" and self._files:
+            if self._unit is not None:
+                raise CorpusError(self.path, self.line(), "a <trans-unit> inside another "
+                                  "<trans-unit>: fix the file or export it again")
+            limits.check_count(limits.LINES, self.path, len(self.records) + 1, self.line(),
+                               "trans-units")
+            self._unit = {"id": attrs.get((None, "id")), "line": self.line(),
+                          "depth": self.depth, "source": None, "target": None}
+        elif (ours and local in ("source", "target") and self._unit is not None
+              and self.depth == self._unit["depth"] + 1 and self._unit[local] is None):
+            self._field, self._field_depth, self._parts = local, self.depth, []
+            self._unit[local + "_line"] = self.line()
+
+    def characters(self, content: str) -> None:
+        if self._field is not None and not self._skip_depth:
+            self._parts.append(content)
+
+    def endElementNS(self, name, qname) -> None:  # noqa: N802
+        uri, local = name
+        if self._field is not None:
+            if self.depth == self._skip_depth:
+                self._skip_depth = 0
+            elif self.depth == self._field_depth:
+                text = "".join(self._parts)
+                limits.check_length(self.path, self._unit[self._field + "_line"], len(text),
+                                    f"this <{self._field}>")
+                self._unit[self._field], self._field, self._parts = text, None, []
+        elif self._unit is not None and self.depth == self._unit["depth"]:
+            unit, self._unit = self._unit, None
+            if unit["source"] is None:
+                raise CorpusError(self.path, unit["line"],
+                                  f"trans-unit {unit['id']!r} has no <source>")
+            self.records.append(TranslationRecord(unit["source"], unit["target"] or "",
+                                                  id=unit["id"], doc_id=self._files[-1]))
+        elif uri == self._ns and local == "file" and self._files:
+            self._files.pop()
+        self.leave()
+
+
 def read_xliff(path: str | Path) -> list[TranslationRecord]:
-    """Read every trans-unit of every <file> (a unit without <target> gets '')."""
-    root = parse_xml(path)
-    ns = _N if root.tag == f"{_N}xliff" else ""
-    if root.tag != f"{ns}xliff":
-        raise CorpusError(path, None, f"root element is <{root.tag}>, not <xliff>: "
-                          "not an XLIFF 1.2 file")
-    records = []
-    for f in root.iter(f"{ns}file"):
-        for tu in f.iter(f"{ns}trans-unit"):
-            src = tu.find(f"{ns}source")
-            if src is None:
-                raise CorpusError(path, None, f"trans-unit {tu.get('id')!r} has no <source>")
-            tgt = tu.find(f"{ns}target")
-            records.append(TranslationRecord(element_text(src),
-                                             "" if tgt is None else element_text(tgt),
-                                             id=tu.get("id"), doc_id=f.get("original")))
-    return records
+    """Read every trans-unit of every <file> (a unit without <target> gets ''), streamed:
+    errors name the line; the input limits hold (core.limits: the file's size, the
+    number of trans-units, a segment's length)."""
+    handler = _XliffHandler(Path(path))
+    xmlstream.parse(input_chunks(path), handler, namespaces=True, forbid_dtd=True,
+                    advice="fix the file or export the XLIFF again")
+    return handler.records

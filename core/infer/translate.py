@@ -23,6 +23,7 @@ import numpy as np
 import torch
 from torch import Tensor
 
+from core import limits
 from core.data.context import CONTEXT_START, sentence_context
 from core.data.dataset import text_to_tokens
 from core.errors import ConfigError
@@ -50,6 +51,9 @@ class Translation:
     #: kept its own representation (1) rather than drawing on the context (0); an
     #: ensemble gives its gated members' mean. None for models without gates.
     gates: np.ndarray | None = None
+    #: the source's token count when it had more than NMT_WB_MAX_SENTENCE_TOKENS and only
+    #: its first tokens were translated (source_tokens is what the model saw); 0 if not cut
+    cut_from: int = 0
 
 
 def as_model(models: Seq2Seq | Sequence[Seq2Seq]) -> Seq2Seq:
@@ -63,6 +67,31 @@ def as_model(models: Seq2Seq | Sequence[Seq2Seq]) -> Seq2Seq:
 def source_tokens(text: str, preprocessor: Any, vocab: Any) -> list[str]:
     """The tokens the model sees, one per id (training's rule, core.data.dataset)."""
     return list(text_to_tokens(text, preprocessor, vocab))
+
+
+def cut_long(toks: list[list[str]]) -> dict[int, int]:
+    """Cut, in place, every token list longer than NMT_WB_MAX_SENTENCE_TOKENS (core.limits)
+    to its first tokens; returns {index: its length before} of those cut. A longer
+    sentence would cost memory quadratic in its length, and the search writes at most
+    `max_len_abs` (200) target tokens anyway: the rest is left out, and said so
+    (`cut_warnings`), never silently."""
+    limit = limits.SENTENCE_TOKENS.value()
+    cut = {i: len(t) for i, t in enumerate(toks) if len(t) > limit}
+    for i in cut:
+        del toks[i][limit:]
+    return cut
+
+
+def cut_warnings(translations: Sequence[Translation], name: str = "<input>",
+                 unit: str = "line") -> list[str]:
+    """One warning per translation whose source was cut (Translation.cut_from), naming
+    `name` and the sentence's `unit` number ('line' for one sentence a line, 'sentence'
+    for a document's sentences), 1-based."""
+    limit = limits.SENTENCE_TOKENS
+    return [f"{name}, {unit} {i}: the sentence has {tr.cut_from:,} tokens, more than the "
+            f"limit of {limit.value():,} {limit.what}; only its first {len(tr.source_tokens):,} "
+            f"tokens were translated: split the sentence, or {limit.how_to_raise()}"
+            for i, tr in enumerate(translations, start=1) if tr.cut_from]
 
 
 def detokenize(tokens: list[str], preprocessor: Any, vocab: Any) -> str:
@@ -100,7 +129,7 @@ def _search(
 
 def _finish(
     text: str, src_toks: list[str], hyp: Hypothesis | None, tgt_vocab: Any, tgt_pre: Any,
-    unk_replace: bool, dictionary: dict[str, str] | None,
+    unk_replace: bool, dictionary: dict[str, str] | None, cut_from: int = 0,
 ) -> Translation:
     if hyp is None:  # empty input: nothing to translate
         return Translation(text, [], [], [], "", 0.0, 0.0, np.zeros((1, 0), dtype=np.float32))
@@ -112,6 +141,7 @@ def _finish(
         source=text, source_tokens=src_toks, target_ids=list(hyp.tokens), target_tokens=tokens,
         text=detokenize(tokens, tgt_pre, tgt_vocab), score=hyp.score, log_prob=hyp.log_prob,
         attention=hyp.attention, positions=hyp.positions, unk_report=report, gates=hyp.gates,
+        cut_from=cut_from,
     )
 
 
@@ -138,6 +168,7 @@ def translate_sentences(
     if beam > 1:
         search_opts.update(length_penalty=length_penalty, length_norm=length_norm)
     toks = [source_tokens(s, src_preprocessor, src_vocab) for s in sentences]
+    cut = cut_long(toks)
     ids = [list(src_vocab.encode(t)) for t in toks]
     # longest first, so padding is small and memory peaks early
     order = sorted(range(len(sentences)), key=lambda i: -len(ids[i]))
@@ -151,7 +182,7 @@ def translate_sentences(
                         strict=True)) if todo else {}
         for i in chunk:
             results[i] = _finish(sentences[i], toks[i], hyps.get(i), tgt_vocab,
-                                 tgt_preprocessor, unk_replace, dictionary)
+                                 tgt_preprocessor, unk_replace, dictionary, cut.get(i, 0))
             if ctx is not None:
                 ctx.emit("translation", index=i, translation=results[i])
         done += len(chunk)
@@ -205,6 +236,7 @@ def translate_documents(
         search_opts.update(length_penalty=length_penalty, length_norm=length_norm)
     start_id = src_vocab.encode([CONTEXT_START])[0]
     toks = [[source_tokens(s, src_preprocessor, src_vocab) for s in doc] for doc in documents]
+    cut = [cut_long(doc) for doc in toks]
     ids = [[list(src_vocab.encode(t)) for t in doc] for doc in toks]
     results: list[list[Translation]] = [[] for _ in documents]
     history: list[list[list[int]]] = [[] for _ in documents]  # own translations per document
@@ -235,7 +267,7 @@ def translate_documents(
                 hyps = dict(zip(todo, found, strict=True))
             for d, pos in chunk:
                 tr = _finish(documents[d][pos], toks[d][pos], hyps.get((d, pos)), tgt_vocab,
-                             tgt_preprocessor, unk_replace, dictionary)
+                             tgt_preprocessor, unk_replace, dictionary, cut[d].get(pos, 0))
                 results[d].append(tr)
                 history[d].append(tr.target_ids)
                 if ctx is not None:

@@ -10,16 +10,30 @@ import pytest
 from core.atomic import write_text_atomic
 from core.errors import CorpusError, OutputError, WorkbenchError
 from core.formats.documents import read_document
-from core.formats.xmlsafe import element_text, parse_xml
+from core.formats.xliff import read_xliff
+from core.limits import XML_DEPTH
+
+XLIFF_HEAD = ('<xliff version="1.2" xmlns="urn:oasis:names:tc:xliff:document:1.2"><file '
+              'original="d"><body><trans-unit id="1"><source>')
+XLIFF_TAIL = "</source></trans-unit></body></file></xliff>"
 
 
 def test_deeply_nested_inline_markup_is_no_recursion_error(tmp_path):
     depth = 20_000
-    xml = ("<seg>a " + "<hi>" * depth + "<g>b</g>" + "</hi>" * depth
-           + " <ph>{1}</ph>c</seg>")
-    path = tmp_path / "deep.xml"
+    xml = (XLIFF_HEAD + "a " + "<g>" * depth + "<mrk>b</mrk>" + "</g>" * depth
+           + " <ph>{1}</ph>c" + XLIFF_TAIL)
+    path = tmp_path / "deep.xlf"
     path.write_text(xml, encoding="utf-8")
-    assert element_text(parse_xml(path)) == "a b c"
+    assert [r.source for r in read_xliff(path)] == ["a b c"]
+
+
+def test_markup_nested_past_the_depth_limit_is_refused(tmp_path):
+    depth = XML_DEPTH + 10
+    path = tmp_path / "deeper.xlf"
+    path.write_text(XLIFF_HEAD + "<g>" * depth + "</g>" * depth + XLIFF_TAIL, encoding="utf-8")
+    with pytest.raises(CorpusError, match=f"nested more than {XML_DEPTH:,} deep") as err:
+        read_xliff(path)
+    assert err.value.path == str(path) and err.value.line == 1
 
 
 BOMB = """<?xml version="1.0" encoding="UTF-8" standalone="yes"?>
