@@ -23,6 +23,7 @@ from PySide6.QtWidgets import (
 from app import workers
 from app.core_jobs import SessionCache, warm_up
 from app.file_dialogs import ask_folder
+from app.gc_guard import collect_on_gui_thread
 from app.panels.attention import AttentionPanel
 from app.panels.corpora import CorporaPanel
 from app.panels.evaluation import EvaluationPanel
@@ -279,6 +280,7 @@ def launch(workspace: str | None = None, demo: bool = False) -> int:
     app.setOrganizationName("nmt-workbench")
     app.setApplicationName("NMT Attention Workbench")
     apply_style(app)
+    collect_on_gui_thread()
     if demo:
         from core.services.demo import ensure_demo_workspace
 

@@ -63,6 +63,7 @@ def main(argv: list[str] | None = None) -> int:
     from PySide6.QtCore import QSettings
     from PySide6.QtWidgets import QApplication
 
+    from app.gc_guard import collect_on_gui_thread
     from app.main_window import MainWindow, apply_style
     from core.services.demo import MODELS_DIR, ensure_demo_workspace
 
@@ -73,6 +74,7 @@ def main(argv: list[str] | None = None) -> int:
         app = QApplication.instance() or QApplication(sys.argv[:1])
         app.setOrganizationName("nmt-workbench-screenshots")
         apply_style(app)
+        collect_on_gui_thread()
         root = ensure_demo_workspace(Path(tmp) / "demo", models_dir=args.models or MODELS_DIR)
         letter = Path(tmp) / "carta.txt"
         letter.write_text(LETTER, encoding="utf-8")

@@ -2,6 +2,8 @@
 user's fresh clone: tests that need it skip with that reason)."""
 from __future__ import annotations
 
+import faulthandler
+import os
 from pathlib import Path
 
 import pytest
@@ -13,6 +15,29 @@ SHARED_DATA = ROOT.parent / "shared" / "data"
 # Test models are tiny: one thread avoids the synchronisation cost that makes two
 # threads several times slower per step on them (measured: 40 steps, 1.9 s vs 10.2 s CPU).
 torch.set_num_threads(1)
+
+
+# A hung test (a deadlock, a modal dialog offscreen) prints every thread's stack to the
+# real stderr and ends the run with status 1, instead of stalling CI until its own limit.
+# faulthandler's watchdog is a C thread: it fires even while a deadlock holds the GIL.
+HANG_LIMIT_S = 900
+_real_stderr: dict[str, int] = {}
+
+
+def pytest_configure(config):
+    capture = config.pluginmanager.getplugin("capturemanager")
+    if capture is not None:
+        capture.suspend_global_capture(in_=False)
+    _real_stderr["fd"] = os.dup(2)
+    if capture is not None:
+        capture.resume_global_capture()
+
+
+@pytest.fixture(autouse=True)
+def hang_watchdog():
+    faulthandler.dump_traceback_later(HANG_LIMIT_S, exit=True, file=_real_stderr["fd"])
+    yield
+    faulthandler.cancel_dump_traceback_later()
 
 
 def shared_path(*parts: str) -> Path:

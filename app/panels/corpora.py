@@ -59,6 +59,7 @@ class CorporaPanel(QWidget):
         self.jobs = jobs
         self.workspace: Any = None
         self.corpus: Any = None
+        self._loading_id: int | None = None  # the corpus whose load job is the latest
         self.last_import: workers.Job | None = None
 
         self.import_button = QPushButton("Import corpus…")
@@ -233,10 +234,26 @@ class CorporaPanel(QWidget):
             self.stats_label.setText("Select a corpus.")
             return
         corpus_id = item.data(Qt.ItemDataRole.UserRole)
-        job = self.jobs.submit(load_job, self.workspace, corpus_id, name="Load corpus")
-        job.finished.connect(self._show_corpus)
+        self._loading_id = corpus_id
+        # a failure is reported here, not by the manager: a stale load (another corpus
+        # chosen since, or this one deleted meanwhile) ends silently
+        job = self.jobs.submit(load_job, self.workspace, corpus_id, name="Load corpus",
+                               report_errors=False)
+        job.finished.connect(lambda result: self._show_corpus(result, corpus_id))
+        job.failed.connect(lambda message, tb: self._load_failed(message, tb, corpus_id))
 
-    def _show_corpus(self, result: tuple[Any, Any]) -> None:
+    def _selected_id(self) -> int | None:
+        item = self.corpus_list.currentItem()
+        return None if item is None else item.data(Qt.ItemDataRole.UserRole)
+
+    def _load_failed(self, message: str, tb: str, corpus_id: int) -> None:
+        if corpus_id == self._loading_id == self._selected_id() and self.workspace is not None:
+            self.stats_label.setText(f"Cannot load the corpus: {message}")
+            workers.show_error(self, "Load corpus failed", message, tb)
+
+    def _show_corpus(self, result: tuple[Any, Any], corpus_id: int) -> None:
+        if corpus_id != self._loading_id or corpus_id != self._selected_id():
+            return  # the user chose another corpus meanwhile
         corpus, stats = result
         self.corpus = corpus
         self.model.set_pairs(corpus.pairs)

@@ -10,6 +10,19 @@ import pytest  # noqa: E402
 from PySide6.QtCore import QSettings  # noqa: E402
 
 
+@pytest.fixture(scope="package", autouse=True)
+def gc_on_gui_thread(qapp):
+    """As in the workbench (app/gc_guard.py): cycles are collected on the GUI thread only,
+    so a job's thread never destroys a Qt object. Automatic collection is back on for the
+    Qt-free tests after these."""
+    from app.gc_guard import MainThreadCollector
+
+    collector = MainThreadCollector()
+    collector.start()
+    yield collector
+    collector.stop()
+
+
 @pytest.fixture(autouse=True)
 def temp_settings(tmp_path_factory):
     folder = tmp_path_factory.mktemp("qsettings")
@@ -32,9 +45,24 @@ def no_blocking_dialogs(monkeypatch, request):
         return
     monkeypatch.setattr(workers, "show_error",
                         lambda parent, title, message, details="": shown.append((title, message)))
+    # any other modal dialog would wait forever offscreen: it is answered 'no' and fails
+    # the test, unless the test stubs that dialog itself
+    from PySide6.QtWidgets import QDialog, QMessageBox
+
+    def modal(kind):
+        def record(*args, **kwargs):
+            texts = [a for a in args if isinstance(a, str)]
+            shown.append((kind, " | ".join(texts) or type(args[0]).__name__))
+            return QMessageBox.StandardButton.No if kind == "question" else 0
+        return record
+
+    for kind in ("information", "warning", "critical", "question", "about"):
+        monkeypatch.setattr(QMessageBox, kind, staticmethod(modal(kind)))
+    monkeypatch.setattr(QDialog, "exec", modal("exec"))
+    monkeypatch.setattr(QMessageBox, "exec", modal("exec"))
     yield
     if shown:
-        pytest.fail(f"unexpected error dialog(s): {shown}")
+        pytest.fail(f"unexpected modal dialog(s): {shown}")
 
 
 @pytest.fixture

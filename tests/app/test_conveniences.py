@@ -554,3 +554,39 @@ def test_item9_delete_a_corpus_only_when_no_run_uses_it(qtbot, copied_ws, dialog
     assert [r.name for r in ws.list_runs()] == ["glob", "locp"]
     panel.jobs.shutdown()
     ws.close()
+
+
+def test_a_stale_corpus_load_neither_shows_nor_complains(qtbot, copied_ws, errors, monkeypatch):
+    """Choosing another corpus (or deleting the one being read) while its load job runs:
+    the late result is not shown over the newer choice, and its failure opens no dialog."""
+    import threading
+
+    from app.panels import corpora
+
+    release = threading.Event()
+    real = corpora.load_job
+    held = {"id": None}
+
+    def gated(workspace, corpus_id, ctx):
+        if corpus_id == held["id"]:  # this corpus reads slowly, then finds it was deleted
+            release.wait(20)
+            raise KeyError(f"no corpus with id {corpus_id}")
+        return real(workspace, corpus_id, ctx)
+
+    monkeypatch.setattr(corpora, "load_job", gated)
+    panel = next(shown_panel(qtbot, corpora.CorporaPanel, copied_ws, 1400, 900))
+    ids = [panel.corpus_list.item(i).data(0x0100) for i in range(panel.corpus_list.count())]
+    qtbot.waitUntil(lambda: panel.corpus is not None, timeout=10000)
+    assert panel.corpus.name == "demo"
+    held["id"] = ids[1]  # spare
+    panel.corpus_list.setCurrentRow(1)
+    slow = panel.jobs.jobs[-1]
+    panel.corpus_list.setCurrentRow(0)  # demo again, while spare is still being read
+    qtbot.waitUntil(lambda: panel.jobs.jobs[-1].done, timeout=10000)
+    release.set()
+    qtbot.waitUntil(lambda: slow.done, timeout=10000)
+    qtbot.wait(50)
+    assert panel.corpus.name == "demo" and panel.stats_label.text().startswith("<table")
+    assert errors == []
+    panel.jobs.shutdown()
+    panel.workspace.close()

@@ -35,11 +35,13 @@ def clean_env() -> dict[str, str]:
 
 def read_in_child(code: str, *args: str) -> dict:
     """Run `code` (which sets `result`) in a fresh interpreter; -> its result and its
-    peak resident memory in MB (getrusage of the child itself)."""
-    script = ("import json, resource, sys\nfrom core.errors import CorpusError\n"
+    peak resident memory in MB. The peak is VmHWM, which starts afresh at exec:
+    ru_maxrss would carry over the pytest process's own peak from before the fork."""
+    script = ("import json, sys\nfrom core.errors import CorpusError\n"
               "try:\n" + "".join(f"    {line}\n" for line in code.splitlines())
               + "except CorpusError as exc:\n    result = 'error: ' + str(exc)\n"
-              "peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024\n"
+              "peak = [int(line.split()[1]) for line in open('/proc/self/status')\n"
+              "        if line.startswith('VmHWM:')][0] / 1024\n"
               "print(json.dumps({'result': result, 'peak_mb': peak}))\n")
     done = subprocess.run([sys.executable, "-c", script, *args], cwd=ROOT, env=clean_env(),
                           capture_output=True, text=True, timeout=600)
