@@ -94,6 +94,7 @@ RULES: dict[str, Rule] = {
     "train.lr": _float(0, lo_open=True), "train.lr_decay": _float(0, 1, lo_open=True),
     "train.decay_start_epoch": _int(0, hint="0 never decays"),
     "train.epochs": _int(1), "train.max_steps": _int(0, hint="0 = no step limit"),
+    "train.max_minutes": _float(0, hint="0 = no time limit"),
     "train.clip_norm": _float(0, hint="0 turns clipping off"),
     "train.label_smoothing": _float(0, 1, hi_open=True, hint="e.g. 0.1"),
     "train.sampled_softmax": _int(0, hint="0 = full softmax, or a word count K > 0"),
@@ -227,6 +228,9 @@ class TrainConfig:
     decay_start_epoch: int = 0  # 0 = never; Luong: 5 (8 with dropout)
     epochs: int = 10
     max_steps: int = 0  # 0 = no step limit
+    # training-time budget in minutes (updates, validations and checkpoint saves, summed
+    # over resumes); the run stops after the step that reaches it; 0 = no time limit
+    max_minutes: float = 0.0
     clip_norm: float = 5.0
     label_smoothing: float = 0.0
     sampled_softmax: int = 0  # 0 = full softmax; K = Jean et al. 2015 over K candidate words

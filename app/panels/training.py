@@ -113,6 +113,11 @@ class TrainingPanel(QWidget):
         self.device = QComboBox()
         self.device.addItems(["auto", "cpu", "cuda"])
         self.epochs, self.max_steps = _spin(1, 1000, 10), _spin(0, 10_000_000, 0)
+        self.max_minutes = _spin(0, 1_000_000, 0, 1, 5)
+        self.max_minutes.setSuffix(" min")
+        self.max_steps.setToolTip("Stop after this many updates (0 = no step limit)")
+        self.max_minutes.setToolTip("Stop after this many minutes of training, summed over "
+                                    "resumes; pauses do not count (0 = no time limit)")
         self.batch_size = _spin(1, 4096, 64)
         self.lr = _spin(0.00001, 10, 0.001, 5, 0.0005)
         self.valid_every = _spin(0, 1_000_000, 500)
@@ -159,6 +164,7 @@ class TrainingPanel(QWidget):
         dform.setRowWrapPolicy(QFormLayout.RowWrapPolicy.WrapLongRows)  # long corpus names
         for label, w in (("Corpus", self.corpus), ("Device", self.device),
                          ("Epochs", self.epochs), ("Max steps (0 = none)", self.max_steps),
+                         ("Max minutes (0 = none)", self.max_minutes),
                          ("Batch size", self.batch_size), ("Learning rate", self.lr),
                          ("Validate every (steps)", self.valid_every),
                          ("Dev BLEU sample", self.dev_sample),
@@ -339,6 +345,7 @@ class TrainingPanel(QWidget):
         self.device.setCurrentText(t.device if t.device in ("auto", "cpu", "cuda") else "auto")
         self.epochs.setValue(t.epochs)
         self.max_steps.setValue(t.max_steps)
+        self.max_minutes.setValue(t.max_minutes)
         self.batch_size.setValue(d.batch_size)
         self.lr.setValue(t.lr)
         self.valid_every.setValue(t.valid_every)
@@ -370,6 +377,7 @@ class TrainingPanel(QWidget):
         self.context.apply(m, t)
         t.device = self.device.currentText()
         t.epochs, t.max_steps = int(self.epochs.value()), int(self.max_steps.value())
+        t.max_minutes = float(self.max_minutes.value())
         t.lr, t.valid_every = float(self.lr.value()), int(self.valid_every.value())
         t.sampled_softmax = int(self.sampled_softmax.value())
         t.amp = self.amp.isChecked()

@@ -31,6 +31,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--device", help="auto | cpu | cuda | cuda:N")
     p.add_argument("--threads", type=int, help="CPU threads")
     p.add_argument("--max-steps", type=int, help="stop after this many updates")
+    p.add_argument("--max-minutes", type=float,
+                   help="stop after this many minutes of training (summed over resumes)")
     p.add_argument("--epochs", type=int)
     p.add_argument("--valid-every", type=int)
     p.add_argument("--init-from", metavar="RUN", help="two-stage training: the stage-1 run")
@@ -66,7 +68,8 @@ def build_config(args: argparse.Namespace) -> RunConfig:
             raise ConfigError(f"--set {item!r}: write SECTION.KEY=VALUE, e.g. model.dropout=0.3")
         raw[section][field] = _coerce(value)
     for field, value in (("device", args.device), ("threads", args.threads),
-                         ("max_steps", args.max_steps), ("epochs", args.epochs),
+                         ("max_steps", args.max_steps), ("max_minutes", args.max_minutes),
+                         ("epochs", args.epochs),
                          ("valid_every", args.valid_every), ("init_from", args.init_from)):
         if value is not None:
             raw["train"][field] = value
@@ -75,7 +78,7 @@ def build_config(args: argparse.Namespace) -> RunConfig:
     return RunConfig.from_dict(raw, source=args.config or f"preset {args.preset or 'luong-cpu'}")
 
 
-RESUME_OVERRIDES = ("max_steps", "epochs", "valid_every", "device", "threads")
+RESUME_OVERRIDES = ("max_steps", "max_minutes", "epochs", "valid_every", "device", "threads")
 
 
 def resume_config(ws: Workspace, run_id: int, args: argparse.Namespace) -> RunConfig | None:
@@ -84,8 +87,9 @@ def resume_config(ws: Workspace, run_id: int, args: argparse.Namespace) -> RunCo
     so the GUI and later resumes see the new budget; None when nothing is overridden.
     Model, data and optimiser settings cannot change on resume."""
     if args.set or args.config or args.preset or args.init_from or args.corpus:
-        raise ConfigError("--resume continues a run with its own configuration: only --max-steps, "
-                          "--epochs, --valid-every, --device and --threads may be given with it")
+        raise ConfigError("--resume continues a run with its own configuration: only "
+                          "--max-steps, --max-minutes, --epochs, --valid-every, --device and "
+                          "--threads may be given with it")
     given = {f: getattr(args, f) for f in RESUME_OVERRIDES if getattr(args, f) is not None}
     if not given:
         return None
@@ -156,6 +160,9 @@ def run(args: argparse.Namespace) -> int:
             if not args.corpus:
                 raise ConfigError("train needs --corpus NAME (see `corpus list`) or --resume RUN")
             config = build_config(args)
+            if dist is not None and config.train.max_minutes:  # refused before a run exists
+                raise ConfigError("train.max_minutes is not available with --distributed (the "
+                                  "ranks must stop at the same step): set train.max_steps")
             if dist is not None:
                 # every rank must agree on the run: rank 0 creates it, the others find it by name
                 run_id = _shared_run(ws, dist, args.corpus, config)

@@ -13,6 +13,10 @@ raise TrainingError after the last good checkpoint is on disk.
 Exact resume: the checkpoint holds the model, optimiser, schedule, RNG states and the
 data position (epoch, next batch); batches of an epoch are a pure function of
 (seed, epoch), so a resumed run sees the same batches and the same dropout masks.
+
+Budgets: train.epochs, train.max_steps and train.max_minutes (wall-clock time of the
+loop, pauses excluded, summed over resumes through the checkpoint's position.seconds);
+the first one reached ends the run as 'finished'.
 """
 from __future__ import annotations
 
@@ -128,6 +132,9 @@ def train_model(
     run_dir = Path(run_dir)
     run_dir.mkdir(parents=True, exist_ok=True)
     tc, mc = config.train, config.model
+    if tc.max_minutes and distributed is not None:  # ranks' clocks could stop them apart
+        raise ConfigError("train.max_minutes is not available with --distributed (the ranks "
+                          "must stop at the same step): set train.max_steps instead")
     device = pick_device(tc.device, tc.threads)
     torch.manual_seed(tc.seed)
     if model is None:
@@ -149,6 +156,12 @@ def train_model(
     resumed_from = None
     best_ppl: float | None = None
     bad_validations = 0
+    seconds_before = 0.0  # training time of earlier sessions of this run (max_minutes)
+    session_start, paused_s = time.perf_counter(), 0.0  # set again when the loop starts
+
+    def trained_seconds() -> float:
+        return seconds_before + time.perf_counter() - session_start - paused_s
+
     if resume and (run_dir / ckpt.LAST).exists():
         last = run_dir / ckpt.LAST
         state = ckpt.check_checkpoint(
@@ -164,6 +177,7 @@ def train_model(
                 f"{last}: does not fit the run's model or optimiser ({type(exc).__name__}: "
                 f"{str(exc)[:300]}); put back the run's own checkpoint or train it again") from None
         epoch, batch_pos, step = (state["position"][k] for k in ("epoch", "batch", "step"))
+        seconds_before = float(state["position"].get("seconds", 0.0))  # older checkpoints: 0
         keeper.entries = ckpt.best_entries(state.get("best"), run_dir, run_dir / ckpt.LAST)
         best_ppl = keeper.entries[0][0] if keeper.entries else None
         bad_validations = int(state.get("bad_validations", 0))
@@ -174,7 +188,8 @@ def train_model(
         return {
             "model": model.state_dict(), "optimizer": optimizer.state_dict(),
             "schedule": schedule.state_dict(), "rng": ckpt.rng_state(),
-            "position": {"epoch": epoch, "batch": batch_pos, "step": step},
+            "position": {"epoch": epoch, "batch": batch_pos, "step": step,
+                         "seconds": trained_seconds()},
             "config": config.to_dict(), "best": [list(e) for e in keeper.entries],
             "bad_validations": bad_validations,
             "vocab_sizes": [data.src_vocab_size, data.tgt_vocab_size],
@@ -220,9 +235,13 @@ def train_model(
     window_tokens, window_start = 0, time.perf_counter()
     status = "finished"
     last_path: Path | None = None
+    budget_s = tc.max_minutes * 60
+    session_start = time.perf_counter()
 
     def done() -> bool:
-        return (tc.max_steps and step >= tc.max_steps) or epoch >= tc.epochs
+        if budget_s and trained_seconds() >= budget_s:
+            return True
+        return bool(tc.max_steps and step >= tc.max_steps) or epoch >= tc.epochs
 
     try:
         while not done():
@@ -230,7 +249,9 @@ def train_model(
             if distributed is not None:
                 batches = distributed.shard(batches)
             while batch_pos < len(batches) and not done():
+                paused_from = time.perf_counter()
                 ctx.wait_if_paused()
+                paused_s += time.perf_counter() - paused_from  # a pause spends no budget
                 if ctx.cancelled:
                     status = "cancelled"
                     break
@@ -267,7 +288,10 @@ def train_model(
                 history.append(row)
                 if is_main:
                     left = max(total_steps - step, 0)
-                    ctx.emit("step", **row, eta_s=left * elapsed / max(len(history), 1) if history else None)
+                    eta = left * elapsed / max(len(history), 1)
+                    if budget_s:
+                        eta = min(eta, max(budget_s - trained_seconds(), 0.0))
+                    ctx.emit("step", **row, eta_s=eta)
                 if tc.valid_every and step % tc.valid_every == 0:
                     stop = validate()
                     if stop:

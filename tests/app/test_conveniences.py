@@ -590,3 +590,18 @@ def test_a_stale_corpus_load_neither_shows_nor_complains(qtbot, copied_ws, error
     assert errors == []
     panel.jobs.shutdown()
     panel.workspace.close()
+
+
+def test_the_form_sets_and_shows_a_time_budget(qtbot, form_ws):
+    from app.panels.training import TrainingPanel
+
+    panel = next(shown_panel(qtbot, TrainingPanel, form_ws, 1400, 900))
+    assert panel.config().train.max_minutes == 0.0
+    panel.max_minutes.setValue(90.5)
+    cfg = panel.config()
+    assert cfg.train.max_minutes == 90.5
+    cfg.train.max_minutes = 12.0
+    panel.set_config(cfg)  # e.g. a stored run's config shown again
+    assert panel.max_minutes.value() == 12.0 and panel.config().train.max_minutes == 12.0
+    panel.jobs.shutdown()
+    panel.workspace.close()

@@ -116,7 +116,7 @@ def test_cli_train_and_resume(tmp_path, capsys):
     assert ws.get_run("cli-run").config["model"]["hidden_size"] == 16  # the rest unchanged
     assert run_cli(["--workspace", ws_dir, "train", "--resume", "cli-run", "--set",
                     "model.hidden_size=32"]) == 2
-    assert "only --max-steps" in capsys.readouterr().err
+    assert "only --max-steps, --max-minutes" in capsys.readouterr().err
     assert run_cli(["--workspace", ws_dir, "train", "--preset", "demo"]) == 2
     assert "train needs --corpus" in capsys.readouterr().err
     assert run_cli(["--workspace", ws_dir, "train", "--preset", "demo", "--corpus", "demo",
