@@ -5,7 +5,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: run test demo lint bench screenshots clean-venv
+.PHONY: run test demo lint bench screenshots clean-venv gpu-wheels gpu-check
 
 $(STAMP): pyproject.toml constraints.txt
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -32,6 +32,22 @@ bench: $(STAMP)
 # the README's pictures, from the demo workspace, at 1400 x 900 and 1280 x 720
 screenshots: $(STAMP)
 	$(PY) -m app.screenshots docs/screenshots
+
+# On a CUDA machine: every training and inference path once on the GPU (core/services/
+# device_check.py). The GPU image has Python 3.12 and torch but no package index: run
+# `make gpu-wheels` here first and carry .whl-gpu (ignored by git) with the checkout.
+GPU_PY ?= python3
+GPU_WHEELS := sacremoses defusedxml platformdirs tomli-w pysbd regex click joblib tqdm
+
+gpu-wheels:
+	$(PYTHON) -m pip download -q --no-deps --only-binary=:all: --python-version 3.12 \
+	    --implementation cp --platform manylinux_2_28_x86_64 --platform manylinux_2_17_x86_64 \
+	    --platform manylinux2014_x86_64 -d .whl-gpu $(GPU_WHEELS)
+
+gpu-check:
+	@if [ -d .whl-gpu ]; then $(GPU_PY) -m pip install -q --no-index --no-deps --upgrade \
+	    --target /tmp/nmt-gpu-site .whl-gpu/*.whl; fi
+	PYTHONPATH=/tmp/nmt-gpu-site $(GPU_PY) main.py device-check --device cuda
 
 clean-venv:
 	rm -rf $(VENV)

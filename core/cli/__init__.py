@@ -16,7 +16,7 @@ from core.textsafe import printable
 
 # Order is the order of `--help`.
 COMMAND_MODULES = [
-    "corpus", "train", "translate", "evaluate", "align", "bench", "demo",
+    "corpus", "train", "translate", "evaluate", "align", "bench", "demo", "device_check",
 ]
 
 
