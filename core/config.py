@@ -64,10 +64,15 @@ def _one_of(*choices, kind: type = str) -> Rule:
 
 BOOL, TEXT = Rule(bool), Rule(str)
 
+#: "" (the family's reading) or core.evaluate.readings.READINGS; config cannot import that
+#: module, so tests/core/test_evaluate_readings.py keeps the two equal
+READING_CHOICES = ("", "predict", "shift", "sum", "previous")
+
 #: Every field of every section, "section.key" -> Rule. A new config field gets one line
 #: here (tests/core/test_config_validation.py checks that none is missing).
 RULES: dict[str, Rule] = {
     "name": TEXT, "description": TEXT,
+    "alignment_reading": _one_of(*READING_CHOICES),
     # model
     "model.family": _one_of(*FAMILIES), "model.cell": _one_of("lstm", "gru"),
     "model.emb_size": _int(1), "model.hidden_size": _int(1), "model.layers": _int(1),
@@ -255,6 +260,9 @@ class RunConfig:
     model: ModelConfig = field(default_factory=ModelConfig)
     data: DataConfig = field(default_factory=DataConfig)
     train: TrainConfig = field(default_factory=TrainConfig)
+    # where this run's attention is read as word alignments by default: "" = its family's
+    # reading (core.families), or the reading `align --remember` measured best for it
+    alignment_reading: str = ""
 
     def validate(self, source: str = "") -> RunConfig:
         """Every field against its Rule (RULES), then the rules between fields;

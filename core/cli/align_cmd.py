@@ -5,12 +5,14 @@
           [--gold-set NAME to store it]) [--method argmax|threshold] [--threshold 0.3]
           [--baseline eflomal] [--baseline-corpus NAME | --baseline-src F --baseline-tgt F]
           [--symmetrize grow-diag-final-and] [--reading predict|shift|sum|all ...]
-          [--no-sink] [--out-dir D]
+          [--no-sink] [--remember] [--out-dir D]
 
 Prints one AER table with the attention variants (each reading of the attention,
 core.evaluate.readings; forward, reverse and their
 symmetrisation when --reverse-run is given) and the eflomal baseline side by side,
-and writes each system's alignment as a Pharaoh file to --out-dir.
+and writes each system's alignment as a Pharaoh file to --out-dir. With --remember the
+reading with the lowest AER becomes the run's default (config.alignment_reading), used
+from then on by `align`, `evaluate` and the Attention screen.
 """
 from __future__ import annotations
 
@@ -20,6 +22,7 @@ from pathlib import Path
 
 from core.errors import ConfigError
 from core.evaluate.readings import READINGS
+from core.textsafe import printable
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -53,6 +56,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--no-sink", action="store_true",
                    help="also report each reading without the final-punctuation sink "
                    "(non-punctuation target words never link to a final full stop)")
+    p.add_argument("--remember", action="store_true",
+                   help="make the reading with the lowest AER here (e.g. with --reading all) "
+                   "this run's default reading")
     p.add_argument("--baseline", choices=("eflomal", "none"), default="none",
                    help="also align with the eflomal statistical aligner")
     p.add_argument("--baseline-corpus", metavar="NAME",
@@ -105,6 +111,8 @@ def run(args: argparse.Namespace) -> int:
         session = open_session(ws, [info.id], args.checkpoint, args.device)
         src_lang, tgt_lang = session.first.src_pre.lang, session.first.tgt_pre.lang
         gold = _gold(ws, args, src_lang, tgt_lang)
+        if args.remember and args.reverse_run:
+            raise ConfigError("--remember chooses one run's reading: leave out --reverse-run")
         if args.reverse_run:
             asked = args.reading or []
             if len(asked) > 1 or "all" in asked:
@@ -129,6 +137,11 @@ def run(args: argparse.Namespace) -> int:
                   "pairs", file=sys.stderr)
             systems.update(alignment.eflomal_systems(gold, train_src, train_tgt, args.symmetrize))
         print(aer_table(systems, gold).to_markdown())
+        if args.remember:
+            best, aers = alignment.remember_best_reading(ws, info.id, info.name, systems, gold)
+            measured = ", ".join(f"{r} {100 * a:.1f}%" for r, a in aers.items())
+            print(f"run {printable(info.name)} now reads its attention at '{best}' by default "
+                  f"(AER on gold set '{printable(gold.name)}': {measured})", file=sys.stderr)
         if args.out_dir:
             for path in alignment.write_alignments(args.out_dir, systems):
                 print(f"wrote {path}", file=sys.stderr)

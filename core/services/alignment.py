@@ -118,14 +118,38 @@ def symmetrized_systems(session, name: str, reverse, reverse_name: str, gold,
 
 
 def default_reading(config) -> str:
-    """The reading a run's attention aligns best with: the predicting step for a run
-    trained with guided alignment (that is the step the guide supervises), else its
-    family's registry trait (measured in experiments/RESULTS.md, section D)."""
+    """The reading a run's attention aligns best with: the one measured best for this run
+    on a gold set (`align --remember`, config.alignment_reading), else the predicting step
+    for a run trained with guided alignment (that is the step the guide supervises), else
+    its family's registry trait (measured in experiments/RESULTS.md, section D)."""
     from core.families import family_traits
 
+    if config.alignment_reading:
+        return config.alignment_reading
     if config.train.guided_alignment > 0:
         return "predict"
     return family_traits(config.model.family).reading
+
+
+def remember_best_reading(ws, run_id: int, name: str, systems: dict[str, list], gold
+                          ) -> tuple[str, dict[str, float]] | None:
+    """Of the readings measured in `systems` (attention_systems' names for run `name`,
+    with the sink kept), store the one with the lowest AER on `gold` as run `run_id`'s
+    default (config.alignment_reading). -> (that reading, AER per reading), or None when
+    no reading of the run was measured."""
+    from core.config import RunConfig
+    from core.evaluate.aer import corpus_aer
+
+    aers = {r: corpus_aer(systems[system_name(name, r, False)], gold.alignments).aer
+            for r in READINGS if system_name(name, r, False) in systems}
+    if not aers:
+        return None
+    best = min(aers, key=lambda r: (aers[r], READINGS.index(r)))
+    info = ws.get_run(run_id)
+    config = RunConfig.from_dict({**info.config, "alignment_reading": best},
+                                 source=f"run {info.name}")
+    ws.update_run(run_id, config=config.to_dict())
+    return best, aers
 
 
 def reading_list(asked: Sequence[str] | None, config=None) -> list[str]:

@@ -17,7 +17,7 @@ from tests.core.test_train_run import tiny_run_config
 
 
 def test_every_field_has_a_rule():
-    fields = {"name", "description"} | {
+    fields = {"name", "description", "alignment_reading"} | {
         f"{section}.{f.name}" for section, kind in
         (("model", ModelConfig), ("data", DataConfig), ("train", TrainConfig))
         for f in dataclasses.fields(kind)}

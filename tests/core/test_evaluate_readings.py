@@ -173,3 +173,57 @@ def test_align_cli_symmetrises_two_directions_each_at_its_own_reading(tmp_path, 
     assert run_cli(["--workspace", str(root), "align", "--run", "fwd", "--reverse-run", "bwd",
                     *gold_args, "--reading", "all"]) == 2
     assert "give one --reading" in capsys.readouterr().err
+
+
+def test_align_remembers_the_best_reading_as_the_runs_default(tmp_path, capsys):
+    """`align --reading all --remember`: the reading with the lowest AER becomes the run's
+    default for later `align` runs, evaluations and the Attention screen."""
+    from core.config import READING_CHOICES
+    from core.evaluate.readings import READINGS
+    from core.jobs import JobContext
+    from core.services.alignment import default_reading
+    from core.services.demo import demo_config, import_demo_corpus
+    from core.services.training import create_run, train_run
+    from core.store import Workspace
+
+    assert READING_CHOICES == ("", *READINGS)  # config's copy of the reading names
+    root = tmp_path / "ws"
+    with Workspace.open(root) as ws:
+        corpus_id = import_demo_corpus(ws)
+        config = demo_config("tiny", dict(emb_size=16, hidden_size=24), max_steps=6,
+                             valid_every=6, device="cpu")
+        config.data.dev_sample = 2
+        train_run(ws, create_run(ws, corpus_id, config, "tiny"), JobContext())
+        family_default = default_reading(RunConfig.from_dict(ws.get_run("tiny").config))
+    gold = ["--gold-set", "demo-gold", "--gold-src", str(DEMO / "gold.es"), "--gold-tgt",
+            str(DEMO / "gold.en"), "--gold-links", str(DEMO / "gold.links")]
+    assert run_cli(["--workspace", str(root), "align", "--run", "tiny", *gold,
+                    "--reading", "all", "--remember"]) == 0
+    captured = capsys.readouterr()
+    rows = {ln.split(" | ")[0][2:]: float(ln.split(" | ")[1])
+            for ln in captured.out.splitlines() if ln.startswith("| tiny attention")}
+    by_reading = {"predict": rows["tiny attention"],
+                  **{r: rows[f"tiny attention ({r})"] for r in READINGS if r != "predict"}}
+    best = min(READINGS, key=lambda r: (by_reading[r], READINGS.index(r)))
+    assert f"run tiny now reads its attention at '{best}' by default" in captured.err
+    with Workspace.open(root) as ws:
+        stored = RunConfig.from_dict(ws.get_run("tiny").config)
+    assert stored.alignment_reading == best and default_reading(stored) == best
+    # a later align without --reading reads the run where it was measured best
+    assert run_cli(["--workspace", str(root), "align", "--run", "tiny",
+                    "--gold-set", "demo-gold"]) == 0
+    shown = [ln.split(" | ")[0][2:] for ln in capsys.readouterr().out.splitlines()
+             if ln.startswith("| tiny attention")]
+    assert shown == ["tiny attention" if best == "predict" else f"tiny attention ({best})"]
+    assert family_default in READINGS  # before --remember: the family's reading
+    # --remember picks one run's reading: not with a reverse run
+    assert run_cli(["--workspace", str(root), "align", "--run", "tiny", "--reverse-run",
+                    "tiny", "--gold-set", "demo-gold", "--remember"]) == 2
+    assert "leave out --reverse-run" in capsys.readouterr().err
+
+
+def test_a_stored_reading_is_validated():
+    raw = RunConfig().to_dict()
+    raw["alignment_reading"] = "sideways"
+    with pytest.raises(Exception, match="alignment_reading"):
+        RunConfig.from_dict(raw, source="run.toml")
