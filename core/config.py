@@ -15,7 +15,7 @@ from typing import Any
 
 from core import limits
 from core.errors import ConfigError
-from core.families import FAMILIES, family_traits
+from core.families import FAMILIES, families_with, family_traits
 
 ATTENTION_KINDS = ("none", "global", "local-m", "local-p")
 SCORES = ("dot", "general", "concat", "location", "additive")
@@ -85,7 +85,7 @@ RULES: dict[str, Rule] = {
     "model.d_model": _int(1), "model.ff_size": _int(1), "model.heads": _int(1),
     "model.enc_layers": _int(1), "model.dec_layers": _int(1), "model.ctx_layers": _int(1),
     "model.ctx_sentences": _int(1), "model.ctx_following": _int(0),
-    "model.strategy": _one_of("ws", "ts"), "model.tie_embeddings": BOOL,
+    "model.strategy": _one_of("ws", "ts"), "model.ctx_side": _one_of("source", "target"), "model.tie_embeddings": BOOL,
     # data
     "data.vocab": _one_of("word", "bpe", "unigram"),
     "data.src_vocab_size": _int(8, hint="the vocabulary keeps 5 special ids; e.g. 8000"),
@@ -188,6 +188,10 @@ class ModelConfig:
     # (context_transformer only: concat prepends its context, previous sentences only)
     ctx_following: int = 0
     strategy: str = "ws"  # ws (weight sharing) | ts (two-stage) for context_transformer
+    # which side the context sentences come from: "source" (the previous source sentences)
+    # or "target" (the previous target sentence: the reference in training, the model's
+    # own translation when translating; encoded with the target embeddings)
+    ctx_side: str = "source"
     tie_embeddings: bool = False
 
     def validate(self, source: str = "") -> None:
@@ -203,6 +207,16 @@ class ModelConfig:
                 f"{self.heads} (each head gets d_model / heads dimensions); e.g. d_model = "
                 f"{max(self.heads, self.d_model // self.heads * self.heads)} or heads = "
                 f"{math.gcd(self.d_model, self.heads)}")
+        if self.ctx_side == "target" and self.family in FAMILIES \
+                and not family_traits(self.family).target_side:
+            raise ConfigError(
+                f"{where}model.ctx_side = 'target' needs a family that encodes its context "
+                f"on its own ({', '.join(families_with(target_side=True))}), not "
+                f"{self.family!r}; set model.ctx_side = 'source' or change the family")
+        if self.ctx_side == "target" and self.ctx_following:
+            raise ConfigError(
+                f"{where}model.ctx_following must be 0 with model.ctx_side = 'target': the "
+                "following sentences have no translation yet when a sentence is translated")
         if self.ctx_following and self.family == "concat":
             raise ConfigError(
                 "model.ctx_following must be 0 for family 'concat': it prepends its context to "

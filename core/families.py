@@ -17,6 +17,8 @@ class FamilyTraits:
     transformer: bool = False  # d_model / ff_size / heads / enc_layers / dec_layers sizes
     layered: bool = False      # per-layer, per-head cross-attention (layer_attention)
     previous_only: bool = False  # a context family that takes no following sentences
+    # can encode the previous TARGET sentence with target embeddings (model.ctx_side)
+    target_side: bool = False
     #: where word alignments are read off its attention by default (core.evaluate.readings;
     #: measured in experiments/RESULTS.md, section D)
     reading: str = "predict"
@@ -29,7 +31,8 @@ TRAITS: dict[str, FamilyTraits] = {
     "luong": FamilyTraits(reading="previous"),
     "transformer": FamilyTraits(transformer=True, layered=True),
     "concat": FamilyTraits(context=True, transformer=True, layered=True, previous_only=True),
-    "context_transformer": FamilyTraits(context=True, transformer=True, layered=True),
+    "context_transformer": FamilyTraits(context=True, transformer=True, layered=True,
+                                        target_side=True),
 }
 
 

@@ -1,6 +1,6 @@
 """The Training form's "Context model" box: K previous sentences (concat and
-context_transformer), and for context_transformer the following sentences, the
-context-encoder depth, the training strategy (ws / ts), the stage and the stage-1 run
+context_transformer), and for context_transformer the side the context comes from (source or target), the following
+sentences, the context-encoder depth, the training strategy (ws / ts), the stage and the stage-1 run
 that two-stage training's stage 2 starts from."""
 from __future__ import annotations
 
@@ -48,6 +48,13 @@ class ContextModelBox(QGroupBox):
         self.init_from.setToolTip(
             "The stage-1 run stage 2 starts from: a finished sentence-level transformer run "
             "of this workspace; picking it copies its sizes (its vocabularies are reused)")
+        self.ctx_side = QComboBox()
+        self.ctx_side.addItem("source: the previous source sentences", "source")
+        self.ctx_side.addItem("target: the previous translation", "target")
+        self.ctx_side.setToolTip(
+            "target: the context encoder reads the previous TARGET sentence with the target "
+            "embeddings (the reference in training, the model's own translation when "
+            "translating), merged through the same gate (Bawden et al. 2018)")
         self.ctx_layers = _spin(1, 12, 1)
         self.ctx_sentences = _spin(0, 20, 1, "How many previous sentences of the same "
                                    "document are the context")
@@ -56,7 +63,7 @@ class ContextModelBox(QGroupBox):
                                    "only)")
         self.form = QFormLayout(self)
         for label, w in (("Strategy", self.strategy), ("Stage", self.stage),
-                         ("Stage-1 run", self.init_from),
+                         ("Stage-1 run", self.init_from), ("Context side", self.ctx_side),
                          ("Context encoder layers", self.ctx_layers),
                          ("Previous sentences K", self.ctx_sentences),
                          ("Following sentences", self.ctx_following)):
@@ -66,6 +73,7 @@ class ContextModelBox(QGroupBox):
                 self.init_from.currentData()))
         self.strategy.currentIndexChanged.connect(self._strategy_changed)
         self.stage.currentIndexChanged.connect(self._stage_changed)
+        self.ctx_side.currentIndexChanged.connect(self._side_changed)
 
     def set_family(self, family: str) -> None:
         """Show the box for the context families, the ctx-encoder rows for
@@ -73,6 +81,7 @@ class ContextModelBox(QGroupBox):
         self.setVisible(family_traits(family).context)
         for w in (self.strategy, self.stage, self.init_from, self.ctx_layers, self.ctx_following):
             self.form.setRowVisible(w, family == "context_transformer")
+        self.form.setRowVisible(self.ctx_side, family_traits(family).target_side)
         self._stage_changed()
 
     def set_stage1_runs(self, runs: list[Any]) -> None:
@@ -93,6 +102,7 @@ class ContextModelBox(QGroupBox):
         self.ctx_layers.setValue(m.ctx_layers)
         self.ctx_sentences.setValue(m.ctx_sentences)
         self.ctx_following.setValue(m.ctx_following)
+        self.ctx_side.setCurrentIndex(max(0, self.ctx_side.findData(m.ctx_side)))
 
     def apply(self, m: ModelConfig, t: TrainConfig) -> None:
         """Write the fields that apply to m.family into m and t."""
@@ -105,6 +115,16 @@ class ContextModelBox(QGroupBox):
             t.init_from = self.init_from.currentData() if t.stage == 2 else ""
         elif t.stage == 2:  # a preset's stage 2 is for context_transformer only
             t.stage, t.init_from = 0, ""
+        target = family_traits(m.family).target_side and self.ctx_side.currentData() == "target"
+        m.ctx_side = "target" if target else "source"
+        if target:
+            m.ctx_following = 0
+
+    def _side_changed(self) -> None:
+        target = self.ctx_side.currentData() == "target"
+        if target:  # no translation of the following sentences exists yet
+            self.ctx_following.setValue(0)
+        self.ctx_following.setEnabled(not target)
 
     def _strategy_changed(self) -> None:
         if self.strategy.currentData() == "ws" and self.stage.currentData() == 2:

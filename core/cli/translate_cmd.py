@@ -52,7 +52,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                    "models see the previous ones); one output line per paragraph")
     p.add_argument("--target-context", action="store_true",
                    help="context models: use the model's own previous translations as the "
-                   "context, not the previous source sentences (sentence i waits for i - 1)")
+                   "context, not the previous source sentences (sentence i waits for i - 1); "
+                   "a run trained with model.ctx_side = 'target' always does")
     p.set_defaults(func=run)
 
 

@@ -156,7 +156,7 @@ def prepare_dataset(
     corpus_train: Corpus, corpus_dev: Corpus, data_cfg: DataConfig, src_lang: str,
     tgt_lang: str, vocabs: tuple[AnyVocab, AnyVocab] | None = None, context_k: int = 0,
     preprocessors: tuple[Preprocessor, Preprocessor] | None = None,
-    job: JobContext | None = None, context_following: int = 0,
+    job: JobContext | None = None, context_following: int = 0, context_side: str = "source",
 ) -> PreparedData:
     """Tokenise and index train and dev.
 
@@ -164,7 +164,13 @@ def prepare_dataset(
     context_k > 0 fills `ctx_ids` with the k previous source sentences of the same
     document (CONTEXT_START at a document start), then, with context_following = F > 0,
     the F following ones (CONTEXT_START at a document end), as core.data.context joins
-    them; pairs removed by the filters are not part of any context."""
+    them; pairs removed by the filters are not part of any context. With context_side
+    'target' the context is the previous target sentences' ids (model.ctx_side: the
+    reference in training; no following side)."""
+    if context_side not in ("source", "target"):
+        raise ValueError(f"context_side must be 'source' or 'target', not {context_side!r}")
+    if context_side == "target" and context_following:
+        raise ValueError("a target-side context has no following sentences")
     src_pre, tgt_pre = preprocessors or (
         Preprocessor(src_lang, lowercase=data_cfg.lowercase, fold_accents=data_cfg.fold_accents,
                      pretokenized=data_cfg.pretokenized,
@@ -191,11 +197,12 @@ def prepare_dataset(
     dev, dev_report = _encode_split(
         corpus_dev, src_pre, tgt_pre, src_vocab, tgt_vocab, 0, job, "dev")
     if context_k > 0 or context_following > 0:
-        start = src_vocab.encode([CONTEXT_START])[0]
+        start = src_vocab.encode([CONTEXT_START])[0]  # a special: the same id in both
         for split in (train, dev):
             previous = previous_sentences(split.corpus, context_k) if context_k > 0 else None
             following = (following_sentences(split.corpus, context_following)
                          if context_following > 0 else None)
-            split.ctx_ids = context_ids(split.src_ids, previous, start, following)
+            side = split.tgt_ids if context_side == "target" else split.src_ids
+            split.ctx_ids = context_ids(side, previous, start, following)
     return PreparedData(train, dev, src_vocab, tgt_vocab, src_pre, tgt_pre,
                         train_report, dev_report, notes)

@@ -410,6 +410,7 @@ def contrastive_accuracy(
 def make_score_fn(
     model: Seq2Seq, src_vocab: Any, tgt_vocab: Any, src_pre: Any, tgt_pre: Any,
     device: torch.device | str | None = None, k_context: int = 0, k_following: int = 0,
+    ctx_side: str = "source",
 ) -> ScoreFn:
     """A ScoreFn over `model` by teacher-forced scoring of all targets of a call in one
     batch. Text is tokenised as in training (Preprocessor, then the subword splitter
@@ -421,9 +422,11 @@ def make_score_fn(
     `k_following`: the model's model.ctx_following. Contrastive sets give previous
     context only, so for a model with following context (> 0) each current sentence is
     scored as its document's last one: the following side is the CONTEXT_START
-    (document end) marker."""
+    (document end) marker. `ctx_side` 'target': the model reads target-side context
+    (model.ctx_side), so the context sentences given to the ScoreFn are target text
+    (contrastive_accuracy's context_side 'tgt')."""
     scorer = ForcedScorer(model, src_vocab, tgt_vocab, src_pre, tgt_pre, k_context,
-                          k_following, device)
+                          k_following, device, ctx_side=ctx_side)
 
     def score(sources: list[str], contexts: list[list[str]], targets: list[str]) -> list[float]:
         if not sources:

@@ -42,15 +42,21 @@ class ForcedScorer:
     """Teacher-forced scoring of (source, target) pairs with one model or an ensemble.
 
     k_context / k_following: the context model's previous and following sentence counts
-    (both 0 for a sentence-level model: items then carry no context)."""
+    (both 0 for a sentence-level model: items then carry no context). ctx_side: 'source',
+    or 'target' for a model whose context is the previous target sentence
+    (model.ctx_side): its context sentences are then target text, tokenised and
+    indexed as targets."""
 
     def __init__(self, model: Seq2Seq | Sequence[Seq2Seq], src_vocab: Any, tgt_vocab: Any,
                  src_pre: Any, tgt_pre: Any, k_context: int = 0, k_following: int = 0,
-                 device: torch.device | str | None = None):
+                 device: torch.device | str | None = None, ctx_side: str = "source"):
         self.model = as_model(model)
         self.src_vocab, self.tgt_vocab = src_vocab, tgt_vocab
         self.src_pre, self.tgt_pre = src_pre, tgt_pre
         self.k_context, self.k_following = k_context, k_following
+        if ctx_side not in ("source", "target"):
+            raise ValueError(f"ctx_side must be 'source' or 'target', not {ctx_side!r}")
+        self.ctx_side = ctx_side
         if device is None:
             param = next(self.model.parameters(), None)
             device = torch.device("cpu") if param is None else param.device
@@ -62,7 +68,8 @@ class ForcedScorer:
         """The scorer of a TranslationSession (its ensemble when it has several runs)."""
         f = session.first
         return cls(session.models, f.src_vocab, f.tgt_vocab, f.src_pre, f.tgt_pre,
-                   session.context_sentences, session.context_following)
+                   session.context_sentences, session.context_following,
+                   ctx_side=session.context_side)
 
     @property
     def uses_context(self) -> bool:
@@ -90,15 +97,16 @@ class ForcedScorer:
                     ) -> list[int] | None:
         """The context ids of a sentence whose document has `previous` sentences before
         it (oldest first) and `following` after it; none given is a document edge.
-        None for a sentence-level model."""
+        They are source sentences, or target sentences when ctx_side is 'target'. None
+        for a sentence-level model."""
         if not self.uses_context:
             return None
-        return self.context_from_ids([self.source_ids(s) for s in previous],
-                                     [self.source_ids(s) for s in following])
+        ids = self.target_ids if self.ctx_side == "target" else self.source_ids
+        return self.context_from_ids([ids(s) for s in previous], [ids(s) for s in following])
 
     def context_from_ids(self, previous: Sequence[Sequence[int]] = (),
                          following: Sequence[Sequence[int]] = ()) -> list[int] | None:
-        """context_ids for sentences already turned into source ids."""
+        """context_ids for sentences already turned into ids (of the context's side)."""
         if not self.uses_context:
             return None
         return sentence_context(list(previous), list(following), self.k_context,
@@ -107,7 +115,8 @@ class ForcedScorer:
     def item(self, source: str, target: str, previous: Sequence[str] = (),
              following: Sequence[str] = ()) -> ForcedItem:
         """The ForcedItem of a source/target pair whose document has `previous` and
-        `following` sentences around it (ctx None for sentence-level models)."""
+        `following` sentences around it (on the context's side, see context_ids; ctx None
+        for sentence-level models)."""
         return ForcedItem(self.source_ids(source), self.target_ids(target),
                           self.context_ids(previous, following))
 

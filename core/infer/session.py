@@ -72,9 +72,14 @@ class TranslationSession:
     @classmethod
     def from_loaded(cls, members: list[LoadedModel], names: list[str]) -> TranslationSession:
         """A session of loaded models; ConfigError when a member's source or target
-        vocabulary differs from the first's."""
+        vocabulary, or the side its context comes from, differs from the first's."""
         first = members[0]
+        first_side = getattr(first.config.model, "ctx_side", "source")
         for m, name in zip(members[1:], names[1:], strict=True):
+            if getattr(m.config.model, "ctx_side", "source") != first_side:
+                raise ConfigError(
+                    f"run {name!r} reads its context from another side than {names[0]!r} "
+                    "(model.ctx_side): an ensemble's members must see the same context")
             if m.tgt_vocab.itos != first.tgt_vocab.itos:
                 raise ConfigError(
                     f"run {name!r} has another target vocabulary than {names[0]!r}: an ensemble "
@@ -109,6 +114,14 @@ class TranslationSession:
         """F, the following sentences a context model sees (0 for other models and for
         runs saved before model.ctx_following existed)."""
         return getattr(self.first.config.model, "ctx_following", 0) if self.is_context_model else 0
+
+    @property
+    def context_side(self) -> str:
+        """'target' for a run trained on the previous target sentence as context
+        (model.ctx_side: it always translates with its own previous translations), else
+        'source'."""
+        model = self.first.config.model
+        return getattr(model, "ctx_side", "source") if self.is_context_model else "source"
 
     def text_side(self) -> tuple[Any, Any, Any, Any]:
         """(source vocabulary, target vocabulary, source preprocessor, target
@@ -145,7 +158,10 @@ class TranslationSession:
             flat = [s for doc in documents for s in doc]
             out = iter(self.translate(flat, beam=beam, ctx=ctx, **options))
             return [[next(out) for _ in doc] for doc in documents]
-        models = self.target_context_models() if target_context else self.models
+        if self.context_side == "target":  # trained on target ids: its own, unmapped
+            models, target_context = self.models, True
+        else:
+            models = self.target_context_models() if target_context else self.models
         return translate_documents(models, *self.text_side(), documents, beam=beam,
                                    ctx_sentences=self.context_sentences,
                                    ctx_following=self.context_following, ctx=ctx,
@@ -170,10 +186,11 @@ class TranslationSession:
         return cached
 
     def target_context_note(self) -> str | None:
-        """None with a joint vocabulary; else what mapping target-side context means."""
+        """None with a joint vocabulary or a target-side context model; else what mapping
+        target-side context means."""
         from core.infer.target_context import coverage
 
-        if self.shares_vocabulary:
+        if self.shares_vocabulary or self.context_side == "target":
             return None
         found, total = coverage(self.first.src_vocab, self.first.tgt_vocab)
         return (f"{self.names[0]!r} has separate source and target vocabularies: its own "

@@ -11,9 +11,13 @@ contexto" (and the multi-encoder of Voita et al., 2018).
                                  out    = LayerNorm(O' + FeedForward(O'))
     decoder (unchanged) attends to `out`.
 
-Post-norm throughout, as the sentence-level baseline. The context uses the source
-embeddings and vocabulary. A document's first sentence has a context of one explicit
-start-of-document token supplied by the data side: `ctx` is required, ``ctx_lens >= 1``.
+Post-norm throughout, as the sentence-level baseline. With ``ctx_side = "source"`` the
+context is the previous source sentence(s), embedded with the source embeddings; with
+``ctx_side = "target"`` it is the previous target sentence (the reference in training,
+the model's own translation when translating; Bawden et al. 2018), embedded with the
+target embeddings (the decoder's), through the same context encoder and gate. A
+document's first sentence has a context of one explicit start-of-document token
+supplied by the data side: `ctx` is required, ``ctx_lens >= 1``.
 
 Training strategies (`config.strategy`):
 - ``ws`` weight sharing: context-encoder layer i IS source-encoder layer i (same
@@ -87,6 +91,7 @@ class ContextTransformer(TransformerBase):
             raise ValueError("context_transformer needs enc_layers >= 1 and ctx_layers >= 1")
         d, h, ff, p = config.d_model, config.heads, config.ff_size, config.dropout
         self.strategy = config.strategy
+        self.ctx_side = config.ctx_side
         self.ctx_layers = config.ctx_layers
         self.encoder = nn.ModuleList(
             [EncoderLayer(d, h, ff, p) for _ in range(config.enc_layers - 1)]
@@ -104,7 +109,8 @@ class ContextTransformer(TransformerBase):
         self, src: Tensor, src_lens: Tensor, ctx: Tensor | None = None, ctx_lens: Tensor | None = None
     ) -> State:
         """src: batch x S, ctx: batch x C (previous sentence(s) or the start-of-document
-        token). Returns memory batch x S x d, mem_mask batch x S, gates batch x S."""
+        token; target ids when ctx_side is 'target'). Returns memory batch x S x d,
+        mem_mask batch x S, gates batch x S."""
         if ctx is None or ctx_lens is None:
             raise ValueError(
                 "context_transformer needs ctx and ctx_lens: give a document's first "
@@ -113,7 +119,7 @@ class ContextTransformer(TransformerBase):
         if bool((ctx_lens < 1).any()):
             raise ValueError("context_transformer: every ctx_lens must be >= 1")
         ctx_mask = length_mask(ctx_lens, ctx.size(1))
-        context = self.embed_source(ctx)
+        context = self.embed_target(ctx) if self.ctx_side == "target" else self.embed_source(ctx)
         for layer in self.ctx_encoder:
             context = layer(context, ctx_mask)
         mask = length_mask(src_lens, src.size(1))

@@ -190,6 +190,11 @@ class TransformerBase(Seq2Seq):
         """batch x S ids -> batch x S x d (scaled embedding + positions, dropout)."""
         return self.dropout(self.positions(self.src_embed(tokens) * math.sqrt(self.d_model)))
 
+    def embed_target(self, tokens: Tensor) -> Tensor:
+        """batch x T target ids -> batch x T x d (the decoder's scaled embedding +
+        positions from 0, dropout): a target-side context sentence."""
+        return self.dropout(self.positions(self.tgt_embed(tokens) * math.sqrt(self.d_model)))
+
     def _decode(
         self, tgt: Tensor, enc: State, past: list[Tensor] | None = None,
         out_vocab: Tensor | None = None,

@@ -41,6 +41,7 @@ FAMILY_RUNS: list[tuple[str, str, tuple[str, ...]]] = [
     ("transformer", "transformer-cpu", ()),
     ("concat", "concat-cpu", ()),
     ("context-ws", "context-ws-cpu", ()),
+    ("context-tgt", "context-tgt-cpu", ()),
 ]
 RECURRENT_TINY = ("model.emb_size=16", "model.hidden_size=16", "model.layers=1",
                   "model.maxout_pool=2")
@@ -278,6 +279,9 @@ class DeviceCheck:
         yield "translate document (target ctx)", lambda: self.translate(
             "target-context", "--run", "context-ws-fp32", "--document", "--target-context",
             "--input", str(letter), lines=2)
+        yield "translate document (target model)", lambda: self.translate(
+            "target-model", "--run", "context-tgt-fp32", "--document", "--input", str(letter),
+            lines=2)
         yield "align (attention AER)", self.align
         yield "evaluate (BLEU, test split)", self.evaluate
         yield "evaluate --contrastive", self.contrastive

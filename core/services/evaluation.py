@@ -84,8 +84,9 @@ def translate_pairs(session, pairs: Sequence, beam: int, ctx: JobContext | None 
 
 def forced_perplexity(session, pairs: Sequence, batch_size: int = 32) -> float | None:
     """Teacher-forced perplexity of the references (EOS counted), pairs with an empty
-    side skipped; context models get each pair's previous source sentence(s) and, with
-    model.ctx_following > 0, its following ones within its document
+    side skipped; context models get each pair's previous source sentence(s) (target
+    sentences for model.ctx_side 'target') and, with model.ctx_following > 0, its
+    following ones within its document
     (core.infer.scoring, core.data.context.sentence_context)."""
     from core.evaluate.metrics import perplexity
     from core.infer.scoring import ForcedScorer
@@ -97,8 +98,10 @@ def forced_perplexity(session, pairs: Sequence, batch_size: int = 32) -> float |
         item = scorer.item(p.src, p.tgt)
         if not item.src or not item.tgt:
             continue
-        if scorer.uses_context:
-            prev = [q.src for q in pairs[max(0, i - k):i] if q.doc_id == p.doc_id and q.doc_id]
+        if scorer.uses_context:  # a target-side model reads the previous references
+            side = "tgt" if scorer.ctx_side == "target" else "src"
+            prev = [getattr(q, side) for q in pairs[max(0, i - k):i]
+                    if q.doc_id == p.doc_id and q.doc_id]
             after = [q.src for q in pairs[i + 1:i + 1 + f] if q.doc_id == p.doc_id and q.doc_id]
             item.ctx = scorer.context_ids(prev, after)
         items.append(item)
@@ -419,7 +422,10 @@ def contrastive_and_store(ws, sessions: dict[str, Any], run_ids: dict[str, list[
         if log:
             log(f"scoring {len(examples)} contrastive examples with {name} "
                 f"(context sentences: {session.context_sentences})")
-        report = contrastive_accuracy(contrastive_score_fn(session), examples, ctx=ctx)
+        # a target-side model sees each example's previous target sentence(s)
+        side = "tgt" if session.context_side == "target" else "src"
+        report = contrastive_accuracy(contrastive_score_fn(session), examples, ctx=ctx,
+                                      context_side=side)
         ws.add_evaluation(run_ids[name], f"contrastive:{path.name}",
                           {"contrastive_accuracy": 100 * report.accuracy,
                            "examples": report.overall.total,

@@ -17,4 +17,5 @@ def contrastive_score_fn(session: Any):
     f = session.first
     return make_score_fn(as_model(session.models), f.src_vocab, f.tgt_vocab, f.src_pre,
                          f.tgt_pre, k_context=session.context_sentences,
-                         k_following=session.context_following)
+                         k_following=session.context_following,
+                         ctx_side=session.context_side)

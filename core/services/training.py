@@ -121,7 +121,7 @@ def _prepare(ws: Workspace, run_id: int, config: RunConfig, resume: bool, ctx: J
     prepared = prepare_dataset(
         parts["train"], parts["dev"], config.data, corpus.src_lang, corpus.tgt_lang,
         vocabs=reuse[:2] if reuse else None, preprocessors=reuse[2:] if reuse else None,
-        context_k=k, job=ctx, context_following=f)
+        context_k=k, job=ctx, context_following=f, context_side=config.model.ctx_side)
     if len(prepared.train) == 0:
         raise TrainingError(
             f"no usable training pairs: {prepared.train_report.summary()}; raise "

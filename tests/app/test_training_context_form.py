@@ -165,3 +165,23 @@ def test_picking_a_stage1_run_copies_its_sizes(qtbot, stage1_ws):
             out.model.dec_layers) == (16, 32, 2, 1, 1)
     assert out.train.init_from == "sent" and out.train.stage == 2
     window.close()
+
+
+def test_the_context_side_round_trips_and_rules_out_following_sentences(qtbot, demo_ws):
+    window, panel = _panel(qtbot, demo_ws)
+    panel.family.setCurrentText("concat")  # concat prepends source context: no choice
+    assert not panel.context.form.isRowVisible(panel.context.ctx_side)
+    assert panel.config().model.ctx_side == "source"
+    panel.set_config(load_preset("context-tgt-cpu"))
+    assert panel.context.form.isRowVisible(panel.context.ctx_side)
+    assert panel.context.ctx_side.currentData() == "target"
+    assert not panel.context.ctx_following.isEnabled()
+    cfg = panel.config()
+    assert (cfg.model.ctx_side, cfg.model.ctx_following) == ("target", 0)
+    panel.context.ctx_side.setCurrentIndex(panel.context.ctx_side.findData("source"))
+    assert panel.context.ctx_following.isEnabled()
+    panel.context.ctx_following.setValue(2)
+    assert (panel.config().model.ctx_side, panel.config().model.ctx_following) == ("source", 2)
+    panel.context.ctx_side.setCurrentIndex(panel.context.ctx_side.findData("target"))
+    assert panel.context.ctx_following.value() == 0
+    window.close()

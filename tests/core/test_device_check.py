@@ -13,8 +13,8 @@ def test_every_path_runs_on_the_cpu(tmp_path, capsys):
                     "--workdir", str(tmp_path)]) == 0
     out = capsys.readouterr().out
     lines = [ln for ln in out.splitlines() if ln.startswith(("ok", "FAIL"))]
-    assert len(lines) == 26 and all(ln.startswith("ok") for ln in lines), out
-    assert "26 of 26 paths ok" in out
+    assert len(lines) == 29 and all(ln.startswith("ok") for ln in lines), out
+    assert "29 of 29 paths ok" in out
     families = {m.group(1) for m in re.finditer(r"train (\S+)-(?:fp32|bf16) ", out)}
     assert families == {name for name, _, _ in device_check.FAMILY_RUNS}
     # what each line measured, read from the product's own output
