@@ -148,6 +148,8 @@ class TranslatePanel(QWidget):
         self.table.currentCellChanged.connect(lambda row, *_: self.show_attention(row))
         self.heatmap = AttentionHeatmap(title="Attention of the selected sentence")
         self.gate_strip = GateStrip(self.heatmap)  # context models' lambda, under the heatmap
+        # ... and a compared baseline's, when it is a context model too
+        self.baseline_gate_strip = GateStrip(self.heatmap, row=2, label="baseline \u03bb")
         self.note = StatusLabel(" ")
         self.note.setObjectName("hint")
         attention_box = QWidget()
@@ -254,6 +256,7 @@ class TranslatePanel(QWidget):
         self.table.resizeRowsToContents()
         self.heatmap.clear()
         self.gate_strip.clear()
+        self.baseline_gate_strip.clear()
         self._update_buttons()
 
     def _end_comparison(self) -> None:
@@ -368,6 +371,7 @@ class TranslatePanel(QWidget):
                          "0 = the context)")
         else:
             self.gate_strip.clear()
+        notes += self._show_baseline_gates(row, tr)
         if tr.positions is not None:
             window = self.window_of.get(self.models.checked()[0], 0) if self.models.checked() else 0
             self.heatmap.set_positions(np.asarray(tr.positions, dtype=float), window)
@@ -375,6 +379,23 @@ class TranslatePanel(QWidget):
         if tr.unk_report is not None and getattr(tr.unk_report, "replaced", None):
             notes.append(f"unknown words replaced: {len(tr.unk_report.replaced)}")
         self.note.setText(" · ".join(notes))
+
+    def _show_baseline_gates(self, row: int, tr: Any) -> list[str]:
+        """In a comparison with a context-model baseline: its gates in the second strip,
+        when it tokenised the source as the shown model did (the columns must match).
+        -> notes for the caption."""
+        base = self.comparison.baseline[row] if self.comparison is not None \
+            and row < len(self.comparison.baseline) else None
+        gates = getattr(base, "gates", None)
+        if gates is None:
+            self.baseline_gate_strip.clear()
+            return []
+        if list(base.source_tokens) != list(tr.source_tokens):
+            self.baseline_gate_strip.clear()
+            return [f"the baseline {self.comparison.baseline_name} tokenises the source "
+                    "otherwise: its gates are not shown"]
+        self.baseline_gate_strip.set_gates(gates, base.source_tokens)
+        return [f"second strip: the baseline {self.comparison.baseline_name}'s gates"]
 
     def targets(self) -> list[str]:
         return [(self.table.item(r, 1).text() if self.table.item(r, 1) else "")

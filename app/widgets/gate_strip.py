@@ -32,11 +32,13 @@ def describe_gate(token: str, value: float) -> str:
 
 
 class GateStrip:
-    """The gate row of one AttentionHeatmap. `set_gates(values, tokens)` shows it,
-    `clear()` hides it (and takes it out of the figure)."""
+    """A gate row of one AttentionHeatmap. `set_gates(values, tokens)` shows it,
+    `clear()` hides it (and takes it out of the figure). `row` 1 is the first strip under
+    the heatmap, 2 a second one (e.g. a compared baseline's), titled `label`."""
 
-    def __init__(self, heatmap: AttentionHeatmap):
+    def __init__(self, heatmap: AttentionHeatmap, row: int = 1, label: str = "gate \u03bb"):
         self.heatmap = heatmap
+        self.row = row
         self.values = np.zeros(0, dtype=np.float32)  # lambda per source token
         self.tokens: list[str] = []
         self.plot = pg.PlotItem()
@@ -45,7 +47,7 @@ class GateStrip:
         for side in ("top", "right", "bottom"):
             self.plot.hideAxis(side)
         self.axis = self.plot.getAxis("left")
-        self.axis.setTicks([[(0.5, "gate \u03bb")]])
+        self.axis.setTicks([[(0.5, label)]])
         self.axis.setStyle(tickLength=0)
         self.axis.setTextPen(pg.mkPen(QColor(40, 40, 40)))
         self.axis.setPen(pg.mkPen(QColor(150, 150, 150)))
@@ -66,9 +68,9 @@ class GateStrip:
         # the widget; orphan graphics items crash PySide6 at interpreter exit) and are
         # collapsed to zero height while there are no gates.
         layout = heatmap.graphics.ci
-        self._spacing = layout.layout.rowSpacing(0)
-        layout.addItem(self.plot, row=1, col=0)
-        layout.addItem(self.colorbar, row=1, col=1)
+        self._spacing = layout.layout.rowSpacing(row - 1)
+        layout.addItem(self.plot, row=row, col=0)
+        layout.addItem(self.colorbar, row=row, col=1)
         self._attached = True
         self._collapse()
         heatmap.graphics.scene().sigMouseMoved.connect(self._on_mouse_moved)
@@ -124,7 +126,8 @@ class GateStrip:
         """Show the strip: full height under the heatmap."""
         if self._attached:
             return
-        self.heatmap.graphics.ci.layout.setRowSpacing(0, 12)  # keeps the bars' end labels apart
+        # keeps the bars' end labels apart
+        self.heatmap.graphics.ci.layout.setRowSpacing(self.row - 1, 12)
         for item in (self.plot, self.colorbar):
             item.setMinimumHeight(STRIP_HEIGHT)
             item.setMaximumHeight(STRIP_HEIGHT)
@@ -141,7 +144,7 @@ class GateStrip:
             item.hide()
             item.setMinimumHeight(0)
             item.setMaximumHeight(0)
-        self.heatmap.graphics.ci.layout.setRowSpacing(0, self._spacing)
+        self.heatmap.graphics.ci.layout.setRowSpacing(self.row - 1, self._spacing)
         self._attached = False
 
     # --- hover -----------------------------------------------------------------------

@@ -44,15 +44,19 @@ def tiny_transformer(name: str, family: str, steps: int = 100):
 
 @pytest.fixture(scope="module")
 def context_ws(tmp_path_factory):
-    """A demo workspace with a tiny context model 'ctx' and a sentence-level 'sent'."""
+    """A demo workspace with a tiny context model 'ctx', a sentence-level 'sent' and a
+    target-side context model 'ctxt'."""
     from core.jobs import JobContext
     from core.services.training import create_run, train_run
     from tests.app.conftest import make_demo_workspace
 
     root = tmp_path_factory.mktemp("context") / "ws"
     ws = make_demo_workspace(root)
-    for name, family in (("ctx", "context_transformer"), ("sent", "transformer")):
-        run_id = create_run(ws, "demo", tiny_transformer(name, family))
+    for name, family in (("ctx", "context_transformer"), ("sent", "transformer"),
+                         ("ctxt", "context_transformer")):
+        cfg = tiny_transformer(name, family, steps=30 if name == "ctxt" else 100)
+        cfg.model.ctx_side = "target" if name == "ctxt" else "source"
+        run_id = create_run(ws, "demo", cfg)
         assert train_run(ws, run_id, JobContext()).status == "finished"
     ws.close()
     return root
@@ -247,3 +251,51 @@ def test_own_translations_as_context_checkbox_reaches_the_job(qtbot, panel, erro
     translate(qtbot, panel, errors)
     assert panel.job._kwargs["target_context"] is False
     assert panel.targets() == source_side
+
+
+def test_a_context_baseline_shows_its_gates_in_a_second_strip(qtbot, panel, errors):
+    runs = ids(panel)
+    ws = panel.workspace
+    main = TranslationSession.open(ws, [runs["ctx"]]).translate(DOCUMENT, beam=1)
+    sent = TranslationSession.open(ws, [runs["sent"]]).translate(DOCUMENT, beam=1)
+    panel.set_sentences(DOCUMENT)
+    # a baseline that is a context model too (e.g. source- vs target-side context)
+    other = [replace(t, gates=np.linspace(0.1, 0.9, len(t.source_tokens)).astype(np.float32))
+             for t in main]
+    panel.show_comparison(Comparison(main, other, "ctx", "ctx-tgt"))
+    panel.table.selectRow(2)
+    panel.show_attention(2)
+    assert panel.gate_strip.visible and panel.baseline_gate_strip.visible
+    assert np.allclose(panel.gate_strip.values, main[2].gates)
+    assert np.allclose(panel.baseline_gate_strip.values, other[2].gates)
+    assert "second strip: the baseline ctx-tgt's gates" in panel.note.text()
+    # a baseline that tokenised the source otherwise cannot share the columns
+    shifted = [replace(t, source_tokens=t.source_tokens[1:]) for t in other]
+    panel.show_comparison(Comparison(main, shifted, "ctx", "bpe-run"))
+    panel.show_attention(2)
+    assert not panel.baseline_gate_strip.visible and panel.gate_strip.visible
+    assert "tokenises the source otherwise" in panel.note.text()
+    # a sentence-level baseline has no gates: one strip
+    panel.show_comparison(Comparison(main, sent, "ctx", "sent"))
+    panel.show_attention(2)
+    assert panel.gate_strip.visible and not panel.baseline_gate_strip.visible
+    assert errors == []
+
+
+def test_the_target_side_model_compared_with_the_source_side_one(qtbot, panel, errors):
+    """The comparison view with the target-context model: both outputs, both gates."""
+    runs = ids(panel)
+    panel.models.set_checked([runs["ctxt"]])
+    panel.set_sentences(DOCUMENT)
+    panel.compare.enabled.setChecked(True)
+    panel.compare.baseline.setCurrentIndex(panel.compare.baseline.findData(runs["ctx"]))
+    panel.beam.setValue(1)
+    translate(qtbot, panel, errors)
+    ws = panel.workspace
+    main = TranslationSession.open(ws, [runs["ctxt"]]).translate(DOCUMENT, beam=1)
+    assert panel.targets() == [t.text for t in main]
+    panel.table.selectRow(1)
+    panel.show_attention(1)
+    assert panel.gate_strip.visible and panel.baseline_gate_strip.visible
+    assert np.allclose(panel.gate_strip.values, main[1].gates)
+    assert len(panel.baseline_gate_strip.values) == len(main[1].source_tokens)
