@@ -114,7 +114,7 @@ def transformer_variants() -> list[tuple[str, ModelConfig]]:
     """The Transformer families: at the bench size (d_model 256, FF 1024, 4 heads, 2 + 2
     layers: about the recurrent bench model's parameters), the context models (previous
     sentence as context: concat, multi-encoder with weight sharing and two-stage
-    weights) at that size, and the thesis-size Transformer (transformer-thesis preset)."""
+    weights, and the previous target sentence as context) at that size, and the thesis-size Transformer (transformer-thesis preset)."""
     dropout = bench_preset().model.dropout
     size = dict(d_model=256, ff_size=1024, heads=4, enc_layers=2, dec_layers=2,
                 dropout=dropout, ctx_sentences=1)
@@ -123,6 +123,8 @@ def transformer_variants() -> list[tuple[str, ModelConfig]]:
         ("concat", ModelConfig(family="concat", **size)),
         ("context-ws", ModelConfig(family="context_transformer", strategy="ws", **size)),
         ("context-ts", ModelConfig(family="context_transformer", strategy="ts", **size)),
+        ("context-tgt", ModelConfig(family="context_transformer", strategy="ws",
+                                    ctx_side="target", **size)),
         ("transformer-thesis", load_preset("transformer-thesis").model),
     ]
 
@@ -170,8 +172,9 @@ def measure_variant(name: str, steps: int, warmup: int, device: str, pairs_file:
     tgt_ids = [tgt_vocab.encode(t) for t in tgt_tok]
     del src_tok, tgt_tok
     ctx_ids = None
-    if family_traits(cfg.family).context:
-        ctx_ids = previous_sentence_context(src_ids, src_vocab.encode([CONTEXT_START])[0])
+    if family_traits(cfg.family).context:  # the previous pair's source, or its target
+        side = tgt_ids if cfg.ctx_side == "target" else src_ids
+        ctx_ids = previous_sentence_context(side, src_vocab.encode([CONTEXT_START])[0])
     plan = BatchPlan(src_ids, tgt_ids, batch_size=preset.data.batch_size, seed=1,
                      ctx_ids=ctx_ids)
     dev = torch.device(device)
