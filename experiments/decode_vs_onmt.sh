@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# Issue 17 item 3: decoding speed against OpenNMT-py 3.5.1 at a fixed output length, on
+# the bench model's size, the same sentences (the first N sources of the bench split),
+# greedy and beam 5, batches of 32, 2 threads; alternating rounds in one time window.
+# OpenNMT-py decodes a checkpoint of the bench model (e.g. the one equal_budget.sh
+# trained); `bench translate` decodes the same architecture (speed does not depend on
+# the weights at a fixed length). OpenNMT-py's time is its own "Time w/o python
+# interpreter load/terminate" (model loading included, about half a second).
+# Usage: experiments/decode_vs_onmt.sh ONMT_CHECKPOINT [N] [LENGTH] [ROUNDS]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+CKPT=$1; N=${2:-1000}; L=${3:-20}; ROUNDS=${4:-2}
+PY=${PY:-.venv/bin/python}
+PEERS=${PEERS:-$HOME/.cache/nmt-peers}
+V="$PEERS/venv-onmt"; D="$PEERS/tatoeba-es-en"
+W=$(mktemp -d)
+# the bench split's first N sources: train pairs of <= 50 tokens a side, in file order
+paste "$D/train.tok.es" "$D/train.tok.en" \
+  | awk -F'\t' -v n="$N" '{ns=split($1,a," "); nt=split($2,b," ");
+      if (ns>0 && ns<=50 && nt>0 && nt<=50 && k<n) {print $1; k++}}' > "$W/src.es"
+echo "# $($PY -c 'from core.train.device import machine_summary; print(machine_summary())')"
+echo "# $N sentences, output fixed at $L tokens, batch 32, 2 threads; load $(cat /proc/loadavg)"
+for round in $(seq "$ROUNDS"); do
+  for beam in 1 5; do
+    TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD=1 OMP_NUM_THREADS=2 "$V/bin/onmt_translate" -model "$CKPT" \
+        -src "$W/src.es" -output "$W/out.en" -beam_size "$beam" -batch_size 32 \
+        -min_length "$L" -max_length "$L" > "$W/log" 2>&1
+    secs=$(grep -o 'interpreter load/terminate: *[0-9.]*' "$W/log" | grep -o '[0-9.]*$')
+    tokens=$(awk '{n+=NF} END{print n}' "$W/out.en")
+    awk -v r="$round" -v b="$beam" -v s="$secs" -v n="$N" -v t="$tokens" \
+        'BEGIN{printf "round %s  onmt       beam %s  %7.1f sent/s  %8.0f tgt tok/s  (%s s, %d tokens)\n", r, b, n/s, t/s, s, t}'
+  done
+  $PY main.py bench translate --data "$D" --split onmt --sentences "$N" --length "$L" \
+      --beam 1 --beam 5 --batch 32 --threads 2 2>&1 | sed "s/^/round $round  workbench  /"
+done
+echo "# done, load $(cat /proc/loadavg)"
+rm -rf "$W"
