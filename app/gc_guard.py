@@ -11,10 +11,15 @@ in the GUI thread, at the thresholds Python would have used.
 from __future__ import annotations
 
 import gc
+import time
 
 from PySide6.QtCore import QObject, QTimer
 
 INTERVAL_MS = 500  # between checks; a check that finds little garbage costs microseconds
+#: a full (generation 2) collection waits at least this many times its last duration
+#: since it ended: on a large heap (a loaded corpus of a million pairs) a full
+#: collection takes a while, and CPython too spaces them out by the long-lived objects
+FULL_BACKOFF = 100
 
 
 class MainThreadCollector(QObject):
@@ -24,6 +29,7 @@ class MainThreadCollector(QObject):
     def __init__(self, parent: QObject | None = None):
         super().__init__(parent)
         self._thresholds = gc.get_threshold()
+        self._full_allowed_at = 0.0  # time.monotonic() before which gen 2 waits
         self._timer = QTimer(self)
         self._timer.setInterval(INTERVAL_MS)
         self._timer.timeout.connect(self.collect_due)
@@ -41,11 +47,17 @@ class MainThreadCollector(QObject):
     def collect_due(self) -> int:
         """Collect the oldest generation whose count passed its threshold, as automatic
         collection would have. -> the generation collected, or -1 for none."""
-        counts = gc.get_count()
+        counts, now = gc.get_count(), time.monotonic()
         for generation in (2, 1, 0):
-            if self._thresholds[generation] and counts[generation] >= self._thresholds[generation]:
-                gc.collect(generation)
-                return generation
+            if not self._thresholds[generation] or counts[generation] < self._thresholds[generation]:
+                continue
+            if generation == 2 and now < self._full_allowed_at:
+                continue  # a younger generation instead, as CPython would
+            gc.collect(generation)
+            if generation == 2:
+                end = time.monotonic()
+                self._full_allowed_at = end + FULL_BACKOFF * (end - now)
+            return generation
         return -1
 
 

@@ -59,7 +59,7 @@ class CorporaPanel(QWidget):
         self.jobs = jobs
         self.workspace: Any = None
         self.corpus: Any = None
-        self._loading_id: int | None = None  # the corpus whose load job is the latest
+        self._loads = 0  # load jobs asked for: only the latest one's result is shown
         self.last_import: workers.Job | None = None
 
         self.import_button = QPushButton("Import corpus…")
@@ -234,26 +234,32 @@ class CorporaPanel(QWidget):
             self.stats_label.setText("Select a corpus.")
             return
         corpus_id = item.data(Qt.ItemDataRole.UserRole)
-        self._loading_id = corpus_id
-        # a failure is reported here, not by the manager: a stale load (another corpus
-        # chosen since, or this one deleted meanwhile) ends silently
+        self._loads += 1
+        asked = (self._loads, self.workspace, corpus_id)
+        # a failure is reported here, not by the manager: a stale load (another corpus or
+        # workspace chosen since, or this corpus deleted meanwhile) ends silently
         job = self.jobs.submit(load_job, self.workspace, corpus_id, name="Load corpus",
                                report_errors=False)
-        job.finished.connect(lambda result: self._show_corpus(result, corpus_id))
-        job.failed.connect(lambda message, tb: self._load_failed(message, tb, corpus_id))
+        job.finished.connect(lambda result: self._show_corpus(result, asked))
+        job.failed.connect(lambda message, tb: self._load_failed(message, tb, asked))
 
-    def _selected_id(self) -> int | None:
+    def _is_current(self, asked: tuple[int, Any, int]) -> bool:
+        """Whether the load `asked` (serial, workspace, corpus id) is still what the
+        screen shows: the latest load, of this workspace, of the selected corpus."""
+        serial, workspace, corpus_id = asked
         item = self.corpus_list.currentItem()
-        return None if item is None else item.data(Qt.ItemDataRole.UserRole)
+        selected = None if item is None else item.data(Qt.ItemDataRole.UserRole)
+        return (serial == self._loads and workspace is self.workspace
+                and workspace is not None and corpus_id == selected)
 
-    def _load_failed(self, message: str, tb: str, corpus_id: int) -> None:
-        if corpus_id == self._loading_id == self._selected_id() and self.workspace is not None:
+    def _load_failed(self, message: str, tb: str, asked: tuple[int, Any, int]) -> None:
+        if self._is_current(asked):
             self.stats_label.setText(f"Cannot load the corpus: {message}")
             workers.show_error(self, "Load corpus failed", message, tb)
 
-    def _show_corpus(self, result: tuple[Any, Any], corpus_id: int) -> None:
-        if corpus_id != self._loading_id or corpus_id != self._selected_id():
-            return  # the user chose another corpus meanwhile
+    def _show_corpus(self, result: tuple[Any, Any], asked: tuple[int, Any, int]) -> None:
+        if not self._is_current(asked):
+            return  # the user chose another corpus or workspace meanwhile
         corpus, stats = result
         self.corpus = corpus
         self.model.set_pairs(corpus.pairs)

@@ -82,6 +82,8 @@ class TranslatePanel(QWidget):
         self.unk = QCheckBox("replace unknown words")
         self.unk.setToolTip("Copy the most-attended source word for each <unk>")
         self.target_context = QCheckBox("own translations as context")
+        # the user's choice while a target-side run (always its own translations) is checked
+        self._user_target_context: bool | None = None
         self.target_context.setToolTip(
             "Context models: each sentence sees the model's own translations of the previous "
             "sentence(s) as context instead of the previous source sentence(s)")
@@ -193,7 +195,15 @@ class TranslatePanel(QWidget):
                                          and self.table.rowCount() > 0)
         self.cancel_button.setEnabled(busy)
         self.export_button.setEnabled(self.table.rowCount() > 0)
-        self.target_context.setEnabled(not busy and self._context_model_checked())
+        target_side = self._target_side_checked()
+        if target_side and self._user_target_context is None:  # it has no other context
+            self._user_target_context = self.target_context.isChecked()
+            self.target_context.setChecked(True)
+        elif not target_side and self._user_target_context is not None:  # the user's again
+            self.target_context.setChecked(self._user_target_context)
+            self._user_target_context = None
+        self.target_context.setEnabled(not busy and self._context_model_checked()
+                                       and not target_side)
         self.typed_button.setEnabled(not busy and bool(self.models.checked())
                                      and bool(self.typed.toPlainText().strip()))
 
@@ -203,6 +213,15 @@ class TranslatePanel(QWidget):
         if self.workspace is None or not run_ids:
             return False
         return family_traits(self.workspace.get_run(run_ids[0]).family).context
+
+    def _target_side_checked(self) -> bool:
+        """Whether the (first) checked run reads the previous target sentence as its
+        context (model.ctx_side): it always translates with its own translations."""
+        run_ids = self.models.checked()
+        if self.workspace is None or not run_ids:
+            return False
+        model = self.workspace.get_run(run_ids[0]).config.get("model", {})
+        return model.get("ctx_side", "source") == "target"
 
     # --- documents ----------------------------------------------------------------------------
     def _source_lang(self) -> str:
@@ -281,7 +300,8 @@ class TranslatePanel(QWidget):
         kind = "ensemble of " + str(len(run_ids)) if len(run_ids) > 1 else "run " + str(run_ids[0])
         family = self.workspace.get_run(run_ids[0]).family
         context = family_traits(family).context
-        target_context = context and self.target_context.isChecked()
+        target_context = context and (self.target_context.isChecked()
+                                      or self._target_side_checked())
         if context:
             kind += ", context model: each sentence sees the ones before it"
             if target_context:

@@ -57,8 +57,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="also report each reading without the final-punctuation sink "
                    "(non-punctuation target words never link to a final full stop)")
     p.add_argument("--remember", action="store_true",
-                   help="make the reading with the lowest AER here (e.g. with --reading all) "
-                   "this run's default reading")
+                   help="make the reading with the lowest AER here (every reading unless "
+                   "--reading narrows them) this run's default reading")
     p.add_argument("--baseline", choices=("eflomal", "none"), default="none",
                    help="also align with the eflomal statistical aligner")
     p.add_argument("--baseline-corpus", metavar="NAME",
@@ -113,6 +113,8 @@ def run(args: argparse.Namespace) -> int:
         gold = _gold(ws, args, src_lang, tgt_lang)
         if args.remember and args.reverse_run:
             raise ConfigError("--remember chooses one run's reading: leave out --reverse-run")
+        if args.remember and not args.reading:
+            args.reading = ["all"]  # choosing means comparing every reading
         if args.reverse_run:
             asked = args.reading or []
             if len(asked) > 1 or "all" in asked:
@@ -138,7 +140,10 @@ def run(args: argparse.Namespace) -> int:
             systems.update(alignment.eflomal_systems(gold, train_src, train_tgt, args.symmetrize))
         print(aer_table(systems, gold).to_markdown())
         if args.remember:
-            best, aers = alignment.remember_best_reading(ws, info.id, info.name, systems, gold)
+            remembered = alignment.remember_best_reading(ws, info.id, info.name, systems, gold)
+            if remembered is None:
+                raise ConfigError("--remember found no reading of the run to compare")
+            best, aers = remembered
             measured = ", ".join(f"{r} {100 * a:.1f}%" for r, a in aers.items())
             print(f"run {printable(info.name)} now reads its attention at '{best}' by default "
                   f"(AER on gold set '{printable(gold.name)}': {measured})", file=sys.stderr)

@@ -152,6 +152,12 @@ def run(args: argparse.Namespace) -> int:
             if dist is None or dist.rank == 0:
                 # taken before the new budget is saved: a second trainer changes nothing
                 lock = RunLock.acquire(ws.run_dir(run_id), ws.get_run(run_id).name)
+            budget = (args.max_minutes if args.max_minutes is not None else
+                      ws.get_run(run_id).config.get("train", {}).get("max_minutes", 0))
+            if dist is not None and budget:  # before the new budget is saved
+                raise ConfigError("train.max_minutes is not available with --distributed (the "
+                                  "ranks must stop at the same step): resume with "
+                                  "--max-minutes 0 --max-steps N")
             override = resume_config(ws, run_id, args)
             with stopper if dist is None else contextlib.nullcontext():
                 result = train_run(ws, run_id, ctx, resume=True, distributed=dist,

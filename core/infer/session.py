@@ -209,7 +209,8 @@ class TranslationSession:
         """Score `target` as the translation of `source` (teacher forcing) and return it
         with its attention: the reference's alignment as the model sees it (and, for a
         single Transformer-family run, every layer's and head's). A context model sees
-        `context` (previous source sentences, oldest first) and, when it uses following
+        `context` (previous sentences, oldest first: source sentences, or target sentences
+        for a model with model.ctx_side 'target') and, when it uses following
         sentences, `following` (the next source sentences, in order); none given is a
         document edge ('<doc>', core.data.context)."""
         from core.infer.scoring import ForcedScorer

@@ -29,6 +29,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TextIO
 
+from core.errors import ConfigError
+
 ROOT = Path(__file__).resolve().parents[2]
 DEMO = ROOT / "resources" / "demo"
 
@@ -178,18 +180,26 @@ class DeviceCheck:
         steps = max(4, 2 * self.steps)
         args = self.train_args("killed", "luong-cpu", ("model.attention=global",), steps=steps)
         args[args.index("--valid-every") + 1] = str(max(1, steps // 4))
+        log_path = self.workdir / "killed-train.log"
+        log = log_path.open("wb")
         proc = subprocess.Popen(self.subprocess_args(*args, workspace=ws_dir),
-                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+                                stdout=subprocess.DEVNULL, stderr=log)
         last = list((ws_dir / "runs").glob("*/last.pt"))
         deadline = time.monotonic() + 600
         while not last and proc.poll() is None and time.monotonic() < deadline:
             time.sleep(0.05)
             last = list((ws_dir / "runs").glob("*/last.pt")) if (ws_dir / "runs").exists() else []
-        if proc.poll() is not None:
-            raise RuntimeError(f"the run ended (exit {proc.returncode}) before it could be "
-                               f"killed: {proc.stderr.read().decode(errors='replace')[-300:]}")
-        proc.send_signal(signal.SIGKILL)
+        if proc.poll() is None:
+            proc.send_signal(signal.SIGKILL)
         proc.wait()
+        log.close()
+        if not last:
+            raise RuntimeError(f"the run wrote no checkpoint before it ended or was killed "
+                               f"(exit {proc.returncode}): "
+                               f"{log_path.read_text(errors='replace')[-300:]}")
+        if proc.returncode != -signal.SIGKILL:
+            raise RuntimeError(f"the run ended (exit {proc.returncode}) before it could be "
+                               f"killed: {log_path.read_text(errors='replace')[-300:]}")
         with Workspace.open(ws_dir) as ws:
             killed_at = ws.get_run("killed").steps
         self.cli("train", "--resume", "killed", "--device", self.device, "--quiet",
@@ -240,10 +250,10 @@ class DeviceCheck:
         row = first_row(text)
         return f"BLEU {row['BLEU']}, chrF {row['chrF']}, perplexity {row['perplexity']}"
 
-    def contrastive(self) -> str:
+    def contrastive(self, run: str = "context-ws-fp32") -> str:
         """A context model's accuracy on a DiscEvalMT-layout set (write_contrastive_set)."""
         path = write_contrastive_set(self.workdir / "contrastive.json")
-        text = self.cli("evaluate", "--run", "context-ws-fp32", "--device", self.device,
+        text = self.cli("evaluate", "--run", run, "--device", self.device,
                         "--contrastive", str(path))
         row = first_row(text)
         return f"accuracy {row['accuracy %']}% of {row['examples']} examples"
@@ -285,6 +295,8 @@ class DeviceCheck:
         yield "align (attention AER)", self.align
         yield "evaluate (BLEU, test split)", self.evaluate
         yield "evaluate --contrastive", self.contrastive
+        yield "evaluate --contrastive (target model)", lambda: self.contrastive(
+            "context-tgt-fp32")
 
 
 def first_row(markdown: str) -> dict[str, str]:
@@ -320,6 +332,9 @@ def run_device_check(device: str, steps: int, out: TextIO, run_command: CommandR
     with contextlib.ExitStack() as stack:
         root = Path(workdir) if workdir else Path(stack.enter_context(
             tempfile.TemporaryDirectory(prefix="nmt-device-check-")))
+        if root.exists() and any(root.iterdir()):
+            raise ConfigError(f"{root}: not empty; give --workdir a new or empty folder "
+                              "(the check creates its own workspace there)")
         root.mkdir(parents=True, exist_ok=True)
         print(f"{machine_summary()}\ndevice {describe_device(pick_device(device))}, "
               f"{steps} steps a run{' (tiny models)' if tiny else ''}", file=out, flush=True)

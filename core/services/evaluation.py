@@ -65,13 +65,14 @@ def bucket_label(lo: int, hi: int | None) -> str:
 def translate_pairs(session, pairs: Sequence, beam: int, ctx: JobContext | None = None
                     ) -> list[str]:
     """Detokenised translations of the pairs' sources; a context model translates the
-    pairs document by document (pairs without a document form one run of text)."""
+    pairs document by document, a pair without a document as a document of its own (as
+    training and forced_perplexity see it: core.data.context)."""
     sources = [p.src for p in pairs]
     if not session.is_context_model:
         return [t.text for t in session.translate(sources, beam=beam, ctx=ctx)]
     groups: dict[Any, list[int]] = {}
     for i, p in enumerate(pairs):
-        groups.setdefault(p.doc_id, []).append(i)
+        groups.setdefault(p.doc_id or ("no document", i), []).append(i)
     order = list(groups.values())
     out = session.translate_documents([[sources[i] for i in g] for g in order], beam=beam,
                                       ctx=ctx)
@@ -424,6 +425,11 @@ def contrastive_and_store(ws, sessions: dict[str, Any], run_ids: dict[str, list[
                 f"(context sentences: {session.context_sentences})")
         # a target-side model sees each example's previous target sentence(s)
         side = "tgt" if session.context_side == "target" else "src"
+        if side == "tgt" and examples and not any(ex.context_tgt for ex in examples):
+            raise ConfigError(
+                f"{path}: the set gives no target-side context (e.g. no .context.trg file), "
+                f"but {name!r} reads the previous target sentence as its context; use a set "
+                "with target context, or a source-side context model")
         report = contrastive_accuracy(contrastive_score_fn(session), examples, ctx=ctx,
                                       context_side=side)
         ws.add_evaluation(run_ids[name], f"contrastive:{path.name}",

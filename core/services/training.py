@@ -134,7 +134,12 @@ def _prepare(ws: Workspace, run_id: int, config: RunConfig, resume: bool, ctx: J
     if fresh:
         artifacts.save_artifacts(run_dir, prepared.src_vocab, prepared.tgt_vocab,
                                  prepared.src_pre, prepared.tgt_pre)
-    for line in [*prepared.notes, "train: " + prepared.train_report.summary()]:
+    notes = [*prepared.notes, "train: " + prepared.train_report.summary()]
+    if config.model.ctx_side == "target" and config.data.dev_sample:
+        notes.append("dev BLEU during training gives the model the previous reference as "
+                     "context; translating, it reads its own translations, so `evaluate` "
+                     "gives the BLEU a user gets")
+    for line in notes:
         ctx.emit("log", message=line)
     return prepared, run_dir
 

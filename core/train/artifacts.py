@@ -95,7 +95,7 @@ def load_model(run_dir: str | Path, which: str = "best", device: str | torch.dev
     state = ckpt.check_checkpoint(ckpt.load_checkpoint(path, map_location=device), path,
                                   ckpt.NEEDED_TO_LOAD, run_config, (len(src_vocab), len(tgt_vocab)))
     config = RunConfig.from_dict(state["config"], source=str(path))
-    if run_config and run_config.get("alignment_reading"):  # measured after training
+    if run_config and "alignment_reading" in run_config:  # measured (or reset) after training
         config.alignment_reading = run_config["alignment_reading"]
     model = build_model(config.model, len(src_vocab), len(tgt_vocab))
     try:  # compact (int8 / fp16) shipped weights are expanded to float32 first

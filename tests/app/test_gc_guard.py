@@ -43,3 +43,23 @@ def test_collect_due_follows_the_thresholds(gc_on_gui_thread):
     assert gc_on_gui_thread.collect_due() == 0
     assert gc.get_count()[0] < gc.get_threshold()[0]
     del keep
+
+
+def test_full_collections_back_off_by_their_cost(gc_on_gui_thread, monkeypatch):
+    """A generation-2 collection waits FULL_BACKOFF times its last duration; until then a
+    younger generation is collected instead."""
+    from app import gc_guard
+
+    clock = iter([100.0, 100.5, 110.0, 200.0, 200.1])  # monotonic() readings
+    monkeypatch.setattr(gc_guard.time, "monotonic", lambda: next(clock))
+    counts = {"now": (0, 0, 99)}  # every generation past its threshold
+    monkeypatch.setattr(gc_guard.gc, "get_count", lambda: counts["now"])
+    collected = []
+    monkeypatch.setattr(gc_guard.gc, "collect", lambda generation=2: collected.append(generation))
+    collector = gc_guard.MainThreadCollector()
+    collector._thresholds = (1, 1, 1)
+    counts["now"] = (5, 5, 5)
+    assert collector.collect_due() == 2  # at 100.0, took 0.5 s: next full one at 150.5
+    assert collector.collect_due() == 1  # at 110.0: too soon, generation 1 instead
+    assert collector.collect_due() == 2  # at 200.0 (took 0.1 s)
+    assert collected == [2, 1, 2]

@@ -299,3 +299,14 @@ def test_the_target_side_model_compared_with_the_source_side_one(qtbot, panel, e
     assert panel.gate_strip.visible and panel.baseline_gate_strip.visible
     assert np.allclose(panel.gate_strip.values, main[1].gates)
     assert len(panel.baseline_gate_strip.values) == len(main[1].source_tokens)
+
+
+def test_a_target_side_run_always_uses_its_own_translations(qtbot, panel):
+    runs = ids(panel)
+    box = panel.target_context
+    panel.models.set_checked([runs["ctx"]])
+    assert box.isEnabled() and not box.isChecked()
+    panel.models.set_checked([runs["ctxt"]])  # reads the previous target sentence
+    assert box.isChecked() and not box.isEnabled()
+    panel.models.set_checked([runs["ctx"]])  # the user's own choice comes back
+    assert box.isEnabled() and not box.isChecked()

@@ -13,8 +13,8 @@ def test_every_path_runs_on_the_cpu(tmp_path, capsys):
                     "--workdir", str(tmp_path)]) == 0
     out = capsys.readouterr().out
     lines = [ln for ln in out.splitlines() if ln.startswith(("ok", "FAIL"))]
-    assert len(lines) == 29 and all(ln.startswith("ok") for ln in lines), out
-    assert "29 of 29 paths ok" in out
+    assert len(lines) == 30 and all(ln.startswith("ok") for ln in lines), out
+    assert "30 of 30 paths ok" in out
     families = {m.group(1) for m in re.finditer(r"train (\S+)-(?:fp32|bf16) ", out)}
     assert families == {name for name, _, _ in device_check.FAMILY_RUNS}
     # what each line measured, read from the product's own output
@@ -24,6 +24,10 @@ def test_every_path_runs_on_the_cpu(tmp_path, capsys):
     assert re.search(r"align \(attention AER\) +AER \d+\.\d%", out)
     assert re.search(r"evaluate --contrastive +accuracy \d+\.\d+% of 20 examples", out)
     assert re.search(r"translate document \(target ctx\) +2 lines", out)
+    # the folder holds a finished check now: another one there is refused, not confused
+    assert run_cli(["device-check", "--device", "cpu", "--steps", "4", "--tiny",
+                    "--workdir", str(tmp_path)]) == 2
+    assert "not empty; give --workdir a new or empty folder" in capsys.readouterr().err
 
 
 def test_a_failing_path_is_reported_and_the_others_still_run(tmp_path, capsys, monkeypatch):

@@ -179,3 +179,35 @@ def test_a_target_side_and_a_source_side_run_make_no_ensemble(tgt_ws):
     with Workspace.open(tgt_ws) as ws, pytest.raises(
             ConfigError, match="reads its context from another side"):
         translation.open_session(ws, ["tgt", "src"])
+
+
+def test_a_set_without_target_context_is_refused_for_a_target_side_model(tgt_ws):
+    from core.evaluate.contrastive import ContrastiveExample
+    from core.services import evaluation, translation
+    from core.store import Workspace
+
+    examples = [ContrastiveExample("Es bonita.", ["Compré una mesa."], [], "It is pretty.",
+                                   "He is pretty.", "it")]
+    with Workspace.open(tgt_ws) as ws:
+        session = translation.open_session(ws, ["tgt"])
+        with pytest.raises(ConfigError, match="no target-side context .* 'tgt' reads the "
+                                              "previous target sentence"):
+            evaluation.contrastive_and_store(ws, {"tgt": session}, {"tgt": [1]},
+                                             Path("pronouns"), examples)
+
+
+def test_test_pairs_without_a_document_are_documents_of_their_own(tgt_ws, monkeypatch):
+    """As in training: a pair without a document id has no previous sentence."""
+    from types import SimpleNamespace
+
+    from core.data.context import CONTEXT_START
+    from core.services import evaluation, translation
+    from core.store import Workspace
+
+    with Workspace.open(tgt_ws) as ws:
+        session = translation.open_session(ws, ["src"])
+    spy = EncodeSpy(monkeypatch)
+    pairs = [SimpleNamespace(src=s, tgt="", doc_id=None) for s in SENTENCES]
+    assert len(evaluation.translate_pairs(session, pairs, beam=1)) == 3
+    start = session.first.src_vocab.encode([CONTEXT_START])[0]
+    assert spy.seen == [[start]] * 3
