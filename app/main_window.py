@@ -130,6 +130,7 @@ class MainWindow(QMainWindow):
         if self.workspace is not None:
             self.workspace.close()
         self.workspace = ws
+        self.sessions.clear()  # the models of the previous workspace are not needed
         for panel in self.panels.values():
             panel.set_workspace(ws)
         QSettings().setValue("workspace/last", str(ws.root))

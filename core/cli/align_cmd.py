@@ -6,13 +6,16 @@
           [--baseline eflomal] [--baseline-corpus NAME | --baseline-src F --baseline-tgt F]
           [--symmetrize grow-diag-final-and] [--reading predict|shift|sum|all ...]
           [--no-sink] [--remember] [--out-dir D]
+    align --run RUN --forget
+
 
 Prints one AER table with the attention variants (each reading of the attention,
 core.evaluate.readings; forward, reverse and their
 symmetrisation when --reverse-run is given) and the eflomal baseline side by side,
 and writes each system's alignment as a Pharaoh file to --out-dir. With --remember the
 reading with the lowest AER becomes the run's default (config.alignment_reading), used
-from then on by `align`, `evaluate` and the Attention screen.
+from then on by `align`, `evaluate` and the Attention screen; --forget drops it again (the
+run's family reading is its default then).
 """
 from __future__ import annotations
 
@@ -59,6 +62,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--remember", action="store_true",
                    help="make the reading with the lowest AER here (every reading unless "
                    "--reading narrows them) this run's default reading")
+    p.add_argument("--forget", action="store_true",
+                   help="drop the reading --remember stored for this run (its family's "
+                   "reading is the default again) and exit; needs no gold set")
     p.add_argument("--baseline", choices=("eflomal", "none"), default="none",
                    help="also align with the eflomal statistical aligner")
     p.add_argument("--baseline-corpus", metavar="NAME",
@@ -108,6 +114,19 @@ def run(args: argparse.Namespace) -> int:
 
     with Workspace.open(args.workspace, create=False) as ws:
         info = ws.get_run(args.run)
+        if args.forget:
+            if args.remember:
+                raise ConfigError("give --forget or --remember, not both")
+            from core.config import RunConfig
+
+            dropped = alignment.forget_reading(ws, info.id)
+            now = alignment.default_reading(RunConfig.from_dict(ws.get_run(info.id).config))
+            print(f"run {printable(info.name)}: " + (
+                f"the remembered reading '{dropped}' is dropped" if dropped
+                else "no reading was remembered") + "; it reads its attention at "
+                f"'{now}' by default",
+                file=sys.stderr)
+            return 0
         session = open_session(ws, [info.id], args.checkpoint, args.device)
         src_lang, tgt_lang = session.first.src_pre.lang, session.first.tgt_pre.lang
         gold = _gold(ws, args, src_lang, tgt_lang)

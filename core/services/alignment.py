@@ -152,6 +152,19 @@ def remember_best_reading(ws, run_id: int, name: str, systems: dict[str, list], 
     return best, aers
 
 
+def forget_reading(ws, run_id: int) -> str:
+    """Drop run `run_id`'s remembered reading (config.alignment_reading), so its
+    default is its family's again. -> the reading dropped ('' when none was stored)."""
+    from core.config import RunConfig
+
+    info = ws.get_run(run_id)
+    config = RunConfig.from_dict(info.config, source=f"run {info.name}")
+    dropped, config.alignment_reading = config.alignment_reading, ""
+    if dropped:
+        ws.update_run(run_id, config=config.to_dict())
+    return dropped
+
+
 def reading_list(asked: Sequence[str] | None, config=None) -> list[str]:
     """Asked readings -> readings in a fixed order, without repeats ('all' = every one);
     none asked: the run's default (default_reading; 'predict' without a config)."""

@@ -33,21 +33,23 @@ def open_session(ws, runs: Sequence[int | str], which: str = "best", device: str
 
 
 class SessionCache:
-    """TranslationSessions by (run ids, which): a model is loaded once per workbench.
-    Thread-safe: the GUI opens sessions from worker threads."""
+    """TranslationSessions by (workspace, run ids, which): a model is loaded once per
+    workbench. Run ids are only unique inside a workspace, so the workspace's folder is
+    part of the key. Thread-safe: the GUI opens sessions from worker threads."""
 
     def __init__(self) -> None:
-        self._sessions: dict[tuple[tuple[int, ...], str], Any] = {}
+        self._sessions: dict[tuple[str, tuple[int, ...], str], Any] = {}
         self._lock = threading.Lock()
 
     def get(self, ws: Any, run_ids: Sequence[int], which: str = "best"):
-        """The cached TranslationSession of `run_ids` at checkpoint `which`, opened (on the
-        cpu) on first use; keyed by run ids, so clear it when the workspace changes."""
-        key = (tuple(int(r) for r in run_ids), which)
+        """The cached TranslationSession of `run_ids` of workspace `ws` at checkpoint
+        `which`, opened (on the cpu) on first use."""
+        ids = tuple(int(r) for r in run_ids)
+        key = (str(ws.root), ids, which)
         with self._lock:
             session = self._sessions.get(key)
             if session is None:
-                session = self._sessions[key] = open_session(ws, list(key[0]), which)
+                session = self._sessions[key] = open_session(ws, list(ids), which)
             return session
 
     def clear(self) -> None:

@@ -35,8 +35,9 @@ def temp_settings(tmp_path_factory):
 @pytest.fixture(autouse=True)
 def no_blocking_dialogs(monkeypatch, request):
     """An error dialog no test asked for (through `errors`) fails that test with the
-    dialog's text, instead of a modal box that waits forever offscreen. Tests marked
-    `real_dialogs` stub QMessageBox themselves."""
+    dialog's text, instead of a modal box that waits forever offscreen; so does any other
+    modal dialog, and Qt's static file and input dialogs, unless the test stubs them
+    itself. Tests marked `real_dialogs` stub QMessageBox themselves."""
     shown: list[tuple[str, str]] = []
     from app import workers
 
@@ -60,6 +61,23 @@ def no_blocking_dialogs(monkeypatch, request):
         monkeypatch.setattr(QMessageBox, kind, staticmethod(modal(kind)))
     monkeypatch.setattr(QDialog, "exec", modal("exec"))
     monkeypatch.setattr(QMessageBox, "exec", modal("exec"))
+    # Qt's static file and input dialogs block in C++: answered 'cancel' and failing the test
+    from PySide6.QtWidgets import QFileDialog, QInputDialog
+
+    def cancelled(kind, answer):
+        def record(*args, **kwargs):
+            texts = [a for a in args if isinstance(a, str)]
+            shown.append((kind, " | ".join(texts)))
+            return answer
+        return staticmethod(record)
+
+    for kind, answer in (("getOpenFileName", ("", "")), ("getOpenFileNames", ([], "")),
+                         ("getSaveFileName", ("", "")), ("getExistingDirectory", "")):
+        monkeypatch.setattr(QFileDialog, kind, cancelled(kind, answer))
+    for kind, answer in (("getText", ("", False)), ("getItem", ("", False)),
+                         ("getInt", (0, False)), ("getDouble", (0.0, False)),
+                         ("getMultiLineText", ("", False))):
+        monkeypatch.setattr(QInputDialog, kind, cancelled(kind, answer))
     yield
     if shown:
         pytest.fail(f"unexpected modal dialog(s): {shown}")

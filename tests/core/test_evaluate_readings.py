@@ -220,6 +220,18 @@ def test_align_remembers_the_best_reading_as_the_runs_default(tmp_path, capsys):
     assert run_cli(["--workspace", str(root), "align", "--run", "tiny", "--reverse-run",
                     "tiny", "--gold-set", "demo-gold", "--remember"]) == 2
     assert "leave out --reverse-run" in capsys.readouterr().err
+    # --forget drops the stored reading: the family's is the default again
+    assert run_cli(["--workspace", str(root), "align", "--run", "tiny", "--forget"]) == 0
+    assert (f"the remembered reading '{best}' is dropped; it reads its attention at "
+            f"'{family_default}'") in capsys.readouterr().err
+    with Workspace.open(root) as ws:
+        stored = RunConfig.from_dict(ws.get_run("tiny").config)
+    assert stored.alignment_reading == "" and default_reading(stored) == family_default
+    assert run_cli(["--workspace", str(root), "align", "--run", "tiny", "--forget"]) == 0
+    assert "no reading was remembered" in capsys.readouterr().err
+    assert run_cli(["--workspace", str(root), "align", "--run", "tiny", "--forget",
+                    "--remember"]) == 2
+    assert "not both" in capsys.readouterr().err
 
 
 def test_a_stored_reading_is_validated():
