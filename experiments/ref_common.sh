@@ -1,8 +1,11 @@
 # Sourced by ref_tatoeba.sh and ref_hansards.sh: train (or --resume) reference runs.
 # Needs PY, WS, LOGS, THREADS set. Usage: train_refs PREFIX CORPUS [--resume] NAME ...
 # Each run's log (start/end, machine, load, the trainer's output) goes to $LOGS/<run>.log.
+# MAX_MINUTES (optional): each run's wall-time budget (train --max-minutes), so it ends in
+# the session that starts it.
 train_refs() {
-  local prefix=$1 corpus=$2 resume=0
+  local prefix=$1 corpus=$2 resume=0 budget=()
+  [ -n "${MAX_MINUTES:-}" ] && budget=(--max-minutes "$MAX_MINUTES")
   shift 2
   if [ "${1:-}" = "--resume" ]; then resume=1; shift; fi
   for v in "$@"; do
@@ -19,10 +22,10 @@ train_refs() {
       epochs=$(sed -n 's/^epochs = \([0-9]*\).*/\1/p' "experiments/configs/$name.toml")
       steps=$(sed -n 's/^max_steps = \([0-9]*\).*/\1/p' "experiments/configs/$name.toml")
       $PY main.py --workspace "$WS" train --resume "$name" --threads "$THREADS" \
-          --epochs "$epochs" --max-steps "${steps:-0}" --quiet >> "$log" 2>&1
+          --epochs "$epochs" --max-steps "${steps:-0}" "${budget[@]}" --quiet >> "$log" 2>&1
     else
       $PY main.py --workspace "$WS" train --config "experiments/configs/$name.toml" \
-          --corpus "$corpus" --threads "$THREADS" --quiet >> "$log" 2>&1
+          --corpus "$corpus" --threads "$THREADS" "${budget[@]}" --quiet >> "$log" 2>&1
     fi
     echo "== $name end $(date -Is), $(( $(date +%s) - start )) s wall, load $(cat /proc/loadavg)" >> "$log"
   done

@@ -3,6 +3,7 @@
     evaluate --run A [--run B ...] [--ensemble RUN ...] --test test|dev|train
              | --src F --ref F  [--beam 5] [--buckets 10,20,30,40,50,60] [--report F]
     evaluate --run A [--run B ...] [--ensemble RUN ...] --contrastive DIR|FILE.json [--k 1]
+             [--gates [WORD ...]]
              [--separator TEXT]
     evaluate --run A [--run B ...] --doc-level [--test test]
 
@@ -53,6 +54,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--separator", default=None, metavar="TEXT",
                    help="a JSON contrastive set joins context and current sentence with TEXT "
                    "(default: '_eos' when the file has it, as Voita et al.'s sets; '' = none)")
+    p.add_argument("--gates", nargs="*", metavar="WORD",
+                   help="with --contrastive: also the mean gate lambda of each gated context "
+                   "model at these source words (default: the source language's pronouns "
+                   "and demonstratives, core.evaluate.gates) against every other word")
     p.add_argument("--doc-level", action="store_true",
                    help="document-level BLEU of the runs on the test split's documents")
     p.set_defaults(func=run)
@@ -72,6 +77,8 @@ def run(args: argparse.Namespace) -> int:
     modes = sum(bool(x) for x in (args.contrastive, args.doc_level))
     if modes > 1:
         raise ConfigError("choose one of --contrastive and --doc-level")
+    if args.gates is not None and not args.contrastive:
+        raise ConfigError("--gates reads the gates on a contrastive set: give --contrastive")
     with Workspace.open(args.workspace, create=False) as ws:
         if args.contrastive:
             return run_contrastive(ws, args, log)
@@ -114,6 +121,11 @@ def run_contrastive(ws, args: argparse.Namespace, log) -> int:
     reports = service.contrastive_and_store(ws, sessions, run_ids, path, examples,
                                             JobContext([StderrProgress("scored")]), log)
     tables = service.contrastive_tables(reports, f"Contrastive accuracy on {path.name}")
+    if args.gates is not None:
+        profiles = service.gates_and_store(ws, sessions, run_ids, path, examples, args.gates,
+                                           JobContext([StderrProgress("gates of")]), log)
+        tables += [profile.to_table(f"Mean gate per source word on {path.name} ({name})")
+                   for name, profile in profiles.items()]
     for t in tables:
         print(t.to_markdown())
     if args.report:

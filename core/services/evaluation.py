@@ -441,6 +441,35 @@ def contrastive_and_store(ws, sessions: dict[str, Any], run_ids: dict[str, list[
     return reports
 
 
+def gates_and_store(ws, sessions: dict[str, Any], run_ids: dict[str, list[int]], path: Path,
+                    examples: Sequence, words: Sequence[str] = (),
+                    ctx: JobContext | None = None, log=None) -> dict[str, Any]:
+    """Where each gated system's gate opens on the contrastive `examples`: the
+    GateProfile at `words` (none given: the source language's watched words) against
+    every other source word, stored as an evaluation 'gates:<file name>'. Systems
+    without gates are left out (and said so). Returns {system: GateProfile}."""
+    from core.evaluate.gates import contrastive_gate_profile, watched_words
+    from core.infer.scoring import ForcedScorer
+
+    profiles = {}
+    for name, session in sessions.items():
+        watched = tuple(words) or watched_words(session.first.src_pre.lang)
+        if not watched:
+            raise ConfigError(f"no default words to watch for source language "
+                              f"{session.first.src_pre.lang!r}: name them, --gates WORD ...")
+        side = "tgt" if session.context_side == "target" else "src"
+        profile = contrastive_gate_profile(ForcedScorer.for_session(session), examples,
+                                           watched, side, ctx=ctx)
+        if profile is None:
+            if log:
+                log(f"{name}: no gates (not a gated context model); left out of the gate table")
+            continue
+        ws.add_evaluation(run_ids[name], f"gates:{path.name}",
+                          {k: v for k, v in profile.metrics().items() if v is not None})
+        profiles[name] = profile
+    return profiles
+
+
 def contrastive_tables(reports: dict[str, Any], title: str) -> list:
     """The summary (one row per system, accuracy overall and per phenomenon) and each
     system's own table."""

@@ -283,3 +283,35 @@ def test_evaluate_cli_reads_a_discevalmt_set_and_reports_each_type(ctx_ws, capsy
     assert {"discevalmt-style", "disambig", "all"} <= rows.keys()
     m = _stored(ctx_ws, "ctxj", "contrastive:discevalmt-style.json")
     assert m["examples"] == 5 and set(m["by_pronoun"]) == {"discevalmt-style", "disambig"}
+
+
+def test_evaluate_cli_gates_reports_where_the_gate_opens(ctx_ws, tmp_path, capsys):
+    """`evaluate --contrastive --gates WORD ...`: the mean gate of each gated model at the
+    watched source words and at the others, stored per run; the forced pass's gates equal
+    the gates the same sentence gets when translated with the same context."""
+    path = tmp_path / "pron.json"
+    path.write_text(json.dumps(VOITA, ensure_ascii=False), encoding="utf-8")
+    assert run_cli(["--workspace", str(ctx_ws), "evaluate", "--run", "sent", "--run", "ctxj",
+                    "--contrastive", str(path), "--gates", "es", "hola"]) == 0
+    captured = capsys.readouterr()
+    assert "sent: no gates" in captured.err
+    assert "Mean gate per source word on pron.json (ctxj)" in captured.out
+    assert "(sent)" not in captured.out.split("Mean gate")[-1]
+    m = _stored(ctx_ws, "ctxj", "gates:pron.json")
+    from core.store import Workspace
+
+    with Workspace.open(ctx_ws) as ws:
+        session = TranslationSession.open(ws, ["ctxj"])
+        first, hello = session.translate_documents(
+            [["Compré una mesa.", "Es muy bonita."], ["Hola."]], beam=1)
+    es = first[1].gates[[t.lower() for t in first[1].source_tokens].index("es")]
+    assert m["mean_gate 'es'"] == pytest.approx(float(es), abs=1e-5)
+    assert m["mean_gate 'hola'"] == pytest.approx(float(hello[0].gates[0]), abs=1e-5)
+    # the watched words' mean is the mean of the two watched tokens, each in (0, 1)
+    assert 0 < m["mean_gate 'es'"] < 1 and 0 < m["mean_gate 'hola'"] < 1
+    assert m["mean_gate watched words"] == pytest.approx(
+        (m["mean_gate 'es'"] + m["mean_gate 'hola'"]) / 2)
+    assert 0 < m["mean_gate other words"] < 1 and 0 < m["mean_gate punctuation"] < 1
+    # only with a contrastive set
+    assert run_cli(["--workspace", str(ctx_ws), "evaluate", "--run", "ctxj", "--gates"]) == 2
+    assert "give --contrastive" in capsys.readouterr().err
