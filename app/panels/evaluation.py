@@ -42,8 +42,10 @@ from core.evaluate.report import Table, write_html_report
 from core.goldsets import list_gold_sets
 
 COLUMNS = ("Run", "Test set", "BLEU (test)", "chrF (test)", "TER (test)", "test perplexity",
-           "best dev perplexity", "AER % (gold set)", "test sentences")
-METRIC_KEYS = ("bleu", "chrf", "ter", "perplexity", "best_dev_ppl", "aer", "sentences")
+           "best dev perplexity", "AER % (gold set)", "contrastive accuracy %",
+           "mean gate: watched / other words", "test sentences")
+METRIC_KEYS = ("bleu", "chrf", "ter", "perplexity", "best_dev_ppl", "aer",
+               "contrastive_accuracy", "gates", "sentences")
 #: keys of evaluations stored before both fronts shared core.services.evaluation
 LEGACY_KEYS = {"best_dev_ppl": "ppl"}
 HEADER_TIPS = (
@@ -53,6 +55,10 @@ HEADER_TIPS = (
     "Teacher-forced perplexity of the test references (lower is better)",
     "The lowest perplexity on the dev set during training (lower is better)",
     "Alignment error rate of the attention against the gold set, in % (lower is better)",
+    "Contrastive set (evaluate --contrastive): the share of examples whose correct "
+    "translation scored higher than every contrastive one",
+    "Context models (evaluate --contrastive --gates): the mean gate lambda at the watched "
+    "source words (pronouns) and at the other words; lower = drew more on the context",
     "Sentences of the test split translated")
 AER_COLUMN = COLUMNS[2 + METRIC_KEYS.index("aer")]
 
@@ -64,6 +70,10 @@ def _shown(metrics: dict[str, Any]) -> list[Any]:
     aer = METRIC_KEYS.index("aer")
     if isinstance(values[aer], int | float):
         values[aer] = 100 * float(values[aer])
+    watched, other = (metrics.get(f"mean_gate {k}") for k in ("watched words", "other words"))
+    if watched is not None or other is not None:
+        values[METRIC_KEYS.index("gates")] = " / ".join(
+            "–" if v is None else f"{v:.3f}" for v in (watched, other))
     return values
 
 

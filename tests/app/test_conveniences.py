@@ -182,19 +182,33 @@ def scored_ws(demo_ws, tiny):
 def test_item14_headers_aer_in_percent_and_a_self_contained_report(qtbot, scored_ws, tmp_path):
     from app.panels.evaluation import EvaluationPanel
     from core.evaluate.aer import percent_text
+    from core.store import Workspace
 
-    panel = next(shown_panel(qtbot, EvaluationPanel, scored_ws, 1400, 900))
+    with Workspace.open(scored_ws) as ws:  # a contrastive evaluation and its gates
+        run = ws.list_runs()[0].id
+        ws.add_evaluation(run, "contrastive:pron.json", {"contrastive_accuracy": 62.5,
+                                                         "examples": 8})
+        ws.add_evaluation(run, "gates:pron.json", {"mean_gate watched words": 0.41234,
+                                                   "mean_gate other words": 0.9})
+    panel = next(shown_panel(qtbot, EvaluationPanel, scored_ws, 1600, 900))
     header = panel.table.horizontalHeader()
     texts = [panel.table.horizontalHeaderItem(c).text() for c in range(panel.table.columnCount())]
     assert texts == ["Run", "Test set", "BLEU (test)", "chrF (test)", "TER (test)",
                      "test perplexity", "best dev perplexity", "AER % (gold set)",
+                     "contrastive accuracy %", "mean gate: watched / other words",
                      "test sentences"]
     for c, text in enumerate(texts):  # each header is drawn whole, with an explanation
         assert header.sectionSize(c) >= header.fontMetrics().horizontalAdvance(text)
         assert panel.table.horizontalHeaderItem(c).toolTip()
-    cells = {t: panel.table.item(0, c).text() for c, t in enumerate(texts)}
+    by_test = {panel.table.item(r, 1).text(): {t: panel.table.item(r, c).text()
+                                                for c, t in enumerate(texts)}
+               for r in range(panel.table.rowCount())}
+    cells = by_test["test"]
     assert cells["AER % (gold set)"] == "70.3" == percent_text(0.70312)
     assert cells["best dev perplexity"] == "31.25" and cells["test perplexity"] == "35.5"
+    assert by_test["contrastive:pron.json"]["contrastive accuracy %"] == "62.5"
+    assert by_test["gates:pron.json"]["mean gate: watched / other words"] == "0.412 / 0.900"
+    assert by_test["gates:pron.json"]["BLEU (test)"] == "–"
     # the HTML report: the same numbers, one file with its figures inside
     folder = tmp_path / "out"
     folder.mkdir()
