@@ -20,7 +20,8 @@ torch.set_num_threads(1)
 # A hung test (a deadlock, a modal dialog offscreen) prints every thread's stack to the
 # real stderr and ends the run with status 1, instead of stalling CI until its own limit.
 # faulthandler's watchdog is a C thread: it fires even while a deadlock holds the GIL.
-HANG_LIMIT_S = 900
+# NMT_WB_TEST_HANG_S sets the limit in seconds (default 900).
+HANG_LIMIT_S = int(os.environ.get("NMT_WB_TEST_HANG_S", "900"))
 _real_stderr: dict[str, int] = {}
 
 
@@ -33,11 +34,15 @@ def pytest_configure(config):
         capture.resume_global_capture()
 
 
-@pytest.fixture(autouse=True)
-def hang_watchdog():
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_protocol(item, nextitem):
+    """Each test's whole protocol is watched: its fixtures' setup (a module's training
+    included) and teardown as well as the test itself."""
     faulthandler.dump_traceback_later(HANG_LIMIT_S, exit=True, file=_real_stderr["fd"])
-    yield
-    faulthandler.cancel_dump_traceback_later()
+    try:
+        yield
+    finally:
+        faulthandler.cancel_dump_traceback_later()
 
 
 def shared_path(*parts: str) -> Path:
