@@ -45,6 +45,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     d.add_argument("--threads", type=int, default=torch.get_num_threads())
     d.add_argument("--data", help="folder from ../shared/bench/prepare_tatoeba.py")
     d.add_argument("--split", choices=("default", "onmt"), default="default")
+    d.add_argument("--amp", action="store_true",
+                   help="also measure each beam size in bf16 autocast (translate --amp; on a "
+                        "CPU only with native bf16)")
     d.set_defaults(func=run_translate)
     g = bsub.add_parser("gui", help="event-loop lateness of the GUI while a model trains")
     g.add_argument("--steps", type=int, default=60, help="training steps")
@@ -75,7 +78,8 @@ def run_translate(args: argparse.Namespace) -> int:
     from core.services.bench_translate import run_translate_bench
 
     rows = run_translate_bench(args.variant, args.sentences, args.length, args.beam or [1, 5],
-                               args.batch, args.device, args.data, args.threads, args.split)
+                               args.batch, args.device, args.data, args.threads, args.split,
+                               amp=args.amp)
     return 0 if rows else 1
 
 

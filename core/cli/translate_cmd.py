@@ -66,6 +66,10 @@ def add_model_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--checkpoint", default="best", metavar="WHICH",
                    help="best (default), last, or a checkpoint file name of the run")
     p.add_argument("--device", default="cpu", help="cpu (default), cuda, cuda:N or auto")
+    p.add_argument("--amp", action="store_true",
+                   help="decode in bf16 autocast: on CUDA, or on a CPU with native bf16 "
+                   "(AVX512-BF16, AMX; elsewhere fp32, and the command says so). About 2x "
+                   "faster beam search on such CPUs (docs/benchmarks.md)")
 
 
 def load_dictionary(path: str | Path) -> dict[str, str]:
@@ -148,6 +152,13 @@ def run(args: argparse.Namespace) -> int:
     with Workspace.open(args.workspace, create=False) as ws:
         runs = [*args.run, *args.ensemble]
         session = translation.open_session(ws, runs, args.checkpoint, args.device)
+        if args.amp:
+            from core.train.device import amp_active, cpu_bf16_status
+
+            session.amp = True
+            if not amp_active(session.device, True):
+                print(f"note: --amp: {session.device} has no native bf16 "
+                      f"({cpu_bf16_status()[1]}); decoding in fp32", file=sys.stderr)
         src_lang, tgt_lang = session.first.src_pre.lang, session.first.tgt_pre.lang
         document = read_input(args, src_lang)
         if args.target_context:

@@ -99,15 +99,6 @@ def _prepare(model: Seq2Seq, src: Tensor, src_lens: Tensor) -> tuple[Tensor, Ten
     return src.to(device), src_lens.to(device)
 
 
-def _ban_eos(logp: Tensor, rows: list[bool]) -> Tensor:
-    """`logp` (rows x V) with EOS at -inf in the rows marked True (min_len). A row at its
-    length limit is not marked: there the limit wins and EOS must stay possible. Out of
-    place: the step's output is not ours to change."""
-    ban = torch.zeros_like(logp, dtype=torch.bool)
-    ban[:, EOS] = torch.tensor(rows, dtype=torch.bool, device=logp.device)
-    return logp.masked_fill(ban, NEG_INF)
-
-
 @torch.inference_mode()
 def greedy(
     model: Seq2Seq, src: Tensor, src_lens: Tensor, max_len_ratio: float = 2.0,
@@ -133,10 +124,14 @@ def greedy(
     while active:
         logp, attn, state, pos = model.step(y, state, enc)  # rows x V, rows x S, rows
         logp = logp.float()
-        if t < min_len:
-            logp = _ban_eos(logp, [t < limits[i] for i in active])
-        best_lp, best = logp.topk(1, dim=-1)
-        best_lp, best = best_lp[:, 0], best[:, 0]
+        # the two best tokens: the second replaces EOS in a row still short of min_len
+        # (a row at its length limit is not held back: the limit wins)
+        top_lp, top = logp.topk(min(2, logp.size(-1)), dim=-1)
+        best_lp, best = top_lp[:, 0], top[:, 0]
+        if t < min_len and top.size(1) > 1:
+            short = torch.tensor([t < limits[i] for i in active], device=device) & (best == EOS)
+            best = torch.where(short, top[:, 1], best)
+            best_lp = torch.where(short, top_lp[:, 1], best_lp)
         last = torch.tensor([t >= limits[i] for i in active], device=device)
         best = torch.where(last, torch.full_like(best, EOS), best)
         best_lp = torch.where(last, logp[:, EOS], best_lp)
@@ -221,18 +216,27 @@ def beam_search(
         logp, attn, state, pos = model.step(y, state, enc)  # rows x V, rows x S, rows
         vocab = logp.size(-1)
         logp = logp.float()
-        if t < min_len:
-            logp = _ban_eos(logp, [t < limits[i] for i in active for _ in range(k)])
+        # candidate scores, a new tensor (the step's output stays as it is): rows x V
+        cand = (alive_lp[:, :, None] + logp.view(n_act, k, vocab)).view(n_act * k, vocab)
+        if t < min_len:  # no EOS before min_len, unless the row is at its length limit
+            short = torch.tensor([t < limits[i] for i in active for _ in range(k)],
+                                 device=device)
+            cand[:, EOS].masked_fill_(short, NEG_INF)
         # at a sentence's last step only EOS may follow
         last = torch.tensor([t >= limits[i] for i in active], device=device)
         if bool(last.any()):
-            forced = torch.full_like(logp, NEG_INF)
-            forced[:, EOS] = logp[:, EOS]
-            logp = torch.where(last.repeat_interleave(k)[:, None], forced, logp)
-        cand = (alive_lp[:, :, None] + logp.view(n_act, k, vocab)).view(n_act, k * vocab)
-        top_lp, top_idx = cand.topk(min(2 * k, k * vocab), dim=-1)  # n_act x 2k, best first
-        top_beam = torch.div(top_idx, vocab, rounding_mode="floor")
-        top_tok = top_idx % vocab
+            rows_last = last.repeat_interleave(k)
+            eos = cand[:, EOS].clone()
+            cand[rows_last] = NEG_INF
+            cand[:, EOS] = eos
+        # the 2k best of each sentence are among the 2k best of each of its rows: a top-k
+        # over k x 2k candidates instead of k x V
+        per_row = min(2 * k, vocab)
+        row_lp, row_tok = cand.topk(per_row, dim=-1)  # rows x per_row
+        top_lp, top_j = row_lp.view(n_act, k * per_row).topk(
+            min(2 * k, k * per_row), dim=-1)  # n_act x 2k, best first
+        top_beam = torch.div(top_j, per_row, rounding_mode="floor")
+        top_tok = row_tok.view(n_act, k * per_row).gather(1, top_j)
         is_eos = top_tok == EOS
 
         # the full histories including this step, per alive row

@@ -45,6 +45,9 @@ class ForcedTranslation(Translation):
 class TranslationSession:
     members: list[LoadedModel]
     names: list[str]
+    #: decode in bf16 autocast (translate --amp) where the device has native bf16; the
+    #: output layer's matmul is most of a beam-search step (docs/benchmarks.md)
+    amp: bool = False
 
     @classmethod
     def open(cls, workspace, run_refs: Sequence[int | str], which: str = "best",
@@ -129,6 +132,19 @@ class TranslationSession:
         f = self.first
         return f.src_vocab, f.tgt_vocab, f.src_pre, f.tgt_pre
 
+    @property
+    def device(self) -> torch.device:
+        """The device the models are on."""
+        param = next(self.first.model.parameters(), None)
+        return torch.device("cpu") if param is None else param.device
+
+    def precision(self):
+        """The context to decode in: bf16 autocast when `amp` is on and the device has
+        native bf16, else nothing (fp32)."""
+        from core.train.device import autocast
+
+        return autocast(self.device, self.amp)
+
     # --- work ---------------------------------------------------------------------
     def translate(self, sentences: list[str], beam: int = 5, unk_replace: bool = False,
                   dictionary: dict[str, str] | None = None, ctx: JobContext | None = None,
@@ -142,9 +158,10 @@ class TranslationSession:
                                             target_context=target_context, **options)[0]
         if target_context:
             raise ConfigError(self._no_target_context())
-        return translate_sentences(self.models, *self.text_side(), sentences, beam=beam,
-                                   unk_replace=unk_replace, dictionary=dictionary, ctx=ctx,
-                                   **options)
+        with self.precision():
+            return translate_sentences(self.models, *self.text_side(), sentences, beam=beam,
+                                       unk_replace=unk_replace, dictionary=dictionary, ctx=ctx,
+                                       **options)
 
     def translate_documents(self, documents: list[list[str]], beam: int = 5,
                             ctx: JobContext | None = None, target_context: bool = False,
@@ -162,10 +179,11 @@ class TranslationSession:
             models, target_context = self.models, True
         else:
             models = self.target_context_models() if target_context else self.models
-        return translate_documents(models, *self.text_side(), documents, beam=beam,
-                                   ctx_sentences=self.context_sentences,
-                                   ctx_following=self.context_following, ctx=ctx,
-                                   target_context=target_context, **options)
+        with self.precision():
+            return translate_documents(models, *self.text_side(), documents, beam=beam,
+                                       ctx_sentences=self.context_sentences,
+                                       ctx_following=self.context_following, ctx=ctx,
+                                       target_context=target_context, **options)
 
     # --- the model's own translations as context ------------------------------------
     @property

@@ -29,13 +29,15 @@ HEADER = f"{'model':<28} {'search':>8} {'batch':>6} {'sent/s':>8} {'tgt tok/s':>
 
 
 def decode_all(model, batches: list[list[list[int]]], beam: int, length: int,
-               device: torch.device) -> int:
-    """Decode every batch at the fixed length; returns the output tokens (EOS excluded)."""
+               device: torch.device, amp: bool = False) -> int:
+    """Decode every batch at the fixed length (in bf16 autocast with `amp`, where the
+    device has it); returns the output tokens (EOS excluded)."""
     from core.infer.search import beam_search, greedy
     from core.infer.translate import pad_batch
+    from core.train.device import autocast
 
     produced = 0
-    with torch.inference_mode():
+    with torch.inference_mode(), autocast(device, amp):
         for sents in batches:
             src, lens = pad_batch(sents, device)
             opts = dict(max_len_abs=length, max_len_ratio=1e9, min_len=length)
@@ -49,10 +51,13 @@ def decode_all(model, batches: list[list[list[int]]], beam: int, length: int,
 
 def run_translate_bench(variant: str, sentences: int, length: int, beams: list[int],
                         batch_size: int, device: str, data_dir: str | None, threads: int,
-                        split: str = "default", out: TextIO = sys.stdout) -> list[dict]:
-    """Measure `variant` (a bench variant name) decoding; print a table, return rows."""
+                        split: str = "default", out: TextIO = sys.stdout,
+                        amp: bool = False) -> list[dict]:
+    """Measure `variant` (a bench variant name) decoding, in fp32 and (with `amp`, where
+    the device has native bf16) in bf16 autocast; print a table, return rows."""
     from core.data.vocab import Vocab
     from core.models.registry import build_model
+    from core.train.device import amp_active
 
     variants = dict(bench_variants())
     if variant not in variants:
@@ -77,12 +82,15 @@ def run_translate_bench(variant: str, sentences: int, length: int, beams: list[i
           file=out)
     print(HEADER, file=out, flush=True)
     rows = []
-    for beam in beams:
-        decode_all(model, batches[:1], beam, length, dev)  # warm-up
+    precisions = [False] + ([True] if amp and amp_active(dev, True) else [])
+    if amp and len(precisions) == 1:
+        print(f"# --amp: {dev} has no native bf16; fp32 only", file=out)
+    for beam, bf16 in ((b, p) for p in precisions for b in beams):
+        decode_all(model, batches[:1], beam, length, dev, bf16)  # warm-up
         if dev.type == "cuda":
             torch.cuda.synchronize(dev)
         start = time.perf_counter()
-        produced = decode_all(model, batches, beam, length, dev)
+        produced = decode_all(model, batches, beam, length, dev, bf16)
         if dev.type == "cuda":
             torch.cuda.synchronize(dev)
         elapsed = time.perf_counter() - start
@@ -91,10 +99,11 @@ def run_translate_bench(variant: str, sentences: int, length: int, beams: list[i
         row = {"variant": variant, "beam": beam, "batch": batch_size, "sentences": len(ids),
                "length": length, "seconds": elapsed, "sent_per_s": len(ids) / elapsed,
                "tgt_tok_per_s": produced / elapsed, "device": device,
-               "threads": torch.get_num_threads()}
+               "threads": torch.get_num_threads(), "precision": "bf16" if bf16 else "fp32"}
         rows.append(row)
         search = "greedy" if beam == 1 else f"beam {beam}"
-        print(f"{variant:<28} {search:>8} {batch_size:>6} {row['sent_per_s']:>8.1f} "
+        name = variant + ("+bf16" if bf16 else "")
+        print(f"{name:<28} {search:>8} {batch_size:>6} {row['sent_per_s']:>8.1f} "
               f"{row['tgt_tok_per_s']:>10.0f} {1000 * elapsed / len(ids):>8.1f}",
               file=out, flush=True)
     return rows

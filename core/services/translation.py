@@ -161,8 +161,9 @@ def n_best_lines(session, sentences: list[str], beam: int, n_best: int,
         chunk = sentences[start:start + batch_size]
         ids = [list(src_vocab.encode(source_tokens(s, src_pre, src_vocab))) for s in chunk]
         keep = [k for k, s in enumerate(ids) if s]
-        found = beam_search(model, *pad_batch([ids[k] for k in keep], device), beam=beam,
-                            n_best=n_best) if keep else []
+        with session.precision():
+            found = beam_search(model, *pad_batch([ids[k] for k in keep], device),
+                                beam=beam, n_best=n_best) if keep else []
         hyps = dict(zip(keep, found, strict=True))
         for k in range(len(chunk)):
             for h in hyps.get(k, []):
