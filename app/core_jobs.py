@@ -38,10 +38,11 @@ def read_document_job(path: str | Path, lang: str, ctx: JobContext) -> list[str]
 
 def translate_job(ws: Any, cache: SessionCache, run_ids: Sequence[int], sentences: list[str],
                   beam: int, unk_replace: bool, ctx: JobContext,
-                  target_context: bool = False) -> list[Any]:
+                  target_context: bool = False, amp: bool = False) -> list[Any]:
     """Translate `sentences` with the run(s) (several = an ensemble); a context model
     reads them as one document, with `target_context` seeing its own previous
-    translations as context instead of the previous source sentences."""
+    translations as context instead of the previous source sentences; `amp`: in bf16
+    where the CPU has it."""
     session = cache.get(ws, run_ids)
     ctx.emit("log", message=f"loaded {', '.join(session.names)}")
     if target_context and session.is_context_model:
@@ -49,16 +50,16 @@ def translate_job(ws: Any, cache: SessionCache, run_ids: Sequence[int], sentence
         if note:
             ctx.emit("log", message=note)
     return translation.translate(session, sentences, beam=beam, unk_replace=unk_replace,
-                                 ctx=ctx, target_context=target_context)
+                                 ctx=ctx, target_context=target_context, amp=amp)
 
 
 def compare_job(ws: Any, cache: SessionCache, run_ids: Sequence[int], baseline_id: int,
                 sentences: list[str], beam: int, unk_replace: bool, ctx: JobContext,
-                target_context: bool = False) -> translation.Comparison:
+                target_context: bool = False, amp: bool = False) -> translation.Comparison:
     """The run(s) and a baseline run on the same sentences (translation.compare)."""
     return translation.compare(cache.get(ws, run_ids), cache.get(ws, [baseline_id]),
                                sentences, beam=beam, unk_replace=unk_replace, ctx=ctx,
-                               target_context=target_context)
+                               target_context=target_context, amp=amp)
 
 
 # --- attention of sentence pairs ------------------------------------------------------------------

@@ -138,34 +138,37 @@ class TranslationSession:
         param = next(self.first.model.parameters(), None)
         return torch.device("cpu") if param is None else param.device
 
-    def precision(self):
-        """The context to decode in: bf16 autocast when `amp` is on and the device has
-        native bf16, else nothing (fp32)."""
+    def precision(self, amp: bool | None = None):
+        """The context to decode in: bf16 autocast when `amp` (None: the session's
+        `amp`) is on and the device has native bf16, else nothing (fp32)."""
         from core.train.device import autocast
 
-        return autocast(self.device, self.amp)
+        return autocast(self.device, self.amp if amp is None else amp)
 
     # --- work ---------------------------------------------------------------------
     def translate(self, sentences: list[str], beam: int = 5, unk_replace: bool = False,
                   dictionary: dict[str, str] | None = None, ctx: JobContext | None = None,
-                  target_context: bool = False, **options: Any) -> list[Translation]:
+                  target_context: bool = False, amp: bool | None = None,
+                  **options: Any) -> list[Translation]:
         """Sentence-level translation; a context model translates the list as one
         document (each sentence sees its predecessors; with `target_context`, the
-        model's own translations of them, see translate_documents)."""
+        model's own translations of them, see translate_documents). `amp`: decode in
+        bf16 where possible (None: the session's setting)."""
         if self.is_context_model:
             return self.translate_documents([sentences], beam=beam, unk_replace=unk_replace,
                                             dictionary=dictionary, ctx=ctx,
-                                            target_context=target_context, **options)[0]
+                                            target_context=target_context, amp=amp,
+                                            **options)[0]
         if target_context:
             raise ConfigError(self._no_target_context())
-        with self.precision():
+        with self.precision(amp):
             return translate_sentences(self.models, *self.text_side(), sentences, beam=beam,
                                        unk_replace=unk_replace, dictionary=dictionary, ctx=ctx,
                                        **options)
 
     def translate_documents(self, documents: list[list[str]], beam: int = 5,
                             ctx: JobContext | None = None, target_context: bool = False,
-                            **options: Any) -> list[list[Translation]]:
+                            amp: bool | None = None, **options: Any) -> list[list[Translation]]:
         """Documents in order; a context model sees each sentence's previous source
         sentences, or with `target_context` its own previous translations (mapped to
         source ids by token string when the run's vocabularies differ)."""
@@ -173,13 +176,13 @@ class TranslationSession:
             if target_context:
                 raise ConfigError(self._no_target_context())
             flat = [s for doc in documents for s in doc]
-            out = iter(self.translate(flat, beam=beam, ctx=ctx, **options))
+            out = iter(self.translate(flat, beam=beam, ctx=ctx, amp=amp, **options))
             return [[next(out) for _ in doc] for doc in documents]
         if self.context_side == "target":  # trained on target ids: its own, unmapped
             models, target_context = self.models, True
         else:
             models = self.target_context_models() if target_context else self.models
-        with self.precision():
+        with self.precision(amp):
             return translate_documents(models, *self.text_side(), documents, beam=beam,
                                        ctx_sentences=self.context_sentences,
                                        ctx_following=self.context_following, ctx=ctx,

@@ -115,15 +115,17 @@ def read_lines(data: bytes, name: str) -> Document:
 # --- translating --------------------------------------------------------------------------
 def translate(session, sentences: list[str], *, beam: int = 5, unk_replace: bool = False,
               dictionary: dict[str, str] | None = None, ctx: JobContext | None = None,
-              target_context: bool = False) -> list[Any]:
+              target_context: bool = False, amp: bool | None = None) -> list[Any]:
     """Translations of `sentences`, in order; a context model reads them as one document
-    (with `target_context` it sees its own previous translations, not the sources)."""
+    (with `target_context` it sees its own previous translations, not the sources).
+    `amp`: decode in bf16 where the device has it (None: the session's setting)."""
     if target_context:
         check_target_context(session)
     if not sentences:
         return []
     return session.translate(sentences, beam=beam, unk_replace=unk_replace,
-                             dictionary=dictionary, ctx=ctx, target_context=target_context)
+                             dictionary=dictionary, ctx=ctx, target_context=target_context,
+                             amp=amp)
 
 
 def translate_document(session, document: Document, **options: Any) -> list[list[Any]]:
@@ -221,16 +223,17 @@ class Comparison:
 
 def compare(session, baseline_session, sentences: list[str], *, beam: int = 5,
             unk_replace: bool = False, ctx: JobContext | None = None,
-            target_context: bool = False) -> Comparison:
+            target_context: bool = False, amp: bool | None = None) -> Comparison:
     """Translate `sentences` with `session` (a context model reads them as one document),
     then with the baseline. Events: 'translation' for the first, 'baseline_translation'
     for the second, 'progress' over both."""
     ctx = ctx or JobContext()
     n = len(sentences)
     main = translate(session, sentences, beam=beam, unk_replace=unk_replace,
-                     ctx=_Phase(ctx, 0, 2 * n, "translation"), target_context=target_context)
+                     ctx=_Phase(ctx, 0, 2 * n, "translation"), target_context=target_context,
+                     amp=amp)
     baseline = translate(baseline_session, sentences, beam=beam, unk_replace=unk_replace,
-                         ctx=_Phase(ctx, n, 2 * n, "baseline_translation"))
+                         ctx=_Phase(ctx, n, 2 * n, "baseline_translation"), amp=amp)
     return Comparison(main, baseline, " + ".join(session.names),
                       " + ".join(baseline_session.names))
 

@@ -310,3 +310,48 @@ def test_a_target_side_run_always_uses_its_own_translations(qtbot, panel):
     assert box.isChecked() and not box.isEnabled()
     panel.models.set_checked([runs["ctx"]])  # the user's own choice comes back
     assert box.isEnabled() and not box.isChecked()
+
+
+def test_bf16_decoding_is_offered_where_the_cpu_has_it_and_reaches_the_job(
+        qtbot, context_ws, errors, monkeypatch):
+    """The 'bf16' checkbox is enabled only on a CPU with native bf16 (its tooltip says why
+    not elsewhere); checked, the translation job decodes the output layer in bf16 there."""
+    import torch
+
+    from app.panels import translate as translate_panel
+    from core.train.device import amp_active, cpu_bf16_status
+
+    native, why = cpu_bf16_status()
+    plain = next(shown_panel(qtbot, TranslatePanel, context_ws, 1500))
+    assert plain.bf16.isEnabled() == native and not plain.bf16.isChecked()
+    assert native or why in plain.bf16.toolTip()
+    plain.jobs.shutdown()
+    plain.workspace.close()
+
+    # offered (as on a bf16 CPU): the choice reaches translate_job and the decoder
+    monkeypatch.setattr(translate_panel, "cpu_bf16_status", lambda: (True, "AVX512-BF16"))
+    seen: list[torch.dtype] = []
+    linear = torch.nn.functional.linear
+
+    def recording(x, weight, bias=None):
+        out = linear(x, weight, bias)
+        if weight.size(0) > 30:  # the output layer: one row per target word
+            seen.append(out.dtype)
+        return out
+
+    monkeypatch.setattr(torch.nn.functional, "linear", recording)
+    panel = next(shown_panel(qtbot, TranslatePanel, context_ws, 1500))
+    assert panel.bf16.isEnabled()
+    panel.models.set_checked([ids(panel)["sent"]])
+    panel.set_sentences(DOCUMENT)
+    panel.beam.setValue(2)
+    for checked in (False, True):
+        seen.clear()
+        panel.bf16.setChecked(checked)
+        translate(qtbot, panel, errors)
+        assert panel.job._kwargs["amp"] is checked
+        assert len(panel.targets()) == len(DOCUMENT)
+        bf16_here = checked and amp_active(torch.device("cpu"), True)
+        assert set(seen) == {torch.bfloat16 if bf16_here else torch.float32}
+    panel.jobs.shutdown()
+    panel.workspace.close()
