@@ -2,7 +2,8 @@
 # Needs PY, WS, LOGS, THREADS set. Usage: train_refs PREFIX CORPUS [--resume] NAME ...
 # Each run's log (start/end, machine, load, the trainer's output) goes to $LOGS/<run>.log.
 # MAX_MINUTES (optional): each run's wall-time budget (train --max-minutes), so it ends in
-# the session that starts it.
+# the session that starts it. The budget is the run's total over all its resumes (it is
+# stored in the run's config): to resume a run that spent it, give a larger MAX_MINUTES.
 train_refs() {
   local prefix=$1 corpus=$2 resume=0 budget=()
   [ -n "${MAX_MINUTES:-}" ] && budget=(--max-minutes "$MAX_MINUTES")

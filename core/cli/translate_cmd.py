@@ -33,6 +33,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     """Add the `translate` command (text, files or documents with trained runs) to `sub`."""
     p = sub.add_parser("translate", help="translate text or a document with trained runs")
     add_model_args(p)
+    p.add_argument("--amp", action="store_true",
+                   help="decode in bf16 autocast: on CUDA, or on a CPU with native bf16 "
+                   "(AVX512-BF16, AMX; elsewhere fp32, and the command says so). About 2x "
+                   "faster beam search on such CPUs (docs/benchmarks.md)")
     p.add_argument("--beam", type=int, default=5, help="beam size (1 = greedy; default 5)")
     p.add_argument("--n-best", type=int, default=1,
                    help="print the K best translations per sentence ('i ||| text ||| score')")
@@ -66,10 +70,6 @@ def add_model_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--checkpoint", default="best", metavar="WHICH",
                    help="best (default), last, or a checkpoint file name of the run")
     p.add_argument("--device", default="cpu", help="cpu (default), cuda, cuda:N or auto")
-    p.add_argument("--amp", action="store_true",
-                   help="decode in bf16 autocast: on CUDA, or on a CPU with native bf16 "
-                   "(AVX512-BF16, AMX; elsewhere fp32, and the command says so). About 2x "
-                   "faster beam search on such CPUs (docs/benchmarks.md)")
 
 
 def load_dictionary(path: str | Path) -> dict[str, str]:

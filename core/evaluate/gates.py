@@ -23,13 +23,15 @@ from core.jobs import JobContext
 
 #: the source words whose translation a previous sentence decides, per source language:
 #: personal pronouns (gender and number of the antecedent) and demonstratives
+#: (forms that are mostly articles, as French "la" or Spanish "los", are left out)
 WATCHED_WORDS: dict[str, tuple[str, ...]] = {
     "en": ("it", "they", "them", "its", "their", "he", "she", "him", "her", "this", "that",
            "these", "those"),
-    "fr": ("il", "elle", "ils", "elles", "le", "la", "les", "lui", "leur", "ce", "cela", "ça"),
-    "de": ("er", "sie", "es", "ihn", "ihm", "ihr", "ihnen", "dies", "das"),
-    "es": ("él", "ella", "ellos", "ellas", "lo", "la", "los", "las", "le", "les", "eso",
-           "esto"),
+    "fr": ("il", "elle", "ils", "elles", "lui", "leur", "eux", "ce", "cela", "ça", "celui",
+           "celle", "ceux", "celles"),
+    "de": ("er", "sie", "es", "ihn", "ihm", "ihnen", "dies", "dieser", "diese", "dieses"),
+    "es": ("él", "ella", "ellos", "ellas", "lo", "le", "les", "eso", "esto", "esa", "ese",
+           "esta", "este"),
 }
 
 #: class names of the three kinds of source token
@@ -37,9 +39,31 @@ WATCHED, OTHER, PUNCTUATION = "watched words", "other words", "punctuation"
 
 
 def word_of(token: str) -> str:
-    """A vocabulary token -> the lowercased word it spells: sentencepiece's word-start
-    mark '▁' and BPE's '@@' continuation mark removed."""
-    return token.replace("\u2581", "").removesuffix("@@").lower()
+    """A token (or a word's pieces joined) -> the lowercased word it spells, without
+    sentencepiece's word-start mark '▁'."""
+    return token.replace("\u2581", "").lower()
+
+
+def _is_punctuation(token: str) -> bool:
+    return not any(ch.isalnum() for ch in word_of(token))
+
+
+def words_and_gates(tokens: Sequence[str], gates: Sequence[float], subword: bool
+                    ) -> list[tuple[str, float]]:
+    """(word, gate) per source word: sentencepiece pieces (`subword`) are joined into
+    their words (a piece starting with '▁' starts one), each with its pieces' mean gate;
+    punctuation pieces stand alone, so 'it.' (▁it + .) is the word 'it' and '.'. Word
+    tokens are words already."""
+    if not subword:
+        return list(zip(tokens, (float(g) for g in gates), strict=True))
+    words: list[tuple[list[str], list[float]]] = []
+    for i, (piece, gate) in enumerate(zip(tokens, gates, strict=True)):
+        alone = _is_punctuation(piece)
+        if i == 0 or piece.startswith("\u2581") or alone or _is_punctuation(tokens[i - 1]):
+            words.append(([], []))
+        words[-1][0].append(piece)
+        words[-1][1].append(float(gate))
+    return [("".join(p), sum(v) / len(v)) for p, v in words]
 
 
 def watched_words(lang: str) -> tuple[str, ...]:
@@ -75,11 +99,13 @@ class GateProfile:
     by_class: dict[str, GateStats] = field(default_factory=dict)
     by_phenomenon: dict[str, GateStats] = field(default_factory=dict)
 
-    def add(self, tokens: Sequence[str], gates: Sequence[float], phenomenon: str = "") -> None:
-        """One sentence: its source tokens and their gate values (same length)."""
+    def add(self, tokens: Sequence[str], gates: Sequence[float], phenomenon: str = "",
+            subword: bool = False) -> None:
+        """One sentence: its source tokens and their gate values (same length); with
+        `subword` the tokens are sentencepiece pieces, counted per word (words_and_gates)."""
         if len(tokens) != len(gates):
             raise ValueError(f"{len(tokens)} tokens but {len(gates)} gate values")
-        for token, gate in zip(tokens, gates, strict=True):
+        for token, gate in words_and_gates(tokens, gates, subword):
             word = word_of(token)
             if not word:  # a lone word-start mark
                 continue
@@ -88,7 +114,7 @@ class GateProfile:
                 self.by_word.setdefault(word, GateStats()).add(gate)
                 if phenomenon:
                     self.by_phenomenon.setdefault(phenomenon, GateStats()).add(gate)
-            elif not any(ch.isalnum() for ch in word):
+            elif _is_punctuation(word):
                 kind = PUNCTUATION
             else:
                 kind = OTHER
@@ -125,6 +151,7 @@ def contrastive_gate_profile(scorer, examples: Sequence, watched: Sequence[str],
     candidate); None when the model has no gates (a sentence-level or concatenation
     model)."""
     profile = GateProfile(tuple(w.lower() for w in watched))
+    subword = getattr(scorer.src_vocab, "kind", "word") == "subword"
     for start in range(0, len(examples), max(1, batch_size)):
         if ctx is not None:
             ctx.wait_if_paused()
@@ -139,5 +166,5 @@ def contrastive_gate_profile(scorer, examples: Sequence, watched: Sequence[str],
             if result.gates is None:
                 return None
             tokens = scorer.source_tokens(ex.source)  # one per id of item.src
-            profile.add(tokens, result.gates[:len(tokens)].tolist(), ex.phenomenon)
+            profile.add(tokens, result.gates[:len(tokens)].tolist(), ex.phenomenon, subword)
     return profile

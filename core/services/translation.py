@@ -35,11 +35,15 @@ def open_session(ws, runs: Sequence[int | str], which: str = "best", device: str
 class SessionCache:
     """TranslationSessions by (workspace, run ids, which): a model is loaded once per
     workbench. Run ids are only unique inside a workspace, so the workspace's folder is
-    part of the key. Thread-safe: the GUI opens sessions from worker threads."""
+    part of the key. Thread-safe: the GUI opens sessions from worker threads; a model is
+    loaded under its own key's lock, so `clear` (on the GUI thread) never waits for a
+    load, and two keys load side by side."""
 
     def __init__(self) -> None:
         self._sessions: dict[tuple[str, tuple[int, ...], str], Any] = {}
-        self._lock = threading.Lock()
+        self._loading: dict[tuple[str, tuple[int, ...], str], threading.Lock] = {}
+        self._lock = threading.Lock()  # guards the two dicts only, never a load
+        self._generation = 0  # bumped by clear: a load begun before it is not kept
 
     def get(self, ws: Any, run_ids: Sequence[int], which: str = "best"):
         """The cached TranslationSession of `run_ids` of workspace `ws` at checkpoint
@@ -48,14 +52,28 @@ class SessionCache:
         key = (str(ws.root), ids, which)
         with self._lock:
             session = self._sessions.get(key)
+            if session is not None:
+                return session
+            key_lock = self._loading.setdefault(key, threading.Lock())
+            generation = self._generation
+        with key_lock:  # one load per key: a second caller waits for it and reuses it
+            with self._lock:
+                session = self._sessions.get(key)
             if session is None:
-                session = self._sessions[key] = open_session(ws, list(ids), which)
+                session = open_session(ws, list(ids), which)
+                with self._lock:
+                    if generation == self._generation:
+                        self._sessions[key] = session
+                    if self._loading.get(key) is key_lock:
+                        del self._loading[key]
             return session
 
     def clear(self) -> None:
-        """Forget every cached session (e.g. a run has new checkpoints)."""
+        """Forget every cached session (e.g. a run has new checkpoints); a load under way
+        finishes for its caller but is not kept."""
         with self._lock:
             self._sessions.clear()
+            self._generation += 1
 
 
 # --- documents ----------------------------------------------------------------------------

@@ -40,11 +40,13 @@ def _probe_bf16_training() -> str | None:
     else the error. oneDNN refuses bf16 LSTM training primitives on CPUs (or ISA caps,
     ONEDNN_MAX_CPU_ISA) without native bf16, so flags alone are not proof."""
     try:
-        lstm, proj = torch.nn.LSTM(8, 8, batch_first=True), torch.nn.Linear(8, 4)
-        x = torch.randn(2, 3, 8)
-        with torch.autocast("cpu", dtype=torch.bfloat16):
-            out = proj(lstm(x)[0])
-        out.float().sum().backward()
+        # gradients on, whatever the caller's mode: the answer is cached for the process
+        with torch.inference_mode(False), torch.enable_grad():
+            lstm, proj = torch.nn.LSTM(8, 8, batch_first=True), torch.nn.Linear(8, 4)
+            x = torch.randn(2, 3, 8)
+            with torch.autocast("cpu", dtype=torch.bfloat16):
+                out = proj(lstm(x)[0])
+            out.float().sum().backward()
         return None
     except RuntimeError as e:
         return str(e).split(". ")[0].strip() or type(e).__name__

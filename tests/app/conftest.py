@@ -39,30 +39,11 @@ def no_blocking_dialogs(monkeypatch, request):
     modal dialog, and Qt's static file and input dialogs, unless the test stubs them
     itself. Tests marked `real_dialogs` stub QMessageBox themselves."""
     shown: list[tuple[str, str]] = []
+    # Qt's static file and input dialogs block in C++: answered 'cancel' and failing the
+    # test (tests marked real_dialogs too: they stub message boxes only)
+    from PySide6.QtWidgets import QDialog, QFileDialog, QInputDialog, QMessageBox
+
     from app import workers
-
-    if request.node.get_closest_marker("real_dialogs"):
-        yield
-        return
-    monkeypatch.setattr(workers, "show_error",
-                        lambda parent, title, message, details="": shown.append((title, message)))
-    # any other modal dialog would wait forever offscreen: it is answered 'no' and fails
-    # the test, unless the test stubs that dialog itself
-    from PySide6.QtWidgets import QDialog, QMessageBox
-
-    def modal(kind):
-        def record(*args, **kwargs):
-            texts = [a for a in args if isinstance(a, str)]
-            shown.append((kind, " | ".join(texts) or type(args[0]).__name__))
-            return QMessageBox.StandardButton.No if kind == "question" else 0
-        return record
-
-    for kind in ("information", "warning", "critical", "question", "about"):
-        monkeypatch.setattr(QMessageBox, kind, staticmethod(modal(kind)))
-    monkeypatch.setattr(QDialog, "exec", modal("exec"))
-    monkeypatch.setattr(QMessageBox, "exec", modal("exec"))
-    # Qt's static file and input dialogs block in C++: answered 'cancel' and failing the test
-    from PySide6.QtWidgets import QFileDialog, QInputDialog
 
     def cancelled(kind, answer):
         def record(*args, **kwargs):
@@ -78,6 +59,27 @@ def no_blocking_dialogs(monkeypatch, request):
                          ("getInt", (0, False)), ("getDouble", (0.0, False)),
                          ("getMultiLineText", ("", False))):
         monkeypatch.setattr(QInputDialog, kind, cancelled(kind, answer))
+    if request.node.get_closest_marker("real_dialogs"):
+        yield
+        if shown:
+            pytest.fail(f"unexpected modal dialog(s): {shown}")
+        return
+    monkeypatch.setattr(workers, "show_error",
+                        lambda parent, title, message, details="": shown.append((title, message)))
+    # any other modal dialog would wait forever offscreen: it is answered 'no' and fails
+    # the test, unless the test stubs that dialog itself
+
+    def modal(kind):
+        def record(*args, **kwargs):
+            texts = [a for a in args if isinstance(a, str)]
+            shown.append((kind, " | ".join(texts) or type(args[0]).__name__))
+            return QMessageBox.StandardButton.No if kind == "question" else 0
+        return record
+
+    for kind in ("information", "warning", "critical", "question", "about"):
+        monkeypatch.setattr(QMessageBox, kind, staticmethod(modal(kind)))
+    monkeypatch.setattr(QDialog, "exec", modal("exec"))
+    monkeypatch.setattr(QMessageBox, "exec", modal("exec"))
     yield
     if shown:
         pytest.fail(f"unexpected modal dialog(s): {shown}")

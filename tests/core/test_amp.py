@@ -166,3 +166,15 @@ def test_every_user_path_falls_back_on_a_cpu_without_native_bf16(tmp_path):
     assert f"no native bf16 ({why}); bf16 rows skipped" in bench
     rows = [ln for ln in bench.splitlines() if ln.startswith("luong-global-general")]
     assert len(rows) == 1 and "+bf16" not in rows[0] and "failed" not in rows[0]
+
+
+def test_the_bf16_probe_answers_the_same_inside_inference_mode():
+    """cpu_bf16_status is cached for the process: its probe must not depend on whether
+    the first caller decodes (inference mode, no gradients) or trains."""
+    from core.train.device import _probe_bf16_training
+
+    outside = _probe_bf16_training()
+    with torch.inference_mode():
+        assert _probe_bf16_training() == outside
+    with torch.no_grad():
+        assert _probe_bf16_training() == outside

@@ -27,3 +27,53 @@ def test_sessions_are_cached_per_workspace_runs_and_checkpoint(monkeypatch, tmp_
     cache.clear()
     assert cache.get(a, [1]) is not first
     assert len(opened) == 5
+
+
+def test_clear_never_waits_for_a_load_and_a_key_loads_once(monkeypatch, tmp_path):
+    """A slow model load holds only its own key: two callers of the same key share one
+    load, clear() (the GUI thread calls it) returns while a load is still under way, and
+    that load's session is not kept after the clear."""
+    import threading
+
+    started, release = threading.Event(), threading.Event()
+    loads = []
+
+    def slow_open(ws, run_ids, which):
+        loads.append(tuple(run_ids))
+        started.set()
+        release.wait(30)
+        return SimpleNamespace(runs=tuple(run_ids))
+
+    monkeypatch.setattr(translation, "open_session", slow_open)
+    ws = SimpleNamespace(root=tmp_path)
+    cache = translation.SessionCache()
+    got = []
+
+    def run_all(n):
+        threads = [threading.Thread(target=lambda: got.append(cache.get(ws, [7])))
+                   for _ in range(n)]
+        for t in threads:
+            t.start()
+        return threads
+
+    threads = run_all(2)
+    assert started.wait(10)
+    release.set()
+    for t in threads:
+        t.join(10)
+    assert loads == [(7,)] and got[0] is got[1]  # one load, shared
+
+    cache.clear()
+    started.clear()
+    release.clear()
+    [loader] = run_all(1)
+    assert started.wait(10)  # a load under way ...
+    clearing = threading.Thread(target=cache.clear)
+    clearing.start()
+    clearing.join(10)
+    assert not clearing.is_alive() and loader.is_alive()  # ... does not hold clear() up
+    release.set()
+    loader.join(10)
+    assert len(loads) == 2 and got[2].runs == (7,)
+    release.set()
+    assert cache.get(ws, [7]) is not got[2] and len(loads) == 3  # not kept after the clear
