@@ -13,6 +13,7 @@ import json
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 import sentencepiece as spm
 
@@ -95,10 +96,7 @@ class Vocab:
     @classmethod
     def load(cls, path: str | Path) -> Vocab:
         """The word vocabulary saved at `path`; CheckpointError when it holds another kind."""
-        vocab = load_vocab(path)
-        if not isinstance(vocab, cls):
-            raise CheckpointError(f"{path}: holds a {vocab.kind} vocabulary, not a {cls.kind} one")
-        return vocab
+        return _load_kind(cls, path)
 
 
 def _model_path(path: Path) -> Path:
@@ -184,10 +182,7 @@ class SubwordVocab:
     @classmethod
     def load(cls, path: str | Path) -> SubwordVocab:
         """The subword vocabulary saved at `path`; CheckpointError when it holds another kind."""
-        vocab = load_vocab(path)
-        if not isinstance(vocab, cls):
-            raise CheckpointError(f"{path}: holds a {vocab.kind} vocabulary, not a {cls.kind} one")
-        return vocab
+        return _load_kind(cls, path)
 
 
 AnyVocab = Vocab | SubwordVocab
@@ -219,3 +214,12 @@ def load_vocab(path: str | Path) -> AnyVocab:
         except RuntimeError as exc:
             raise CheckpointError(f"{model}: damaged sentencepiece model ({exc})") from None
     raise CheckpointError(f"{path}: not a vocabulary file (unknown kind {kind!r})")
+
+
+def _load_kind(cls: type, path: str | Path) -> Any:
+    """The vocabulary saved at `path` if it is a `cls`; CheckpointError naming both
+    kinds otherwise."""
+    vocab = load_vocab(path)
+    if not isinstance(vocab, cls):
+        raise CheckpointError(f"{path}: holds a {vocab.kind} vocabulary, not a {cls.kind} one")
+    return vocab
