@@ -80,6 +80,7 @@ class GateStats:
     total: float = 0.0
 
     def add(self, value: float) -> None:
+        """Count one gate value."""
         self.count += 1
         self.total += float(value)
 
