@@ -42,8 +42,8 @@ from core.evaluate.report import Table, write_html_report
 from core.goldsets import list_gold_sets
 
 COLUMNS = ("Run", "Test set", "BLEU (test)", "chrF (test)", "TER (test)", "test perplexity",
-           "best dev perplexity", "AER % (gold set)", "contrastive accuracy %",
-           "mean gate: watched / other words", "test sentences")
+           "best dev perplexity", "AER % (gold set)", "contrastive %",
+           "gate: watched / other", "test sentences")
 METRIC_KEYS = ("bleu", "chrf", "ter", "perplexity", "best_dev_ppl", "aer",
                "contrastive_accuracy", "gates", "sentences")
 #: keys of evaluations stored before both fronts shared core.services.evaluation
@@ -61,6 +61,8 @@ HEADER_TIPS = (
     "source words (pronouns) and at the other words; lower = drew more on the context",
     "Sentences of the test split translated")
 AER_COLUMN = COLUMNS[2 + METRIC_KEYS.index("aer")]
+#: columns shown only while some evaluation fills them (contrastive sets, gates)
+OPTIONAL_KEYS = ("contrastive_accuracy", "gates")
 
 
 def _shown(metrics: dict[str, Any]) -> list[Any]:
@@ -196,6 +198,11 @@ class EvaluationPanel(QWidget):
                     item.setText("–" if value is None else str(value))
                 item.setData(Qt.ItemDataRole.UserRole, (run_ids, metrics, label))
                 self.table.setItem(row, col, item)
+        # the context-model columns only when some evaluation has them
+        for key in OPTIONAL_KEYS:
+            col = 2 + METRIC_KEYS.index(key)
+            self.table.setColumnHidden(col, not any(
+                _shown(m)[col - 2] is not None for _, _, m in rows))
         self.table.setSortingEnabled(True)
         if rows and not self.table.selectedItems():
             self.table.selectAll()

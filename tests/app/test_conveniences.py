@@ -180,23 +180,25 @@ def scored_ws(demo_ws, tiny):
 
 
 def test_item14_headers_aer_in_percent_and_a_self_contained_report(qtbot, scored_ws, tmp_path):
-    from app.panels.evaluation import EvaluationPanel
+    from app.panels.evaluation import METRIC_KEYS, OPTIONAL_KEYS, EvaluationPanel
     from core.evaluate.aer import percent_text
     from core.store import Workspace
 
+    panel = next(shown_panel(qtbot, EvaluationPanel, scored_ws, 1600, 900))
+    optional = [2 + METRIC_KEYS.index(k) for k in OPTIONAL_KEYS]
+    assert all(panel.table.isColumnHidden(c) for c in optional)  # nothing fills them yet
     with Workspace.open(scored_ws) as ws:  # a contrastive evaluation and its gates
         run = ws.list_runs()[0].id
         ws.add_evaluation(run, "contrastive:pron.json", {"contrastive_accuracy": 62.5,
                                                          "examples": 8})
         ws.add_evaluation(run, "gates:pron.json", {"mean_gate watched words": 0.41234,
                                                    "mean_gate other words": 0.9})
-    panel = next(shown_panel(qtbot, EvaluationPanel, scored_ws, 1600, 900))
+    panel.refresh()
     header = panel.table.horizontalHeader()
     texts = [panel.table.horizontalHeaderItem(c).text() for c in range(panel.table.columnCount())]
     assert texts == ["Run", "Test set", "BLEU (test)", "chrF (test)", "TER (test)",
                      "test perplexity", "best dev perplexity", "AER % (gold set)",
-                     "contrastive accuracy %", "mean gate: watched / other words",
-                     "test sentences"]
+                     "contrastive %", "gate: watched / other", "test sentences"]
     for c, text in enumerate(texts):  # each header is drawn whole, with an explanation
         assert header.sectionSize(c) >= header.fontMetrics().horizontalAdvance(text)
         assert panel.table.horizontalHeaderItem(c).toolTip()
@@ -206,8 +208,9 @@ def test_item14_headers_aer_in_percent_and_a_self_contained_report(qtbot, scored
     cells = by_test["test"]
     assert cells["AER % (gold set)"] == "70.3" == percent_text(0.70312)
     assert cells["best dev perplexity"] == "31.25" and cells["test perplexity"] == "35.5"
-    assert by_test["contrastive:pron.json"]["contrastive accuracy %"] == "62.5"
-    assert by_test["gates:pron.json"]["mean gate: watched / other words"] == "0.412 / 0.900"
+    assert by_test["contrastive:pron.json"]["contrastive %"] == "62.5"
+    assert by_test["gates:pron.json"]["gate: watched / other"] == "0.412 / 0.900"
+    assert not any(panel.table.isColumnHidden(c) for c in range(len(texts)))
     assert by_test["gates:pron.json"]["BLEU (test)"] == "–"
     # the HTML report: the same numbers, one file with its figures inside
     folder = tmp_path / "out"
