@@ -184,9 +184,11 @@ class EvaluationPanel(QWidget):
         names = {r.id: r.name for r in self.workspace.list_runs()}
         rows = self.rows()
         self.table.setRowCount(len(rows))
+        filled: set[int] = set()  # columns some row has a value in
         for row, (run_ids, test, metrics) in enumerate(rows):
             label = " + ".join(f"{i}: {names.get(i, '?')}" for i in run_ids)
             cells: list[Any] = [label, test or "–"] + _shown(metrics)
+            filled.update(col for col, value in enumerate(cells) if value is not None)
             for col, value in enumerate(cells):
                 item = QTableWidgetItem()
                 if isinstance(value, int | float):
@@ -201,8 +203,7 @@ class EvaluationPanel(QWidget):
         # the context-model columns only when some evaluation has them
         for key in OPTIONAL_KEYS:
             col = 2 + METRIC_KEYS.index(key)
-            self.table.setColumnHidden(col, not any(
-                _shown(m)[col - 2] is not None for _, _, m in rows))
+            self.table.setColumnHidden(col, col not in filled)
         self.table.setSortingEnabled(True)
         if rows and not self.table.selectedItems():
             self.table.selectAll()

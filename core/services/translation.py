@@ -175,7 +175,7 @@ def n_best_lines(session, sentences: list[str], beam: int, n_best: int,
         raise ConfigError(f"--n-best {n_best} needs --beam of at least {n_best}")
     src_vocab, tgt_vocab, src_pre, tgt_pre = session.text_side()
     model = as_model(session.models)
-    device = next(session.models[0].parameters()).device
+    device = session.device
     out = []
     for start in range(0, len(sentences), batch_size):
         chunk = sentences[start:start + batch_size]

@@ -320,6 +320,7 @@ def test_bf16_decoding_is_offered_where_the_cpu_has_it_and_reaches_the_job(
 
     from app.panels import translate as translate_panel
     from core.train.device import amp_active, cpu_bf16_status
+    from tests.core.output_dtypes import record_output_layer_dtypes
 
     native, why = cpu_bf16_status()
     plain = next(shown_panel(qtbot, TranslatePanel, context_ws, 1500))
@@ -330,16 +331,7 @@ def test_bf16_decoding_is_offered_where_the_cpu_has_it_and_reaches_the_job(
 
     # offered (as on a bf16 CPU): the choice reaches translate_job and the decoder
     monkeypatch.setattr(translate_panel, "cpu_bf16_status", lambda: (True, "AVX512-BF16"))
-    seen: list[torch.dtype] = []
-    linear = torch.nn.functional.linear
-
-    def recording(x, weight, bias=None):
-        out = linear(x, weight, bias)
-        if weight.size(0) > 30:  # the output layer: one row per target word
-            seen.append(out.dtype)
-        return out
-
-    monkeypatch.setattr(torch.nn.functional, "linear", recording)
+    seen = record_output_layer_dtypes(monkeypatch)
     panel = next(shown_panel(qtbot, TranslatePanel, context_ws, 1500))
     assert panel.bf16.isEnabled()
     panel.models.set_checked([ids(panel)["sent"]])

@@ -4,6 +4,7 @@ import torch
 
 from core.cli import run_cli
 from core.train.device import amp_active
+from tests.core.output_dtypes import record_output_layer_dtypes
 
 
 def _tiny_run(root):
@@ -24,16 +25,7 @@ def test_amp_decodes_the_output_layer_in_bf16_where_the_cpu_has_it(tmp_path, cap
                                                                    monkeypatch):
     root = tmp_path / "ws"
     _tiny_run(root)
-    seen: list[torch.dtype] = []
-    linear = torch.nn.functional.linear
-
-    def recording(x, weight, bias=None):
-        out = linear(x, weight, bias)
-        if weight.size(0) > 30:  # the output layer: one row per target word
-            seen.append(out.dtype)
-        return out
-
-    monkeypatch.setattr(torch.nn.functional, "linear", recording)
+    seen = record_output_layer_dtypes(monkeypatch)
     src = tmp_path / "in.es"
     src.write_text("Compré una mesa nueva .\nEs muy bonita .\n", encoding="utf-8")
     outputs = {}

@@ -1,0 +1,18 @@
+"""A test helper: the dtype of every output-layer matmul (bf16 decoding checks)."""
+import torch
+
+
+def record_output_layer_dtypes(monkeypatch, min_rows: int = 30) -> list[torch.dtype]:
+    """Patch torch.nn.functional.linear to record the output dtype of each call whose
+    weight has more than `min_rows` rows (the output layer: one row per target word)."""
+    seen: list[torch.dtype] = []
+    linear = torch.nn.functional.linear
+
+    def recording(x, weight, bias=None):
+        out = linear(x, weight, bias)
+        if weight.size(0) > min_rows:
+            seen.append(out.dtype)
+        return out
+
+    monkeypatch.setattr(torch.nn.functional, "linear", recording)
+    return seen
