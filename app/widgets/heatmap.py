@@ -169,7 +169,7 @@ class AttentionHeatmap(QWidget):
         self.graphics.addItem(self.colorbar)
         # the key to the overlays drawn, under the heatmap (and in its exports)
         self.legend = OverlayLegend()
-        self.graphics.addItem(self.legend, row=2, col=0, colspan=2)  # row 1: GateStrip
+        self.graphics.addItem(self.legend, row=3, col=0, colspan=2)  # rows 1-2: gate strips
         self._overlays: dict[str, bool] = {}
 
         # overlays; pxMode=False -> marker sizes are in cells, so they scale on zoom
