@@ -2,12 +2,15 @@
 stored test split's documents: `evaluate --doc-level` on a CPU budget.
 
     python experiments/doc_bleu.py WORKSPACE --run A --run B ... [--max-sentences 400]
-           [--beam 5] [--report FILE.md]
+           [--beam 5] [--report FILE.md] [--group PREFIX ...] [--hyps DIR]
 
 Each test document is cut to its first --max-sentences sentences (in document order,
 so every kept sentence has its real previous sentence as context); otherwise the same
 calls as `evaluate --doc-level`: TranslationSession.translate_documents and
 core.evaluate.doclevel.document_bleu. The first --run is the baseline of the deltas.
+--group PREFIX scores the documents whose id starts with PREFIX as a separate table
+(e.g. `--group hansard --group subs`: the held-out sitting and the subtitle documents);
+--hyps DIR writes each system's hypotheses, one sentence per line in document order.
 """
 from __future__ import annotations
 
@@ -18,6 +21,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from core.atomic import write_text_atomic  # noqa: E402
 from core.config import RunConfig  # noqa: E402
 from core.evaluate.doclevel import document_bleu  # noqa: E402
 from core.services.evaluation import system_info, write_report  # noqa: E402
@@ -33,6 +37,8 @@ def main() -> int:
     ap.add_argument("--max-sentences", type=int, default=400)
     ap.add_argument("--beam", type=int, default=5)
     ap.add_argument("--report")
+    ap.add_argument("--group", action="append", default=[])
+    ap.add_argument("--hyps")
     args = ap.parse_args()
     with Workspace.open(args.workspace, create=False) as ws:
         first = ws.get_run(args.run[0])
@@ -42,9 +48,11 @@ def main() -> int:
         for p in parts["test"].pairs:
             groups.setdefault(p.doc_id, []).append(p)
         documents = [[(p.src, p.tgt) for p in g[:args.max_sentences]] for g in groups.values()]
+        doc_ids = list(groups)
         sizes = {d: len(g) for d, g in groups.items()}
-        print(f"test documents (sentences kept of total): "
-              f"{ {d: (min(n, args.max_sentences), n) for d, n in sizes.items()} }", file=sys.stderr)
+        print(f"test documents: {len(sizes)}, sentences kept "
+              f"{sum(min(n, args.max_sentences) for n in sizes.values())} of {sum(sizes.values())}",
+              file=sys.stderr)
         systems, infos = {}, {}
         for ref in args.run:
             session = open_session(ws, [ref], "best", "cpu")
@@ -55,12 +63,23 @@ def main() -> int:
             print(f"{name}: translated in {time.time() - t0:.0f} s", file=sys.stderr)
             systems[name] = [[t.text for t in doc] for doc in out]
             infos[name] = system_info(session)
-        result = document_bleu(documents, systems, info=infos)
-        table = result.to_table(f"Document-level BLEU, first {args.max_sentences} sentences of "
-                                f"each test document (beam {args.beam})")
-        print(table.to_markdown())
+            if args.hyps:
+                Path(args.hyps).mkdir(parents=True, exist_ok=True)
+                write_text_atomic(Path(args.hyps) / f"{name}.txt",
+                                  "\n".join(h for doc in systems[name] for h in doc) + "\n")
+        tables = []
+        for prefix in args.group or [""]:
+            keep = [i for i, d in enumerate(doc_ids) if str(d).startswith(prefix)]
+            result = document_bleu([documents[i] for i in keep],
+                                   {n: [docs[i] for i in keep] for n, docs in systems.items()},
+                                   info=infos)
+            label = f"documents '{prefix}*' ({len(keep)}), " if prefix else ""
+            tables.append(result.to_table(
+                f"Document-level BLEU, {label}first {args.max_sentences} sentences of "
+                f"each test document (beam {args.beam})"))
+            print(tables[-1].to_markdown())
         if args.report:
-            write_report(args.report, [table], table.title)
+            write_report(args.report, tables, tables[0].title)
     return 0
 
 

@@ -313,7 +313,8 @@ def system_info(session):
 
     m = session.first.config.model
     if m.family == "context_transformer":
-        return SystemInfo(m.strategy, m.ctx_layers)
+        side = ", target context" if m.ctx_side == "target" else ""
+        return SystemInfo(m.strategy + side, m.ctx_layers)
     if m.family == "concat":
         return SystemInfo("concat", None)
     return SystemInfo("sentence-level", None)

@@ -69,3 +69,20 @@ def test_mismatched_systems_name_system_and_document():
     assert "1 documents but the test set has 2" in err.value.reason
     with pytest.raises(ValueError):
         document_bleu(DOCS, SYSTEMS, baseline="missing")
+
+
+def test_system_info_names_strategy_and_context_side():
+    from types import SimpleNamespace
+
+    from core.config import ModelConfig
+    from core.services.evaluation import system_info
+
+    def info(**model):
+        config = SimpleNamespace(model=ModelConfig(**model))
+        return system_info(SimpleNamespace(first=SimpleNamespace(config=config)))
+
+    assert info(family="transformer") == SystemInfo("sentence-level", None)
+    assert info(family="concat") == SystemInfo("concat", None)
+    assert info(family="context_transformer", strategy="ws", ctx_layers=1) == SystemInfo("ws", 1)
+    assert info(family="context_transformer", strategy="ts", ctx_layers=2,
+                ctx_side="target") == SystemInfo("ts, target context", 2)
