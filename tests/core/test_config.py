@@ -63,3 +63,14 @@ def test_ctx_following_defaults_to_0_and_is_validated():
     # concat prepends previous sentences only: following ones are refused, not ignored
     with pytest.raises(ConfigError, match=r"ctx_following must be 0 for family 'concat'"):
         RunConfig.from_dict({"model": {"family": "concat", "ctx_following": 1}})
+
+
+def test_target_context_two_stage_preset_matches_its_stage1_size():
+    tgt, stage1 = load_preset("context-tgt-ts-cpu"), load_preset("transformer-cpu")
+    m = tgt.model
+    assert (m.family, m.strategy, m.ctx_side, tgt.train.stage) == ("context_transformer", "ts", "target", 2)
+    # stage 2 copies the stage-1 weights: the shared sizes must be the same
+    for key in ("d_model", "ff_size", "heads", "enc_layers", "dec_layers"):
+        assert getattr(m, key) == getattr(stage1.model, key), key
+    assert (tgt.data.src_vocab_size, tgt.data.tgt_vocab_size) == (
+        stage1.data.src_vocab_size, stage1.data.tgt_vocab_size)
