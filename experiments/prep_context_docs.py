@@ -47,11 +47,11 @@ def _lines(path: Path) -> list[str]:
 
 
 def hansards(data: Path) -> tuple[list[str], list[str], list[str]]:
-    """(en, fr, document ids) of the first 22 sittings."""
+    """(en, fr, `train.docids` lines: document TAB position) of the first 22 sittings."""
     h = data / "hansards-en-fr-300k"
     docids = _lines(h / "train.docids")
     n = next(i for i, d in enumerate(docids) if d.startswith("hansard.36.1.house.debates.023\t"))
-    return _lines(h / "train.en")[:n], _lines(h / "train.fr")[:n], [d.split("\t")[0] for d in docids[:n]]
+    return _lines(h / "train.en")[:n], _lines(h / "train.fr")[:n], docids[:n]
 
 
 def subtitle_examples(data: Path) -> list[dict]:
@@ -94,15 +94,11 @@ def main() -> int:
     def tok(text: str, lang: str) -> str:
         return " ".join(pre[lang].tokenize(text)) if text.strip() else ""
 
-    en, fr, docs = hansards(data)
+    en, fr, docid_lines = hansards(data)
     assign: dict[str, list[int]] = {"train": [], "dev": [], "test": []}
-    for i, d in enumerate(docs):
+    for i, line in enumerate(docid_lines):
+        d = line.split("\t")[0]
         assign["dev" if d == HANSARDS_DEV else "test" if d == HANSARDS_TEST else "train"].append(i)
-    docid_lines = []
-    position: dict[str, int] = {}
-    for d in docs:
-        docid_lines.append(f"{d}\t{position.get(d, 0)}")
-        position[d] = position.get(d, 0) + 1
 
     examples = subtitle_examples(data)
     for e, ex in enumerate(examples):
