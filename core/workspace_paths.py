@@ -6,8 +6,9 @@ checkpoints, evaluations, translations) and the files the rows point to:
 
     workspace.sqlite
     corpora/<id>/raw.src, raw.tgt, lines, docids (optional), split.json (optional),
-                 alignments/<sha256>.pharaoh (guided alignment's eflomal links)
-    runs/<id>/        checkpoints, vocabularies, logs of one training run
+                 alignments/<sha256>.pharaoh (eflomal links: guided alignment, shortlists)
+    runs/<id>/        checkpoints, vocabularies, logs of one training run; shortlist.npz
+                      (its lexical shortlist's link counts, core.services.shortlist)
     exports/          files the user exported (translations, TMX, tables)
 """
 from __future__ import annotations

@@ -48,6 +48,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     d.add_argument("--amp", action="store_true",
                    help="also measure each beam size in bf16 autocast (translate --amp; on a "
                         "CPU only with native bf16)")
+    d.add_argument("--shortlist", nargs="?", const="50,100", metavar="PER_WORD,FREQUENT",
+                   help="also decode over each batch's lexical shortlist (translate "
+                        "--shortlist; default 50,100)")
     d.set_defaults(func=run_translate)
     g = bsub.add_parser("gui", help="event-loop lateness of the GUI while a model trains")
     g.add_argument("--steps", type=int, default=60, help="training steps")
@@ -75,11 +78,13 @@ def run_train(args: argparse.Namespace) -> int:
 
 def run_translate(args: argparse.Namespace) -> int:
     """`bench translate`: print decoding speed per beam size; exit status 1 when nothing ran."""
+    from core.infer.shortlist import parse_spec
     from core.services.bench_translate import run_translate_bench
 
     rows = run_translate_bench(args.variant, args.sentences, args.length, args.beam or [1, 5],
                                args.batch, args.device, args.data, args.threads, args.split,
-                               amp=args.amp)
+                               amp=args.amp,
+                               shortlist=parse_spec(args.shortlist) if args.shortlist else None)
     return 0 if rows else 1
 
 

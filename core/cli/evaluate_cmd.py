@@ -40,6 +40,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--src", metavar="FILE", help="raw source sentences, one per line")
     p.add_argument("--ref", metavar="FILE", help="reference translations, line-parallel")
     p.add_argument("--beam", type=int, default=5, help="beam size (default 5)")
+    p.add_argument("--shortlist", nargs="?", const="50,100", metavar="PER_WORD,FREQUENT",
+                   help="decode over the first run's lexical shortlist (translate "
+                   "--shortlist); each system's name says so")
     p.add_argument("--max-sentences", type=int, default=0, metavar="N",
                    help="score only the first N test sentences (in corpus order, so "
                    "documents stay whole up to the cut); 0 = all")
@@ -84,6 +87,8 @@ def run(args: argparse.Namespace) -> int:
             return run_contrastive(ws, args, log)
         sessions, run_ids = service.open_systems(ws, args.run, args.ensemble or (),
                                                  args.checkpoint, args.device)
+        if args.shortlist:
+            sessions, run_ids = with_shortlists(ws, sessions, run_ids, args.shortlist, log)
         pairs, test_name, src_lang, tgt_lang = service.evaluation_pairs(
             ws, ws.get_run(args.run[0]), args.test, args.src, args.ref, args.max_sentences)
         ctx = JobContext([StderrProgress()])
@@ -106,6 +111,20 @@ def run(args: argparse.Namespace) -> int:
             for p in service.write_report(args.report, tables, f"Evaluation on {test_name}"):
                 log(f"wrote {p}")
     return 0
+
+
+def with_shortlists(ws, sessions: dict, run_ids: dict, spec: str, log):
+    """Give each session its first run's shortlist; system names get ' +shortlist SPEC'."""
+    from core.infer.shortlist import parse_spec
+    from core.services.shortlist import load_shortlist
+
+    per_word, frequent = parse_spec(spec)
+    renamed, ids = {}, {}
+    for name, session in sessions.items():
+        session.shortlist = load_shortlist(ws, run_ids[name][0], per_word, frequent, log)
+        new = f"{name} +shortlist {per_word},{frequent}"
+        renamed[new], ids[new] = session, run_ids[name]
+    return renamed, ids
 
 
 def run_contrastive(ws, args: argparse.Namespace, log) -> int:

@@ -110,14 +110,15 @@ class Ensemble(Seq2Seq):
         return _join([m.init_state(e) for m, e in zip(self.members, encs, strict=True)])
 
     def step(
-        self, y_prev: Tensor, state: State, enc: State
+        self, y_prev: Tensor, state: State, enc: State, out_vocab: Tensor | None = None
     ) -> tuple[Tensor, Tensor, State, Tensor | None]:
-        """y_prev: batch -> (log_probs batch x V, the renormalised mean of the members';
+        """y_prev: batch -> (log_probs batch x V (or K over `out_vocab`, a shortlist), the
+        renormalised mean of the members';
         attention batch x S, their mean; the members' new states; positions batch, the mean
         over members with positions, or None). ConfigError when vocabulary sizes differ."""
         n = len(self.members)
         results = [
-            m.step(y_prev, s, e)
+            m.step(y_prev, s, e, **({} if out_vocab is None else {"out_vocab": out_vocab}))
             for m, s, e in zip(self.members, _split(state, n), _split(enc, n), strict=True)
         ]
         logp = self._combine([r[0] for r in results])  # batch x V

@@ -92,6 +92,19 @@ def _hypothesis(
     )
 
 
+def _shortlist_opts(out_vocab: Tensor | None, device: torch.device) -> dict[str, Tensor]:
+    """model.step's keyword for a shortlist: {} without one. ValueError unless the ids
+    are sorted, unique and start with the specials 0..EOS (so that EOS's index among the
+    candidates is EOS)."""
+    if out_vocab is None:
+        return {}
+    ids = out_vocab.to(device=device, dtype=torch.long)
+    if ids.dim() != 1 or ids.numel() <= EOS or not torch.equal(
+            ids[:EOS + 1], torch.arange(EOS + 1, device=device)) or bool((ids.diff() <= 0).any()):
+        raise ValueError("out_vocab must be sorted unique target ids starting with 0..EOS")
+    return {"out_vocab": ids}
+
+
 def _prepare(model: Seq2Seq, src: Tensor, src_lens: Tensor) -> tuple[Tensor, Tensor]:
     model.eval()
     param = next(model.parameters(), None)
@@ -102,11 +115,15 @@ def _prepare(model: Seq2Seq, src: Tensor, src_lens: Tensor) -> tuple[Tensor, Ten
 @torch.inference_mode()
 def greedy(
     model: Seq2Seq, src: Tensor, src_lens: Tensor, max_len_ratio: float = 2.0,
-    max_len_abs: int = 200, min_len: int = 0, **extra: Tensor,
+    max_len_abs: int = 200, min_len: int = 0, out_vocab: Tensor | None = None,
+    **extra: Tensor,
 ) -> list[Hypothesis]:
     """Pick the most probable token at each step. src: batch x src_len (natural order),
-    src_lens: batch. Returns one hypothesis per sentence, in input order."""
+    src_lens: batch; out_vocab: K sorted target ids to choose from (a shortlist,
+    core.infer.shortlist) or None for the whole vocabulary. Returns one hypothesis per
+    sentence, in input order."""
     src, src_lens = _prepare(model, src, src_lens)
+    step_opts = _shortlist_opts(out_vocab, src.device)
     n_sent, device = src.size(0), src.device
     limits = max_output_lengths(src_lens, max_len_ratio, max_len_abs)
     lens = src_lens.tolist()
@@ -122,7 +139,7 @@ def greedy(
     out: list[Hypothesis | None] = [None] * n_sent
     t = 0
     while active:
-        logp, attn, state, pos = model.step(y, state, enc)  # rows x V, rows x S, rows
+        logp, attn, state, pos = model.step(y, state, enc, **step_opts)  # rows x V (K), S
         logp = logp.float()
         # the two best tokens: the second replaces EOS in a row still short of min_len
         # (a row at its length limit is not held back: the limit wins)
@@ -135,6 +152,8 @@ def greedy(
         last = torch.tensor([t >= limits[i] for i in active], device=device)
         best = torch.where(last, torch.full_like(best, EOS), best)
         best_lp = torch.where(last, logp[:, EOS], best_lp)
+        if out_vocab is not None:  # candidate index -> token id (EOS keeps its index)
+            best = step_opts["out_vocab"][best]
         hist_tok = torch.cat([hist_tok, best[:, None]], 1)
         hist_lp = torch.cat([hist_lp, best_lp[:, None]], 1)
         attn_now = attn.float()[:, None, :]
@@ -169,7 +188,8 @@ def greedy(
 def beam_search(
     model: Seq2Seq, src: Tensor, src_lens: Tensor, beam: int = 5, n_best: int = 1,
     length_penalty: float = 0.0, length_norm: bool = False,
-    max_len_ratio: float = 2.0, max_len_abs: int = 200, min_len: int = 0, **extra: Tensor,
+    max_len_ratio: float = 2.0, max_len_abs: int = 200, min_len: int = 0,
+    out_vocab: Tensor | None = None, **extra: Tensor,
 ) -> list[list[Hypothesis]]:
     """Batched beam search: all beams of all sentences decode as one tensor of
     (active sentences * beam) rows; sentences that are done leave the batch.
@@ -178,14 +198,16 @@ def beam_search(
     score is no worse than the best score any alive beam could still reach. Returns,
     per sentence in input order, up to `n_best` distinct hypotheses best first.
 
-    src: batch x S (natural order), src_lens: batch. ValueError unless
-    1 <= n_best <= beam and length_penalty >= 0."""
+    src: batch x S (natural order), src_lens: batch; out_vocab: K sorted target ids to
+    search over (a shortlist, core.infer.shortlist) or None for the whole vocabulary.
+    ValueError unless 1 <= n_best <= beam and length_penalty >= 0."""
     if beam < 1 or n_best < 1 or n_best > beam:
         raise ValueError(f"need 1 <= n_best <= beam, got beam={beam}, n_best={n_best}")
     if length_penalty < 0:
         raise ValueError("length_penalty must be >= 0")
     src, src_lens = _prepare(model, src, src_lens)
     device = src.device
+    step_opts = _shortlist_opts(out_vocab, device)
     n_sent, k = src.size(0), beam
     limits = max_output_lengths(src_lens, max_len_ratio, max_len_abs)
     lens = src_lens.tolist()
@@ -213,7 +235,7 @@ def beam_search(
     t = 0
     while active:
         n_act = len(active)
-        logp, attn, state, pos = model.step(y, state, enc)  # rows x V, rows x S, rows
+        logp, attn, state, pos = model.step(y, state, enc, **step_opts)  # rows x V (K), S
         vocab = logp.size(-1)
         logp = logp.float()
         # candidate scores, a new tensor (the step's output stays as it is): rows x V
@@ -275,8 +297,10 @@ def beam_search(
         new_beam = top_beam.gather(1, order)
         new_tok = top_tok.gather(1, order)
         rows = (torch.arange(n_act, device=device)[:, None] * k + new_beam).view(-1)
-        flat_tok = new_tok.view(-1)
+        flat_tok = new_tok.view(-1)  # candidate indices (= token ids without a shortlist)
         tok_lp = logp[rows, flat_tok]
+        if out_vocab is not None:
+            flat_tok = step_opts["out_vocab"][flat_tok]
         hist_tok = torch.cat([hist_tok[rows], flat_tok[:, None]], 1)
         hist_lp = torch.cat([hist_lp[rows], tok_lp[:, None]], 1)
         hist_attn = hist_attn_now[rows]

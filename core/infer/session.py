@@ -48,6 +48,9 @@ class TranslationSession:
     #: decode in bf16 autocast (translate --amp) where the device has native bf16; the
     #: output layer's matmul is most of a beam-search step (docs/benchmarks.md)
     amp: bool = False
+    #: decode each batch over a lexical shortlist (core.infer.shortlist; translate
+    #: --shortlist), or over the whole target vocabulary when None
+    shortlist: Any = None
 
     @classmethod
     def open(cls, workspace, run_refs: Sequence[int | str], which: str = "best",
@@ -154,6 +157,7 @@ class TranslationSession:
         document (each sentence sees its predecessors; with `target_context`, the
         model's own translations of them, see translate_documents). `amp`: decode in
         bf16 where possible (None: the session's setting)."""
+        options.setdefault("shortlist", self.shortlist)
         if self.is_context_model:
             return self.translate_documents([sentences], beam=beam, unk_replace=unk_replace,
                                             dictionary=dictionary, ctx=ctx,
@@ -172,6 +176,7 @@ class TranslationSession:
         """Documents in order; a context model sees each sentence's previous source
         sentences, or with `target_context` its own previous translations (mapped to
         source ids by token string when the run's vocabularies differ)."""
+        options.setdefault("shortlist", self.shortlist)
         if not self.is_context_model:
             if target_context:
                 raise ConfigError(self._no_target_context())

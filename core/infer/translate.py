@@ -29,6 +29,7 @@ from core.data.dataset import text_to_tokens
 from core.errors import ConfigError
 from core.infer.ensemble import Ensemble
 from core.infer.search import Hypothesis, beam_search, greedy
+from core.infer.shortlist import Shortlist
 from core.infer.unk_replace import UnkReport, replace_unknowns
 from core.jobs import JobContext
 from core.models.base import PAD, Seq2Seq
@@ -118,10 +119,14 @@ def _device(model: Seq2Seq) -> torch.device:
 
 def _search(
     model: Seq2Seq, ids: list[list[int]], beam: int, search_opts: dict[str, Any],
-    extra: dict[str, Tensor],
+    extra: dict[str, Tensor], shortlist: Shortlist | None = None,
 ) -> list[Hypothesis]:
+    """Decode one batch of source ids; with a shortlist, over its candidates for this
+    batch's source words only."""
     src, lens = pad_batch(ids, _device(model))
     extra = {k: v.to(src.device) for k, v in extra.items()}
+    if shortlist is not None:
+        search_opts = {**search_opts, "out_vocab": shortlist.candidates(src)}
     if beam == 1:
         return greedy(model, src, lens, **search_opts, **extra)
     return [hyps[0] for hyps in beam_search(model, src, lens, beam=beam, **search_opts, **extra)]
@@ -156,9 +161,10 @@ def translate_sentences(
     tgt_preprocessor: Any, sentences: list[str], beam: int = 5, batch_size: int = 32,
     unk_replace: bool = False, dictionary: dict[str, str] | None = None,
     ctx: JobContext | None = None, length_penalty: float = 0.0, length_norm: bool = False,
-    max_len_ratio: float = 2.0, max_len_abs: int = 200,
+    max_len_ratio: float = 2.0, max_len_abs: int = 200, shortlist: Shortlist | None = None,
 ) -> list[Translation]:
-    """Translate independent sentences; results in input order.
+    """Translate independent sentences; results in input order. With `shortlist`, each
+    batch is decoded over its lexical shortlist (core.infer.shortlist).
 
     Emits 'progress' (done, total) after each batch and 'translation'
     (index, translation) per sentence; raises core.jobs.JobCancelled when cancelled.
@@ -178,7 +184,8 @@ def translate_sentences(
         _checkpoint(ctx)
         chunk = [i for i in order[start : start + batch_size]]
         todo = [i for i in chunk if ids[i]]
-        hyps = dict(zip(todo, _search(model, [ids[i] for i in todo], beam, search_opts, {}),
+        hyps = dict(zip(todo, _search(model, [ids[i] for i in todo], beam, search_opts, {},
+                                           shortlist),
                         strict=True)) if todo else {}
         for i in chunk:
             results[i] = _finish(sentences[i], toks[i], hyps.get(i), tgt_vocab,
@@ -208,7 +215,7 @@ def translate_documents(
     ctx_sentences: int = 1, target_context: bool = False, unk_replace: bool = False,
     dictionary: dict[str, str] | None = None, ctx: JobContext | None = None,
     length_penalty: float = 0.0, length_norm: bool = False, max_len_ratio: float = 2.0,
-    max_len_abs: int = 200, ctx_following: int = 0,
+    max_len_abs: int = 200, ctx_following: int = 0, shortlist: Shortlist | None = None,
 ) -> list[list[Translation]]:
     """Translate documents in order, giving each sentence the previous `ctx_sentences`
     sentences of its document as `ctx`/`ctx_lens` (source side; or, with
@@ -263,7 +270,7 @@ def translate_documents(
                                           ctx_following) for d, pos in todo]
                 c_ids, c_lens = pad_batch(contexts)
                 found = _search(model, [ids[d][pos] for d, pos in todo], beam, search_opts,
-                                {"ctx": c_ids, "ctx_lens": c_lens})
+                                {"ctx": c_ids, "ctx_lens": c_lens}, shortlist)
                 hyps = dict(zip(todo, found, strict=True))
             for d, pos in chunk:
                 tr = _finish(documents[d][pos], toks[d][pos], hyps.get((d, pos)), tgt_vocab,

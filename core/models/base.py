@@ -95,10 +95,12 @@ class Seq2Seq(nn.Module):
         raise NotImplementedError
 
     def step(
-        self, y_prev: Tensor, state: State, enc: State
+        self, y_prev: Tensor, state: State, enc: State, out_vocab: Tensor | None = None
     ) -> tuple[Tensor, Tensor, State, Tensor | None]:
         """One decoding step. y_prev: batch (long) -> (log_probs batch x V, attention
-        batch x S, new state, positions batch or None)."""
+        batch x S, new state, positions batch or None). With `out_vocab` (K sorted target
+        ids, a shortlist: core.infer.shortlist) the log-probs are batch x K, normalised
+        over those K words."""
         raise NotImplementedError
 
 

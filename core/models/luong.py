@@ -21,7 +21,7 @@ from torch import Tensor, nn
 from core.config import ModelConfig
 from core.errors import ConfigError
 from core.models.attention import LuongAttention
-from core.models.base import PAD, Seq2Seq, Seq2SeqOutput, State, length_mask, output_scores
+from core.models.base import PAD, Seq2Seq, Seq2SeqOutput, State, length_mask, output_log_probs, output_scores
 from core.models.rnn_common import (
     PackedEncoder,
     reverse_padded,
@@ -206,9 +206,9 @@ class LuongModel(Seq2Seq):
         pos = None if poss[0] is None else torch.stack(poss, dim=1)
         return torch.stack(outs, dim=1), torch.stack(attns, dim=1), pos
 
-    def step(self, y_prev: Tensor, state: State, enc: State):
-        """y_prev: batch -> (log_probs batch x V, attention batch x S, new state, positions
-        batch (local-m/local-p) or None)."""
+    def step(self, y_prev: Tensor, state: State, enc: State, out_vocab: Tensor | None = None):
+        """y_prev: batch -> (log_probs batch x V (or K over `out_vocab`, a shortlist),
+        attention batch x S, new state, positions batch (local-m/local-p) or None)."""
         emb = self.drop(self.tgt_embed(y_prev))  # batch x E
         if self.feed:
             h_tilde, attn, pos, new_state = self._feed_step(emb, state, enc)
@@ -219,7 +219,7 @@ class LuongModel(Seq2Seq):
             h_tilde, attn = h_tilde[:, 0], attn[:, 0]
             pos = None if pos is None else pos[:, 0]
             new_state = {"h": to_batch_first(h), "c": to_batch_first(c), "t": state["t"] + 1}
-        logp = torch.log_softmax(self.w_s(h_tilde), dim=-1)  # batch x V
+        logp = output_log_probs(self.w_s, h_tilde, out_vocab)  # batch x V (or K)
         return logp, attn, new_state, pos
 
     def forward(self, src: Tensor, src_lens: Tensor, tgt_in: Tensor,

@@ -11,7 +11,7 @@ import torch
 from torch import Tensor, nn
 
 from core.config import ModelConfig
-from core.models.base import PAD, Seq2Seq, Seq2SeqOutput, State, output_scores
+from core.models.base import PAD, Seq2Seq, Seq2SeqOutput, State, output_log_probs, output_scores
 from core.models.rnn_common import (
     PackedEncoder,
     reverse_padded,
@@ -66,12 +66,12 @@ class RNNEncDec(Seq2Seq):
             return {"h": to_batch_first(hidden[0]), "c": to_batch_first(hidden[1])}
         return {"h": to_batch_first(hidden)}
 
-    def step(self, y_prev: Tensor, state: State, enc: State):
-        """y_prev: batch -> (log_probs batch x V, all-zero attention batch x S, new state,
-        None)."""
+    def step(self, y_prev: Tensor, state: State, enc: State, out_vocab: Tensor | None = None):
+        """y_prev: batch -> (log_probs batch x V (or K over `out_vocab`), all-zero attention
+        batch x S, new state, None)."""
         emb = self.drop(self.tgt_embed(y_prev))[:, None]  # batch x 1 x E
         top, hidden = self.rnn(emb, self._hidden(state))
-        logp = torch.log_softmax(self.out(self.drop(top[:, 0])), dim=-1)  # batch x V
+        logp = output_log_probs(self.out, self.drop(top[:, 0]), out_vocab)  # batch x V (or K)
         attn = enc["no_attention"].to(logp.dtype)
         return logp, attn, self._state(hidden), None
 

@@ -82,12 +82,12 @@ class RNNSearch(Seq2Seq):
         t = t_tilde.unflatten(-1, (self.units, self.pool)).amax(-1)  # maxout
         return output_scores(self.w_o, self.drop(t), out_vocab)
 
-    def step(self, y_prev: Tensor, state: State, enc: State):
-        """y_prev: batch -> (log_probs batch x V (fp32), attention batch x S, {'s': batch x H},
-        None)."""
+    def step(self, y_prev: Tensor, state: State, enc: State, out_vocab: Tensor | None = None):
+        """y_prev: batch -> (log_probs batch x V (or K over `out_vocab`; fp32), attention
+        batch x S, {'s': batch x H}, None)."""
         emb = self.drop(self.tgt_embed(y_prev))  # batch x E
         context, weights, s = self._recur(emb, state["s"], enc)
-        logp = torch.log_softmax(self._output(state["s"], emb, context).float(), dim=-1)
+        logp = torch.log_softmax(self._output(state["s"], emb, context, out_vocab).float(), dim=-1)
         return logp, weights, {"s": s}, None
 
     def forward(self, src: Tensor, src_lens: Tensor, tgt_in: Tensor,

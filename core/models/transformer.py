@@ -246,10 +246,12 @@ class TransformerBase(Seq2Seq):
         empty = memory.new_zeros(memory.size(0), 0, self.d_model)  # batch x 0 x d
         return {f"layer{i}": empty for i in range(len(self.decoder))}
 
-    def step(self, y_prev: Tensor, state: State, enc: State) -> tuple[Tensor, Tensor, State, None]:
-        """y_prev: batch -> (log_probs batch x V, attention batch x S, new state, None)."""
+    def step(self, y_prev: Tensor, state: State, enc: State, out_vocab: Tensor | None = None
+             ) -> tuple[Tensor, Tensor, State, None]:
+        """y_prev: batch -> (log_probs batch x V (or K over `out_vocab`, a shortlist),
+        attention batch x S, new state, None)."""
         past = [state[f"layer{i}"] for i in range(len(self.decoder))]
-        scores, cross, inputs = self._decode(y_prev[:, None], enc, past)
+        scores, cross, inputs = self._decode(y_prev[:, None], enc, past, out_vocab)
         heads = self._source_attention(cross, enc)  # layers x batch x heads x 1 x S
         new_state = {f"layer{i}": torch.cat([p, x], dim=1) for i, (p, x) in enumerate(zip(past, inputs, strict=True))}
         return torch.log_softmax(scores[:, 0].float(), dim=-1), heads[-1].mean(dim=1)[:, 0], \

@@ -7,6 +7,11 @@ OpenNMT-py. The model is a bench variant (core.services.bench, the bench-onmt si
 initial weights, or a trained run of a workspace; the sentences are the first
 `sentences` sources of the bench split, decoded `batch_size` at a time in input order
 after one untimed warm-up batch. Speed does not depend on the weights at a fixed length.
+
+With a shortlist (`bench translate --shortlist 50,100`) the same batches are decoded a
+second time over each batch's lexical shortlist (core.infer.shortlist), its lexicon
+aligned by eflomal on the bench pairs (cached in the data folder); the time to pick each
+batch's candidates is part of the timed work.
 """
 from __future__ import annotations
 
@@ -25,36 +30,71 @@ from core.services.bench import (
     machine_line,
 )
 
-HEADER = f"{'model':<28} {'search':>8} {'batch':>6} {'sent/s':>8} {'tgt tok/s':>10} {'ms/sent':>8}"
+HEADER = f"{'model':<34} {'search':>8} {'batch':>6} {'sent/s':>8} {'tgt tok/s':>10} {'ms/sent':>8}"
 
 
 def decode_all(model, batches: list[list[list[int]]], beam: int, length: int,
-               device: torch.device, amp: bool = False) -> int:
+               device: torch.device, amp: bool = False, shortlist=None) -> tuple[int, int]:
     """Decode every batch at the fixed length (in bf16 autocast with `amp`, where the
-    device has it); returns the output tokens (EOS excluded)."""
+    device has it; over each batch's candidates with a Shortlist); returns (output tokens
+    (EOS excluded), candidate words summed over batches)."""
     from core.infer.search import beam_search, greedy
     from core.infer.translate import pad_batch
     from core.train.device import autocast
 
-    produced = 0
+    produced = words = 0
     with torch.inference_mode(), autocast(device, amp):
         for sents in batches:
             src, lens = pad_batch(sents, device)
             opts = dict(max_len_abs=length, max_len_ratio=1e9, min_len=length)
+            if shortlist is not None:
+                opts["out_vocab"] = shortlist.candidates(src)
+                words += len(opts["out_vocab"])
             if beam == 1:
                 hyps = greedy(model, src, lens, **opts)
             else:
                 hyps = [h[0] for h in beam_search(model, src, lens, beam=beam, **opts)]
             produced += sum(len(h.tokens) for h in hyps)
-    return produced
+    return produced, words
+
+
+def bench_lexicon(src_tok, tgt_tok, src_vocab, tgt_vocab, data_dir: str | None, out: TextIO):
+    """LexicalCounts of the bench pairs: eflomal (grow-diag-final-and) links on the
+    vocabulary's tokens, cached under `data_dir`/alignments when there is a data folder."""
+    from pathlib import Path
+
+    from core.atomic import write_text_atomic
+    from core.evaluate.baseline import align_eflomal
+    from core.infer.shortlist import count_links
+    from core.train import guidance
+
+    src_ids = [src_vocab.encode(s) for s in src_tok]
+    tgt_ids = [tgt_vocab.encode(t) for t in tgt_tok]
+    src_lines = guidance.token_lines(src_ids, src_vocab)
+    tgt_lines = guidance.token_lines(tgt_ids, tgt_vocab)
+    path = guidance.link_file(Path(data_dir), src_lines, tgt_lines) if data_dir else None
+    if path is not None and path.is_file():
+        links = guidance.read_links(path, len(src_lines))
+    else:
+        print(f"# aligning the {len(src_lines):,} bench pairs with eflomal for the shortlist",
+              file=out, flush=True)
+        links = [sorted(a.sure) for a in
+                 align_eflomal(src_lines, tgt_lines).symmetrized(guidance.HEURISTIC)]
+        if path is not None:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            write_text_atomic(path, guidance.links_text(links))
+    return count_links(src_ids, tgt_ids, links, len(src_vocab), len(tgt_vocab))
 
 
 def run_translate_bench(variant: str, sentences: int, length: int, beams: list[int],
                         batch_size: int, device: str, data_dir: str | None, threads: int,
                         split: str = "default", out: TextIO = sys.stdout,
-                        amp: bool = False) -> list[dict]:
+                        amp: bool = False, shortlist: tuple[int, int] | None = None
+                        ) -> list[dict]:
     """Measure `variant` (a bench variant name) decoding, in fp32 and (with `amp`, where
-    the device has native bf16) in bf16 autocast; print a table, return rows."""
+    the device has native bf16) in bf16 autocast, over the whole vocabulary and (with
+    `shortlist` = (per_word, frequent)) over each batch's shortlist; print a table,
+    return rows."""
     from core.data.vocab import Vocab
     from core.models.registry import build_model
     from core.train.device import amp_active
@@ -85,12 +125,18 @@ def run_translate_bench(variant: str, sentences: int, length: int, beams: list[i
     precisions = [False] + ([True] if amp and amp_active(dev, True) else [])
     if amp and len(precisions) == 1:
         print(f"# --amp: {dev} has no native bf16; fp32 only", file=out)
-    for beam, bf16 in ((b, p) for p in precisions for b in beams):
-        decode_all(model, batches[:1], beam, length, dev, bf16)  # warm-up
+    lists = [None]
+    if shortlist is not None:
+        from core.infer.shortlist import Shortlist
+
+        lists.append(Shortlist(bench_lexicon(src_tok, tgt_tok, src_vocab, tgt_vocab,
+                                             data_dir, out), *shortlist))
+    for sl, beam, bf16 in ((s, b, p) for s in lists for p in precisions for b in beams):
+        decode_all(model, batches[:1], beam, length, dev, bf16, sl)  # warm-up
         if dev.type == "cuda":
             torch.cuda.synchronize(dev)
         start = time.perf_counter()
-        produced = decode_all(model, batches, beam, length, dev, bf16)
+        produced, words = decode_all(model, batches, beam, length, dev, bf16, sl)
         if dev.type == "cuda":
             torch.cuda.synchronize(dev)
         elapsed = time.perf_counter() - start
@@ -99,11 +145,19 @@ def run_translate_bench(variant: str, sentences: int, length: int, beams: list[i
         row = {"variant": variant, "beam": beam, "batch": batch_size, "sentences": len(ids),
                "length": length, "seconds": elapsed, "sent_per_s": len(ids) / elapsed,
                "tgt_tok_per_s": produced / elapsed, "device": device,
-               "threads": torch.get_num_threads(), "precision": "bf16" if bf16 else "fp32"}
+               "threads": torch.get_num_threads(), "precision": "bf16" if bf16 else "fp32",
+               "shortlist": None if sl is None else f"{sl.per_word},{sl.frequent}",
+               "mean_candidates": words / len(batches) if sl is not None else len(tgt_vocab)}
         rows.append(row)
         search = "greedy" if beam == 1 else f"beam {beam}"
         name = variant + ("+bf16" if bf16 else "")
-        print(f"{name:<28} {search:>8} {batch_size:>6} {row['sent_per_s']:>8.1f} "
+        if sl is not None:
+            name += f"+sl{sl.per_word},{sl.frequent}"
+        print(f"{name:<34} {search:>8} {batch_size:>6} {row['sent_per_s']:>8.1f} "
               f"{row['tgt_tok_per_s']:>10.0f} {1000 * elapsed / len(ids):>8.1f}",
               file=out, flush=True)
+    if shortlist is not None:
+        mean = next(r["mean_candidates"] for r in rows if r["shortlist"])
+        print(f"# shortlist: {mean:,.0f} candidate words per batch on average, of "
+              f"{len(tgt_vocab):,}", file=out)
     return rows

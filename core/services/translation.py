@@ -181,9 +181,13 @@ def n_best_lines(session, sentences: list[str], beam: int, n_best: int,
         chunk = sentences[start:start + batch_size]
         ids = [list(src_vocab.encode(source_tokens(s, src_pre, src_vocab))) for s in chunk]
         keep = [k for k, s in enumerate(ids) if s]
-        with session.precision():
-            found = beam_search(model, *pad_batch([ids[k] for k in keep], device),
-                                beam=beam, n_best=n_best) if keep else []
+        found = []
+        if keep:
+            src, lens = pad_batch([ids[k] for k in keep], device)
+            shortlist = {} if session.shortlist is None else {
+                "out_vocab": session.shortlist.candidates(src)}
+            with session.precision():
+                found = beam_search(model, src, lens, beam=beam, n_best=n_best, **shortlist)
         hyps = dict(zip(keep, found, strict=True))
         for k in range(len(chunk)):
             for h in hyps.get(k, []):

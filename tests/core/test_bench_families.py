@@ -57,3 +57,29 @@ def test_decoding_bench_emits_exactly_the_fixed_length(tmp_path):
     assert "beam 3" in out.getvalue()
     with pytest.raises(ConfigError, match="unknown variant"):
         run_translate_bench("gpt", 1, 1, [1], 1, "cpu", str(tmp_path), 1)
+
+
+def test_decoding_bench_with_a_shortlist_decodes_the_same_work_over_fewer_words(tmp_path):
+    """`bench translate --shortlist`: the same fixed-length work a second time, over each
+    batch's candidates; the lexicon's eflomal links are cached in the data folder."""
+    from core.services.bench_translate import run_translate_bench
+
+    for side in ("es", "en"):
+        (tmp_path / f"train.tok.{side}").write_text(
+            (DEMO / f"demo.{side}").read_text(encoding="utf-8"), encoding="utf-8")
+    out = io.StringIO()
+    rows = run_translate_bench("luong-global-general", sentences=10, length=6, beams=[3],
+                               batch_size=5, device="cpu", data_dir=str(tmp_path), threads=1,
+                               out=out, shortlist=(2, 5))
+    full, short = rows
+    assert full["shortlist"] is None and short["shortlist"] == "2,5"
+    assert full["sentences"] == short["sentences"] == 10
+    # specials + 5 frequent words + at most 2 per distinct source word of a batch
+    assert 9 <= short["mean_candidates"] < full["mean_candidates"] / 4
+    assert "aligning the" in out.getvalue()
+    assert list((tmp_path / "alignments").glob("*.pharaoh"))
+    out2 = io.StringIO()
+    run_translate_bench("luong-global-general", sentences=10, length=6, beams=[1],
+                        batch_size=5, device="cpu", data_dir=str(tmp_path), threads=1,
+                        out=out2, shortlist=(2, 5))
+    assert "aligning the" not in out2.getvalue()  # the cached links are read

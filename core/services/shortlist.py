@@ -1,0 +1,81 @@
+"""A run's lexical shortlist (core.infer.shortlist), for both fronts: built once from the
+run's training split and stored with the run as `shortlist.npz`.
+
+Building it aligns the training split on the model's own tokens with eflomal
+(grow-diag-final-and), the same links guided alignment uses: they are stored in the
+corpus's folder (core.train.guidance.link_file) and reused by any run with the same
+training tokens, so a guided run's shortlist costs no second alignment when its
+training pairs are the same ones.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+from core.errors import ConfigError
+from core.infer.shortlist import LexicalCounts, Shortlist, count_links
+
+LEXICON_FILE = "shortlist.npz"
+
+
+def lexicon_path(ws, run_id: int) -> Path:
+    """Where run `run_id`'s lexicon (LexicalCounts) is stored."""
+    return ws.run_dir(run_id) / LEXICON_FILE
+
+
+def build_lexicon(ws, run_ref: int | str, log: Callable[[str], None] = lambda _m: None) -> Path:
+    """Count the aligned word pairs of run `run_ref`'s training split and store them with
+    the run; returns the file. ConfigError for a run without a corpus or vocabularies."""
+    from core.atomic import write_text_atomic
+    from core.config import RunConfig
+    from core.data.dataset import text_to_tokens
+    from core.services.corpora import load_split_corpora
+    from core.train import guidance
+    from core.train.artifacts import load_text_side
+
+    info = ws.get_run(run_ref)
+    run_dir = ws.run_dir(info.id)
+    side = load_text_side(run_dir)
+    if side is None or info.corpus_id is None:
+        raise ConfigError(f"run {info.name!r} has no vocabularies or no corpus yet: a "
+                          "shortlist is built from a trained run's training split")
+    src_vocab, tgt_vocab, src_pre, tgt_pre = side
+    seed = RunConfig.from_dict(info.config).train.seed
+    _, parts = load_split_corpora(ws, info.corpus_id, seed)
+    src_ids, tgt_ids = [], []
+    for pair in parts["train"].pairs:
+        s = src_vocab.encode(text_to_tokens(pair.src, src_pre, src_vocab))
+        t = tgt_vocab.encode(text_to_tokens(pair.tgt, tgt_pre, tgt_vocab))
+        if s and t:
+            src_ids.append(s)
+            tgt_ids.append(t)
+    src_lines = guidance.token_lines(src_ids, src_vocab)
+    tgt_lines = guidance.token_lines(tgt_ids, tgt_vocab)
+    link_path = guidance.link_file(ws.get_corpus(info.corpus_id).path, src_lines, tgt_lines)
+    if link_path.is_file():
+        log(f"shortlist: reusing the stored alignments {link_path.name}")
+        links = guidance.read_links(link_path, len(src_lines))
+    else:
+        from core.evaluate.baseline import align_eflomal  # eflomal: a compiled extension
+
+        log(f"shortlist: aligning {len(src_lines):,} training pairs of {info.name!r} with "
+            f"eflomal ({guidance.HEURISTIC}); stored for reuse")
+        links = [sorted(a.sure) for a in
+                 align_eflomal(src_lines, tgt_lines).symmetrized(guidance.HEURISTIC)]
+        link_path.parent.mkdir(parents=True, exist_ok=True)
+        write_text_atomic(link_path, guidance.links_text(links))
+    counts = count_links(src_ids, tgt_ids, links, len(src_vocab), len(tgt_vocab))
+    path = counts.save(lexicon_path(ws, info.id))
+    log(f"shortlist: {len(counts.src):,} word pairs from {len(src_ids):,} training pairs "
+        f"stored in {path}")
+    return path
+
+
+def load_shortlist(ws, run_ref: int | str, per_word: int = 50, frequent: int = 100,
+                   log: Callable[[str], None] = lambda _m: None) -> Shortlist:
+    """Run `run_ref`'s shortlist, its lexicon built first when the run has none."""
+    info = ws.get_run(run_ref)
+    path = lexicon_path(ws, info.id)
+    if not path.is_file():
+        build_lexicon(ws, info.id, log)
+    return Shortlist(LexicalCounts.load(path), per_word, frequent)

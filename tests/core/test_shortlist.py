@@ -1,0 +1,214 @@
+"""Lexical shortlists (core.infer.shortlist): link counts, per-batch candidates, and
+search over a shortlist against search over the whole vocabulary for every family."""
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+import torch
+from torch import nn
+
+from core.errors import ConfigError
+from core.infer.ensemble import Ensemble
+from core.infer.search import beam_search, greedy
+from core.infer.shortlist import LexicalCounts, Shortlist, count_links, parse_spec
+from tests.core.test_infer_models import NAMES, VOCAB, inputs, model_for
+
+
+def small_counts() -> LexicalCounts:
+    # source 5 -> target 7 (3 links) and 8 (1); source 6 -> target 9 (2); 4 unaligned
+    src = [[5, 6], [5, 4], [5, 6, 5]]
+    tgt = [[7, 9], [7, 10], [7, 9, 8]]
+    links = [[(0, 0), (1, 1)], [(0, 0)], [(0, 0), (1, 1), (2, 2)]]
+    return count_links(src, tgt, links, src_vocab_size=12, tgt_vocab_size=12)
+
+
+def test_link_counts_rank_translations_by_frequency():
+    c = small_counts()
+    assert list(zip(c.src.tolist(), c.tgt.tolist(), c.count.tolist(), strict=True)) == [
+        (5, 7, 3), (5, 8, 1), (6, 9, 2)]
+    assert c.target_freq.tolist() == [0, 0, 0, 0, 0, 0, 0, 3, 1, 2, 1, 0]
+    capped = count_links([[5, 5]], [[7, 8]], [[(0, 0), (1, 1), (0, 1)]], 12, 12, keep=1)
+    assert capped.tgt.tolist() == [8]  # 5->8 twice beats 5->7 once
+
+
+def test_candidates_are_specials_frequent_words_and_each_source_words_best(tmp_path):
+    counts = small_counts()
+    path = counts.save(tmp_path / "lex.npz")
+    sl = Shortlist(LexicalCounts.load(path), per_word=1, frequent=1)
+    # 7 is the most frequent target word; 5's best is 7, 6's best is 9; 8 and 10 are not in
+    assert sl.candidates(torch.tensor([[5, 6, 0]])).tolist() == [0, 1, 2, 3, 7, 9]
+    assert sl.candidates(torch.tensor([[4, 0]])).tolist() == [0, 1, 2, 3, 7]
+    sl2 = Shortlist(counts, per_word=2, frequent=0)
+    assert sl2.candidates(torch.tensor([[5], [11]])).tolist() == [0, 1, 2, 3, 7, 8]
+    assert parse_spec("30,200") == (30, 200)
+    with pytest.raises(ConfigError, match="PER_WORD,FREQUENT"):
+        parse_spec("30")
+    with pytest.raises(ConfigError, match="1 <= words per source word"):
+        Shortlist(counts, per_word=0)
+
+
+def test_a_damaged_lexicon_file_names_itself(tmp_path):
+    bad = tmp_path / "shortlist.npz"
+    bad.write_bytes(b"not a zip")
+    with pytest.raises(ConfigError, match="shortlist.npz.*rebuilt"):
+        LexicalCounts.load(bad)
+
+
+def output_layer(model) -> nn.Linear:
+    layers = [m for m in model.modules() if isinstance(m, nn.Linear) and m.out_features == VOCAB]
+    assert len(layers) == 1
+    return layers[0]
+
+
+SUBSET = torch.tensor([0, 1, 2, 3, 5, 8, 9, 12, 13, 17])
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_search_over_a_shortlist_equals_search_with_the_other_words_ruled_out(name):
+    """Searching over K candidates must give the hypotheses (tokens, scores) of a full
+    search whose other V - K words have (numerically) zero probability."""
+    src, lens, extra = inputs()
+    model = model_for(name)
+    masked = model_for(name)
+    with torch.no_grad():
+        out = output_layer(masked)
+        if out.bias is None:
+            out.bias = nn.Parameter(torch.zeros(VOCAB))
+        off = torch.ones(VOCAB, dtype=torch.bool)
+        off[SUBSET] = False
+        out.bias[off] = -1e4
+    opts = dict(max_len_ratio=1.5, **extra)
+    g_short = greedy(model, src, lens, out_vocab=SUBSET, **opts)
+    g_full = greedy(masked, src, lens, **opts)
+    b_short = beam_search(model, src, lens, beam=3, n_best=2, out_vocab=SUBSET, **opts)
+    b_full = beam_search(masked, src, lens, beam=3, n_best=2, **opts)
+    for gs, gf in zip(g_short, g_full, strict=True):
+        assert gs.tokens == gf.tokens
+        assert set(gs.tokens) <= set(SUBSET.tolist())
+        assert gs.score == pytest.approx(gf.score, abs=1e-4)
+    for hs, hf in zip(b_short, b_full, strict=True):
+        assert [h.tokens for h in hs] == [h.tokens for h in hf]
+        assert [h.score for h in hs] == pytest.approx([h.score for h in hf], abs=1e-4)
+        np.testing.assert_allclose(hs[0].attention, hf[0].attention, atol=1e-5)
+
+
+@pytest.mark.parametrize("name", ["luong-global-general", "transformer"])
+def test_a_shortlist_of_the_whole_vocabulary_changes_nothing(name):
+    src, lens, extra = inputs()
+    model = model_for(name)
+    everything = torch.arange(VOCAB)
+    full = beam_search(model, src, lens, beam=4, max_len_ratio=1.5, **extra)
+    same = beam_search(model, src, lens, beam=4, max_len_ratio=1.5, out_vocab=everything,
+                       **extra)
+    for a, b in zip(full, same, strict=True):
+        assert a[0].tokens == b[0].tokens
+        assert a[0].score == pytest.approx(b[0].score, abs=1e-5)
+
+
+def test_an_ensemble_searches_over_the_shortlist():
+    src, lens, extra = inputs()
+    ens = Ensemble([model_for("luong-global-general", 0), model_for("luong-global-general", 1)])
+    hyps = beam_search(ens, src, lens, beam=3, out_vocab=SUBSET, max_len_ratio=1.5)
+    assert all(set(h[0].tokens) <= set(SUBSET.tolist()) for h in hyps)
+    assert any(h[0].tokens for h in hyps)
+
+
+def test_a_shortlist_without_the_specials_in_place_is_refused():
+    src, lens, _ = inputs()
+    model = model_for("luong-global-general")
+    for bad in (torch.tensor([0, 1, 3, 5]), torch.tensor([0, 1, 2, 3, 9, 5])):
+        with pytest.raises(ValueError, match="starting with 0..EOS"):
+            greedy(model, src, lens, out_vocab=bad)
+
+
+# --- a trained run's shortlist, end to end ------------------------------------------------
+@pytest.fixture(scope="module")
+def tiny_ws(tmp_path_factory):
+    """The demo corpus and a tiny run trained for a few steps."""
+    from core.jobs import JobContext
+    from core.services.demo import demo_config, import_demo_corpus
+    from core.services.training import create_run, train_run
+    from core.store import Workspace
+
+    root = tmp_path_factory.mktemp("shortlist") / "ws"
+    with Workspace.open(root) as ws:
+        corpus_id = import_demo_corpus(ws)
+        config = demo_config("tiny", dict(emb_size=16, hidden_size=24), max_steps=3,
+                             valid_every=3, device="cpu")
+        config.data.dev_sample = 4
+        train_run(ws, create_run(ws, corpus_id, config, "tiny"), JobContext())
+    return root
+
+
+def test_a_runs_lexicon_comes_from_its_training_split_and_is_stored(tiny_ws):
+    from core.services.shortlist import lexicon_path, load_shortlist
+    from core.store import Workspace
+    from core.train.artifacts import load_text_side
+
+    logs: list[str] = []
+    with Workspace.open(tiny_ws, create=False) as ws:
+        run = ws.get_run("tiny")
+        sl = load_shortlist(ws, "tiny", per_word=1, frequent=0, log=logs.append)
+        assert lexicon_path(ws, run.id).is_file()
+        src_vocab, tgt_vocab, _, _ = load_text_side(ws.run_dir(run.id))
+        # eflomal links "agua" to "water" and "tren" to "train" in the demo pairs
+        for es, en in (("agua", "water"), ("tren", "train")):
+            (best,) = sl.table[src_vocab.encode([es])[0]].tolist()
+            assert tgt_vocab.decode([best]) == [en]
+        assert any("aligning" in m for m in logs)
+        logs.clear()
+        again = load_shortlist(ws, "tiny", per_word=3, frequent=10, log=logs.append)
+        assert logs == []  # the stored lexicon is read, nothing is aligned again
+        assert again.table.shape == (len(src_vocab), 3)
+
+
+def test_translate_with_a_shortlist(tiny_ws, tmp_path, capsys):
+    from core.cli import run_cli
+
+    inp = tmp_path / "in.txt"
+    inp.write_text("¿Dónde está la estación de tren?\nUna botella de agua.\n", encoding="utf-8")
+    base = ["--workspace", str(tiny_ws), "translate", "--run", "tiny", "--beam", "3",
+            "--input", str(inp)]
+    assert run_cli(base) == 0
+    full = capsys.readouterr().out
+    # a shortlist holding every target word decodes exactly as the whole vocabulary does
+    assert run_cli([*base, "--shortlist", "200,100000"]) == 0
+    assert capsys.readouterr().out == full
+    assert run_cli([*base, "--shortlist", "1,0", "--json"]) == 0
+    records = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    from core.services.shortlist import load_shortlist
+    from core.store import Workspace
+    from core.train.artifacts import load_text_side
+
+    with Workspace.open(tiny_ws, create=False) as ws:
+        sl = load_shortlist(ws, "tiny", per_word=1, frequent=0)
+        src_vocab, tgt_vocab, _, _ = load_text_side(ws.run_dir(ws.get_run("tiny").id))
+    assert len(records) == 2
+    # one batch: its candidates are those of both sentences' source words
+    src = torch.tensor([i for rec in records for i in src_vocab.encode(rec["source_tokens"])])
+    allowed = set(sl.candidates(src[None]).tolist())
+    assert len(allowed) < len(tgt_vocab) // 4
+    produced = [set(tgt_vocab.encode(rec["target_tokens"])) for rec in records]
+    assert all(produced) and set.union(*produced) <= allowed
+
+
+def test_evaluate_with_a_shortlist_names_the_system_and_scores_its_translations(
+        tiny_ws, capsys):
+    from core.cli import run_cli
+
+    base = ["--workspace", str(tiny_ws), "evaluate", "--run", "tiny", "--beam", "2",
+            "--max-sentences", "20"]
+    assert run_cli(base) == 0
+    plain = capsys.readouterr().out
+    assert run_cli([*base, "--shortlist", "200,100000"]) == 0
+    listed = capsys.readouterr().out
+    assert "tiny +shortlist 200,100000" in listed
+
+    def scores(table: str, system: str) -> list[str]:
+        row = next(line for line in table.splitlines() if line.startswith(f"| {system} |"))
+        return row.split("|")[2:]  # BLEU, chrF, TER, tok. BLEU, perplexity
+
+    # every target word is a candidate: the same translations, the same scores
+    assert scores(listed, "tiny +shortlist 200,100000") == scores(plain, "tiny")
