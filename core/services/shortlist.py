@@ -40,13 +40,16 @@ def build_lexicon(ws, run_ref: int | str, log: Callable[[str], None] = lambda _m
         raise ConfigError(f"run {info.name!r} has no vocabularies or no corpus yet: a "
                           "shortlist is built from a trained run's training split")
     src_vocab, tgt_vocab, src_pre, tgt_pre = side
-    seed = RunConfig.from_dict(info.config).train.seed
-    _, parts = load_split_corpora(ws, info.corpus_id, seed)
+    config = RunConfig.from_dict(info.config)
+    _, parts = load_split_corpora(ws, info.corpus_id, config.train.seed)
+    longest = config.data.max_len if config.data.max_len > 0 else float("inf")
     src_ids, tgt_ids = [], []
+    # the pairs the run trained on (core.data.dataset: non-empty, at most data.max_len
+    # tokens a side), so a guided run's stored links are these very pairs' links
     for pair in parts["train"].pairs:
         s = src_vocab.encode(text_to_tokens(pair.src, src_pre, src_vocab))
         t = tgt_vocab.encode(text_to_tokens(pair.tgt, tgt_pre, tgt_vocab))
-        if s and t:
+        if s and t and len(s) <= longest and len(t) <= longest:
             src_ids.append(s)
             tgt_ids.append(t)
     src_lines = guidance.token_lines(src_ids, src_vocab)

@@ -139,7 +139,20 @@ def tiny_ws(tmp_path_factory):
                              valid_every=3, device="cpu")
         config.data.dev_sample = 4
         train_run(ws, create_run(ws, corpus_id, config, "tiny"), JobContext())
+        config.train.guided_alignment = 0.5
+        train_run(ws, create_run(ws, corpus_id, config, "tiny-guided"), JobContext())
     return root
+
+
+def test_a_guided_runs_shortlist_reuses_its_training_links(tiny_ws):
+    from core.services.shortlist import load_shortlist
+    from core.store import Workspace
+
+    logs: list[str] = []
+    with Workspace.open(tiny_ws, create=False) as ws:
+        load_shortlist(ws, "tiny-guided", log=logs.append)
+    assert any("reusing the stored alignments" in m for m in logs), logs
+    assert not any("aligning" in m for m in logs)
 
 
 def test_a_runs_lexicon_comes_from_its_training_split_and_is_stored(tiny_ws):
@@ -157,7 +170,8 @@ def test_a_runs_lexicon_comes_from_its_training_split_and_is_stored(tiny_ws):
         for es, en in (("agua", "water"), ("tren", "train")):
             (best,) = sl.table[src_vocab.encode([es])[0]].tolist()
             assert tgt_vocab.decode([best]) == [en]
-        assert any("aligning" in m for m in logs)
+        # (the guided run's training stored these pairs' links: they are reused)
+        assert any("reusing the stored alignments" in m for m in logs), logs
         logs.clear()
         again = load_shortlist(ws, "tiny", per_word=3, frequent=10, log=logs.append)
         assert logs == []  # the stored lexicon is read, nothing is aligned again
