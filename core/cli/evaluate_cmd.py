@@ -25,6 +25,7 @@ from pathlib import Path
 from core.cli.progress import StderrProgress
 from core.cli.translate_cmd import add_model_args
 from core.errors import ConfigError
+from core.infer.shortlist import parse_spec
 from core.jobs import JobContext
 from core.services import evaluation as service
 
@@ -80,6 +81,9 @@ def run(args: argparse.Namespace) -> int:
     modes = sum(bool(x) for x in (args.contrastive, args.doc_level))
     if modes > 1:
         raise ConfigError("choose one of --contrastive and --doc-level")
+    if args.shortlist and args.contrastive:
+        raise ConfigError("--contrastive scores given translations by forced decoding over the "
+                          "whole vocabulary; --shortlist only changes search: drop it")
     if args.gates is not None and not args.contrastive:
         raise ConfigError("--gates reads the gates on a contrastive set: give --contrastive")
     with Workspace.open(args.workspace, create=False) as ws:
@@ -91,6 +95,8 @@ def run(args: argparse.Namespace) -> int:
             sessions, run_ids = with_shortlists(ws, sessions, run_ids, args.shortlist, log)
         pairs, test_name, src_lang, tgt_lang = service.evaluation_pairs(
             ws, ws.get_run(args.run[0]), args.test, args.src, args.ref, args.max_sentences)
+        if args.shortlist:  # stored apart from the same runs' full-vocabulary scores
+            test_name += f" +shortlist {','.join(map(str, parse_spec(args.shortlist)))}"
         ctx = JobContext([StderrProgress()])
         if args.doc_level:
             result = service.document_level_and_store(ws, sessions, run_ids, pairs, test_name,
@@ -115,7 +121,6 @@ def run(args: argparse.Namespace) -> int:
 
 def with_shortlists(ws, sessions: dict, run_ids: dict, spec: str, log):
     """Give each session its first run's shortlist; system names get ' +shortlist SPEC'."""
-    from core.infer.shortlist import parse_spec
     from core.services.shortlist import load_shortlist
 
     per_word, frequent = parse_spec(spec)

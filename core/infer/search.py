@@ -8,7 +8,9 @@ context models the gate values lambda per source token (see `encoder_gates`).
 Length limit: a sentence of `n` source tokens gets at most
 `min(max_len_abs, ceil(max_len_ratio * n))` output tokens before EOS; at the step
 after that EOS is forced, so every hypothesis ends with a scored EOS and its
-`log_prob` always equals the forced-decoding score of its tokens. `min_len` forbids EOS
+`log_prob` always equals the forced-decoding score of its tokens (over the whole
+vocabulary; with a shortlist, `out_vocab`, each step is normalised over the K candidate
+words instead, so scores are higher than the forced score). `min_len` forbids EOS
 before that many output tokens (with min_len = max_len_abs every output has exactly
 that length: the decoding benchmark's fixed length).
 """

@@ -19,6 +19,9 @@ space, so its effect on BLEU is measured (experiments/RESULTS.md, docs/benchmark
 
 The candidate ids are sorted and start with the four specials, so a special's index in
 the candidate set equals its id (search code relies on EOS staying at index EOS).
+Candidates are the union over a batch (one output-layer slice per batch), so a
+sentence's translation can depend on the sentences batched with it, as in other
+decoders with lexical shortlists.
 """
 from __future__ import annotations
 
@@ -50,6 +53,10 @@ class LexicalCounts:
     target_freq: np.ndarray
     src_vocab_size: int
 
+    def fits(self, src_vocab_size: int, tgt_vocab_size: int) -> bool:
+        """Whether these counts were made for vocabularies of these sizes."""
+        return (self.src_vocab_size, len(self.target_freq)) == (src_vocab_size, tgt_vocab_size)
+
     def save(self, path: str | Path) -> Path:
         """Write as a compressed .npz, atomically."""
         def writer(f) -> None:
@@ -61,12 +68,15 @@ class LexicalCounts:
     @classmethod
     def load(cls, path: str | Path) -> LexicalCounts:
         """Read a file `save` wrote; ConfigError naming it when it is not one."""
+        import zipfile
+        import zlib
+
         path = Path(path)
         try:
             with np.load(path) as z:
                 return cls(z["src"], z["tgt"], z["count"], z["target_freq"],
                            int(z["src_vocab_size"]))
-        except (OSError, KeyError, ValueError) as exc:
+        except (OSError, KeyError, ValueError, EOFError, zipfile.BadZipFile, zlib.error) as exc:
             raise ConfigError(f"{path}: not a readable shortlist lexicon ({exc}); delete it "
                               "and it is rebuilt on the next use") from exc
 
@@ -84,6 +94,9 @@ def count_links(src_ids: Sequence[Sequence[int]], tgt_ids: Sequence[Sequence[int
         if not ls:
             continue
         a = np.asarray(ls, dtype=np.int64)
+        if a.min() < 0 or a[:, 0].max() >= len(s) or a[:, 1].max() >= len(t):
+            raise ValueError(f"a link {ls} points past its sentence pair ({len(s)} source, "
+                             f"{len(t)} target tokens)")
         s_parts.append(np.asarray(s, dtype=np.int64)[a[:, 0]])
         t_parts.append(np.asarray(t, dtype=np.int64)[a[:, 1]])
     target_freq = np.bincount(np.fromiter((i for t in tgt_ids for i in t), dtype=np.int64),

@@ -77,11 +77,12 @@ class TargetIdsAsSource(Seq2Seq):
         through `encode`."""
         return self.model.init_state(enc)
 
-    def step(self, y_prev: Tensor, state: State, enc: State
+    def step(self, y_prev: Tensor, state: State, enc: State, out_vocab: Tensor | None = None
              ) -> tuple[Tensor, Tensor, State, Tensor | None]:
-        """`model.step` unchanged: y_prev batch -> (log_probs batch x V, attention batch x S,
-        new state, positions or None)."""
-        return self.model.step(y_prev, state, enc)
+        """`model.step` unchanged: y_prev batch -> (log_probs batch x V (or K over
+        `out_vocab`, a shortlist), attention batch x S, new state, positions or None)."""
+        return self.model.step(y_prev, state, enc,
+                               **({} if out_vocab is None else {"out_vocab": out_vocab}))
 
 
 def target_context_models(members: Sequence[Any]) -> list[Seq2Seq]:

@@ -37,9 +37,10 @@ family routes its final projection through `output_scores` below.
 Incremental decoding (greedy, beam search, ensembles):
     enc   = model.encode(src, src_lens, **extra)        -> dict[str, Tensor]
     state = model.init_state(enc)                       -> dict[str, Tensor]
-    logp, attn, state, pos = model.step(y_prev, state, enc)
+    logp, attn, state, pos = model.step(y_prev, state, enc[, out_vocab=ids])
         y_prev: batch (long), the previous target token (BOS at the first step)
-        logp:   batch x vocab, attn: batch x src_len, pos: batch or None
+        logp:   batch x vocab (batch x K over a shortlist's K sorted ids `out_vocab`,
+                core/infer/shortlist.py), attn: batch x src_len, pos: batch or None
 Context models also put their gate values in `enc["gates"]` (batch x src_len, the
 per-token mean of lambda), which search copies onto every hypothesis.
 Every tensor in `enc` and `state` has the batch on dim 0, so search can expand and

@@ -77,8 +77,15 @@ def build_lexicon(ws, run_ref: int | str, log: Callable[[str], None] = lambda _m
 def load_shortlist(ws, run_ref: int | str, per_word: int = 50, frequent: int = 100,
                    log: Callable[[str], None] = lambda _m: None) -> Shortlist:
     """Run `run_ref`'s shortlist, its lexicon built first when the run has none."""
+    from core.train.artifacts import load_text_side
+
     info = ws.get_run(run_ref)
     path = lexicon_path(ws, info.id)
     if not path.is_file():
         build_lexicon(ws, info.id, log)
-    return Shortlist(LexicalCounts.load(path), per_word, frequent)
+    counts = LexicalCounts.load(path)
+    side = load_text_side(ws.run_dir(info.id))
+    if side is not None and not counts.fits(len(side[0]), len(side[1])):
+        log(f"shortlist: {path} was made for other vocabularies; rebuilding it")
+        counts = LexicalCounts.load(build_lexicon(ws, info.id, log))
+    return Shortlist(counts, per_word, frequent)

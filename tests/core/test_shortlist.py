@@ -65,8 +65,9 @@ def output_layer(model) -> nn.Linear:
 SUBSET = torch.tensor([0, 1, 2, 3, 5, 8, 9, 12, 13, 17])
 
 
+@pytest.mark.parametrize("min_len", [0, 3])
 @pytest.mark.parametrize("name", NAMES)
-def test_search_over_a_shortlist_equals_search_with_the_other_words_ruled_out(name):
+def test_search_over_a_shortlist_equals_search_with_the_other_words_ruled_out(name, min_len):
     """Searching over K candidates must give the hypotheses (tokens, scores) of a full
     search whose other V - K words have (numerically) zero probability."""
     src, lens, extra = inputs()
@@ -79,7 +80,7 @@ def test_search_over_a_shortlist_equals_search_with_the_other_words_ruled_out(na
         off = torch.ones(VOCAB, dtype=torch.bool)
         off[SUBSET] = False
         out.bias[off] = -1e4
-    opts = dict(max_len_ratio=1.5, **extra)
+    opts = dict(max_len_ratio=1.5, min_len=min_len, **extra)
     g_short = greedy(model, src, lens, out_vocab=SUBSET, **opts)
     g_full = greedy(masked, src, lens, **opts)
     b_short = beam_search(model, src, lens, beam=3, n_best=2, out_vocab=SUBSET, **opts)
@@ -113,6 +114,32 @@ def test_an_ensemble_searches_over_the_shortlist():
     hyps = beam_search(ens, src, lens, beam=3, out_vocab=SUBSET, max_len_ratio=1.5)
     assert all(set(h[0].tokens) <= set(SUBSET.tolist()) for h in hyps)
     assert any(h[0].tokens for h in hyps)
+
+
+def test_target_side_context_through_the_id_mapping_searches_over_the_shortlist():
+    """A source-context model given its own translations as context (TargetIdsAsSource,
+    separate vocabularies) takes the shortlist like any model."""
+    from core.infer.target_context import TargetIdsAsSource
+
+    src, lens, extra = inputs()
+    model = model_for("context_transformer")
+    table = torch.arange(VOCAB).flip(0)  # target id i is source id V - 1 - i
+    wrapped = TargetIdsAsSource(model, table)
+    opts = dict(out_vocab=SUBSET, max_len_ratio=1.5, min_len=2, **extra)
+    for hyps in (greedy(wrapped, src, lens, **opts),
+                 [h[0] for h in beam_search(wrapped, src, lens, beam=3, **opts)]):
+        assert all(len(h.tokens) >= 2 and set(h.tokens) <= set(SUBSET.tolist()) for h in hyps)
+
+
+def test_links_past_their_sentence_are_refused():
+    with pytest.raises(ValueError, match="points past its sentence pair"):
+        count_links([[5, 6]], [[7]], [[(1, 1)]], 12, 12)
+
+
+def test_a_lexicon_made_for_other_vocabularies_is_told_apart():
+    counts = small_counts()
+    assert counts.fits(12, 12)
+    assert not counts.fits(12, 13) and not counts.fits(11, 12)
 
 
 def test_a_shortlist_without_the_specials_in_place_is_refused():
@@ -226,3 +253,13 @@ def test_evaluate_with_a_shortlist_names_the_system_and_scores_its_translations(
 
     # every target word is a candidate: the same translations, the same scores
     assert scores(listed, "tiny +shortlist 200,100000") == scores(plain, "tiny")
+    from core.store import Workspace
+
+    with Workspace.open(tiny_ws, create=False) as ws:
+        tests = [e.test_name for e in ws.evaluations(ws.get_run("tiny").id)]
+    # stored apart from the full-vocabulary evaluation
+    assert "demo:test[:20]" in tests and "demo:test[:20] +shortlist 200,100000" in tests
+    capsys.readouterr()
+    assert run_cli(["--workspace", str(tiny_ws), "evaluate", "--run", "tiny",
+                    "--contrastive", "x.json", "--shortlist"]) == 2
+    assert "--shortlist only changes search: drop it" in capsys.readouterr().err
