@@ -38,11 +38,13 @@ def read_document_job(path: str | Path, lang: str, ctx: JobContext) -> list[str]
 
 def translate_job(ws: Any, cache: SessionCache, run_ids: Sequence[int], sentences: list[str],
                   beam: int, unk_replace: bool, ctx: JobContext,
-                  target_context: bool = False, amp: bool = False) -> list[Any]:
+                  target_context: bool = False, amp: bool = False,
+                  shortlist: bool = False) -> list[Any]:
     """Translate `sentences` with the run(s) (several = an ensemble); a context model
     reads them as one document, with `target_context` seeing its own previous
     translations as context instead of the previous source sentences; `amp`: in bf16
-    where the CPU has it."""
+    where the CPU has it; `shortlist`: over the first run's lexical shortlist (built
+    from its training split on first use)."""
     session = cache.get(ws, run_ids)
     ctx.emit("log", message=f"loaded {', '.join(session.names)}")
     if target_context and session.is_context_model:
@@ -50,16 +52,28 @@ def translate_job(ws: Any, cache: SessionCache, run_ids: Sequence[int], sentence
         if note:
             ctx.emit("log", message=note)
     return translation.translate(session, sentences, beam=beam, unk_replace=unk_replace,
-                                 ctx=ctx, target_context=target_context, amp=amp)
+                                 ctx=ctx, target_context=target_context, amp=amp,
+                                 shortlist=_shortlist(ws, run_ids[0], ctx) if shortlist else None)
+
+
+def _shortlist(ws: Any, run_id: int, ctx: JobContext):
+    """Run `run_id`'s lexical shortlist (its default size), progress logged to the job."""
+    from core.services.shortlist import load_shortlist
+
+    return load_shortlist(ws, run_id, log=lambda m: ctx.emit("log", message=m))
 
 
 def compare_job(ws: Any, cache: SessionCache, run_ids: Sequence[int], baseline_id: int,
                 sentences: list[str], beam: int, unk_replace: bool, ctx: JobContext,
-                target_context: bool = False, amp: bool = False) -> translation.Comparison:
-    """The run(s) and a baseline run on the same sentences (translation.compare)."""
+                target_context: bool = False, amp: bool = False,
+                shortlist: bool = False) -> translation.Comparison:
+    """The run(s) and a baseline run on the same sentences (translation.compare); with
+    `shortlist`, each over its own run's shortlist."""
+    lists = ((_shortlist(ws, run_ids[0], ctx), _shortlist(ws, baseline_id, ctx))
+             if shortlist else (None, None))
     return translation.compare(cache.get(ws, run_ids), cache.get(ws, [baseline_id]),
                                sentences, beam=beam, unk_replace=unk_replace, ctx=ctx,
-                               target_context=target_context, amp=amp)
+                               target_context=target_context, amp=amp, shortlists=lists)
 
 
 # --- attention of sentence pairs ------------------------------------------------------------------

@@ -89,6 +89,12 @@ class TranslatePanel(QWidget):
             "Decode in bf16 autocast: about twice as fast a beam search on this CPU, the "
             "same BLEU in our measurements (docs/benchmarks.md); a few outputs may differ"
             if native else f"bf16 decoding needs a CPU with native bf16; this one has {why}")
+        self.shortlist = QCheckBox("shortlist")
+        self.shortlist.setToolTip(
+            "Decode each batch over a lexical shortlist: the source words' likeliest "
+            "translations (eflomal links of the run's training split, built once and stored "
+            "with the run) plus the 100 most frequent words. Faster on the CPU; outputs can "
+            "differ a little (docs/benchmarks.md)")
         self.target_context = QCheckBox("own translations as context")
         # the user's choice while a target-side run (always its own translations) is checked
         self._user_target_context: bool | None = None
@@ -128,6 +134,7 @@ class TranslatePanel(QWidget):
         options.addWidget(self.beam)
         options.addWidget(self.unk)
         options.addWidget(self.bf16)
+        options.addWidget(self.shortlist)
         options.addWidget(self.target_context)
         left.addLayout(options)
         go = QHBoxLayout()
@@ -327,14 +334,16 @@ class TranslatePanel(QWidget):
             self.job = self.jobs.submit(translate_job, self.workspace, self.sessions, run_ids,
                                         sentences, self.beam.value(), self.unk.isChecked(),
                                         name="Translate", target_context=target_context,
-                                        amp=self.bf16.isChecked())
+                                        amp=self.bf16.isChecked(),
+                                        shortlist=self.shortlist.isChecked())
             self.job.finished.connect(self.show_translations)
         else:
             self.job = self.jobs.submit(compare_job, self.workspace, self.sessions, run_ids,
                                         baseline, sentences, self.beam.value(),
                                         self.unk.isChecked(), name="Translate and compare",
                                         target_context=target_context,
-                                        amp=self.bf16.isChecked())
+                                        amp=self.bf16.isChecked(),
+                                        shortlist=self.shortlist.isChecked())
             self.job.finished.connect(self.show_comparison)
         self.job.event.connect(self._on_event)
         self.job.cancelled.connect(lambda: self.status.setText("Translation cancelled"))

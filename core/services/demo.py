@@ -41,6 +41,9 @@ MODELS_DIR = DEMO_DIR / "models"
 DEMO_CORPUS, DEMO_GOLD = "demo", "demo-gold"
 SRC_LANG, TGT_LANG = "es", "en"
 BUNDLE_META, BUNDLE_CURVES = "meta.json", "curves.json"
+#: written into an installed bundled run's folder: its training corpus is not in the
+#: workspace (the demo corpus it is attached to is not what it was trained on)
+BUNDLED_MARK = "bundled.txt"
 
 #: the bundled models: (run name, overrides of the `demo` preset's [model] table)
 BUNDLE_MODELS: list[tuple[str, dict[str, Any]]] = [
@@ -139,6 +142,9 @@ def install_bundled_run(ws: Workspace, bundle: Path, corpus_id: int) -> int:
     for f in bundle.iterdir():
         if f.is_file() and f.name not in (BUNDLE_META, BUNDLE_CURVES, "README.md"):
             shutil.copy2(f, folder / f.name)
+    (folder / BUNDLED_MARK).write_text(
+        f"installed from the bundle {bundle.name}; trained on a corpus outside this "
+        "workspace (see its README)\n", encoding="utf-8")
     curves = json.loads((bundle / BUNDLE_CURVES).read_text(encoding="utf-8"))
     for kind in ("train", "valid"):
         by_step: dict[int, dict[str, float]] = {}

@@ -33,8 +33,14 @@ def build_lexicon(ws, run_ref: int | str, log: Callable[[str], None] = lambda _m
     from core.train import guidance
     from core.train.artifacts import load_text_side
 
+    from core.services.demo import BUNDLED_MARK
+
     info = ws.get_run(run_ref)
     run_dir = ws.run_dir(info.id)
+    if (run_dir / BUNDLED_MARK).exists():
+        raise ConfigError(f"run {info.name!r} was installed from a bundle and trained on a "
+                          "corpus that is not in this workspace, so its shortlist cannot be "
+                          "built here; translate without the shortlist")
     side = load_text_side(run_dir)
     if side is None or info.corpus_id is None:
         raise ConfigError(f"run {info.name!r} has no vocabularies or no corpus yet: a "

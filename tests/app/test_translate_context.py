@@ -347,3 +347,33 @@ def test_bf16_decoding_is_offered_where_the_cpu_has_it_and_reaches_the_job(
         assert set(seen) == {torch.bfloat16 if bf16_here else torch.float32}
     panel.jobs.shutdown()
     panel.workspace.close()
+
+
+def test_the_shortlist_box_reaches_the_job_and_decodes_over_the_runs_shortlist(
+        qtbot, panel, errors):
+    """Checked, the translation job loads (and on first use builds) the run's shortlist
+    and decodes over it: the lexicon lands in the run's folder and every output word is
+    a candidate of the sentences' batch."""
+    from core.services.shortlist import lexicon_path, load_shortlist
+    from core.store import Workspace
+    from core.train.artifacts import load_text_side
+
+    run = ids(panel)["sent"]
+    panel.models.set_checked([run])
+    panel.set_sentences(DOCUMENT)
+    panel.beam.setValue(2)
+    panel.shortlist.setChecked(True)
+    translate(qtbot, panel, errors)
+    assert panel.job._kwargs["shortlist"] is True
+    assert errors == []
+    with Workspace.open(panel.workspace.root, create=False) as ws:
+        assert lexicon_path(ws, run).is_file()
+        sl = load_shortlist(ws, run)
+        src_vocab, tgt_vocab, _, _ = load_text_side(ws.run_dir(run))
+    produced = {i for t in panel.translations for i in t.target_ids}
+    src = [i for t in panel.translations for i in src_vocab.encode(t.source_tokens)]
+    import torch
+
+    allowed = set(sl.candidates(torch.tensor([src])).tolist())
+    assert produced and produced <= allowed
+    assert len(allowed) < len(tgt_vocab)

@@ -263,3 +263,18 @@ def test_evaluate_with_a_shortlist_names_the_system_and_scores_its_translations(
     assert run_cli(["--workspace", str(tiny_ws), "evaluate", "--run", "tiny",
                     "--contrastive", "x.json", "--shortlist"]) == 2
     assert "--shortlist only changes search: drop it" in capsys.readouterr().err
+
+
+def test_a_bundled_run_trained_elsewhere_gets_no_shortlist_from_the_demo_corpus(tmp_path):
+    """The demo workspace's shipped runs were trained on Tatoeba, not on the demo corpus
+    they are attached to: a lexicon from that corpus would be wrong, so none is built."""
+    from core.services.demo import BUNDLED_MARK, ensure_demo_workspace
+    from core.services.shortlist import load_shortlist
+    from core.store import Workspace
+
+    root = ensure_demo_workspace(tmp_path / "demo")
+    with Workspace.open(root, create=False) as ws:
+        runs = ws.list_runs()
+        assert runs and all((ws.run_dir(r.id) / BUNDLED_MARK).is_file() for r in runs)
+        with pytest.raises(ConfigError, match="installed from a bundle"):
+            load_shortlist(ws, runs[0].id)
