@@ -193,10 +193,38 @@ def test_a_runs_lexicon_comes_from_its_training_split_and_is_stored(tiny_ws):
         sl = load_shortlist(ws, "tiny", per_word=1, frequent=0, log=logs.append)
         assert lexicon_path(ws, run.id).is_file()
         src_vocab, tgt_vocab, _, _ = load_text_side(ws.run_dir(run.id))
-        # eflomal links "agua" to "water" and "tren" to "train" in the demo pairs
-        for es, en in (("agua", "water"), ("tren", "train")):
-            (best,) = sl.table[src_vocab.encode([es])[0]].tolist()
-            assert tgt_vocab.decode([best]) == [en]
+        counts = LexicalCounts.load(lexicon_path(ws, run.id))
+        (links_file,) = (ws.get_corpus(run.corpus_id).path / "alignments").glob("*.pharaoh")
+        # the counts are the stored links' counts over the training pairs: recount one
+        # source word's from the link file and the split's token ids
+        from core.config import RunConfig
+        from core.data.dataset import text_to_tokens
+        from core.services.corpora import load_split_corpora
+        from core.train.artifacts import load_text_side as side
+        from core.train.guidance import read_links
+
+        _, _, src_pre, tgt_pre = side(ws.run_dir(run.id))
+        config = RunConfig.from_dict(run.config)
+        _, parts = load_split_corpora(ws, run.corpus_id, config.train.seed)
+        pairs = [(src_vocab.encode(text_to_tokens(p.src, src_pre, src_vocab)),
+                  tgt_vocab.encode(text_to_tokens(p.tgt, tgt_pre, tgt_vocab)))
+                 for p in parts["train"].pairs]
+        pairs = [(s, t) for s, t in pairs  # what the run trained on: non-empty, not too long
+                 if s and t and max(len(s), len(t)) <= config.data.max_len]
+        links = read_links(links_file, len(pairs))
+        casa = src_vocab.encode(["casa"])[0]
+        recount: dict[int, int] = {}
+        for (s, t), ls in zip(pairs, links, strict=True):
+            for i, j in ls:
+                if s[i] == casa:
+                    recount[t[j]] = recount.get(t[j], 0) + 1
+        mine = counts.src == casa
+        assert dict(zip(counts.tgt[mine].tolist(), counts.count[mine].tolist(),
+                        strict=True)) == recount
+        # and they make sense (eflomal samples: only its stable links are asserted)
+        assert tgt_vocab.decode(sl.table[casa].tolist()) in (["home"], ["house"])
+        assert "train" in tgt_vocab.decode(
+            Shortlist(counts, per_word=2).table[src_vocab.encode(["tren"])[0]].tolist())
         # (the guided run's training stored these pairs' links: they are reused)
         assert any("reusing the stored alignments" in m for m in logs), logs
         logs.clear()
