@@ -47,8 +47,10 @@ def test_the_budget_is_summed_over_resumes(tmp_path):
     more = tiny_config(max_steps=0, epochs=10_000, valid_every=0, max_minutes=3 * BUDGET_S / 60)
     longer = train_model(more, reversal_data(), tmp_path, RecordingContext(), resume=True)
     assert longer.step > first.step
-    # a whole new budget on top of the spent one would end near spent + 3 * BUDGET_S
-    assert 3 * BUDGET_S <= saved_seconds(tmp_path) < 3 * BUDGET_S + 0.3 < spent + 3 * BUDGET_S
+    # the total is 3 * BUDGET_S plus the last step's overshoot; a whole new budget on top
+    # of the spent one would end near spent + 3 * BUDGET_S (the midpoint between the two
+    # keeps a slow step on a loaded machine from failing the test)
+    assert 3 * BUDGET_S <= saved_seconds(tmp_path) < spent + 2.5 * BUDGET_S
 
 
 class PausedOnce(RecordingContext):
