@@ -52,6 +52,11 @@ from core.services import translation
 from core.services.translation import Comparison
 from core.train.device import cpu_bf16_status
 
+SHORTLIST_TIP = (
+    "Decode each batch over a lexical shortlist: the source words' likeliest translations "
+    "(eflomal links of the run's training split, built once and stored with the run) plus the "
+    "100 most frequent words. Faster on the CPU; outputs can differ a little "
+    "(docs/benchmarks.md)")
 DOC_FILTER = ("Documents (*.txt *.md *.docx *.tmx *.xlf *.xliff);;Text (*.txt *.md);;"
               "Word (*.docx);;TMX (*.tmx);;XLIFF (*.xlf *.xliff)")
 
@@ -90,11 +95,7 @@ class TranslatePanel(QWidget):
             "same BLEU in our measurements (docs/benchmarks.md); a few outputs may differ"
             if native else f"bf16 decoding needs a CPU with native bf16; this one has {why}")
         self.shortlist = QCheckBox("shortlist")
-        self.shortlist.setToolTip(
-            "Decode each batch over a lexical shortlist: the source words' likeliest "
-            "translations (eflomal links of the run's training split, built once and stored "
-            "with the run) plus the 100 most frequent words. Faster on the CPU; outputs can "
-            "differ a little (docs/benchmarks.md)")
+        self.shortlist.setToolTip(SHORTLIST_TIP)
         self.target_context = QCheckBox("own translations as context")
         # the user's choice while a target-side run (always its own translations) is checked
         self._user_target_context: bool | None = None
@@ -220,8 +221,23 @@ class TranslatePanel(QWidget):
             self._user_target_context = None
         self.target_context.setEnabled(not busy and self._context_model_checked()
                                        and not target_side)
+        no_shortlist = self._no_shortlist()
+        if no_shortlist:
+            self.shortlist.setChecked(False)
+        self.shortlist.setEnabled(not busy and not no_shortlist)
+        self.shortlist.setToolTip(f"Not for this run: {no_shortlist}." if no_shortlist
+                                  else SHORTLIST_TIP)
         self.typed_button.setEnabled(not busy and bool(self.models.checked())
                                      and bool(self.typed.toPlainText().strip()))
+
+    def _no_shortlist(self) -> str | None:
+        """Why the (first) checked run can have no shortlist, or None."""
+        from core.services.shortlist import unavailable
+
+        run_ids = self.models.checked()
+        if self.workspace is None or not run_ids:
+            return None
+        return unavailable(self.workspace, run_ids[0])
 
     def _context_model_checked(self) -> bool:
         """Whether the (first) checked run is a context model."""

@@ -23,6 +23,19 @@ def lexicon_path(ws, run_id: int) -> Path:
     return ws.run_dir(run_id) / LEXICON_FILE
 
 
+def unavailable(ws, run_id: int) -> str | None:
+    """Why run `run_id` can have no shortlist (a sentence for the user), or None."""
+    from core.services.demo import BUNDLED_MARK
+
+    info = ws.get_run(run_id)
+    if (ws.run_dir(info.id) / BUNDLED_MARK).exists():
+        return (f"run {info.name!r} was installed from a bundle and trained on a corpus that "
+                "is not in this workspace, so its shortlist cannot be built here")
+    if info.corpus_id is None:
+        return f"run {info.name!r} has no corpus to build its shortlist from"
+    return None
+
+
 def build_lexicon(ws, run_ref: int | str, log: Callable[[str], None] = lambda _m: None) -> Path:
     """Count the aligned word pairs of run `run_ref`'s training split and store them with
     the run; returns the file. ConfigError for a run without a corpus or vocabularies."""
@@ -33,18 +46,15 @@ def build_lexicon(ws, run_ref: int | str, log: Callable[[str], None] = lambda _m
     from core.train import guidance
     from core.train.artifacts import load_text_side
 
-    from core.services.demo import BUNDLED_MARK
-
     info = ws.get_run(run_ref)
     run_dir = ws.run_dir(info.id)
-    if (run_dir / BUNDLED_MARK).exists():
-        raise ConfigError(f"run {info.name!r} was installed from a bundle and trained on a "
-                          "corpus that is not in this workspace, so its shortlist cannot be "
-                          "built here; translate without the shortlist")
+    why = unavailable(ws, info.id)
+    if why:
+        raise ConfigError(f"{why}; translate without the shortlist")
     side = load_text_side(run_dir)
-    if side is None or info.corpus_id is None:
-        raise ConfigError(f"run {info.name!r} has no vocabularies or no corpus yet: a "
-                          "shortlist is built from a trained run's training split")
+    if side is None:
+        raise ConfigError(f"run {info.name!r} has no vocabularies yet: a shortlist is built "
+                          "from a trained run's training split")
     src_vocab, tgt_vocab, src_pre, tgt_pre = side
     config = RunConfig.from_dict(info.config)
     _, parts = load_split_corpora(ws, info.corpus_id, config.train.seed)

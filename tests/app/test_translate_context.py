@@ -377,3 +377,25 @@ def test_the_shortlist_box_reaches_the_job_and_decodes_over_the_runs_shortlist(
     allowed = set(sl.candidates(torch.tensor([src])).tolist())
     assert produced and produced <= allowed
     assert len(allowed) < len(tgt_vocab)
+
+
+def test_the_shortlist_box_is_off_for_a_run_trained_outside_the_workspace(qtbot, panel):
+    """A bundled run (the demo's) has no training split here: the box is unchecked and
+    disabled, and its tooltip says why."""
+    from core.services.demo import BUNDLED_MARK
+
+    run = ids(panel)["sent"]
+    mark = panel.workspace.run_dir(run) / BUNDLED_MARK
+    panel.models.set_checked([run])
+    panel.shortlist.setChecked(True)
+    assert panel.shortlist.isEnabled()
+    mark.write_text("test\n", encoding="utf-8")
+    try:
+        panel.models.set_checked([ids(panel)["ctx"]])
+        panel.models.set_checked([run])
+        assert not panel.shortlist.isEnabled() and not panel.shortlist.isChecked()
+        assert "installed from a bundle" in panel.shortlist.toolTip()
+    finally:
+        mark.unlink()
+    panel.models.set_checked([ids(panel)["ctx"]])
+    assert panel.shortlist.isEnabled()
