@@ -37,6 +37,7 @@ from torch import Tensor, nn
 
 from core.config import ModelConfig
 from core.models.base import Seq2Seq, State, length_mask
+from core.models.dropout import Dropout
 from core.models.transformer import (
     EncoderLayer,
     MultiHeadAttention,
@@ -59,7 +60,7 @@ class ContextAwareEncoderLayer(nn.Module):
         self.gate = nn.Linear(2 * d_model, d_model)
         self.ff = feed_forward(d_model, ff_size, dropout)
         self.norm2 = nn.LayerNorm(d_model)
-        self.dropout = nn.Dropout(dropout)
+        self.dropout = Dropout(dropout)
 
     def forward(
         self, x: Tensor, mask: Tensor, context: Tensor, ctx_mask: Tensor

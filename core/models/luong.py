@@ -21,7 +21,16 @@ from torch import Tensor, nn
 from core.config import ModelConfig
 from core.errors import ConfigError
 from core.models.attention import LuongAttention
-from core.models.base import PAD, Seq2Seq, Seq2SeqOutput, State, length_mask, output_log_probs, output_scores
+from core.models.base import (
+    PAD,
+    Seq2Seq,
+    Seq2SeqOutput,
+    State,
+    length_mask,
+    output_log_probs,
+    output_scores,
+)
+from core.models.dropout import Dropout
 from core.models.rnn_common import (
     PackedEncoder,
     reverse_padded,
@@ -64,7 +73,7 @@ class LuongModel(Seq2Seq):
         )
         self.w_c = nn.Linear(2 * hidden, hidden, bias=False)
         self.w_s = nn.Linear(hidden, tgt_vocab_size)
-        self.drop = nn.Dropout(config.dropout)
+        self.drop = Dropout(config.dropout)
         uniform_init(self, config.init_range)
 
     # --- encoder ------------------------------------------------------------------

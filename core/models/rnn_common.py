@@ -8,6 +8,7 @@ from torch import Tensor, nn
 from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 
 from core.models.base import PAD
+from core.models.dropout import Dropout
 
 
 def reverse_index(lens: Tensor, max_len: int) -> Tensor:
@@ -70,7 +71,7 @@ class PackedEncoder(nn.Module):
         super().__init__()
         self.cell = cell
         self.embed = nn.Embedding(vocab_size, emb_size, padding_idx=PAD)
-        self.drop = nn.Dropout(dropout)
+        self.drop = Dropout(dropout)
         rnn = nn.LSTM if cell == "lstm" else nn.GRU
         self.rnn = rnn(
             emb_size,

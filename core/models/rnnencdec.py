@@ -12,6 +12,7 @@ from torch import Tensor, nn
 
 from core.config import ModelConfig
 from core.models.base import PAD, Seq2Seq, Seq2SeqOutput, State, output_log_probs, output_scores
+from core.models.dropout import Dropout
 from core.models.rnn_common import (
     PackedEncoder,
     reverse_padded,
@@ -36,7 +37,7 @@ class RNNEncDec(Seq2Seq):
         rnn = nn.LSTM if config.cell == "lstm" else nn.GRU
         self.rnn = rnn(emb, hidden, layers, batch_first=True,
                        dropout=config.dropout if layers > 1 else 0.0)
-        self.drop = nn.Dropout(config.dropout)
+        self.drop = Dropout(config.dropout)
         self.out = nn.Linear(hidden, tgt_vocab_size)
         uniform_init(self, config.init_range)
 

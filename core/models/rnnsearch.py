@@ -22,6 +22,7 @@ from core.config import ModelConfig
 from core.errors import ConfigError
 from core.models.attention import AdditiveAttention
 from core.models.base import PAD, Seq2Seq, Seq2SeqOutput, State, length_mask, output_scores
+from core.models.dropout import Dropout
 from core.models.rnn_common import PackedEncoder, uniform_init
 
 
@@ -50,7 +51,7 @@ class RNNSearch(Seq2Seq):
         self.v_o = nn.Linear(emb, self.pool * self.units, bias=False)
         self.c_o = nn.Linear(2 * hidden, self.pool * self.units, bias=False)
         self.w_o = nn.Linear(self.units, tgt_vocab_size)
-        self.drop = nn.Dropout(config.dropout)
+        self.drop = Dropout(config.dropout)
         uniform_init(self, config.init_range)
 
     def encode(self, src: Tensor, src_lens: Tensor, **extra) -> State:

@@ -30,6 +30,7 @@ from torch import Tensor, nn
 
 from core.config import ModelConfig
 from core.models.base import EOS, PAD, Seq2Seq, Seq2SeqOutput, State, length_mask, output_scores
+from core.models.dropout import Dropout
 
 # --------------------------------------------------------------------------- layers
 
@@ -72,7 +73,7 @@ class MultiHeadAttention(nn.Module):
         self.k_proj = nn.Linear(d_model, d_model)
         self.v_proj = nn.Linear(d_model, d_model)
         self.out_proj = nn.Linear(d_model, d_model)
-        self.dropout = nn.Dropout(dropout)
+        self.dropout = Dropout(dropout)
 
     def _split(self, x: Tensor) -> Tensor:  # batch x len x d -> batch x heads x len x d_head
         return x.view(x.size(0), x.size(1), self.heads, self.d_head).transpose(1, 2)
@@ -101,7 +102,7 @@ def feed_forward(d_model: int, ff_size: int, dropout: float) -> nn.Sequential:
     """The position-wise feed-forward block: Linear d_model -> ff_size, ReLU, dropout,
     Linear back to d_model (... x d -> ... x d)."""
     return nn.Sequential(
-        nn.Linear(d_model, ff_size), nn.ReLU(), nn.Dropout(dropout), nn.Linear(ff_size, d_model)
+        nn.Linear(d_model, ff_size), nn.ReLU(), Dropout(dropout), nn.Linear(ff_size, d_model)
     )
 
 
@@ -114,7 +115,7 @@ class EncoderLayer(nn.Module):
         self.norm1 = nn.LayerNorm(d_model)
         self.ff = feed_forward(d_model, ff_size, dropout)
         self.norm2 = nn.LayerNorm(d_model)
-        self.dropout = nn.Dropout(dropout)
+        self.dropout = Dropout(dropout)
 
     def forward(self, x: Tensor, mask: Tensor) -> Tensor:
         """x: batch x S x d; mask: batch x S (True = real token)."""
@@ -134,7 +135,7 @@ class DecoderLayer(nn.Module):
         self.norm2 = nn.LayerNorm(d_model)
         self.ff = feed_forward(d_model, ff_size, dropout)
         self.norm3 = nn.LayerNorm(d_model)
-        self.dropout = nn.Dropout(dropout)
+        self.dropout = Dropout(dropout)
 
     def forward(
         self, y: Tensor, memory: Tensor, mem_mask: Tensor, past: Tensor | None = None
@@ -172,7 +173,7 @@ class TransformerBase(Seq2Seq):
             with torch.no_grad():
                 emb.weight[PAD].zero_()
         self.positions = SinusoidalPositions(d)
-        self.dropout = nn.Dropout(config.dropout)
+        self.dropout = Dropout(config.dropout)
         self.decoder = nn.ModuleList(
             DecoderLayer(d, config.heads, config.ff_size, config.dropout)
             for _ in range(config.dec_layers)

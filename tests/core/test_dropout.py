@@ -1,0 +1,56 @@
+"""core.models.dropout: the CPU dropout drawn with torch.rand has nn.Dropout's
+distribution and gradient, and is the identity outside training."""
+from __future__ import annotations
+
+import pytest
+import torch
+
+from core.models.dropout import Dropout, dropout
+
+
+def test_it_drops_p_of_the_elements_and_keeps_the_mean():
+    torch.manual_seed(0)
+    x = torch.rand(400, 1000) + 0.5
+    for p in (0.1, 0.3, 0.5):
+        y = dropout(x, p, training=True)
+        zero = (y == 0).float().mean().item()
+        assert zero == pytest.approx(p, abs=0.005)  # 400k draws: ~0.001 standard error
+        kept = y != 0
+        torch.testing.assert_close(y[kept], x[kept] / (1 - p))
+        assert y.mean().item() == pytest.approx(x.mean().item(), rel=0.01)
+
+
+def test_its_gradient_is_the_mask_times_the_scale():
+    torch.manual_seed(1)
+    x = (torch.rand(50, 60) + 0.5).requires_grad_()
+    y = dropout(x, 0.2, training=True)
+    g = torch.randn(50, 60)
+    y.backward(g)
+    keep = (y != 0).float()
+    torch.testing.assert_close(x.grad, g * keep / 0.8)
+
+
+def test_outside_training_and_at_p_0_it_changes_nothing():
+    x = torch.randn(7, 9)
+    assert dropout(x, 0.5, training=False) is x
+    assert dropout(x, 0.0, training=True) is x
+    module = Dropout(0.4).eval()
+    assert module(x) is x
+    assert torch.equal(dropout(x, 1.0, training=True), torch.zeros_like(x))
+
+
+def test_bf16_stays_bf16_and_a_seed_repeats_the_mask():
+    x = torch.randn(30, 40).bfloat16()
+    torch.manual_seed(3)
+    a = dropout(x, 0.3, training=True)
+    torch.manual_seed(3)
+    b = Dropout(0.3).train()(x)
+    assert a.dtype == torch.bfloat16 and torch.equal(a, b)
+
+
+def test_models_built_with_it_load_nn_dropout_checkpoints():
+    """No parameters or buffers: the state dict of a layer stack is unchanged."""
+    plain = torch.nn.Sequential(torch.nn.Linear(4, 8), torch.nn.Dropout(0.1), torch.nn.Linear(8, 4))
+    ours = torch.nn.Sequential(torch.nn.Linear(4, 8), Dropout(0.1), torch.nn.Linear(8, 4))
+    assert list(plain.state_dict()) == list(ours.state_dict())
+    ours.load_state_dict(plain.state_dict())
