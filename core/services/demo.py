@@ -194,7 +194,25 @@ def ensure_demo_workspace(path: str | Path | None = None, models_dir: Path = MOD
     with Workspace.open(root, allow_nonempty=True) as ws:
         if not demo_workspace_complete(ws, models_dir):
             populate_demo_workspace(ws, models_dir)
+        mark_bundled_runs(ws, models_dir)
         return ws.root
+
+
+def mark_bundled_runs(ws: Workspace, models_dir: Path = MODELS_DIR) -> int:
+    """Write BUNDLED_MARK into the folder of every installed bundled run that lacks it (a
+    demo workspace made before the mark existed): the run of a bundle's name whose
+    folder holds the bundle's checkpoint. Returns how many were marked."""
+    marked = 0
+    for bundle in bundled_models(models_dir):
+        meta = json.loads((bundle / BUNDLE_META).read_text(encoding="utf-8"))
+        for run in (r for r in ws.list_runs() if r.name == meta["name"]):
+            folder = ws.run_dir(run.id)
+            if (folder / meta["checkpoint"]).exists() and not (folder / BUNDLED_MARK).exists():
+                (folder / BUNDLED_MARK).write_text(
+                    f"installed from the bundle {bundle.name}; trained on a corpus outside "
+                    "this workspace (see its README)\n", encoding="utf-8")
+                marked += 1
+    return marked
 
 
 # --------------------------------------------------------------------- the bundle

@@ -306,3 +306,9 @@ def test_a_bundled_run_trained_elsewhere_gets_no_shortlist_from_the_demo_corpus(
         assert runs and all((ws.run_dir(r.id) / BUNDLED_MARK).is_file() for r in runs)
         with pytest.raises(ConfigError, match="installed from a bundle"):
             load_shortlist(ws, runs[0].id)
+        # a demo workspace made before the mark existed gets it on its next opening
+        for r in runs:
+            (ws.run_dir(r.id) / BUNDLED_MARK).unlink()
+    ensure_demo_workspace(root)
+    with Workspace.open(root, create=False) as ws:
+        assert all((ws.run_dir(r.id) / BUNDLED_MARK).is_file() for r in ws.list_runs())
