@@ -312,3 +312,25 @@ def test_a_bundled_run_trained_elsewhere_gets_no_shortlist_from_the_demo_corpus(
     ensure_demo_workspace(root)
     with Workspace.open(root, create=False) as ws:
         assert all((ws.run_dir(r.id) / BUNDLED_MARK).is_file() for r in ws.list_runs())
+
+
+def test_a_comparison_decodes_each_side_over_its_own_shortlist_or_none(tiny_ws):
+    """translation.compare (the Translate screen's baseline view): the main run over its
+    shortlist, the baseline over the whole vocabulary, exactly as it does alone."""
+    from core.services import translation
+    from core.services.shortlist import load_shortlist
+    from core.store import Workspace
+    from core.train.artifacts import load_text_side
+
+    sentences = ["¿Dónde está la estación de tren?", "Una botella de agua sin gas."]
+    with Workspace.open(tiny_ws, create=False) as ws:
+        main = translation.open_session(ws, ["tiny"])
+        base = translation.open_session(ws, ["tiny-guided"])
+        sl = load_shortlist(ws, "tiny", per_word=1, frequent=0)
+        src_vocab, _, _, _ = load_text_side(ws.run_dir(ws.get_run("tiny").id))
+    alone = translation.translate(base, sentences, beam=2)
+    both = translation.compare(main, base, sentences, beam=2, shortlists=(sl, None))
+    assert [t.target_ids for t in both.baseline] == [t.target_ids for t in alone]
+    src = torch.tensor([[i for t in both.main for i in src_vocab.encode(t.source_tokens)]])
+    allowed = set(sl.candidates(src).tolist())
+    assert all(t.target_ids and set(t.target_ids) <= allowed for t in both.main)
