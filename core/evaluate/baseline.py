@@ -12,7 +12,7 @@ from __future__ import annotations
 import logging
 import tempfile
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -145,3 +145,25 @@ def build_dictionary(src: Sequence[Tokens], tgt: Sequence[Tokens],
                 raise ValueError(f"sentence {k + 1}: link {s}-{t} outside the sentence")
             d.counts.setdefault(s_toks[s], Counter())[t_toks[t]] += 1
     return d
+
+
+def stored_or_aligned_links(folder: Path, src: Sequence[Sequence[str]],
+                            tgt: Sequence[Sequence[str]],
+                            log: Callable[[str], None] = lambda _m: None
+                            ) -> list[list[tuple[int, int]]]:
+    """eflomal's grow-diag-final-and links (core.train.guidance.HEURISTIC) of the token lines `src`/`tgt` (one list of (source,
+    target) positions per pair): read from `folder`/alignments when these exact lines were
+    aligned before (core.train.guidance.link_file), else aligned once and stored there atomically. Guided
+    alignment and shortlists share them."""
+    from core.train import guidance
+
+    path = guidance.link_file(folder, src, tgt)
+    if path.is_file():
+        log(f"reusing the stored alignments {path.name}")
+        return guidance.read_links(path, len(src))
+    heuristic = guidance.HEURISTIC
+    log(f"aligning {len(src):,} training pairs with eflomal ({heuristic}); stored for reuse")
+    links = [sorted(a.sure) for a in align_eflomal(src, tgt).symmetrized(heuristic)]
+    path.parent.mkdir(parents=True, exist_ok=True)
+    write_text_atomic(path, guidance.links_text(links))
+    return links

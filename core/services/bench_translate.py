@@ -60,11 +60,12 @@ def decode_all(model, batches: list[list[list[int]]], beam: int, length: int,
 
 def bench_lexicon(src_tok, tgt_tok, src_vocab, tgt_vocab, data_dir: str | None, out: TextIO):
     """LexicalCounts of the bench pairs: eflomal (grow-diag-final-and) links on the
-    vocabulary's tokens, cached under `data_dir`/alignments when there is a data folder."""
+    vocabulary's tokens, stored under `data_dir`/alignments (a temporary folder without
+    one)."""
+    import tempfile
     from pathlib import Path
 
-    from core.atomic import write_text_atomic
-    from core.evaluate.baseline import align_eflomal
+    from core.evaluate.baseline import stored_or_aligned_links
     from core.infer.shortlist import count_links
     from core.train import guidance
 
@@ -72,17 +73,10 @@ def bench_lexicon(src_tok, tgt_tok, src_vocab, tgt_vocab, data_dir: str | None, 
     tgt_ids = [tgt_vocab.encode(t) for t in tgt_tok]
     src_lines = guidance.token_lines(src_ids, src_vocab)
     tgt_lines = guidance.token_lines(tgt_ids, tgt_vocab)
-    path = guidance.link_file(Path(data_dir), src_lines, tgt_lines) if data_dir else None
-    if path is not None and path.is_file():
-        links = guidance.read_links(path, len(src_lines))
-    else:
-        print(f"# aligning the {len(src_lines):,} bench pairs with eflomal for the shortlist",
-              file=out, flush=True)
-        links = [sorted(a.sure) for a in
-                 align_eflomal(src_lines, tgt_lines).symmetrized(guidance.HEURISTIC)]
-        if path is not None:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            write_text_atomic(path, guidance.links_text(links))
+    with tempfile.TemporaryDirectory(prefix="nmtwb-bench-") as tmp:
+        links = stored_or_aligned_links(
+            Path(data_dir or tmp), src_lines, tgt_lines,
+            lambda m: print(f"# shortlist of the bench pairs: {m}", file=out, flush=True))
     return count_links(src_ids, tgt_ids, links, len(src_vocab), len(tgt_vocab))
 
 

@@ -39,9 +39,9 @@ def unavailable(ws, run_id: int) -> str | None:
 def build_lexicon(ws, run_ref: int | str, log: Callable[[str], None] = lambda _m: None) -> Path:
     """Count the aligned word pairs of run `run_ref`'s training split and store them with
     the run; returns the file. ConfigError for a run without a corpus or vocabularies."""
-    from core.atomic import write_text_atomic
     from core.config import RunConfig
     from core.data.dataset import text_to_tokens
+    from core.evaluate.baseline import stored_or_aligned_links  # eflomal: compiled
     from core.services.corpora import load_split_corpora
     from core.train import guidance
     from core.train.artifacts import load_text_side
@@ -70,19 +70,8 @@ def build_lexicon(ws, run_ref: int | str, log: Callable[[str], None] = lambda _m
             tgt_ids.append(t)
     src_lines = guidance.token_lines(src_ids, src_vocab)
     tgt_lines = guidance.token_lines(tgt_ids, tgt_vocab)
-    link_path = guidance.link_file(ws.get_corpus(info.corpus_id).path, src_lines, tgt_lines)
-    if link_path.is_file():
-        log(f"shortlist: reusing the stored alignments {link_path.name}")
-        links = guidance.read_links(link_path, len(src_lines))
-    else:
-        from core.evaluate.baseline import align_eflomal  # eflomal: a compiled extension
-
-        log(f"shortlist: aligning {len(src_lines):,} training pairs of {info.name!r} with "
-            f"eflomal ({guidance.HEURISTIC}); stored for reuse")
-        links = [sorted(a.sure) for a in
-                 align_eflomal(src_lines, tgt_lines).symmetrized(guidance.HEURISTIC)]
-        link_path.parent.mkdir(parents=True, exist_ok=True)
-        write_text_atomic(link_path, guidance.links_text(links))
+    links = stored_or_aligned_links(ws.get_corpus(info.corpus_id).path, src_lines,
+                                             tgt_lines, lambda m: log(f"shortlist: {m}"))
     counts = count_links(src_ids, tgt_ids, links, len(src_vocab), len(tgt_vocab))
     path = counts.save(lexicon_path(ws, info.id))
     log(f"shortlist: {len(counts.src):,} word pairs from {len(src_ids):,} training pairs "

@@ -17,7 +17,6 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from core.atomic import write_text_atomic
 from core.config import RunConfig
 from core.data.batching import BatchPlan
 from core.data.dataset import PreparedData, decode_ids, prepare_dataset
@@ -167,18 +166,11 @@ def guided_links(ws: Workspace, corpus_id: int, prepared: PreparedData, ctx: Job
     (core/train/guidance.py)."""
     src = guidance.token_lines(prepared.train.src_ids, prepared.src_vocab)
     tgt = guidance.token_lines(prepared.train.tgt_ids, prepared.tgt_vocab)
-    path = guidance.link_file(ws.get_corpus(corpus_id).path, src, tgt)
-    if path.is_file():
-        ctx.emit("log", message=f"guided alignment: reusing the stored alignments {path.name}")
-        return guidance.read_links(path, len(src))
-    from core.evaluate.baseline import align_eflomal  # eflomal: a compiled extension
+    from core.evaluate.baseline import stored_or_aligned_links  # eflomal: compiled
 
-    ctx.emit("log", message=f"guided alignment: aligning {len(src):,} training pairs with "
-             f"eflomal ({guidance.HEURISTIC}); stored for reuse")
-    links = [sorted(a.sure) for a in align_eflomal(src, tgt).symmetrized(guidance.HEURISTIC)]
-    path.parent.mkdir(parents=True, exist_ok=True)
-    write_text_atomic(path, guidance.links_text(links))
-    return links
+    return stored_or_aligned_links(
+        ws.get_corpus(corpus_id).path, src, tgt,
+        lambda m: ctx.emit("log", message=f"guided alignment: {m}"))
 
 
 def _stage1_run(ws: Workspace, config: RunConfig):

@@ -95,3 +95,4 @@ def read_links(path: Path, n: int) -> list[Links]:
             pairs.append((int(i), int(j)))
         out.append(pairs)
     return out
+
