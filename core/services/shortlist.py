@@ -41,7 +41,7 @@ def build_lexicon(ws, run_ref: int | str, log: Callable[[str], None] = lambda _m
     the run; returns the file. ConfigError for a run without a corpus or vocabularies."""
     from core.config import RunConfig
     from core.data.dataset import text_to_tokens
-    from core.evaluate.baseline import stored_or_aligned_links  # eflomal: compiled
+    from core.evaluate.baseline import stored_or_aligned_links
     from core.services.corpora import load_split_corpora
     from core.train import guidance
     from core.train.artifacts import load_text_side

@@ -164,10 +164,10 @@ def guided_links(ws: Workspace, corpus_id: int, prepared: PreparedData, ctx: Job
     """eflomal's grow-diag-final-and links of the training pairs on the model's own
     tokens: read from the corpus's folder, or aligned once and stored there
     (core/train/guidance.py)."""
+    from core.evaluate.baseline import stored_or_aligned_links
+
     src = guidance.token_lines(prepared.train.src_ids, prepared.src_vocab)
     tgt = guidance.token_lines(prepared.train.tgt_ids, prepared.tgt_vocab)
-    from core.evaluate.baseline import stored_or_aligned_links  # eflomal: compiled
-
     return stored_or_aligned_links(
         ws.get_corpus(corpus_id).path, src, tgt,
         lambda m: ctx.emit("log", message=f"guided alignment: {m}"))
