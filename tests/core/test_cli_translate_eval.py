@@ -23,6 +23,7 @@ from core.infer.session import TranslationSession
 from core.models.base import Seq2Seq, Seq2SeqOutput
 from core.services.evaluation import forced_perplexity, parse_buckets, score_systems
 from core.train.artifacts import LoadedModel
+from tests.core.conftest import train_tiny_demo_run
 
 DEMO = Path(__file__).resolve().parents[2] / "resources" / "demo"
 
@@ -115,20 +116,7 @@ def test_score_systems_with_perfect_hypotheses_scores_100_per_bucket():
 @pytest.fixture(scope="module")
 def tiny_ws(tmp_path_factory):
     """A workspace with the demo corpus and a tiny run trained for a few steps."""
-    from core.jobs import JobContext
-    from core.services.demo import demo_config, import_demo_corpus
-    from core.services.training import create_run, train_run
-    from core.store import Workspace
-
-    root = tmp_path_factory.mktemp("cli") / "ws"
-    with Workspace.open(root) as ws:
-        corpus_id = import_demo_corpus(ws)
-        config = demo_config("tiny", dict(emb_size=16, hidden_size=24), max_steps=3,
-                             valid_every=3, device="cpu")
-        config.data.dev_sample = 4
-        run_id = create_run(ws, corpus_id, config, "tiny")
-        train_run(ws, run_id, JobContext())
-    return root
+    return train_tiny_demo_run(tmp_path_factory.mktemp("cli") / "ws", steps=3, dev_sample=4)
 
 
 def test_translate_cli_text_and_json(tiny_ws, tmp_path, capsys):

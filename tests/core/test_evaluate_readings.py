@@ -93,18 +93,9 @@ def test_the_reading_that_undoes_the_models_lag_finds_the_diagonal(lag, best):
 
 
 def test_align_cli_reports_every_reading_with_and_without_the_sink(tmp_path, capsys):
-    from core.jobs import JobContext
-    from core.services.demo import demo_config, import_demo_corpus
-    from core.services.training import create_run, train_run
-    from core.store import Workspace
+    from tests.core.conftest import train_tiny_demo_run
 
-    root = tmp_path / "ws"
-    with Workspace.open(root) as ws:
-        corpus_id = import_demo_corpus(ws)
-        config = demo_config("tiny", dict(emb_size=16, hidden_size=24), max_steps=2,
-                             valid_every=2, device="cpu")
-        config.data.dev_sample = 2
-        train_run(ws, create_run(ws, corpus_id, config, "tiny"), JobContext())
+    root = train_tiny_demo_run(tmp_path / "ws", steps=2, dev_sample=2)
     out = tmp_path / "al"
     assert run_cli(["--workspace", str(root), "align", "--run", "tiny",
                     "--gold-src", str(DEMO / "gold.es"), "--gold-tgt", str(DEMO / "gold.en"),

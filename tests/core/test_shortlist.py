@@ -13,6 +13,7 @@ from core.errors import ConfigError
 from core.infer.ensemble import Ensemble
 from core.infer.search import beam_search, greedy
 from core.infer.shortlist import LexicalCounts, Shortlist, count_links, parse_spec
+from tests.core.conftest import train_tiny_demo_run
 from tests.core.test_infer_models import NAMES, VOCAB, inputs, model_for
 
 
@@ -153,22 +154,11 @@ def test_a_shortlist_without_the_specials_in_place_is_refused():
 # --- a trained run's shortlist, end to end ------------------------------------------------
 @pytest.fixture(scope="module")
 def tiny_ws(tmp_path_factory):
-    """The demo corpus and a tiny run trained for a few steps."""
-    from core.jobs import JobContext
-    from core.services.demo import demo_config, import_demo_corpus
-    from core.services.training import create_run, train_run
-    from core.store import Workspace
-
+    """The demo corpus, a tiny run trained for a few steps and a guided one like it."""
     root = tmp_path_factory.mktemp("shortlist") / "ws"
-    with Workspace.open(root) as ws:
-        corpus_id = import_demo_corpus(ws)
-        config = demo_config("tiny", dict(emb_size=16, hidden_size=24), max_steps=3,
-                             valid_every=3, device="cpu")
-        config.data.dev_sample = 4
-        train_run(ws, create_run(ws, corpus_id, config, "tiny"), JobContext())
-        config.train.guided_alignment = 0.5
-        train_run(ws, create_run(ws, corpus_id, config, "tiny-guided"), JobContext())
-    return root
+    train_tiny_demo_run(root, steps=3, dev_sample=4)
+    return train_tiny_demo_run(root, steps=3, dev_sample=4, name="tiny-guided",
+                               guided_alignment=0.5)
 
 
 def test_a_guided_runs_shortlist_reuses_its_training_links(tiny_ws):

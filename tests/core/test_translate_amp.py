@@ -4,21 +4,12 @@ import torch
 
 from core.cli import run_cli
 from core.train.device import amp_active
+from tests.core.conftest import train_tiny_demo_run
 from tests.core.output_dtypes import record_output_layer_dtypes
 
 
 def _tiny_run(root):
-    from core.jobs import JobContext
-    from core.services.demo import demo_config, import_demo_corpus
-    from core.services.training import create_run, train_run
-    from core.store import Workspace
-
-    with Workspace.open(root) as ws:
-        corpus_id = import_demo_corpus(ws)
-        config = demo_config("tiny", dict(emb_size=16, hidden_size=24), max_steps=4,
-                             valid_every=4, device="cpu")
-        config.data.dev_sample = 2
-        train_run(ws, create_run(ws, corpus_id, config, "tiny"), JobContext())
+    train_tiny_demo_run(root, steps=4, dev_sample=2)
 
 
 def test_amp_decodes_the_output_layer_in_bf16_where_the_cpu_has_it(tmp_path, capsys,
