@@ -112,6 +112,9 @@ class PairView:
     #: tgt_words x src_words matrix per reading (core.evaluate.attention_aer, the `align`
     #: command's route); None when the view is on the model's own tokens
     word_readings: dict[str, np.ndarray] | None = None
+    #: a run with an alignment head (model.alignment_head), forced decoding: the head's
+    #: (tgt + 1) x src rows, the 'head' reading; None otherwise
+    alignment: np.ndarray | None = None
 
     @property
     def row_labels(self) -> list[str]:
@@ -170,12 +173,14 @@ def pair_view(session: TranslationSession, run_id: int, label: str, pair: PairIn
     cfg = session.first.config.model
     matrix = np.asarray(tr.attention, dtype=np.float32)
     layers = getattr(tr, "layer_attention", None)  # forced decoding only
+    head = getattr(tr, "alignment", None)  # forced decoding of a run with an alignment head
     view = PairView(run_id, label, matrix, list(tr.source_tokens), list(tr.target_tokens),
                     None if tr.positions is None else np.asarray(tr.positions, dtype=float),
                     cfg.window if cfg.attention == "local-p" else 0,
                     None if tr.gates is None else np.asarray(tr.gates, dtype=np.float32),
                     layers=None if layers is None else np.asarray(layers, dtype=np.float32),
-                    layered=family_traits(cfg.family).layered)
+                    layered=family_traits(cfg.family).layered,
+                    alignment=None if head is None else np.asarray(head, dtype=np.float32))
     view.predicted = set(argmax_alignment(matrix, drop_eos=True).sure)
     if pair.gold is not None and forced:
         # one model token per gold token (normalisation such as lowercasing may differ)
@@ -198,10 +203,11 @@ def gold_word_view(session: TranslationSession, view: PairView, pair: PairInput)
     reading (core.evaluate.attention_aer.word_attention: the numbers `align` prints);
     tgt_words x src_words, no EOS row, no per-piece extras (positions, gates, layers)."""
     from core.evaluate.attention_aer import word_attention
-    from core.evaluate.readings import READINGS
+    from core.evaluate.readings import ATTENTION_READINGS, READINGS
 
+    readings = READINGS if session.first.config.model.alignment_head else ATTENTION_READINGS
     found = word_attention(session, [list(pair.gold_src)], [list(pair.gold_tgt)],
-                           readings=READINGS)
+                           readings=readings)
     readings = {r: np.asarray(m[0], dtype=np.float32) for r, m in found.items()}
     out = replace(view, matrix=readings["predict"], src_tokens=list(pair.gold_src),
                   tgt_tokens=list(pair.gold_tgt), positions=None, gates=None, layers=None,
@@ -211,6 +217,10 @@ def gold_word_view(session: TranslationSession, view: PairView, pair: PairInput)
     if pair.gold is not None:
         _score(out, pair.gold)
     return out
+
+
+def _joined(note: str, more: str) -> str:
+    return f"{note}; {more}" if note else more
 
 
 def _score(view: PairView, gold: Alignment) -> None:
@@ -243,12 +253,19 @@ def select_reading(view: PairView, gold: Alignment | None, reading: str = "predi
                    no_sink: bool = False) -> PairView:
     """`view` read another way (core.evaluate.readings): a copy whose matrix holds, per
     target token, the attention at its predicting step ('predict', EOS row kept), one
-    step later ('shift', Shift-Att) or both ('sum'), without the final-punctuation sink
-    when `no_sink`; its argmax links and, where the view had one, its AER follow.
-    'predict' without `no_sink` gives `view` itself."""
+    step later ('shift', Shift-Att) or both ('sum'), or the alignment head's rows
+    ('head', a run that has one; other runs show their predicting step, with a note),
+    without the final-punctuation sink when `no_sink`; its argmax links and, where the
+    view had one, its AER follow. 'predict' without `no_sink` gives `view` itself."""
+    if reading == "head" and view.alignment is None and (
+            view.word_readings is None or "head" not in view.word_readings):
+        out = select_reading(view, gold, "predict", no_sink)
+        return replace(out, note=_joined(out.note, "no alignment head: predicting step shown"))
     if reading == "predict" and not no_sink:
         return view
     full = np.asarray(view.matrix, dtype=np.float32)  # (tgt + 1) x src
+    if reading == "head":
+        full = view.alignment
     if view.word_readings is not None:  # read on the pieces already, then summed to words
         rows = view.word_readings[reading]
         if no_sink:
@@ -262,7 +279,7 @@ def select_reading(view: PairView, gold: Alignment | None, reading: str = "predi
     rows = read_attention(full, reading)  # tgt x src
     if no_sink:
         rows = drop_sink(rows, view.src_tokens, view.tgt_tokens)
-    matrix = rows if reading != "predict" else np.vstack([rows, full[-1:]])
+    matrix = rows if reading not in ("predict", "head") else np.vstack([rows, full[-1:]])
     positions = view.positions
     if positions is not None and reading == "shift":
         positions = positions[1:]

@@ -66,7 +66,7 @@ BOOL, TEXT = Rule(bool), Rule(str)
 
 #: "" (the family's reading) or core.evaluate.readings.READINGS; config cannot import that
 #: module, so tests/core/test_evaluate_readings.py keeps the two equal
-READING_CHOICES = ("", "predict", "shift", "sum", "previous")
+READING_CHOICES = ("", "predict", "shift", "sum", "previous", "head")
 
 #: Every field of every section, "section.key" -> Rule. A new config field gets one line
 #: here (tests/core/test_config_validation.py checks that none is missing).
@@ -86,6 +86,7 @@ RULES: dict[str, Rule] = {
     "model.enc_layers": _int(1), "model.dec_layers": _int(1), "model.ctx_layers": _int(1),
     "model.ctx_sentences": _int(1), "model.ctx_following": _int(0),
     "model.strategy": _one_of("ws", "ts"), "model.ctx_side": _one_of("source", "target"), "model.tie_embeddings": BOOL,
+    "model.alignment_head": BOOL,
     # data
     "data.vocab": _one_of("word", "bpe", "unigram"),
     "data.src_vocab_size": _int(8, hint="the vocabulary keeps 5 special ids; e.g. 8000"),
@@ -105,6 +106,7 @@ RULES: dict[str, Rule] = {
     "train.sampled_softmax": _int(0, hint="0 = full softmax, or a word count K > 0"),
     "train.guided_alignment": _float(0, 100, hint="0 = off; the alignment loss's weight, "
                                      "e.g. 0.5"),
+    "train.guide_runs": TEXT,
     "train.valid_every": _int(0, hint="0 validates only at the end"),
     "train.early_stop_patience": _int(0, hint="0 = off"), "train.keep_best": _int(0),
     "train.seed": _int(0, 2**32 - 1), "train.device": TEXT,
@@ -193,6 +195,9 @@ class ModelConfig:
     # own translation when translating; encoded with the target embeddings)
     ctx_side: str = "source"
     tie_embeddings: bool = False
+    # a target-conditioned word-alignment head trained by guided alignment
+    # (core/models/alignment_head.py; recurrent attention families only)
+    alignment_head: bool = False
 
     def validate(self, source: str = "") -> None:
         """Check every model field against its Rule (an int becomes a float where one is due),
@@ -222,6 +227,12 @@ class ModelConfig:
                 "model.ctx_following must be 0 for family 'concat': it prepends its context to "
                 "the sentence and uses previous sentences only; set model.ctx_following = 0, "
                 "or use family 'context_transformer' for following sentences")
+        if self.alignment_head and self.family in FAMILIES \
+                and not family_traits(self.family).alignment_head:
+            raise ConfigError(
+                f"{where}model.alignment_head is available for the families "
+                f"{', '.join(families_with(alignment_head=True))}, not {self.family!r}; set "
+                "model.alignment_head = false")
 
 
 @dataclass
@@ -256,6 +267,9 @@ class TrainConfig:
     # weight of the guided-alignment loss (attention pulled towards eflomal's alignments of
     # the training split; core/train/guidance.py); 0 = off
     guided_alignment: float = 0.0
+    # where the guide's links come from: "" = eflomal's grow-diag-final-and links; "RUN" or
+    # "RUN,REVERSE_RUN" = those trained runs' own attention (core/services/attention_links.py)
+    guide_runs: str = ""
     valid_every: int = 500
     early_stop_patience: int = 0  # validations without dev-perplexity gain; 0 = off
     keep_best: int = 2
@@ -289,18 +303,36 @@ class RunConfig:
         if not DEVICE_RE.match(self.train.device):
             raise ConfigError(f"{where}train.device must be auto, cpu, cuda or cuda:N, not "
                               f"{self.train.device!r}")
-        if self.train.stage == 2 and self.model.family != "context_transformer":
+        if self.train.stage == 2:
+            self._check_stage2(where)
+        if self.train.guide_runs and self.train.guided_alignment <= 0:
             raise ConfigError(
-                f"train.stage = 2 trains the context parts of a context_transformer, not of "
+                f"{where}train.guide_runs names the runs whose attention guides the alignment "
+                "loss: set train.guided_alignment > 0 too, or train.guide_runs = ''")
+        if self.model.alignment_head and self.train.guided_alignment <= 0:
+            raise ConfigError(
+                f"{where}model.alignment_head is trained by guided alignment only: set "
+                "train.guided_alignment > 0 (e.g. 1.0), or model.alignment_head = false")
+        return self
+
+    def _check_stage2(self, where: str) -> None:
+        """train.stage = 2 trains only what a trained run lacks: the context parts of a
+        two-stage context_transformer, or a recurrent model's alignment head."""
+        if self.model.alignment_head:
+            return
+        if self.model.family != "context_transformer":
+            raise ConfigError(
+                f"{where}train.stage = 2 trains the context parts of a context_transformer, "
+                f"or the alignment head of a {'/'.join(families_with(alignment_head=True))} "
+                "model, not "
                 f"a {self.model.family!r} model: set model.family = 'context_transformer' "
-                "(strategy 'ts'), or train.stage = 0")
-        if self.train.stage == 2 and self.model.strategy != "ts":
+                "(strategy 'ts') or model.alignment_head = true, or train.stage = 0")
+        if self.model.strategy != "ts":
             raise ConfigError(
-                f"train.stage = 2 needs model.strategy = 'ts' (two-stage), not "
+                f"{where}train.stage = 2 needs model.strategy = 'ts' (two-stage), not "
                 f"{self.model.strategy!r}: under 'ws' the context encoder shares the source "
                 "encoder's weights, so it cannot be trained alone; set model.strategy = 'ts', "
                 "or train.stage = 0")
-        return self
 
     def to_dict(self) -> dict[str, Any]:
         """The config as nested plain dicts ({'name': ..., 'model': {...}, ...}), for TOML,

@@ -22,13 +22,16 @@ class FamilyTraits:
     #: where word alignments are read off its attention by default (core.evaluate.readings;
     #: measured in experiments/RESULTS.md, section D)
     reading: str = "predict"
+    #: can carry a target-conditioned word-alignment head (model.alignment_head,
+    #: core/models/alignment_head.py)
+    alignment_head: bool = False
 
 
 TRAITS: dict[str, FamilyTraits] = {
     "rnnencdec": FamilyTraits(),
-    "rnnsearch": FamilyTraits(),
+    "rnnsearch": FamilyTraits(alignment_head=True),
     # input feeding makes the trained attention look one word ahead (RESULTS.md D)
-    "luong": FamilyTraits(reading="previous"),
+    "luong": FamilyTraits(reading="previous", alignment_head=True),
     "transformer": FamilyTraits(transformer=True, layered=True),
     "concat": FamilyTraits(context=True, transformer=True, layered=True, previous_only=True),
     "context_transformer": FamilyTraits(context=True, transformer=True, layered=True,

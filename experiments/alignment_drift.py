@@ -19,14 +19,18 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from core.evaluate.aer import corpus_aer  # noqa: E402
 from core.evaluate.attention_aer import reading_alignments  # noqa: E402
-from core.evaluate.readings import READINGS  # noqa: E402
+from core.evaluate.readings import ATTENTION_READINGS, READINGS  # noqa: E402
 from core.goldsets import GoldSet, read_gold_links, read_token_lines  # noqa: E402
 from core.infer.session import TranslationSession  # noqa: E402
 from core.store import Workspace  # noqa: E402
 from core.train import artifacts  # noqa: E402
 from core.train import checkpoint as ckpt  # noqa: E402
 
-VARIANTS = [(r, s) for s in (False, True) for r in READINGS]
+
+def variants(head: bool) -> list[tuple[str, bool]]:
+    """(reading, no_sink) pairs scored: every reading, the alignment head's for a run
+    with one (model.alignment_head)."""
+    return [(r, s) for s in (False, True) for r in (READINGS if head else ATTENTION_READINGS)]
 
 
 def label(reading: str, no_sink: bool) -> str:
@@ -68,7 +72,9 @@ def main() -> int:
     links = read_gold_links(args.gold_links, args.format, args.one_based, args.swap, src, tgt)
     gold = GoldSet(args.name, src, tgt, links, "", "")
     with Workspace.open(args.workspace, create=False) as ws:
-        run_dir = ws.run_dir(ws.run_id(args.run))
+        info = ws.get_run(args.run)
+        run_dir = ws.run_dir(info.id)
+    VARIANTS = variants(bool(info.config["model"].get("alignment_head")))
     files = sorted(run_dir.glob("best-*.pt")) + [run_dir / ckpt.LAST]
     head = ["step", "dev ppl"] + [f"AER {label(*v)}" for v in VARIANTS] + \
         ["% to last (predict)", "offset (predict)", "% to last (shift)", "offset (shift)"]

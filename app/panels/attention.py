@@ -88,7 +88,8 @@ def _table(columns: list[str]) -> QTableWidget:
 #: the reading selector: (label, core.evaluate.readings name)
 READING_CHOICES = (("each run's best", "default"), ("predicting step", "predict"),
                    ("next step (Shift-Att)", "shift"),
-                   ("both (mean)", "sum"), ("previous step", "previous"))
+                   ("both (mean)", "sum"), ("previous step", "previous"),
+                   ("alignment head", "head"))
 
 
 class AttentionPanel(QWidget):
@@ -142,7 +143,9 @@ class AttentionPanel(QWidget):
             "Where each target word's attention is read: while the decoder predicts it "
             "(Luong et al. 2015), one step later when it is the decoder's input (Shift-Att, "
             "Chen et al. 2020), the mean of both, or one step earlier (input-feeding Luong "
-            "models attend ahead). The heatmaps, the links and every AER follow.")
+            "models attend ahead); or, for a run trained with an alignment head "
+            "(model.alignment_head), that head, which aligns each target word knowing it. "
+            "The heatmaps, the links and every AER follow.")
         self.no_sink = QCheckBox("leave out the final full stop (sink)")
         self.no_sink.setToolTip("A final punctuation mark is no candidate for target words "
                                 "that are not punctuation (attention often collects there)")

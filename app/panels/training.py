@@ -190,6 +190,12 @@ class TrainingPanel(QWidget):
         self.resume_button.clicked.connect(lambda: self.current and self.current.resume())
         self.cancel_button.clicked.connect(lambda: self.current and self.current.cancel())
         self.continue_button.clicked.connect(self.continue_selected)
+        self.head_button = QPushButton("Train alignment head")
+        self.head_button.setToolTip(
+            "A new run that trains a word-alignment head over the selected finished Luong or "
+            "RNNsearch run, which stays as it is: guided by eflomal's links of its corpus, "
+            "3000 updates; the Attention screen shows it as the 'alignment head' reading")
+        self.head_button.clicked.connect(self.train_alignment_head)
         buttons = QHBoxLayout()
         for b in (self.start_button, self.queue_button):
             buttons.addWidget(b)
@@ -217,7 +223,7 @@ class TrainingPanel(QWidget):
         left_layout.addWidget(scroll, 1)
         for row in (buttons, controls):
             left_layout.addLayout(row)
-        for w in (self.continue_button, self.progress, self.progress_label):
+        for w in (self.continue_button, self.head_button, self.progress, self.progress_label):
             left_layout.addWidget(w)
 
         # --- curves and runs ---------------------------------------------------------------
@@ -526,6 +532,26 @@ class TrainingPanel(QWidget):
                 self.workspace.checkpoints(run_id, "last")))
         return None
 
+    def train_alignment_head(self) -> workers.Job | None:
+        """A new run training an alignment head over the selected finished run
+        (core.services.training.alignment_head_config), started now."""
+        from core.services.training import alignment_head_config
+
+        selected = self.selected_runs()
+        if self.workspace is None or not selected:
+            return None
+        run = self.workspace.get_run(selected[0])
+        try:
+            if run.status != "finished":
+                raise ConfigError(f"Run {run.name!r} is {run.status}: an alignment head is "
+                                  "trained over a finished run.")
+            corpus_id, cfg = alignment_head_config(self.workspace, run.id)
+            run_id = create_run(self.workspace, corpus_id, cfg, cfg.name)
+        except WorkbenchError as exc:
+            workers.show_error(self, "Alignment head", str(exc))
+            return None
+        return self.submit(run_id, resume=False)
+
     def submit(self, run_id: int, resume: bool, queue: bool = False) -> workers.Job:
         label = self._label(run_id)
         job = self.jobs.submit(train_run, self.workspace, run_id, resume=resume,
@@ -613,6 +639,7 @@ class TrainingPanel(QWidget):
         self.resume_button.setEnabled(state == workers.PAUSED)
         self.cancel_button.setEnabled(job is not None and not job.done)
         self.continue_button.setEnabled(bool(self.selected_runs()))
+        self.head_button.setEnabled(bool(self.selected_runs()))
         if job is not None and job.done:
             self.progress_label.setText(f"{job.name}: {job.state}"
                                         + (f" — {job.error}" if job.error else ""))

@@ -54,8 +54,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="where a target word's attention is read (repeatable): 'predict' at "
                    "the step predicting it, 'shift' one step later when it is the decoder's "
                    "input (Shift-Att), 'sum' both, 'previous' one step earlier (input-feeding "
-                   "Luong models attend ahead); 'all' = every one (default: the run's own, "
-                   "see experiments/RESULTS.md D)")
+                   "Luong models attend ahead), 'head' the alignment head of a run that has "
+                   "one (model.alignment_head); 'all' = every one the run has (default: the "
+                   "run's own, see experiments/RESULTS.md D)")
     p.add_argument("--no-sink", action="store_true",
                    help="also report each reading without the final-punctuation sink "
                    "(non-punctuation target words never link to a final full stop)")

@@ -26,6 +26,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     src.add_argument("--config", metavar="FILE", help="TOML run configuration")
     src.add_argument("--preset", metavar="NAME", help="a preset from resources/presets")
     src.add_argument("--resume", metavar="RUN", help="continue a run from its last checkpoint")
+    src.add_argument("--alignment-head", metavar="RUN",
+                     help="train a word-alignment head over trained run RUN, which stays as it "
+                     "is (guided by eflomal's links of its corpus; new run RUN-head, 3000 "
+                     "updates unless --max-steps; read with `align --reading head`)")
     p.add_argument("--corpus", metavar="NAME|ID", help="workspace corpus to train on")
     p.add_argument("--name", help="run name (default: the config's name)")
     p.add_argument("--device", help="auto | cpu | cuda | cuda:N")
@@ -36,6 +40,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--epochs", type=int)
     p.add_argument("--valid-every", type=int)
     p.add_argument("--init-from", metavar="RUN", help="two-stage training: the stage-1 run")
+    p.add_argument("--guide-runs", metavar="RUN[,REVERSE]",
+                   help="guided alignment from these trained runs' own attention (a run and "
+                   "optionally its reverse-direction run, symmetrised) instead of eflomal")
     p.add_argument("--set", action="append", default=[], metavar="SECTION.KEY=VALUE",
                    help="override any config value, e.g. --set model.attention=local-p")
     p.add_argument("--distributed", action="store_true",
@@ -70,7 +77,8 @@ def build_config(args: argparse.Namespace) -> RunConfig:
     for field, value in (("device", args.device), ("threads", args.threads),
                          ("max_steps", args.max_steps), ("max_minutes", args.max_minutes),
                          ("epochs", args.epochs),
-                         ("valid_every", args.valid_every), ("init_from", args.init_from)):
+                         ("valid_every", args.valid_every), ("init_from", args.init_from),
+                         ("guide_runs", args.guide_runs)):
         if value is not None:
             raw["train"][field] = value
     if args.name:
@@ -86,7 +94,7 @@ def resume_config(ws: Workspace, run_id: int, args: argparse.Namespace) -> RunCo
     (`--resume RUN --max-steps 2000` trains an existing run further), saved back to the run
     so the GUI and later resumes see the new budget; None when nothing is overridden.
     Model, data and optimiser settings cannot change on resume."""
-    if args.set or args.config or args.preset or args.init_from or args.corpus:
+    if args.set or args.config or args.preset or args.init_from or args.corpus or args.guide_runs:
         raise ConfigError("--resume continues a run with its own configuration: only "
                           "--max-steps, --max-minutes, --epochs, --valid-every, --device and "
                           "--threads may be given with it")
@@ -99,6 +107,24 @@ def resume_config(ws: Workspace, run_id: int, args: argparse.Namespace) -> RunCo
     config = RunConfig.from_dict(raw, source=f"run {info.name}")
     ws.update_run(run_id, config=config.to_dict())
     return config
+
+
+def _alignment_head_run(ws: Workspace, args: argparse.Namespace) -> int:
+    """Create the run of `train --alignment-head RUN` (services.training.alignment_head_config)
+    with the budget / device options of the command line; -> its id."""
+    from core.services.training import alignment_head_config, create_run
+
+    if args.set or args.config or args.preset or args.init_from or args.corpus or args.distributed:
+        raise ConfigError("--alignment-head RUN trains over RUN's own corpus and settings: only "
+                          "--name, --guide-runs, --max-steps, --max-minutes, --valid-every, "
+                          "--device and --threads may be given with it")
+    corpus_id, config = alignment_head_config(ws, args.alignment_head, args.name or "",
+                                              args.max_steps or 3000)
+    for field in ("max_minutes", "valid_every", "device", "threads", "guide_runs"):
+        if getattr(args, field) is not None:
+            setattr(config.train, field, getattr(args, field))
+    config.validate()
+    return create_run(ws, corpus_id, config, config.name)
 
 
 class StopOnSignal:
@@ -162,6 +188,10 @@ def run(args: argparse.Namespace) -> int:
             with stopper if dist is None else contextlib.nullcontext():
                 result = train_run(ws, run_id, ctx, resume=True, distributed=dist,
                                    config_override=override, lock=lock)
+        elif args.alignment_head:
+            run_id = _alignment_head_run(ws, args)
+            with stopper:
+                result = train_run(ws, run_id, ctx)
         else:
             if not args.corpus:
                 raise ConfigError("train needs --corpus NAME (see `corpus list`) or --resume RUN")
@@ -190,8 +220,12 @@ def run(args: argparse.Namespace) -> int:
             dist.close()
     if dist is None or dist.rank == 0:
         info = ws.get_run(run_id)
+        model, train = info.config["model"], info.config["train"]
+        # a head trained alone over a frozen model ranks by its alignment loss
+        best = "best alignment loss" if model.get("alignment_head") and train["stage"] == 2 \
+            else "best dev perplexity"
         print(f"\nrun {printable(info.name)} (id {run_id}): {result.status} after {result.step} steps; "
-              f"best dev perplexity {result.best_dev_ppl or float('nan'):.2f}; "
+              f"{best} {result.best_dev_ppl or float('nan'):.2f}; "
               f"folder {ws.run_dir(run_id)}")
         if stopper.signum is not None:
             print(f"stopped by {signal.Signals(stopper.signum).name}; continue with "

@@ -23,7 +23,7 @@ from core.evaluate.aer import PERCENT_FORMAT, corpus_aer
 from core.evaluate.alignment import Alignment
 from core.evaluate.alignment import AlignmentCorpus as GoldSet
 from core.evaluate.extract import aggregate_subwords, argmax_alignment, threshold_alignment
-from core.evaluate.readings import drop_sink, read_attention
+from core.evaluate.readings import drop_sink, read_attention, reading_source
 from core.evaluate.report import Table
 from core.evaluate.symmetrize import symmetrize_corpus
 from core.infer.scoring import ForcedItem, ForcedScorer
@@ -79,7 +79,7 @@ def word_attention(session, src_words: list[list[str]], tgt_words: list[list[str
                 if not s_toks or not t_toks:
                     out[reading].append(np.zeros((len(set(t_wid)), len(set(s_wid)))))
                     continue
-                attn = read_attention(res.attention, reading)  # tgt tokens x src tokens
+                attn = read_attention(reading_source(res, reading), reading)  # tgt x src tokens
                 out[reading].append(aggregate_subwords(attn, s_wid, t_wid, mode="sum")
                                     if subword else attn)
         if ctx is not None:

@@ -9,6 +9,9 @@ target token t (row T predicts EOS), after reading token t - 1 as its input.
   decoder that attends to the source word of what it just read, not of what it predicts,
   aligns better this way. The last word's row is the EOS step.
 - "sum": the mean of the two (one word's attention over both steps).
+- "head": not the attention but a target-conditioned alignment head's row t, which sees
+  token t itself (model.alignment_head, core/models/alignment_head.py; only runs that
+  have one). Its matrix is ForcedResult.alignment (`reading_source`).
 - "previous": row t - 1, computed while the decoder predicts token t - 1 (the first word
   keeps its own row). A decoder whose attention anticipates (Luong's input feeding hands
   the attention context of step t - 1 to step t, and the trained attention comes to look
@@ -26,7 +29,21 @@ from collections.abc import Sequence
 
 import numpy as np
 
-READINGS = ("predict", "shift", "sum", "previous")
+READINGS = ("predict", "shift", "sum", "previous", "head")
+#: the readings of the translation attention itself (every run has them)
+ATTENTION_READINGS = ("predict", "shift", "sum", "previous")
+
+
+def reading_source(result, reading: str) -> np.ndarray:
+    """The (T + 1) x S matrix a forced-decoding result (core.infer.forced.ForcedResult)
+    is read from for `reading`: the alignment head's for 'head', else the attention.
+    ValueError when 'head' is asked of a run without an alignment head."""
+    if reading != "head":
+        return result.attention
+    if result.alignment is None:
+        raise ValueError("the 'head' reading needs a run trained with an alignment head "
+                         "(model.alignment_head = true); read this run at another reading")
+    return result.alignment
 
 
 def read_attention(attention: np.ndarray, reading: str = "predict") -> np.ndarray:
@@ -35,7 +52,7 @@ def read_attention(attention: np.ndarray, reading: str = "predict") -> np.ndarra
     a = np.asarray(attention, dtype=np.float64)
     if a.ndim != 2 or a.shape[0] < 1:
         raise ValueError(f"attention must be a (tgt + 1) x src matrix, got shape {a.shape}")
-    if reading == "predict":
+    if reading in ("predict", "head"):  # 'head': a[] is the head's matrix (reading_source)
         return a[:-1]
     if reading == "shift":
         return a[1:]

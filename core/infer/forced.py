@@ -25,6 +25,9 @@ class ForcedResult:
     #: layer's and head's cross-attention, padding cut like `attention` (which is the
     #: mean over heads of the last layer); None for RNN models and ensembles
     layer_attention: np.ndarray | None = None
+    #: (len(tgt) + 1) x src_len: the alignment head's rows (model.alignment_head; the EOS
+    #: row last, like `attention`), else None
+    alignment: np.ndarray | None = None
 
 
 def teacher_forcing_tensors(
@@ -73,6 +76,9 @@ def score_targets(
                 layer_attention=None
                 if out.layer_attention is None
                 else out.layer_attention[:, b, :, :n, :s].float().cpu().numpy(),
+                alignment=None
+                if out.alignment is None
+                else out.alignment[b, :n, :s].float().cpu().numpy(),
             )
         )
     return results

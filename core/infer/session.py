@@ -36,9 +36,12 @@ class ForcedTranslation(Translation):
     """A Translation from forced decoding, plus (Transformer families) the cross-attention
     of every decoder layer and head: layers x heads x (len(target_ids) + 1) x
     len(source_tokens); `attention` is its last layer's mean over heads. None for RNN
-    models and ensembles."""
+    models and ensembles. `alignment`: a run with an alignment head
+    (model.alignment_head): the head's (len(target_ids) + 1) x len(source_tokens) rows,
+    the 'head' reading (core.evaluate.readings); None otherwise."""
 
     layer_attention: np.ndarray | None = None
+    alignment: np.ndarray | None = None
 
 
 @dataclass
@@ -251,4 +254,5 @@ class TranslationSession:
             source=source, source_tokens=s_tok, target_ids=tgt_ids, target_tokens=t_tok,
             text=detokenize(t_tok, tgt_pre, tgt_vocab), score=result.log_prob,
             log_prob=result.log_prob, attention=result.attention, positions=result.positions,
-            gates=result.gates, layer_attention=result.layer_attention)
+            gates=result.gates, layer_attention=result.layer_attention,
+            alignment=result.alignment)

@@ -29,6 +29,9 @@ Teacher-forced pass (training, forced decoding):
                                      to 1 over real tokens; `attention` is the mean over
                                      heads of the last layer. None for the RNN models
                                      and ensembles, whose `attention` is all there is)
+    out.alignment: batch x tgt_len x src_len or None (model.alignment_head: row t aligns the
+                                    target token predicted at step t, knowing it; rows
+                                    sum to 1 like `attention`; core/models/alignment_head.py)
 Training may pass `out_vocab` (1-D long, K sorted target ids, see
 core/train/sampled_softmax.py): scores and log_probs are then batch x tgt_len x K,
 normalised over those K words only (Jean et al. 2015's target-vocabulary softmax); every
@@ -66,6 +69,9 @@ class Seq2SeqOutput:
     positions: Tensor | None = None  # batch x tgt_len (local-p)
     gates: Tensor | None = None  # batch x src_len (context models)
     layer_attention: Tensor | None = None  # layers x batch x heads x tgt_len x src_len
+    #: batch x tgt_len x src_len: a target-conditioned alignment head's distribution
+    #: (model.alignment_head, core/models/alignment_head.py), else None
+    alignment: Tensor | None = None
 
     @cached_property
     def log_probs(self) -> Tensor:

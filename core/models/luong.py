@@ -20,6 +20,7 @@ from torch import Tensor, nn
 
 from core.config import ModelConfig
 from core.errors import ConfigError
+from core.models.alignment_head import AlignmentHead, predicted_tokens
 from core.models.attention import LuongAttention
 from core.models.base import (
     PAD,
@@ -75,6 +76,10 @@ class LuongModel(Seq2Seq):
         self.w_s = nn.Linear(hidden, tgt_vocab_size)
         self.drop = Dropout(config.dropout)
         uniform_init(self, config.init_range)
+        # built after uniform_init: a head added to a trained run starts from PyTorch's
+        # own initialisation whether or not the run had one
+        self.align_head = AlignmentHead(hidden, emb, hidden, emb, hidden) \
+            if config.alignment_head else None
 
     # --- encoder ------------------------------------------------------------------
     def encode(self, src: Tensor, src_lens: Tensor, **extra) -> State:
@@ -244,7 +249,11 @@ class LuongModel(Seq2Seq):
             top, _ = self.rnn(emb, hc)  # batch x T x H, all steps in one call
             h_tilde, attn, pos = self._attentional(top, enc, 0)
         scores = output_scores(self.w_s, h_tilde, out_vocab)  # batch x T x V (or K)
-        return Seq2SeqOutput(scores=scores, attention=attn, positions=pos)
+        alignment = None
+        if self.align_head is not None:  # h~_t and the word it predicts -> batch x T x S
+            alignment = self.align_head(h_tilde, self.tgt_embed(predicted_tokens(tgt_in)),
+                                        enc["memory"], self.encoder.embed(src), src_lens)
+        return Seq2SeqOutput(scores=scores, attention=attn, positions=pos, alignment=alignment)
 
 
 def build(config: ModelConfig, src_vocab_size: int, tgt_vocab_size: int) -> LuongModel:

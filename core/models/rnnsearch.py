@@ -20,6 +20,7 @@ from torch import Tensor, nn
 
 from core.config import ModelConfig
 from core.errors import ConfigError
+from core.models.alignment_head import AlignmentHead, predicted_tokens
 from core.models.attention import AdditiveAttention
 from core.models.base import PAD, Seq2Seq, Seq2SeqOutput, State, length_mask, output_scores
 from core.models.dropout import Dropout
@@ -53,6 +54,10 @@ class RNNSearch(Seq2Seq):
         self.w_o = nn.Linear(self.units, tgt_vocab_size)
         self.drop = Dropout(config.dropout)
         uniform_init(self, config.init_range)
+        # after uniform_init, as in the luong family: [s_{i-1}; c_i] and E y_i against
+        # [h_j; E x_j]
+        self.align_head = AlignmentHead(3 * hidden, emb, 2 * hidden, emb, hidden) \
+            if config.alignment_head else None
 
     def encode(self, src: Tensor, src_lens: Tensor, **extra) -> State:
         """-> memory batch x S x 2H, keys (U_a h) batch x S x H, mask batch x S, s0 batch x H."""
@@ -104,8 +109,14 @@ class RNNSearch(Seq2Seq):
             context, weights, s = self._recur(emb[:, i], s, enc)
             contexts.append(context)
             attns.append(weights)
-        scores = self._output(torch.stack(prevs, 1), emb, torch.stack(contexts, 1), out_vocab)
-        return Seq2SeqOutput(scores=scores, attention=torch.stack(attns, 1))
+        prev, context = torch.stack(prevs, 1), torch.stack(contexts, 1)  # batch x T x H, 2H
+        scores = self._output(prev, emb, context, out_vocab)
+        alignment = None
+        if self.align_head is not None:  # the predicting state and the word it predicts
+            alignment = self.align_head(torch.cat([prev, context], dim=-1),
+                                        self.tgt_embed(predicted_tokens(tgt_in)),
+                                        enc["memory"], self.encoder.embed(src), src_lens)
+        return Seq2SeqOutput(scores=scores, attention=torch.stack(attns, 1), alignment=alignment)
 
 
 def build(config: ModelConfig, src_vocab_size: int, tgt_vocab_size: int) -> RNNSearch:

@@ -108,24 +108,35 @@ def symmetrized_systems(session, name: str, reverse, reverse_name: str, gold,
 
     fwd_reading = reading or default_reading(session.first.config)
     rev_reading = reading or default_reading(reverse.first.config)
+    for config, r, run in ((session.first.config, fwd_reading, name),
+                           (reverse.first.config, rev_reading, reverse_name)):
+        if r == "head" and not config.model.alignment_head:
+            raise ConfigError(f"--reading head: run {run!r} has no alignment head "
+                              "(model.alignment_head); leave out --reading to read each run "
+                              "at its own default")
     fwd, rev, sym = symmetrized_attention(session, reverse, gold, heuristic, method,
                                           threshold, readings=(fwd_reading, rev_reading),
                                           no_sink=no_sink)
     tail = ", no sink" if no_sink else ""
+    rev_what = "alignment head" if rev_reading == "head" else "attention"
+    what = "alignment heads" if fwd_reading == rev_reading == "head" else "attention"
     return {system_name(name, fwd_reading, no_sink): fwd,
-            f"{reverse_name} attention (rev, {rev_reading}{tail})": rev,
-            f"attention {heuristic} ({fwd_reading} + {rev_reading}{tail})": sym}
+            f"{reverse_name} {rev_what} (rev, {rev_reading}{tail})": rev,
+            f"{what} {heuristic} ({fwd_reading} + {rev_reading}{tail})": sym}
 
 
 def default_reading(config) -> str:
     """The reading a run's attention aligns best with: the one measured best for this run
     on a gold set (`align --remember`, config.alignment_reading), else the predicting step
-    for a run trained with guided alignment (that is the step the guide supervises), else
+    for a run trained with guided alignment (that is the step the guide supervises; the
+    alignment head's reading for a run that has one), else
     its family's registry trait (measured in experiments/RESULTS.md, section D)."""
     from core.families import family_traits
 
     if config.alignment_reading:
         return config.alignment_reading
+    if config.model.alignment_head:
+        return "head"
     if config.train.guided_alignment > 0:
         return "predict"
     return family_traits(config.model.family).reading
@@ -169,16 +180,22 @@ def reading_list(asked: Sequence[str] | None, config=None) -> list[str]:
     """Asked readings -> readings in a fixed order, without repeats ('all' = every one);
     none asked: the run's default (default_reading; 'predict' without a config)."""
     asked = list(asked or [default_reading(config) if config is not None else "predict"])
+    has_head = config is not None and config.model.alignment_head
     if "all" in asked:
-        return list(READINGS)
+        return [r for r in READINGS if r != "head" or has_head]
+    if "head" in asked and config is not None and not has_head:
+        raise ConfigError("--reading head needs a run with an alignment head "
+                          "(model.alignment_head = true); this run has none")
     return [r for r in READINGS if r in asked]
 
 
 def system_name(run: str, reading: str, no_sink: bool) -> str:
-    """'RUN attention', 'RUN attention (shift)', 'RUN attention (sum, no sink)'."""
-    notes = [r for r in (None if reading == "predict" else reading,
+    """'RUN attention', 'RUN attention (shift)', 'RUN attention (sum, no sink)', 'RUN
+    alignment head (no sink)'."""
+    notes = [r for r in (None if reading in ("predict", "head") else reading,
                          "no sink" if no_sink else None) if r]
-    return f"{run} attention" + (f" ({', '.join(notes)})" if notes else "")
+    what = "alignment head" if reading == "head" else "attention"
+    return f"{run} {what}" + (f" ({', '.join(notes)})" if notes else "")
 
 
 def file_name(system: str) -> str:

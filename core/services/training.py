@@ -110,10 +110,10 @@ def _prepare(ws: Workspace, run_id: int, config: RunConfig, resume: bool, ctx: J
         reuse = artifacts.load_text_side(ws.run_dir(base.id))
         if reuse is None:
             raise ConfigError(
-                f"the stage-1 run {base.name!r} has no vocabularies yet; train it first "
-                "(train.init_from must name a trained sentence-level transformer run)")
+                f"the run {base.name!r} that train.init_from names has no vocabularies yet; "
+                "train it first")
         ctx.emit("log", message=f"stage 2: reusing the vocabularies and preprocessing of "
-                 f"stage-1 run {base.name!r}")
+                 f"run {base.name!r}")
     context = family_traits(config.model.family).context
     k = config.model.ctx_sentences if context else 0
     f = config.model.ctx_following if context else 0
@@ -160,24 +160,74 @@ def make_train_data(prepared: PreparedData, config: RunConfig,
         train_links)
 
 
-def guided_links(ws: Workspace, corpus_id: int, prepared: PreparedData, ctx: JobContext):
-    """eflomal's grow-diag-final-and links of the training pairs on the model's own
-    tokens: read from the corpus's folder, or aligned once and stored there
-    (core/train/guidance.py)."""
+def guided_links(ws: Workspace, corpus_id: int, prepared: PreparedData, ctx: JobContext,
+                 guide_runs: str = "", device="cpu"):
+    """The guide's links of the training pairs on the model's own tokens: eflomal's
+    grow-diag-final-and links, or with `guide_runs` (train.guide_runs) those runs' own
+    attention (core/services/attention_links.py); read from the corpus's folder, or
+    computed once and stored there (core/train/guidance.py)."""
     from core.evaluate.baseline import stored_or_aligned_links
 
     src = guidance.token_lines(prepared.train.src_ids, prepared.src_vocab)
     tgt = guidance.token_lines(prepared.train.tgt_ids, prepared.tgt_vocab)
+    if guide_runs:
+        from core.services.attention_links import attention_guide_links, guide_run_names
+
+        return attention_guide_links(
+            ws, ws.get_corpus(corpus_id).path, src, tgt, guide_run_names(guide_runs), device,
+            ctx, lambda m: ctx.emit("log", message=f"guided alignment: {m}"))
     return stored_or_aligned_links(
         ws.get_corpus(corpus_id).path, src, tgt,
         lambda m: ctx.emit("log", message=f"guided alignment: {m}"))
 
 
+def alignment_head_config(ws: Workspace, run_ref: int | str, name: str = "",
+                          steps: int = 3000, weight: float = 1.0) -> tuple[int, RunConfig]:
+    """(corpus id, config) of a run that trains an alignment head over trained run
+    `run_ref` (train.stage = 2, core/models/alignment_head.py): the run's own model, data
+    and optimiser settings, model.alignment_head on, the guide at `weight`, `steps`
+    updates validated every steps / 6, no dev BLEU (the translation stays the run's).
+    Named `name`, else '<run>-head'."""
+    from core.families import families_with
+
+    base = ws.get_run(run_ref)
+    if not family_traits(base.family).alignment_head:
+        raise ConfigError(f"run {base.name!r} is a {base.family!r} run; an alignment head is "
+                          f"trained over a {' or '.join(families_with(alignment_head=True))} run")
+    if base.corpus_id is None:
+        raise ConfigError(f"run {base.name!r} has no corpus to train the head on")
+    if base.config["model"].get("alignment_head"):
+        raise ConfigError(f"run {base.name!r} has an alignment head already")
+    raw = RunConfig.from_dict(base.config, source=f"run {base.name}").to_dict()
+    raw["name"] = name or f"{base.name}-head"
+    raw["description"] = f"alignment head (guided alignment, weight {weight}) over run {base.name}"
+    raw["alignment_reading"] = ""
+    raw["model"]["alignment_head"] = True
+    raw["data"]["dev_sample"] = 0
+    raw["train"].update(stage=2, init_from=base.name, guided_alignment=weight, max_steps=steps,
+                        max_minutes=0.0, valid_every=max(1, steps // 6), early_stop_patience=0,
+                        epochs=max(1, raw["train"]["epochs"]))
+    return base.corpus_id, RunConfig.from_dict(raw, source=f"alignment head over {base.name}")
+
+
 def _stage1_run(ws: Workspace, config: RunConfig):
-    """The run that train.init_from names (two-stage training, stage 2)."""
+    """The run that train.init_from names (train.stage = 2): a sentence-level
+    'transformer' for a two-stage context model, a run of the same family and model
+    sizes for an alignment head."""
     if not config.train.init_from:
-        raise ConfigError("train.stage = 2 needs train.init_from = the sentence-level run to start from")
+        raise ConfigError("train.stage = 2 needs train.init_from = the trained run to start from")
     base = ws.get_run(config.train.init_from)
+    if config.model.alignment_head:
+        ours = {k: v for k, v in config.model.__dict__.items() if k != "alignment_head"}
+        theirs = {k: v for k, v in base.config["model"].items() if k != "alignment_head"}
+        differ = sorted(k for k in ours if ours[k] != theirs.get(k))
+        if differ:
+            raise ConfigError(
+                f"train.init_from = {config.train.init_from!r}: an alignment head is trained on "
+                f"a run with the same model settings, but model.{differ[0]} is "
+                f"{ours[differ[0]]!r} here and {theirs.get(differ[0])!r} there; copy the "
+                "trained run's model section and set model.alignment_head = true")
+        return base
     if base.family != "transformer":
         raise ConfigError(
             f"train.init_from = {config.train.init_from!r} is a {base.family!r} run; stage 2 "
@@ -186,16 +236,27 @@ def _stage1_run(ws: Workspace, config: RunConfig):
 
 
 def _initial_model(ws: Workspace, config: RunConfig, prepared: PreparedData):
-    """Two-stage training, stage 2: the context model starts from a trained
-    sentence-level run and trains only its context parts."""
+    """train.stage = 2: the model starts from a trained run and trains only what that
+    run lacks: a two-stage context model its context parts, a recurrent model its
+    alignment head (the translation weights stay as trained)."""
     if config.train.stage != 2:
         return None
     from core.models.registry import build_model
-    from core.models.two_stage import freeze_for_stage2, load_stage1
 
     base = _stage1_run(ws, config)
     stage1 = artifacts.load_model(ws.run_dir(base.id), "best", run_config=base.config)
     model = build_model(config.model, len(prepared.src_vocab), len(prepared.tgt_vocab))
+    if config.model.alignment_head:
+        from core.models.alignment_head import freeze_all_but_head, load_base
+
+        try:
+            load_base(model, stage1.model.state_dict())
+        except ValueError as exc:
+            raise ConfigError(f"train.init_from = {config.train.init_from!r}: {exc}") from None
+        freeze_all_but_head(model)
+        return model
+    from core.models.two_stage import freeze_for_stage2, load_stage1
+
     load_stage1(model, stage1.model.state_dict())
     freeze_for_stage2(model)
     return model
@@ -269,12 +330,13 @@ def _train_locked(ws: Workspace, run_id: int, info, ctx: JobContext, resume: boo
         links = None
         if config.train.guided_alignment > 0:
             # rank 0 aligns (eflomal samples at random) and stores; the others read its file
+            guide = dict(guide_runs=config.train.guide_runs, device=device)
             if is_main:
-                links = guided_links(ws, info.corpus_id, prepared, ctx)
+                links = guided_links(ws, info.corpus_id, prepared, ctx, **guide)
             if distributed is not None:
                 distributed.barrier()
                 if not is_main:
-                    links = guided_links(ws, info.corpus_id, prepared, ctx)
+                    links = guided_links(ws, info.corpus_id, prepared, ctx, **guide)
         result = train_model(config, make_train_data(prepared, config, links), run_dir, ctx,
                              model=model, resume=resume, distributed=distributed)
     except JobCancelled:

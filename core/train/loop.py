@@ -70,7 +70,7 @@ class TrainResult:
     epoch: int
     last_checkpoint: Path | None
     best_checkpoint: Path | None
-    best_dev_ppl: float | None
+    best_dev_ppl: float | None  # a head trained alone: its best mean alignment loss
     history: list[dict[str, float]] = field(default_factory=list)  # one row per step
 
 
@@ -150,6 +150,11 @@ def train_model(
         raise ConfigError("train.guided_alignment needs alignments of the training pairs; "
                           "train through a workspace run (they are computed there) or set it to 0")
     links = {"links": data.train_links} if guided else {}
+    # a head trained alone on a frozen translation model (train.stage = 2): dev
+    # perplexity cannot change, so checkpoints are ranked by the head's alignment loss
+    # over the training batches since the last validation
+    head_only = tc.stage == 2 and mc.alignment_head
+    window_align: list[float] = []
     train_plan = data.make_plan(data.train_src, data.train_tgt, data.train_ctx, shuffle=True, **links)
     dev_plan = data.make_plan(data.dev_src, data.dev_tgt, data.dev_ctx, shuffle=False)
     epoch, batch_pos, step = 0, 0, 0
@@ -208,14 +213,20 @@ def train_model(
         dev_loss, dev_ppl = evaluate_perplexity(model, dev_plan, device, tc.amp)
         bleu = data.dev_bleu(model, device) if data.dev_bleu is not None and is_main else None
         model.train()
-        improved = best_ppl is None or dev_ppl < best_ppl
+        rank = dev_ppl
+        if head_only and window_align:
+            rank = sum(window_align) / len(window_align)
+            window_align.clear()
+            ctx.emit("log", message=f"alignment head: mean alignment loss {rank:.4f} since "
+                     "the last validation (ranks the checkpoints: the translation is frozen)")
+        improved = best_ppl is None or rank < best_ppl
         if improved:
-            best_ppl, bad_validations = dev_ppl, 0
+            best_ppl, bad_validations = rank, 0
         else:
             bad_validations += 1
         if is_main:
             ctx.emit("validation", step=step, dev_loss=dev_loss, dev_ppl=dev_ppl, dev_bleu=bleu)
-            best = keeper.offer(dev_ppl, step, payload())
+            best = keeper.offer(rank, step, payload())
             if best is not None:
                 ctx.emit("checkpoint", step=step, path=str(best), which="best", dev_ppl=dev_ppl,
                          dropped=[str(p) for p in keeper.dropped])
@@ -260,8 +271,9 @@ def train_model(
                 loss_sum, nll_sum, n_tok = sequence_nll(out.scores, targets, tc.label_smoothing)
                 loss = loss_sum / max(n_tok, 1)
                 align_loss = None
-                if guided:  # attention pulled towards the statistical alignments
-                    align_sum, rows = alignment_loss(out.attention, batch.guide)
+                if guided:  # attention (or the alignment head) pulled towards the links
+                    guided_rows = out.attention if out.alignment is None else out.alignment
+                    align_sum, rows = alignment_loss(guided_rows, batch.guide)
                     align_loss = align_sum / max(rows, 1)
                     loss = loss + tc.guided_alignment * align_loss
                 if not torch.isfinite(loss):
@@ -285,6 +297,7 @@ def train_model(
                        "lr": schedule.lr, "tok_per_s": tok_per_s, "tokens": n_tok}
                 if align_loss is not None:
                     row["align_loss"] = float(align_loss.detach())
+                    window_align.append(row["align_loss"])
                 history.append(row)
                 if is_main:
                     left = max(total_steps - step, 0)

@@ -36,6 +36,23 @@ def test_select_reading_moves_rows_links_and_aer():
     assert nosink.matrix.shape == (4, 3) and nosink.matrix[:3, 2].max() == 0.0
 
 
+def test_head_reading_shows_the_alignment_head_or_says_there_is_none():
+    full = np.array([[0.8, 0.1, 0.1], [0.7, 0.2, 0.1], [0.1, 0.8, 0.1], [0.1, 0.1, 0.8]])
+    head = np.array([[0.9, 0.05, 0.05], [0.1, 0.8, 0.1], [0.2, 0.2, 0.6], [0.3, 0.3, 0.4]])
+    gold = Alignment({(0, 0), (1, 1), (2, 2)})
+    view = PairView(1, "m", full.astype(np.float32), ["a", "b", "."], ["x", "y", "z"],
+                    alignment=head.astype(np.float32))
+    view.predicted, view.aer = {(0, 0), (0, 1), (1, 2)}, 0.5
+    shown = select_reading(view, gold, "head")
+    assert np.allclose(shown.matrix, head) and shown.row_labels == ["x", "y", "z", "</s>"]
+    assert shown.predicted == {(0, 0), (1, 1), (2, 2)} and shown.aer == 0.0
+    plain = PairView(2, "p", full.astype(np.float32), ["a", "b", "."], ["x", "y", "z"])
+    plain.predicted, plain.aer = view.predicted, 0.5
+    fallback = select_reading(plain, gold, "head")
+    assert np.allclose(fallback.matrix, full) and fallback.aer == 0.5
+    assert fallback.note == "no alignment head: predicting step shown"
+
+
 def test_screen_shift_reading_matches_the_core(qtbot, trained_ws, errors):
     window = MainWindow(trained_ws)
     qtbot.addWidget(window)

@@ -170,7 +170,7 @@ def test_align_remembers_the_best_reading_as_the_runs_default(tmp_path, capsys):
     """`align --reading all --remember`: the reading with the lowest AER becomes the run's
     default for later `align` runs, evaluations and the Attention screen."""
     from core.config import READING_CHOICES
-    from core.evaluate.readings import READINGS
+    from core.evaluate.readings import ATTENTION_READINGS, READINGS
     from core.jobs import JobContext
     from core.services.alignment import default_reading
     from core.services.demo import demo_config, import_demo_corpus
@@ -194,8 +194,8 @@ def test_align_remembers_the_best_reading_as_the_runs_default(tmp_path, capsys):
     rows = {ln.split(" | ")[0][2:]: float(ln.split(" | ")[1])
             for ln in captured.out.splitlines() if ln.startswith("| tiny attention")}
     by_reading = {"predict": rows["tiny attention"],
-                  **{r: rows[f"tiny attention ({r})"] for r in READINGS if r != "predict"}}
-    best = min(READINGS, key=lambda r: (by_reading[r], READINGS.index(r)))
+                  **{r: rows[f"tiny attention ({r})"] for r in ATTENTION_READINGS if r != "predict"}}
+    best = min(ATTENTION_READINGS, key=lambda r: (by_reading[r], ATTENTION_READINGS.index(r)))
     assert f"run tiny now reads its attention at '{best}' by default" in captured.err
     with Workspace.open(root) as ws:
         stored = RunConfig.from_dict(ws.get_run("tiny").config)

@@ -94,7 +94,8 @@ def test_stage2_reuses_the_stage1_vocabularies(workspace):
     for name in ("src.vocab", "tgt.vocab", "preprocess.json"):
         assert (two / name).read_text(encoding="utf-8") == (one / name).read_text(encoding="utf-8")
     assert len(json.loads((two / "src.vocab").read_text(encoding="utf-8"))["itos"]) > 60
-    assert any("stage-1 run" in e.data["message"] for e in ctx.of_kind("log"))
+    assert any("reusing the vocabularies and preprocessing of run" in e.data["message"]
+               for e in ctx.of_kind("log"))
     # the stage-2 run loads back with the stage-1 ids
     from core.train.artifacts import load_model
 

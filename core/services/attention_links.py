@@ -1,0 +1,122 @@
+"""Guide links read off trained runs' own attention (train.guide_runs), instead of
+eflomal's: guided alignment with no aligner outside the models, after Chen et al. (2020,
+"Accurate Word Alignment Induction from Neural Machine Translation"), who train an
+alignment module on their model's own symmetrised attention alignments.
+
+    links = attention_guide_links(ws, corpus_dir, src_lines, tgt_lines, ["fwd", "rev"])
+
+Each run force-decodes the training pairs on its own vocabulary (the reverse run reads
+them target -> source), its attention is read at the run's default reading
+(core.services.alignment.default_reading) without the final-punctuation sink, and each
+target token is linked to its argmax source token; two runs' links are symmetrised with
+grow-diag-final-and. The links are stored beside eflomal's in the corpus's folder
+(`corpora/<id>/alignments/<sha256>-attention-<sha256>.pharaoh`), keyed by the token lines
+and by each run's name and checkpoint step, so a second head over the same runs reuses
+them.
+"""
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+import torch
+
+from core.atomic import write_text_atomic
+from core.errors import ConfigError
+from core.evaluate.extract import argmax_alignment
+from core.evaluate.readings import drop_sink, read_attention, reading_source
+from core.evaluate.symmetrize import symmetrize_corpus
+from core.infer.forced import score_targets
+from core.jobs import JobContext
+from core.models.base import UNK
+from core.train import guidance
+
+Links = list[tuple[int, int]]
+BATCH = 64
+
+
+def guide_run_names(spec: str) -> list[str]:
+    """train.guide_runs 'RUN' or 'RUN,REVERSE_RUN' -> the names (ConfigError otherwise)."""
+    names = [n.strip() for n in spec.split(",")]
+    if not 1 <= len(names) <= 2 or not all(names):
+        raise ConfigError(f"train.guide_runs = {spec!r}: give one trained run, or a run and "
+                          "its reverse-direction run, separated by a comma")
+    return names
+
+
+def run_attention_links(loaded, src_lines: Sequence[Sequence[str]],
+                        tgt_lines: Sequence[Sequence[str]], ctx: JobContext | None = None,
+                        what: str = "") -> list[Links]:
+    """(source, target) links of each pair: `loaded` (core.train.artifacts.LoadedModel)
+    force-decodes the token lines (its own vocabularies; unknown tokens read as <unk>),
+    and each target token links to the argmax of its attention at the run's default
+    reading, the sink left out. Pairs are batched by length, results in input order."""
+    from core.services.alignment import default_reading
+
+    reading = default_reading(loaded.config)
+    model, sv, tv = loaded.model, loaded.src_vocab, loaded.tgt_vocab
+    device = next(model.parameters()).device
+    order = sorted(range(len(src_lines)), key=lambda i: (len(src_lines[i]), len(tgt_lines[i])))
+    out: list[Links] = [[] for _ in src_lines]
+    for start in range(0, len(order), BATCH):
+        if ctx is not None:
+            ctx.wait_if_paused()
+            ctx.check_cancelled()
+        batch = [i for i in order[start:start + BATCH] if src_lines[i] and tgt_lines[i]]
+        if not batch:
+            continue
+        src_ids = [sv.encode(list(src_lines[i])) or [UNK] for i in batch]
+        width = max(len(s) for s in src_ids)
+        src = torch.zeros(len(batch), width, dtype=torch.long)
+        for b, ids in enumerate(src_ids):
+            src[b, : len(ids)] = torch.tensor(ids)
+        lens = torch.tensor([len(s) for s in src_ids])
+        results = score_targets(model, src.to(device), lens.to(device),
+                                [tv.encode(list(tgt_lines[i])) for i in batch])
+        for i, res in zip(batch, results, strict=True):
+            rows = drop_sink(read_attention(reading_source(res, reading), reading),
+                             list(src_lines[i]), list(tgt_lines[i]))
+            out[i] = sorted(argmax_alignment(rows).sure)
+        if ctx is not None and (start // BATCH) % 50 == 0:
+            ctx.progress(min(start + BATCH, len(order)), len(order),
+                         f"{what}attention links of {len(order):,} training pairs")
+    return out
+
+
+def link_file(corpus_dir: Path, src_lines, tgt_lines, loaded: Sequence) -> Path:
+    """Where the links of these token lines under these runs (name, checkpoint step) are
+    stored."""
+    runs = hashlib.sha256("\n".join(f"{m.config.name}@{m.step}" for m in loaded).encode())
+    plain = guidance.link_file(corpus_dir, src_lines, tgt_lines)
+    return plain.with_name(f"{plain.stem}-attention-{runs.hexdigest()[:16]}.pharaoh")
+
+
+def attention_guide_links(ws, corpus_dir: Path, src_lines: Sequence[Sequence[str]],
+                          tgt_lines: Sequence[Sequence[str]], runs: Sequence[str],
+                          device: str | torch.device = "cpu", ctx: JobContext | None = None,
+                          log: Callable[[str], None] = lambda _m: None) -> list[Links]:
+    """The guide of train.guide_runs = `runs` ([forward] or [forward, reverse]) for the
+    training token lines: stored links when these runs made them before, else computed
+    (run_attention_links; two runs symmetrised with grow-diag-final-and) and stored
+    atomically."""
+    from core.train.artifacts import load_model
+
+    loaded = []
+    for name in runs:
+        info = ws.get_run(name)
+        loaded.append(load_model(ws.run_dir(info.id), "best", device, run_config=info.config))
+    path = link_file(corpus_dir, src_lines, tgt_lines, loaded)
+    if path.is_file():
+        log(f"reusing the stored attention links {path.name}")
+        return guidance.read_links(path, len(src_lines))
+    log(f"reading the attention of {', '.join(runs)} over {len(src_lines):,} training pairs "
+        "(stored for reuse)")
+    links = run_attention_links(loaded[0], src_lines, tgt_lines, ctx, f"{runs[0]}: ")
+    if len(loaded) == 2:
+        reverse = run_attention_links(loaded[1], tgt_lines, src_lines, ctx, f"{runs[1]}: ")
+        swapped = [[(s, t) for t, s in pairs] for pairs in reverse]
+        links = [sorted(a.sure) for a in symmetrize_corpus(links, swapped, guidance.HEURISTIC)]
+    path.parent.mkdir(parents=True, exist_ok=True)
+    write_text_atomic(path, guidance.links_text(links))
+    return links
