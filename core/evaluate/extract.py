@@ -46,12 +46,14 @@ def trim(attn: np.ndarray, src_len: int | None = None, tgt_len: int | None = Non
 
 
 def argmax_alignment(attn: np.ndarray, **trim_args) -> Alignment:
-    """One link per target word: (argmax_src attn[t], t). attn: tgt x src."""
+    """One link per target word: (argmax_src attn[t], t); none for an all-zero row.
+    attn: tgt x src."""
     a = trim(attn, **trim_args)
     if a.size == 0:
         return Alignment()
     best = a.argmax(axis=1)  # tgt
-    return Alignment.of((int(s), t) for t, s in enumerate(best))
+    # an all-zero row (an alignment head's NULL word) links nothing
+    return Alignment.of((int(s), t) for t, s in enumerate(best) if a[t, s] > 0)
 
 
 def threshold_alignment(attn: np.ndarray, threshold: float, **trim_args) -> Alignment:

@@ -11,7 +11,8 @@ target token t (row T predicts EOS), after reading token t - 1 as its input.
 - "sum": the mean of the two (one word's attention over both steps).
 - "head": not the attention but a target-conditioned alignment head's row t, which sees
   token t itself (model.alignment_head, core/models/alignment_head.py; only runs that
-  have one). Its matrix is ForcedResult.alignment (`reading_source`).
+  have one). Its matrix is ForcedResult.alignment (`reading_source`); a word whose NULL
+  weight beats every source word gets an all-zero row, and no link.
 - "previous": row t - 1, computed while the decoder predicts token t - 1 (the first word
   keeps its own row). A decoder whose attention anticipates (Luong's input feeding hands
   the attention context of step t - 1 to step t, and the trained attention comes to look
@@ -52,8 +53,10 @@ def read_attention(attention: np.ndarray, reading: str = "predict") -> np.ndarra
     a = np.asarray(attention, dtype=np.float64)
     if a.ndim != 2 or a.shape[0] < 1:
         raise ValueError(f"attention must be a (tgt + 1) x src matrix, got shape {a.shape}")
-    if reading in ("predict", "head"):  # 'head': a[] is the head's matrix (reading_source)
+    if reading == "predict":
         return a[:-1]
+    if reading == "head":  # a[] is the head's matrix (reading_source)
+        return null_rows_zeroed(a[:-1])
     if reading == "shift":
         return a[1:]
     if reading == "sum":
@@ -61,6 +64,17 @@ def read_attention(attention: np.ndarray, reading: str = "predict") -> np.ndarra
     if reading == "previous":
         return np.vstack([a[:1], a[:-2]])
     raise ValueError(f"unknown attention reading {reading!r}: use one of {READINGS}")
+
+
+def null_rows_zeroed(rows: np.ndarray) -> np.ndarray:
+    """An alignment head's T x S rows (each summing to 1 - its NULL weight) with the rows
+    whose NULL weight beats every source word set to zero: those words align to nothing
+    (core.evaluate.extract.argmax_alignment links no word of an all-zero row)."""
+    rows = np.array(rows, dtype=np.float64)
+    if rows.size:
+        null = 1.0 - rows.sum(axis=1)
+        rows[null > rows.max(axis=1)] = 0.0
+    return rows
 
 
 def is_punctuation(token: str) -> bool:

@@ -9,9 +9,12 @@ its neighbours on both sides (the whole target is known when a pair is aligned):
 
     q_t = tanh(W_q [d_t ; e(y_t-1) ; e(y_t) ; e(y_t+1)])   d_t: the decoder's output state
     k_s = tanh(W_k [m_s ; f(x_s-1) ; f(x_s) ; f(x_s+1)])   m_s: the encoder state
-    A[t, s] = softmax_s(q_t . k_s / sqrt(H))
+    A[t, s] = softmax over s and NULL of q_t . k_s / sqrt(H), with k_NULL a learned key
 
-(e, f: the model's target and source embeddings; zeros past either end.) The neighbours
+(e, f: the model's target and source embeddings; zeros past either end.) NULL takes the
+target words the guide links to nothing (eflomal leaves `de` unlinked 43 % of the time):
+a row's source weights sum to 1 - A[t, NULL], and a word whose NULL weight beats every
+source word is left unaligned (core.evaluate.readings, the 'head' reading). The neighbours
 tell `de` in `de la Chambre` from `de` before a verb, and give a left-to-right encoder's
 states the source word's right side.
 
@@ -37,20 +40,25 @@ class AlignmentHead(nn.Module):
         super().__init__()
         self.query = nn.Linear(dec_size + 3 * tgt_emb, size)
         self.key = nn.Linear(mem_size + 3 * src_emb, size)
+        self.null = nn.Parameter(torch.zeros(size))  # k_NULL
         self.scale = 1.0 / math.sqrt(size)
 
     def forward(self, dec: Tensor, tgt_emb: Tensor, memory: Tensor, src_emb: Tensor,
                 src_lens: Tensor) -> Tensor:
         """dec: batch x T x D, tgt_emb: batch x T x E (row t: the embedding of the target
         token predicted at step t, zero for PAD), memory: batch x S x M, src_emb:
-        batch x S x F (zero on padding), src_lens: batch -> batch x T x S, rows summing to
-        1 over the real source tokens (exactly 0 on padding)."""
+        batch x S x F (zero on padding), src_lens: batch -> batch x T x S in fp32: the
+        source part of each row's distribution over the real source tokens and NULL
+        (exactly 0 on padding; NULL's weight is 1 - the row's sum)."""
         q = torch.tanh(self.query(torch.cat([dec, with_neighbours(tgt_emb)], dim=-1)))
         k = torch.tanh(self.key(torch.cat([memory, with_neighbours(src_emb)], dim=-1)))
-        scores = torch.bmm(q, k.transpose(1, 2)).float() * self.scale  # batch x T x S
-        pad = torch.arange(memory.size(1), device=memory.device)[None, :] >= src_lens[:, None]
+        keys = torch.cat([k, self.null.to(k.dtype).expand(k.size(0), 1, -1)], dim=1)
+        scores = torch.bmm(q, keys.transpose(1, 2)).float() * self.scale  # batch x T x S+1
+        width = memory.size(1)
+        pad = torch.arange(width + 1, device=memory.device)[None, :] >= src_lens[:, None]
+        pad[:, width] = False  # NULL
         scores = scores.masked_fill(pad[:, None, :], float("-inf"))
-        return torch.softmax(scores, dim=-1)
+        return torch.softmax(scores, dim=-1)[..., :width]
 
 
 def with_neighbours(emb: Tensor) -> Tensor:

@@ -51,6 +51,21 @@ def alignment_loss(attention: Tensor, guide: Tensor) -> tuple[Tensor, int]:
     return loss, rows
 
 
+def head_alignment_loss(alignment: Tensor, guide: Tensor, tgt_out: Tensor
+                        ) -> tuple[Tensor, int]:
+    """(summed cross-entropy, rows) of an alignment head (core/models/alignment_head.py):
+    the guided rows as `alignment_loss`, and every real target word the guide links to
+    nothing (not EOS, not padding) pulled towards NULL, whose weight is 1 - the row's sum.
+
+    alignment, guide: batch x tgt_len x src_len; tgt_out: batch x tgt_len token ids."""
+    from core.models.base import EOS, PAD
+
+    loss, rows = alignment_loss(alignment, guide)
+    unlinked = (guide.to(alignment.device).sum(-1) == 0) & (tgt_out != PAD) & (tgt_out != EOS)
+    null = (1.0 - alignment.float().sum(-1)).clamp_min(MIN_ATTENTION)  # batch x tgt_len
+    return loss - null.log()[unlinked].sum(), rows + int(unlinked.sum())
+
+
 def token_lines(ids: Sequence[Sequence[int]], vocab) -> list[list[str]]:
     """The token strings the model sees, one list per sentence (eflomal's input)."""
     return [vocab.decode(list(s)) for s in ids]

@@ -35,7 +35,7 @@ from core.jobs import JobContext
 from core.models.base import Seq2Seq
 from core.train import checkpoint as ckpt
 from core.train.device import amp_message, autocast, pick_device
-from core.train.guidance import alignment_loss
+from core.train.guidance import alignment_loss, head_alignment_loss
 from core.train.loss import sequence_nll
 from core.train.optim import EpochSchedule, build_optimizer
 from core.train.sampled_softmax import candidate_vocab
@@ -271,9 +271,12 @@ def train_model(
                 loss_sum, nll_sum, n_tok = sequence_nll(out.scores, targets, tc.label_smoothing)
                 loss = loss_sum / max(n_tok, 1)
                 align_loss = None
-                if guided:  # attention (or the alignment head) pulled towards the links
-                    guided_rows = out.attention if out.alignment is None else out.alignment
-                    align_sum, rows = alignment_loss(guided_rows, batch.guide)
+                if guided:
+                    if out.alignment is not None:  # the head: its links, or NULL
+                        align_sum, rows = head_alignment_loss(out.alignment, batch.guide,
+                                                              batch.tgt_out.to(device))
+                    else:  # the attention pulled towards the links
+                        align_sum, rows = alignment_loss(out.attention, batch.guide)
                     align_loss = align_sum / max(rows, 1)
                     loss = loss + tc.guided_alignment * align_loss
                 if not torch.isfinite(loss):

@@ -4,6 +4,8 @@ trained alone over a frozen model (train.stage = 2) it learns the guide's links 
 translation weights stay bit for bit, and the 'head' reading in `align`."""
 from __future__ import annotations
 
+import math
+
 import pytest
 import torch
 
@@ -50,9 +52,12 @@ def test_head_rows_are_distributions_over_the_real_source_tokens(family):
     src = torch.randint(4, 30, (3, 7))
     lens = torch.tensor([7, 4, 1])
     out = model(src, lens, torch.randint(4, 40, (3, 5)))
-    assert out.alignment.shape == (3, 5, 7)
-    assert torch.allclose(out.alignment.sum(-1), torch.ones(3, 5), atol=1e-6)
-    assert out.alignment[1, :, 4:].abs().max() == 0 and out.alignment[2, :, 0].min() == 1
+    assert out.alignment.shape == (3, 5, 7) and out.alignment.dtype == torch.float32
+    # each row's source weights and NULL's (1 - their sum) make a distribution: NULL's
+    # key starts at zero, so every row gives it some weight
+    sums = out.alignment.sum(-1)
+    assert sums.max() < 1 and sums.min() > 0
+    assert out.alignment[1, :, 4:].abs().max() == 0 and out.alignment[2, :, 1:].abs().max() == 0
     # the head reads the target word it aligns: another word gives other rows
     other = model(src, lens, torch.cat([torch.full((3, 1), 2), torch.randint(4, 40, (3, 4))], 1))
     assert not torch.allclose(out.alignment[0, :-1], other.alignment[0, :-1])
@@ -124,7 +129,7 @@ def test_a_head_trained_alone_learns_the_links_and_leaves_the_model_as_it_was(tm
     for name, value in base.state_dict().items():
         assert torch.equal(headed.state_dict()[name], value), name
     head_rate = _argmax_rate(_rows(headed, dev, "alignment"), dev, gold)
-    assert head_rate > 0.9 and head_rate > attention_rate + 0.2, (head_rate, attention_rate)
+    assert head_rate > 0.85 and head_rate > attention_rate + 0.5, (head_rate, attention_rate)
     # the frozen model's dev perplexity is the same at every validation, so the
     # alignment loss of the training batches ranks the checkpoints
     ppls = {round(e.data["dev_ppl"], 6) for e in rec.of_kind("validation")}
@@ -201,6 +206,7 @@ def test_a_head_run_over_a_workspace_run_and_its_reading_in_align(tmp_path, caps
         base = load_model(ws.run_dir(ws.run_id("tiny")), "best").model.state_dict()
         headed = load_model(ws.run_dir(run), "best").model.state_dict()
         assert sorted(set(headed) - set(base)) == ["align_head.key.bias", "align_head.key.weight",
+                                                   "align_head.null",
                                                    "align_head.query.bias",
                                                    "align_head.query.weight"]
         assert all(torch.equal(headed[k], v) for k, v in base.items())
@@ -217,6 +223,25 @@ def test_a_head_run_over_a_workspace_run_and_its_reading_in_align(tmp_path, caps
     assert run_cli(["--workspace", str(root), "align", "--run", "tiny", *gold,
                     "--reading", "head"]) != 0
     assert "needs a run with an alignment head" in capsys.readouterr().err
+
+
+def test_unlinked_words_are_pulled_towards_null_and_read_as_unaligned():
+    import numpy as np
+
+    from core.evaluate.extract import argmax_alignment
+    from core.evaluate.readings import read_attention
+    from core.train.guidance import head_alignment_loss
+
+    # 3 target rows (word, word, EOS) over 2 source words; NULL = 1 - row sum
+    alignment = torch.tensor([[[0.6, 0.2], [0.1, 0.3], [0.5, 0.5]]])
+    guide = torch.tensor([[[1.0, 0.0], [0.0, 0.0], [0.0, 0.0]]])  # word 2 unlinked
+    loss, rows = head_alignment_loss(alignment, guide, torch.tensor([[7, 8, 3]]))  # 3 = EOS
+    assert rows == 2  # the linked word and the unlinked one; EOS is neither
+    assert loss.item() == pytest.approx(-math.log(0.6) - math.log(0.6))
+    # reading: word 2's NULL (0.6) beats both source words, so it is left unaligned
+    read = read_attention(alignment[0].numpy(), "head")
+    assert read[1].tolist() == [0, 0] and read[0].tolist() == pytest.approx([0.6, 0.2])
+    assert argmax_alignment(read).sure == {(0, 0)}
 
 
 def test_neighbours_are_the_embeddings_on_both_sides_with_zero_edges():
