@@ -54,9 +54,9 @@ def run_attention_links(loaded, src_lines: Sequence[Sequence[str]],
     Only the attention is computed: the softmax layer runs over the 4 special ids. With
     `amp`, in bf16 autocast where the device has it (twice as fast on a CPU with native
     bf16; 94 % of the pairs got the same links as in fp32 on a Hansards run)."""
-    from core.train.device import autocast
     from core.families import family_traits
     from core.services.alignment import default_reading
+    from core.train.device import autocast
 
     if family_traits(loaded.config.model.family).context:
         raise ConfigError(f"train.guide_runs: run {loaded.config.name!r} is a context model; "

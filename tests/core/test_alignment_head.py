@@ -226,7 +226,6 @@ def test_a_head_run_over_a_workspace_run_and_its_reading_in_align(tmp_path, caps
 
 
 def test_unlinked_words_are_pulled_towards_null_and_read_as_unaligned():
-    import numpy as np
 
     from core.evaluate.extract import argmax_alignment
     from core.evaluate.readings import read_attention
