@@ -181,8 +181,9 @@ class TrainingPanel(QWidget):
         self.pause_button, self.resume_button = QPushButton("Pause"), QPushButton("Resume")
         self.cancel_button = QPushButton("Cancel")
         self.cancel_button.setToolTip("Stop the run after this step (a checkpoint is saved)")
-        self.continue_button = QPushButton("Continue selected run")
-        self.continue_button.setToolTip("Resume a cancelled or failed run from its last checkpoint")
+        self.continue_button = QPushButton("Continue run")
+        self.continue_button.setToolTip("Resume the selected cancelled or failed run from its "
+                                        "last checkpoint")
         self.start_button.setDefault(True)
         self.start_button.clicked.connect(lambda: self.start(queue=False))
         self.queue_button.clicked.connect(lambda: self.start(queue=True))
@@ -190,7 +191,7 @@ class TrainingPanel(QWidget):
         self.resume_button.clicked.connect(lambda: self.current and self.current.resume())
         self.cancel_button.clicked.connect(lambda: self.current and self.current.cancel())
         self.continue_button.clicked.connect(self.continue_selected)
-        self.head_button = QPushButton("Train alignment head")
+        self.head_button = QPushButton("Alignment head")
         self.head_button.setToolTip(
             "A new run that trains a word-alignment head over the selected finished Luong or "
             "RNNsearch run, which stays as it is: guided by eflomal's links of its corpus, "
@@ -223,7 +224,11 @@ class TrainingPanel(QWidget):
         left_layout.addWidget(scroll, 1)
         for row in (buttons, controls):
             left_layout.addLayout(row)
-        for w in (self.continue_button, self.head_button, self.progress, self.progress_label):
+        run_buttons = QHBoxLayout()  # one row: the form keeps its height at 1280 x 720
+        for b in (self.continue_button, self.head_button):
+            run_buttons.addWidget(b)
+        left_layout.addLayout(run_buttons)
+        for w in (self.progress, self.progress_label):
             left_layout.addWidget(w)
 
         # --- curves and runs ---------------------------------------------------------------

@@ -1,4 +1,4 @@
-"""The Training screen's "Train alignment head" button: a new run over the selected
+"""The Training screen's "Alignment head" button: a new run over the selected
 finished run, trained with the run's weights untouched, shown by the Attention screen's
 "alignment head" reading; refused, with the reason, for a run that cannot have one."""
 from __future__ import annotations
