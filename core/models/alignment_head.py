@@ -83,9 +83,9 @@ def head_parameter_names(model: nn.Module) -> list[str]:
 
 def load_base(model: nn.Module, state_dict: dict[str, Tensor]) -> None:
     """Copy a trained run's weights (name -> tensor, e.g. `w_s.weight` V x H, each of
-    the shape `model` has: the same model without a head, or with one whose weights are replaced) into
-    `model`; only the head may be missing from them. ValueError naming the keys that do
-    not fit."""
+    the shape `model` has: the same model without a head, or with one whose weights are
+    replaced) into `model`; only the head may be missing from them. ValueError naming
+    the keys that do not fit."""
     own = set(model.state_dict())
     given = {k: v for k, v in state_dict.items() if not k.startswith("align_head.")}
     missing = sorted(own - set(given) - {k for k in own if k.startswith("align_head.")})
