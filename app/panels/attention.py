@@ -532,6 +532,8 @@ class AttentionPanel(QWidget):
     def _draw(self, i: int) -> None:
         h, view = self.heatmaps[i], self.shown[i]
         title = view.label if view.selection == AVERAGE else f"{view.label}  ·  {view.selection_label}"
+        if view.reading == "head":  # not the attention: the run's alignment head
+            title += "  ·  alignment head"
         if view.aer is not None:
             title += f"  ·  AER {percent_text(view.aer)} %"
         h.set_title(title, color=label_colour(view.label) or "#222222")
