@@ -297,6 +297,8 @@ def evaluate_and_store(ws, sessions: dict[str, Any], run_ids: dict[str, list[int
 
             session = sessions[s.name]
             reading = default_reading(session.first.config)
+            if reading == "head" and len(session.members) > 1:  # an ensemble has no head
+                reading = "predict"
             found = attention_alignments(session, gold, reading=reading)
             counts = corpus_aer(found, gold.alignments)
             s.metrics.update(aer=counts.aer, aer_sentences=len(gold), aer_reading=reading)
