@@ -194,6 +194,12 @@ def alignment_head_config(ws: Workspace, run_ref: int | str, name: str = "",
     if not family_traits(base.family).alignment_head:
         raise ConfigError(f"run {base.name!r} is a {base.family!r} run; an alignment head is "
                           f"trained over a {' or '.join(families_with(alignment_head=True))} run")
+    from core.services.demo import BUNDLED_MARK
+
+    if (ws.run_dir(base.id) / BUNDLED_MARK).exists():
+        raise ConfigError(f"run {base.name!r} was installed from a bundle and trained on a "
+                          "corpus that is not in this workspace: its head would learn another "
+                          "corpus's links; train a head over a run trained here")
     if base.corpus_id is None:
         raise ConfigError(f"run {base.name!r} has no corpus to train the head on")
     if base.config["model"].get("alignment_head"):

@@ -223,6 +223,13 @@ def test_a_head_run_over_a_workspace_run_and_its_reading_in_align(tmp_path, caps
     assert run_cli(["--workspace", str(root), "align", "--run", "tiny", *gold,
                     "--reading", "head"]) != 0
     assert "needs a run with an alignment head" in capsys.readouterr().err
+    # a run installed from a bundle learnt another corpus: no head over it
+    from core.services.demo import BUNDLED_MARK
+
+    with Workspace.open(root) as ws:
+        (ws.run_dir(ws.run_id("tiny")) / BUNDLED_MARK).write_text("bundled\n", encoding="utf-8")
+        with pytest.raises(ConfigError, match="installed from a bundle"):
+            alignment_head_config(ws, "tiny")
 
 
 def test_unlinked_words_are_pulled_towards_null_and_read_as_unaligned():
