@@ -20,7 +20,9 @@ states the source word's right side.
 
 It is trained by guided alignment only (train.guided_alignment, core/train/guidance.py):
 with `model.alignment_head = true` the guide supervises A, and the translation attention
-is left to the translation loss. It never takes part in translating: search does not call
+is left to the translation loss. `train --alignment-head RUN` trains one alone over a
+finished run whose every other weight stays frozen (train.stage = 2: `load_base`,
+`freeze_all_but_head`). It never takes part in translating: search does not call
 it, so a run with a head translates exactly as it would without one. Forced decoding
 returns A as Seq2SeqOutput.alignment, read as the 'head' reading (core.evaluate.readings).
 """
