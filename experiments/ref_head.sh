@@ -16,12 +16,10 @@ mkdir -p "$LOGS"
 run=$1 name=$2
 shift 2
 log="$LOGS/$name.log"
-{
-  echo "== $name start $(date -Is)"
-  $PY -c "from core.train.device import machine_summary; print(machine_summary())"
-  echo "load: $(cat /proc/loadavg)"
-} >> "$log"
+# shellcheck source=experiments/ref_common.sh
+source experiments/ref_common.sh
+log_start "$name" "$log"
 start=$(date +%s)
 $PY main.py --workspace "$WS" train --alignment-head "$run" --name "$name" \
     --threads "$THREADS" --quiet "$@" >> "$log" 2>&1
-echo "== $name end $(date -Is), $(( $(date +%s) - start )) s wall, load $(cat /proc/loadavg)" >> "$log"
+log_end "$name" "$log" "$start"
