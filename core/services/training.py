@@ -14,6 +14,7 @@ One process trains a run at a time: it holds the run's lock (core.runlock).
 """
 from __future__ import annotations
 
+import dataclasses
 import time
 from pathlib import Path
 
@@ -170,15 +171,17 @@ def guided_links(ws: Workspace, corpus_id: int, prepared: PreparedData, ctx: Job
 
     src = guidance.token_lines(prepared.train.src_ids, prepared.src_vocab)
     tgt = guidance.token_lines(prepared.train.tgt_ids, prepared.tgt_vocab)
+    folder = ws.get_corpus(corpus_id).path
+
+    def log(message: str) -> None:
+        ctx.emit("log", message=f"guided alignment: {message}")
+
     if guide_runs:
         from core.services.attention_links import attention_guide_links, guide_run_names
 
-        return attention_guide_links(
-            ws, ws.get_corpus(corpus_id).path, src, tgt, guide_run_names(guide_runs), device,
-            ctx, lambda m: ctx.emit("log", message=f"guided alignment: {m}"))
-    return stored_or_aligned_links(
-        ws.get_corpus(corpus_id).path, src, tgt,
-        lambda m: ctx.emit("log", message=f"guided alignment: {m}"))
+        return attention_guide_links(ws, folder, src, tgt, guide_run_names(guide_runs), device,
+                                     ctx, log)
+    return stored_or_aligned_links(folder, src, tgt, log)
 
 
 def alignment_head_config(ws: Workspace, run_ref: int | str, name: str = "",
@@ -224,9 +227,10 @@ def _stage1_run(ws: Workspace, config: RunConfig):
         raise ConfigError("train.stage = 2 needs train.init_from = the trained run to start from")
     base = ws.get_run(config.train.init_from)
     if config.model.alignment_head:
-        ours = {k: v for k, v in config.model.__dict__.items() if k != "alignment_head"}
-        theirs = {k: v for k, v in base.config["model"].items() if k != "alignment_head"}
-        differ = sorted(k for k in ours if ours[k] != theirs.get(k))
+        # both normalised by RunConfig (an older run's config lacks newer keys)
+        ours = dataclasses.asdict(config.model)
+        theirs = dataclasses.asdict(RunConfig.from_dict(base.config, source=base.name).model)
+        differ = sorted(k for k in ours if k != "alignment_head" and ours[k] != theirs[k])
         if differ:
             raise ConfigError(
                 f"train.init_from = {config.train.init_from!r}: an alignment head is trained on "
