@@ -7,6 +7,7 @@
           [--symmetrize grow-diag-final-and] [--reading predict|shift|sum|all ...]
           [--no-sink] [--remember] [--out-dir D]
     align --run RUN --forget
+    align --run RUN --choose-by-anchors [--pairs 2000]
 
 
 Prints one AER table with the attention variants (each reading of the attention,
@@ -15,7 +16,9 @@ symmetrisation when --reverse-run is given) and the eflomal baseline side by sid
 and writes each system's alignment as a Pharaoh file to --out-dir. With --remember the
 reading with the lowest AER becomes the run's default (config.alignment_reading), used
 from then on by `align`, `evaluate` and the Attention screen; --forget drops it again (the
-run's family reading is its default then).
+run's family reading is its default then). --choose-by-anchors chooses without gold: the
+reading that links most words spelled the same on both sides of training pairs (names,
+numbers) to their twin becomes the run's default (core/services/reading_anchors.py).
 """
 from __future__ import annotations
 
@@ -66,6 +69,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--forget", action="store_true",
                    help="drop the reading --remember stored for this run (its family's "
                    "reading is the default again) and exit; needs no gold set")
+    p.add_argument("--choose-by-anchors", action="store_true",
+                   help="no gold needed: read the run's attention on training pairs at every "
+                   "reading and make the one that links most anchor words (spelled the same "
+                   "on both sides, once each: names, numbers) to their twin its default")
+    p.add_argument("--pairs", type=int, default=2000,
+                   help="training pairs --choose-by-anchors reads (default 2000)")
     p.add_argument("--baseline", choices=("eflomal", "none"), default="none",
                    help="also align with the eflomal statistical aligner")
     p.add_argument("--baseline-corpus", metavar="NAME",
@@ -128,6 +137,8 @@ def run(args: argparse.Namespace) -> int:
                 f"'{now}' by default",
                 file=sys.stderr)
             return 0
+        if args.choose_by_anchors:
+            return _choose_by_anchors(ws, info, args)
         session = open_session(ws, [info.id], args.checkpoint, args.device)
         src_lang, tgt_lang = session.first.src_pre.lang, session.first.tgt_pre.lang
         gold = _gold(ws, args, src_lang, tgt_lang)
@@ -170,4 +181,25 @@ def run(args: argparse.Namespace) -> int:
         if args.out_dir:
             for path in alignment.write_alignments(args.out_dir, systems):
                 print(f"wrote {path}", file=sys.stderr)
+    return 0
+
+
+def _choose_by_anchors(ws, info, args: argparse.Namespace) -> int:
+    """Print each reading's share of anchor words linked to their twin and store the best
+    as the run's reading."""
+    from core.services.reading_anchors import choose_by_anchors
+
+    if args.remember or args.forget or args.reading or args.reverse_run or any(
+            (args.gold_set, args.gold_src, args.gold_tgt, args.gold_links)):
+        raise ConfigError("--choose-by-anchors reads no gold, compares every reading of one "
+                          "run: leave out --remember, --reading, --reverse-run and the gold set")
+    print(f"reading the attention of {printable(info.name)} on {args.pairs:,} training pairs",
+          file=sys.stderr)
+    best, table, total = choose_by_anchors(ws, info.id, args.pairs, args.checkpoint, args.device)
+    print(f"| reading | anchors linked to their twin (of {total:,}) |")
+    print("| --- | ---: |")
+    for reading, share in table.items():
+        print(f"| {reading} | {100 * share:.1f} % |")
+    print(f"run {printable(info.name)} now reads its attention at '{best}' by default",
+          file=sys.stderr)
     return 0

@@ -11,7 +11,7 @@ them target -> source), its attention is read at the run's default reading
 target token is linked to its argmax source token; two runs' links are symmetrised with
 grow-diag-final-and. The links are stored beside eflomal's in the corpus's folder
 (`corpora/<id>/alignments/<sha256>-attention-<sha256>.pharaoh`), keyed by the token lines
-and by each run's name and checkpoint step, so a second head over the same runs reuses
+and by each run's name, checkpoint step and reading, so a second head over the same runs reuses
 them.
 """
 from __future__ import annotations
@@ -54,19 +54,30 @@ def run_attention_links(loaded, src_lines: Sequence[Sequence[str]],
     Only the attention is computed: the softmax layer runs over the 4 special ids. With
     `amp`, in bf16 autocast where the device has it (twice as fast on a CPU with native
     bf16; 94 % of the pairs got the same links as in fp32 on a Hansards run)."""
-    from core.families import family_traits
     from core.services.alignment import default_reading
+
+    reading = default_reading(loaded.config)
+    return links_by_reading(loaded, src_lines, tgt_lines, [reading], ctx, what, amp)[reading]
+
+
+def links_by_reading(loaded, src_lines: Sequence[Sequence[str]],
+                     tgt_lines: Sequence[Sequence[str]], readings: Sequence[str],
+                     ctx: JobContext | None = None, what: str = "",
+                     amp: bool = False) -> dict[str, list[Links]]:
+    """{reading: links of each pair} for each of `readings` (core.evaluate.readings),
+    from one forced pass: as run_attention_links, at these readings instead of the
+    run's default."""
+    from core.families import family_traits
     from core.train.device import autocast
 
     if family_traits(loaded.config.model.family).context:
-        raise ConfigError(f"train.guide_runs: run {loaded.config.name!r} is a context model; "
-                          "name sentence-level runs")
-    reading = default_reading(loaded.config)
+        raise ConfigError(f"run {loaded.config.name!r} is a context model; its attention "
+                          "links need the previous sentences: name sentence-level runs")
     model, sv, tv = loaded.model.eval(), loaded.src_vocab, loaded.tgt_vocab
     device = next(model.parameters()).device
     specials = torch.arange(4, device=device)  # PAD, UNK, BOS, EOS: a cheap softmax layer
     order = sorted(range(len(src_lines)), key=lambda i: (len(src_lines[i]), len(tgt_lines[i])))
-    out: list[Links] = [[] for _ in src_lines]
+    out: dict[str, list[Links]] = {r: [[] for _ in src_lines] for r in readings}
     for start in range(0, len(order), BATCH):
         if ctx is not None:
             ctx.wait_if_paused()
@@ -83,12 +94,17 @@ def run_attention_links(loaded, src_lines: Sequence[Sequence[str]],
         tgt_in, _ = teacher_forcing_tensors(tgt_ids, device)
         with torch.inference_mode(), autocast(device, amp):
             found = model(src.to(device), lens, tgt_in, out_vocab=specials)
-        matrices = (found.alignment if reading == "head" else found.attention).float().cpu()
-        for b, i in enumerate(batch):
-            full = matrices[b, : len(tgt_ids[b]) + 1, : len(src_ids[b])].numpy()
-            rows = drop_sink(read_attention(full, reading), list(src_lines[i]),
-                             list(tgt_lines[i]))
-            out[i] = sorted(argmax_alignment(rows).sure)
+        attention = found.attention.float().cpu()
+        head = found.alignment.float().cpu() if found.alignment is not None else None
+        for reading in readings:
+            if reading == "head" and head is None:
+                raise ConfigError(f"run {loaded.config.name!r} has no alignment head to read")
+            matrices = head if reading == "head" else attention
+            for b, i in enumerate(batch):
+                full = matrices[b, : len(tgt_ids[b]) + 1, : len(src_ids[b])].numpy()
+                rows = drop_sink(read_attention(full, reading), list(src_lines[i]),
+                                 list(tgt_lines[i]))
+                out[reading][i] = sorted(argmax_alignment(rows).sure)
         if ctx is not None and (start // BATCH) % 50 == 0:
             ctx.progress(min(start + BATCH, len(order)), len(order),
                          f"{what}attention links of {len(order):,} training pairs")
@@ -96,9 +112,12 @@ def run_attention_links(loaded, src_lines: Sequence[Sequence[str]],
 
 
 def link_file(corpus_dir: Path, src_lines, tgt_lines, loaded: Sequence) -> Path:
-    """Where the links of these token lines under these runs (name, checkpoint step) are
-    stored."""
-    runs = hashlib.sha256("\n".join(f"{m.config.name}@{m.step}" for m in loaded).encode())
+    """Where the links of these token lines under these runs (name, checkpoint step,
+    reading) are stored."""
+    from core.services.alignment import default_reading
+
+    runs = hashlib.sha256("\n".join(f"{m.config.name}@{m.step}:{default_reading(m.config)}"
+                                    for m in loaded).encode())
     plain = guidance.link_file(corpus_dir, src_lines, tgt_lines)
     return plain.with_name(f"{plain.stem}-attention-{runs.hexdigest()[:16]}.pharaoh")
 
