@@ -29,6 +29,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     t.add_argument("--amp", action="store_true",
                    help="also measure each variant in bf16 autocast (train.amp; on a CPU only "
                         "with native bf16: AVX512-BF16 or AMX)")
+    t.add_argument("--flops", action="store_true",
+                   help="also count each step's matrix-product FLOP and measure this machine's "
+                   "matmul peak: GFLOP/s achieved, share of the peak, ceiling in tok/s")
     t.add_argument("--json", nargs="?", const="-", metavar="FILE",
                    help="also write the rows as JSON to FILE (to stdout without FILE)")
     t.set_defaults(func=run_train)
@@ -66,7 +69,8 @@ def run_train(args: argparse.Namespace) -> int:
     to_stdout = args.json == "-"
     rows = run_train_bench(args.variant, args.steps, args.warmup, args.device, args.data,
                            args.threads, args.split, out=sys.stderr if to_stdout else sys.stdout,
-                           sampled_softmax=args.sampled_softmax, amp=args.amp)
+                           sampled_softmax=args.sampled_softmax, amp=args.amp,
+                           flops=args.flops)
     if to_stdout:
         print(json.dumps(rows, indent=2))
     elif args.json:

@@ -148,18 +148,20 @@ def _rss_mb() -> float:
 
 
 def measure_variant(name: str, steps: int, warmup: int, device: str, pairs_file: str,
-                    threads: int, sampled_softmax: int = 0, amp: bool = False) -> dict:
+                    threads: int, sampled_softmax: int = 0, amp: bool = False,
+                    flops: bool = False) -> dict:
     """Train `steps` batches after `warmup` on the pairs in `pairs_file` (JSON [src, tgt])
     and return throughput and peak memory. Runs in a fresh process (see run_train_bench).
     sampled_softmax: 0 = full softmax, K = Jean et al.'s K-word candidate softmax;
-    amp: bf16 autocast (train.amp)."""
+    amp: bf16 autocast (train.amp); flops: afterwards, count the timed batches' matrix-
+    product FLOP and measure the machine's peak (core/services/bench_roofline.py)."""
     from core.data.batching import BatchPlan
     from core.data.context import CONTEXT_START
     from core.data.vocab import Vocab
     from core.families import family_traits
     from core.models.registry import build_model
     from core.train.loop import forward_batch, sequence_nll
-    from core.train.optim import build_optimizer
+    from core.train.optim import build_optimizer, clip_gradients
 
     torch.set_num_threads(threads)
     preset = bench_preset()
@@ -187,20 +189,24 @@ def measure_variant(name: str, steps: int, warmup: int, device: str, pairs_file:
     if dev.type == "cuda":
         torch.cuda.reset_peak_memory_stats(dev)
     tokens, start = 0, 0.0
-    for i in range(warmup + steps):
-        if i == warmup:
-            if dev.type == "cuda":
-                torch.cuda.synchronize(dev)
-            tokens, start = 0, time.perf_counter()
+
+    def forward_backward(i: int) -> int:
         out, _, targets = forward_batch(model, plan.collate(batches[i % len(batches)]), dev, amp,
                                         sampled_softmax, len(tgt_vocab))
         loss_sum, _, n = sequence_nll(out.scores, targets)
         opt.zero_grad(set_to_none=True)
         (loss_sum / n).backward()  # normalization: tokens
+        return n
+
+    for i in range(warmup + steps):
+        if i == warmup:
+            if dev.type == "cuda":
+                torch.cuda.synchronize(dev)
+            tokens, start = 0, time.perf_counter()
+        tokens += forward_backward(i)
         if clip > 0:
-            torch.nn.utils.clip_grad_norm_(model.parameters(), clip)
+            clip_gradients(model.parameters(), clip)
         opt.step()
-        tokens += n
     if dev.type == "cuda":
         torch.cuda.synchronize(dev)
     elapsed = time.perf_counter() - start
@@ -216,6 +222,13 @@ def measure_variant(name: str, steps: int, warmup: int, device: str, pairs_file:
     else:  # ru_maxrss is in KiB on Linux
         row["peak_mem_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
         row["base_mem_mb"] = base_mb
+    if flops:  # after the memory: counting holds no more than a step does
+        from core.services.bench_roofline import count_flops, matmul_peak_gflops, roofline
+
+        total = sum(count_flops(lambda i=i: forward_backward(i))
+                    for i in range(warmup, warmup + steps))
+        peak = matmul_peak_gflops(dev, torch.bfloat16 if amp else torch.float32)
+        row.update(roofline(row, total / tokens, peak))
     return row
 
 
@@ -232,19 +245,26 @@ def machine_line(device: str, threads: int) -> str:
 
 def format_row(row: dict) -> str:
     """One aligned line of a benchmark row under HEADER: variant, target tokens/s, peak MB,
-    training MB (peak - base) and parameters in millions."""
+    training MB (peak - base) and parameters in millions; with --flops also the matmul
+    MFLOP per token, GFLOP/s achieved, the machine's peak, its share and the ceiling."""
     train = row["peak_mem_mb"] - row["base_mem_mb"]
-    return (f"{row['variant']:<36} {row['tgt_tok_per_s']:>9.0f} {row['peak_mem_mb']:>8.0f} "
+    line = (f"{row['variant']:<36} {row['tgt_tok_per_s']:>9.0f} {row['peak_mem_mb']:>8.0f} "
             f"{train:>8.0f} {row['params'] / 1e6:>7.2f}M")
+    if "gflops" in row:
+        line += (f" {row['mflop_per_tok']:>9.1f} {row['gflops']:>7.1f} {row['peak_gflops']:>7.1f}"
+                 f" {100 * row['peak_share']:>5.0f}% {row['ceiling_tok_per_s']:>9.0f}")
+    return line
 
 
 HEADER = f"{'variant':<36} {'tgt tok/s':>9} {'peak MB':>8} {'train MB':>8} {'params':>8}"
+FLOPS_HEADER = (f" {'MFLOP/tok':>9} {'GFLOP/s':>7} {'peak':>7} {'share':>6} "
+                f"{'ceiling':>9}")
 
 
 def run_train_bench(variants: list[str] | None, steps: int, warmup: int, device: str,
                     data_dir: str | None, threads: int, split: str = "default",
                     out: TextIO = sys.stdout, sampled_softmax: int = 0,
-                    amp: bool = False) -> list[dict]:
+                    amp: bool = False, flops: bool = False) -> list[dict]:
     """Measure every variant (or `variants`), print a table to `out`, return the rows.
     With sampled_softmax = K, each variant is measured a second time with Jean et al.'s
     K-word candidate softmax (row suffix '+ssK'); with amp, every measurement is repeated
@@ -252,6 +272,9 @@ def run_train_bench(variants: list[str] | None, steps: int, warmup: int, device:
 
     'peak MB' is the subprocess's peak (RSS on the CPU), 'train MB' that peak minus the
     RSS before the model was built (interpreter, torch and the data excluded).
+    With flops, each row also gets the roofline of core/services/bench_roofline.py:
+    matmul MFLOP per target token, GFLOP/s achieved, this machine's matmul peak at the
+    row's precision, the share of it used, and the ceiling in target tok/s.
     """
     names = [n for n, _ in bench_variants()]
     if variants:
@@ -264,7 +287,11 @@ def run_train_bench(variants: list[str] | None, steps: int, warmup: int, device:
     print(f"# bench train: {machine_line(device, threads)}", file=out)
     print(f"# split {split}: {len(src)} pairs, mean target {n_tgt / max(1, len(tgt)):.1f} "
           f"tokens + EOS; preset {PRESET}; {warmup} warm-up + {steps} timed steps", file=out)
-    print(HEADER, file=out, flush=True)
+    if flops:
+        print("# matmul FLOP counted by torch's FlopCounterMode over the timed batches; peak: "
+              "the best large square product at the row's precision; ceiling = peak / "
+              "FLOP per token", file=out)
+    print(HEADER + (FLOPS_HEADER if flops else ""), file=out, flush=True)
     rows = []
     with tempfile.TemporaryDirectory(prefix="nmt-bench-") as tmp:
         pairs_file = os.path.join(tmp, "pairs.json")
@@ -283,7 +310,7 @@ def run_train_bench(variants: list[str] | None, steps: int, warmup: int, device:
             cmd = [sys.executable, "-c",
                    "import json; from core.services.bench import measure_variant; "
                    f"print('RESULT', json.dumps(measure_variant({name!r}, {steps}, {warmup}, "
-                   f"{device!r}, {pairs_file!r}, {threads}, {k}, {use_amp})))"]
+                   f"{device!r}, {pairs_file!r}, {threads}, {k}, {use_amp}, {flops})))"]
             proc = subprocess.run(cmd, capture_output=True, text=True,
                                   cwd=Path(__file__).resolve().parents[2], env=dict(os.environ))
             line = [ln for ln in proc.stdout.splitlines() if ln.startswith("RESULT ")]

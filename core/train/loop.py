@@ -37,7 +37,7 @@ from core.train import checkpoint as ckpt
 from core.train.device import amp_message, autocast, pick_device
 from core.train.guidance import alignment_loss, head_alignment_loss
 from core.train.loss import sequence_nll
-from core.train.optim import EpochSchedule, build_optimizer
+from core.train.optim import EpochSchedule, build_optimizer, clip_gradients
 from core.train.sampled_softmax import candidate_vocab
 
 
@@ -288,7 +288,7 @@ def train_model(
                 optimizer.zero_grad(set_to_none=True)
                 loss.backward()
                 if tc.clip_norm > 0:
-                    torch.nn.utils.clip_grad_norm_(model.parameters(), tc.clip_norm)
+                    clip_gradients(model.parameters(), tc.clip_norm)
                 optimizer.step()
                 step += 1
                 batch_pos += 1

@@ -65,3 +65,18 @@ class EpochSchedule:
     def load_state_dict(self, state: dict) -> None:
         """Restore epochs_done (the learning rate itself comes back with the optimiser's state)."""
         self.epochs_done = int(state["epochs_done"])
+
+
+def clip_gradients(parameters, max_norm: float) -> torch.Tensor:
+    """torch.nn.utils.clip_grad_norm_ (the L2 norm of all gradients, scaled down to
+    `max_norm` when above it) -> the norm before clipping; bit for bit the same gradients.
+
+    clip_grad_norm_ multiplies every gradient by min(1, max_norm / (norm + 1e-6)) even
+    when that factor is 1, to spare a GPU a host sync; on a CPU the sync is free and the
+    pass over every gradient (about 1.5 ms a step of the 15 M-parameter bench model) is
+    not, so there the multiplication runs only when the factor is below 1."""
+    owners = [p for p in parameters if p.grad is not None]
+    norm = torch.nn.utils.get_total_norm([p.grad for p in owners])
+    if norm.device.type != "cpu" or not bool(max_norm / (norm + 1e-6) >= 1.0):
+        torch.nn.utils.clip_grads_with_norm_(owners, max_norm, norm)
+    return norm

@@ -72,3 +72,33 @@ def test_scores_are_not_modified_and_log_probs_normalise_them():
     target = torch.randint(4, 40, (2, 3))
     assert sequence_nll(out.log_probs, target)[0].item() == \
         pytest.approx(sequence_nll(before, target)[0].item(), rel=1e-6)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
+def test_any_upstream_gradient_gets_the_exact_gradient(dtype):
+    """Any per-row upstream gradients, negative ones included (no loss of ours gives them,
+    but autograd allows them), give the float64 autograd gradient."""
+    torch.manual_seed(2)
+    scores = (torch.randn(7, 300) * 3).to(dtype)
+    target = torch.randint(0, 300, (7,))
+    for weights in (torch.rand(7) + 0.1, torch.randn(7)):
+        s = scores.clone().requires_grad_()
+        nll, smooth = loss_mod._CrossEntropy.apply(s, target, True)
+        (nll * weights + 0.3 * smooth * weights.abs()).sum().backward()
+        exact = scores.double().requires_grad_()
+        lp = torch.log_softmax(exact, -1)
+        ref = (-lp.gather(1, target[:, None]).squeeze(1) * weights.double()
+               + 0.3 * -lp.mean(1) * weights.abs().double()).sum()
+        ref.backward()
+        tolerance = 1e-5 + 2 * torch.finfo(dtype).eps * exact.grad.abs()
+        assert ((s.grad.double() - exact.grad).abs() <= tolerance).all()
+
+
+def test_a_second_backward_over_one_forward_is_refused():
+    scores = torch.randn(4, 30, requires_grad=True)
+    nll, _ = loss_mod._CrossEntropy.apply(scores, torch.randint(0, 30, (4,)), False)
+    nll.sum().backward(retain_graph=True)
+    first = scores.grad.clone()
+    with pytest.raises(RuntimeError, match="backward ran twice over one forward"):
+        nll.sum().backward()
+    assert torch.equal(scores.grad, first)  # nothing half-added

@@ -1,0 +1,71 @@
+"""How far a training step is from what the machine can do: `bench train --flops`.
+
+A model of this kind spends most of its arithmetic in matrix products (the output layer,
+the gates, the attention), so two measured numbers bound its speed:
+
+- the matrix-product FLOP of one training step per target token, counted by torch's own
+  FlopCounterMode (mm, addmm, bmm, ... forward and backward; elementwise work is not
+  counted) over the very batches that were timed;
+- this machine's matrix-product rate at that precision: the best of a few large square
+  products (`matmul_peak_gflops`), with the benchmark's thread count.
+
+Their ratio is a ceiling in target tokens per second that no trainer of the same model
+and batches can pass on this machine, whatever it does around the products; the
+achieved GFLOP/s over the peak is the share of the machine a trainer uses. A speed target
+above the ceiling needs less arithmetic (e.g. the sampled softmax), not a faster loop.
+"""
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+
+import torch
+from torch.utils.flop_counter import FlopCounterMode
+
+#: square product sizes tried for the peak (the best rate of them is taken)
+PEAK_SIZES = (1024, 2048, 3072)
+
+
+def matmul_peak_gflops(device: torch.device, dtype: torch.dtype, seconds: float = 0.5
+                       ) -> float:
+    """The best rate, in GFLOP/s, of n x n by n x n products (n in PEAK_SIZES) in `dtype`
+    on `device`, each size repeated for about `seconds` after one warm-up product."""
+    best = 0.0
+    for n in PEAK_SIZES:
+        a = torch.randn(n, n, device=device).to(dtype)
+        b = torch.randn(n, n, device=device).to(dtype)
+        torch.mm(a, b)
+        _sync(device)
+        done, start = 0, time.perf_counter()
+        while True:
+            torch.mm(a, b)
+            done += 1
+            _sync(device)
+            elapsed = time.perf_counter() - start
+            if elapsed >= seconds:
+                break
+        best = max(best, 2 * n ** 3 * done / elapsed / 1e9)
+    return best
+
+
+def _sync(device: torch.device) -> None:
+    if device.type == "cuda":
+        torch.cuda.synchronize(device)
+
+
+def count_flops(step: Callable[[], None]) -> int:
+    """Matrix-product FLOP of `step()` (forward and backward, whatever it runs), as torch's
+    FlopCounterMode counts them."""
+    counter = FlopCounterMode(display=False)
+    with counter:
+        step()
+    return int(counter.get_total_flops())
+
+
+def roofline(row: dict, flop_per_token: float, peak_gflops: float) -> dict:
+    """The roofline fields of a `bench train` row: matmul FLOP per target token, the
+    achieved GFLOP/s, the machine's peak, the share of it, and the ceiling in tok/s."""
+    achieved = flop_per_token * row["tgt_tok_per_s"] / 1e9
+    return {"mflop_per_tok": flop_per_token / 1e6, "gflops": achieved,
+            "peak_gflops": peak_gflops, "peak_share": achieved / peak_gflops,
+            "ceiling_tok_per_s": peak_gflops * 1e9 / flop_per_token}

@@ -1,0 +1,60 @@
+"""`bench train --flops` (core/services/bench_roofline.py): the counted matrix-product
+FLOP of a training step, the machine's peak and the ceiling they give."""
+from __future__ import annotations
+
+import io
+from pathlib import Path
+
+import pytest
+import torch
+
+from core.services.bench import run_train_bench
+from core.services.bench_roofline import count_flops, matmul_peak_gflops, roofline
+
+DEMO = Path(__file__).resolve().parents[2] / "resources" / "demo"
+
+
+def test_a_linear_layer_step_counts_its_three_products():
+    layer = torch.nn.Linear(32, 50, bias=False)
+    x = torch.randn(7, 32, requires_grad=True)
+
+    def step():
+        layer(x).square().sum().backward()
+
+    # forward x W^T, backward dL/dx = g W and dL/dW = g^T x: 2 * 7 * 32 * 50 each
+    assert count_flops(step) == 3 * 2 * 7 * 32 * 50
+
+
+def test_the_roofline_fields_follow_from_the_two_measurements():
+    row = {"tgt_tok_per_s": 2_000.0}
+    fields = roofline(row, flop_per_token=30e6, peak_gflops=150.0)
+    assert fields["mflop_per_tok"] == pytest.approx(30.0)
+    assert fields["gflops"] == pytest.approx(60.0)
+    assert fields["peak_share"] == pytest.approx(0.4)
+    assert fields["ceiling_tok_per_s"] == pytest.approx(5_000.0)
+
+
+def test_the_peak_is_a_rate_of_real_products():
+    peak = matmul_peak_gflops(torch.device("cpu"), torch.float32, seconds=0.05)
+    assert 0.5 < peak < 100_000  # GFLOP/s of a CPU, not of a clock glitch
+
+
+def test_bench_rows_carry_the_roofline(tmp_path):
+    for side in ("es", "en"):
+        (tmp_path / f"train.tok.{side}").write_text(
+            (DEMO / f"demo.{side}").read_text(encoding="utf-8"), encoding="utf-8")
+    out = io.StringIO()
+    rows = run_train_bench(["luong-global-general"], steps=2, warmup=1, device="cpu",
+                           data_dir=str(tmp_path), threads=1, out=out, sampled_softmax=20,
+                           flops=True)
+    full, sampled = rows
+    assert "MFLOP/tok" in out.getvalue() and "ceiling" in out.getvalue()
+    # the output layer alone: forward and two backward products of hidden x vocabulary
+    # per target position (the bench preset's 256 units)
+    output_layer = 3 * 2 * 256 * full["tgt_vocab"] / 1e6
+    assert full["mflop_per_tok"] > output_layer
+    assert sampled["mflop_per_tok"] < full["mflop_per_tok"]  # 20 candidate words, not V
+    for row in rows:
+        assert row["ceiling_tok_per_s"] == pytest.approx(
+            row["peak_gflops"] * 1e3 / row["mflop_per_tok"])
+        assert row["peak_share"] == pytest.approx(row["gflops"] / row["peak_gflops"])
