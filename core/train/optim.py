@@ -69,7 +69,8 @@ class EpochSchedule:
 
 def clip_gradients(parameters, max_norm: float) -> torch.Tensor:
     """torch.nn.utils.clip_grad_norm_ (the L2 norm of all gradients, scaled down to
-    `max_norm` when above it) -> the norm before clipping; bit for bit the same gradients.
+    `max_norm` when above it) -> the norm before clipping (a scalar tensor); bit for bit
+    the same gradients.
 
     clip_grad_norm_ multiplies every gradient by min(1, max_norm / (norm + 1e-6)) even
     when that factor is 1, to spare a GPU a host sync; on a CPU the sync is free and the
