@@ -74,12 +74,19 @@ def test_the_anchors_choose_the_reading_that_undoes_a_shift():
     assert reading_anchors.best_reading(table) == "previous"
 
 
+def _tiny_pairs(ws, pairs: int):
+    """(run info, loaded model, source lines, target lines) of the tiny run's first
+    `pairs` sampled training pairs."""
+    info = ws.get_run("tiny")
+    loaded = load_model(ws.run_dir(info.id), "best", run_config=info.config)
+    src, tgt = reading_anchors.training_token_pairs(ws, info.id, loaded, pairs)
+    return info, loaded, src, tgt
+
+
 def test_one_pass_gives_the_links_align_reads_at_every_reading(tmp_path):
     root = train_tiny_demo_run(tmp_path / "ws", steps=8, dev_sample=0)
     with Workspace.open(root) as ws:
-        info = ws.get_run("tiny")
-        loaded = load_model(ws.run_dir(info.id), "best", run_config=info.config)
-        src, tgt = reading_anchors.training_token_pairs(ws, info.id, loaded, 30)
+        info, loaded, src, tgt = _tiny_pairs(ws, 30)
         assert len(src) == len(tgt) == 30
         links = attention_links.links_by_reading(loaded, src, tgt, ATTENTION_READINGS)
         session = TranslationSession.open(ws, ["tiny"])
@@ -105,9 +112,7 @@ def test_choose_by_anchors_stores_the_best_reading(tmp_path, capsys, monkeypatch
                     "--choose-by-anchors", "--pairs", "300"]) == 0
     printed = capsys.readouterr().out
     with Workspace.open(root) as ws:
-        info = ws.get_run("tiny")
-        loaded = load_model(ws.run_dir(info.id), "best", run_config=info.config)
-        src, tgt = reading_anchors.training_token_pairs(ws, info.id, loaded, 300)
+        info, loaded, src, tgt = _tiny_pairs(ws, 300)
         links = attention_links.links_by_reading(loaded, src, tgt, ATTENTION_READINGS)
         shares = {}
         for reading in ATTENTION_READINGS:
@@ -139,9 +144,7 @@ def test_choose_by_anchors_refuses_gold_and_a_second_run(tmp_path, capsys):
 def test_stored_guide_links_follow_the_runs_reading(tmp_path):
     root = train_tiny_demo_run(tmp_path / "ws", steps=8, dev_sample=0)
     with Workspace.open(root) as ws:
-        info = ws.get_run("tiny")
-        loaded = load_model(ws.run_dir(info.id), "best", run_config=info.config)
-        src, tgt = reading_anchors.training_token_pairs(ws, info.id, loaded, 20)
+        info, loaded, src, tgt = _tiny_pairs(ws, 20)
         corpus = ws.get_corpus(info.corpus_id).path
         logs: list[str] = []
         first = attention_links.attention_guide_links(ws, corpus, src, tgt, ["tiny"],
