@@ -41,14 +41,16 @@ class _CrossEntropy(torch.autograd.Function):
         picked = scores.gather(1, target[:, None]).squeeze(1).float()
         p_target = torch.empty(n, dtype=torch.float32, device=scores.device)
         mean = torch.empty(n, dtype=torch.float32, device=scores.device) if with_smooth else None
-        probs = torch.empty_like(scores)
+        keep = ctx.needs_input_grad[0]  # no backward (evaluation): nothing to keep
+        probs = torch.empty_like(scores) if keep else None
         for i, j in _chunks(n, v):
             chunk = scores[i:j].float()
             if with_smooth:
                 mean[i:j] = chunk.mean(dim=1)
             p = torch.softmax(chunk, dim=1)
             p_target[i:j] = p.gather(1, target[i:j, None]).squeeze(1)
-            probs[i:j] = p
+            if keep:
+                probs[i:j] = p
         # log-sum-exp from the target's probability: s_t - log p_t; where p_t underflows
         # (a target more than ~100 nats below the best word) from the scores themselves
         lse = picked - p_target.log()

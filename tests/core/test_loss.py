@@ -102,3 +102,14 @@ def test_a_second_backward_over_one_forward_is_refused():
     with pytest.raises(RuntimeError, match="backward ran twice over one forward"):
         nll.sum().backward()
     assert torch.equal(scores.grad, first)  # nothing half-added
+
+
+def test_the_loss_without_gradients_equals_the_loss_with_them():
+    torch.manual_seed(4)
+    scores = torch.randn(5, 9, 700)
+    target = torch.randint(4, 700, (5, 9))
+    with torch.no_grad():
+        evaluated = sequence_nll(scores, target, 0.1)
+    trained = sequence_nll(scores.clone().requires_grad_(), target, 0.1)
+    assert evaluated[0].item() == trained[0].item() and evaluated[1].item() == trained[1].item()
+    assert not evaluated[0].requires_grad
