@@ -44,14 +44,13 @@ from app.core_jobs import (
     select_layer,
     select_reading,
 )
+from app.panels.reading_controls import ReadingControls
 from app.widgets.gate_strip import GateStrip
 from app.widgets.heatmap import AttentionHeatmap
 from app.widgets.run_colours import label_colour
 from app.widgets.run_list import RunList, usable_runs
-from core.config import RunConfig
 from core.evaluate.aer import corpus_aer, percent_text
 from core.goldsets import list_gold_sets
-from core.services.alignment import default_reading
 
 SOURCES = ("Gold set", "Test split", "Typed pairs")
 SORTS = ("Corpus order", "AER difference (model 1 − model 2)", "AER of model 1")
@@ -83,13 +82,6 @@ def _table(columns: list[str]) -> QTableWidget:
     table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
     table.horizontalHeader().setStretchLastSection(True)
     return table
-
-
-#: the reading selector: (label, core.evaluate.readings name)
-READING_CHOICES = (("each run's best", "default"), ("predicting step", "predict"),
-                   ("next step (Shift-Att)", "shift"),
-                   ("both (mean)", "sum"), ("previous step", "previous"),
-                   ("alignment head", "head"))
 
 
 class AttentionPanel(QWidget):
@@ -136,21 +128,12 @@ class AttentionPanel(QWidget):
         self.show_pred.setChecked(True)
         for box in (self.show_gold, self.show_pred):
             box.toggled.connect(lambda _=None: self._apply_overlays())
-        self.reading = QComboBox()
-        for label, value in READING_CHOICES:
-            self.reading.addItem(label, value)
-        self.reading.setToolTip(
-            "Where each target word's attention is read: while the decoder predicts it "
-            "(Luong et al. 2015), one step later when it is the decoder's input (Shift-Att, "
-            "Chen et al. 2020), the mean of both, or one step earlier (input-feeding Luong "
-            "models attend ahead); or, for a run trained with an alignment head "
-            "(model.alignment_head), that head, which aligns each target word knowing it. "
-            "The heatmaps, the links and every AER follow.")
-        self.no_sink = QCheckBox("leave out the final full stop (sink)")
-        self.no_sink.setToolTip("A final punctuation mark is no candidate for target words "
-                                "that are not punctuation (attention often collects there)")
-        self.reading.currentIndexChanged.connect(lambda _=None: self._reading_changed())
-        self.no_sink.toggled.connect(lambda _=None: self._reading_changed())
+        self.readings = ReadingControls(jobs)
+        self.reading, self.no_sink = self.readings.reading, self.readings.no_sink
+        self.readings.changed.connect(self._reading_changed)
+        self.readings.chosen.connect(lambda _lines: self._reading_changed())
+        self.readings.choose_button.clicked.connect(
+            lambda: self.readings.choose(self.workspace, self.models.checked()))
         self.baseline = QCheckBox("statistical baseline (eflomal)")
         self.baseline.setToolTip("Also align the gold pairs with eflomal, trained on the first "
                                  "model's training corpus, and add it to the whole-set table")
@@ -177,11 +160,7 @@ class AttentionPanel(QWidget):
         checks = QVBoxLayout()
         for w in (self.forced, self.show_gold, self.show_pred, self.baseline):
             checks.addWidget(w)
-        reading_row = QHBoxLayout()
-        reading_row.addWidget(QLabel("Read at"))
-        reading_row.addWidget(self.reading)
-        reading_row.addWidget(self.no_sink)
-        checks.addLayout(reading_row)
+        checks.addWidget(self.readings)
         top.addLayout(checks, 0, 5, 3, 1)
         actions = QVBoxLayout()
         actions.addWidget(self.run_button)
@@ -609,15 +588,8 @@ class AttentionPanel(QWidget):
                 self.aer_table.setItem(row, col, _item(value, percent=1 <= col <= 3))
 
     def reading_choice(self, run_id: int | None = None) -> tuple[str, bool]:
-        """(reading, no_sink) as the controls say (core.evaluate.readings); "each run's
-        best" is the run's default reading (core.services.alignment.default_reading)."""
-        reading = self.reading.currentData() or "default"
-        if reading == "default":
-            reading = "predict"
-            if run_id is not None and self.workspace is not None:
-                config = RunConfig.from_dict(self.workspace.get_run(run_id).config)
-                reading = default_reading(config)
-        return reading, self.no_sink.isChecked()
+        """(reading, no_sink) as the controls say (app/panels/reading_controls.py)."""
+        return self.readings.choice(self.workspace, run_id)
 
     def _reading_changed(self) -> None:
         if self.current >= 0 and getattr(self, "base", None):

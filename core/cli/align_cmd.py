@@ -193,7 +193,8 @@ def _choose_by_anchors(ws, info, args: argparse.Namespace) -> int:
             (args.gold_set, args.gold_src, args.gold_tgt, args.gold_links)):
         raise ConfigError("--choose-by-anchors reads no gold, compares every reading of one "
                           "run: leave out --remember, --reading, --reverse-run and the gold set")
-    print(f"reading the attention of {printable(info.name)} on {args.pairs:,} training pairs",
+    print(f"reading the attention of {printable(info.name)} on up to {args.pairs:,} of its "
+          "training pairs",
           file=sys.stderr)
     best, table, total = choose_by_anchors(ws, info.id, args.pairs, args.checkpoint, args.device)
     print(f"| reading | anchors linked to their twin (of {total:,}) |")

@@ -1,0 +1,129 @@
+"""The Attention screen's reading controls: where each target word's attention is read
+(core.evaluate.readings), whether the final full stop may take it (the sink), and
+"Choose readings": each checked run's reading chosen without gold, by the anchor words
+of its corpus's training pairs (core.services.reading_anchors), in the background."""
+from __future__ import annotations
+
+from typing import Any
+
+from PySide6.QtCore import Signal
+from PySide6.QtWidgets import (
+    QCheckBox,
+    QComboBox,
+    QHBoxLayout,
+    QLabel,
+    QPushButton,
+    QVBoxLayout,
+    QWidget,
+)
+
+from app import workers
+from core.config import RunConfig
+from core.services.alignment import default_reading
+
+#: the reading selector: (label, core.evaluate.readings name)
+READING_CHOICES = (("each run's best", "default"), ("predicting step", "predict"),
+                   ("next step (Shift-Att)", "shift"),
+                   ("both (mean)", "sum"), ("previous step", "previous"),
+                   ("alignment head", "head"))
+READING_TIP = (
+    "Where each target word's attention is read: while the decoder predicts it (Luong et "
+    "al. 2015), one step later when it is the decoder's input (Shift-Att, Chen et al. "
+    "2020), the mean of both, or one step earlier (input-feeding Luong models attend "
+    "ahead); or, for a run trained with an alignment head (model.alignment_head), that "
+    "head, which aligns each target word knowing it. The heatmaps, the links and every AER "
+    "follow.")
+CHOOSE_TIP = (
+    "Choose each checked run's best reading without gold links: the reading whose links "
+    "join most words spelled alike on both sides of its corpus's training pairs (names, "
+    "numbers). It is stored with the run ('each run's best', align, evaluate, exports); "
+    "needs 100 such words, and leaves runs with an alignment head as they are.")
+
+
+def choose_readings_job(ws: Any, run_ids: list[int], ctx) -> list[str]:
+    """Store each run's reading chosen by anchors (choose_by_anchors); -> one line per
+    run: the reading and its share of anchors, or why the run was left as it was."""
+    from core.errors import ConfigError
+    from core.services.reading_anchors import choose_by_anchors
+
+    lines = []
+    for run_id in run_ids:
+        name = ws.get_run(run_id).name
+        try:
+            best, table, total = choose_by_anchors(ws, run_id, ctx=ctx)
+        except ConfigError as exc:
+            lines.append(f"{name}: unchanged ({exc})")
+            continue
+        lines.append(f"{name}: '{best}' ({100 * table[best]:.0f} % of {total} anchor words "
+                     "linked)")
+    return lines
+
+
+class ReadingControls(QWidget):
+    """'Read at' [reading] [no sink] / [Choose readings] note."""
+
+    changed = Signal()  # the reading asked for or the sink box changed
+    chosen = Signal(list)  # runs' stored readings were chosen: one line per run
+
+    def __init__(self, jobs: workers.JobManager, parent: QWidget | None = None):
+        super().__init__(parent)
+        self.jobs = jobs
+        self.job: workers.Job | None = None
+        self.reading = QComboBox()
+        for label, value in READING_CHOICES:
+            self.reading.addItem(label, value)
+        self.reading.setToolTip(READING_TIP)
+        self.no_sink = QCheckBox("leave out the final full stop (sink)")
+        self.no_sink.setToolTip("A final punctuation mark is no candidate for target words "
+                                "that are not punctuation (attention often collects there)")
+        self.reading.currentIndexChanged.connect(lambda _=None: self.changed.emit())
+        self.no_sink.toggled.connect(lambda _=None: self.changed.emit())
+        self.choose_button = QPushButton("Choose readings")
+        self.choose_button.setToolTip(CHOOSE_TIP)
+        self.note = QLabel("")
+        self.note.setObjectName("hint")
+        self.note.setWordWrap(True)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        row = QHBoxLayout()
+        row.addWidget(QLabel("Read at"))
+        row.addWidget(self.reading)
+        row.addWidget(self.no_sink)
+        layout.addLayout(row)
+        choose_row = QHBoxLayout()
+        choose_row.addWidget(self.choose_button)
+        choose_row.addWidget(self.note, 1)
+        layout.addLayout(choose_row)
+
+    def choice(self, workspace: Any, run_id: int | None = None) -> tuple[str, bool]:
+        """(reading, no_sink) as the controls say; "each run's best" is the run's default
+        reading (core.services.alignment.default_reading)."""
+        reading = self.reading.currentData() or "default"
+        if reading == "default":
+            reading = "predict"
+            if run_id is not None and workspace is not None:
+                reading = default_reading(RunConfig.from_dict(workspace.get_run(run_id).config))
+        return reading, self.no_sink.isChecked()
+
+    def choose(self, workspace: Any, run_ids: list[int]) -> workers.Job | None:
+        """Choose the runs' readings in the background; then show "each run's best"."""
+        if workspace is None or not run_ids:
+            self.note.setText("Check the models whose readings to choose.")
+            return None
+        self.choose_button.setEnabled(False)
+        self.note.setText("Reading the attention on training pairs ...")
+        self.job = self.jobs.submit(choose_readings_job, workspace, list(run_ids),
+                                    name="Choose readings")
+        self.job.finished.connect(self._chosen)
+        self.job.failed.connect(lambda message, _tb: self._failed(message))
+        return self.job
+
+    def _chosen(self, lines: list[str]) -> None:
+        self.choose_button.setEnabled(True)
+        self.note.setText("; ".join(lines))
+        self.reading.setCurrentIndex(self.reading.findData("default"))
+        self.chosen.emit(lines)
+
+    def _failed(self, message: str) -> None:  # the job manager shows the error itself
+        self.choose_button.setEnabled(True)
+        self.note.setText(f"Choosing failed: {message}")
