@@ -131,7 +131,7 @@ class AttentionPanel(QWidget):
         self.readings = ReadingControls(jobs)
         self.reading, self.no_sink = self.readings.reading, self.readings.no_sink
         self.readings.changed.connect(self._reading_changed)
-        self.readings.chosen.connect(lambda _lines: self._reading_changed())
+        self.readings.chosen.connect(self._readings_chosen)
         self.readings.choose_button.clicked.connect(
             lambda: self.readings.choose(self.workspace, self.models.checked()))
         self.baseline = QCheckBox("statistical baseline (eflomal)")
@@ -590,6 +590,12 @@ class AttentionPanel(QWidget):
     def reading_choice(self, run_id: int | None = None) -> tuple[str, bool]:
         """(reading, no_sink) as the controls say (app/panels/reading_controls.py)."""
         return self.readings.choice(self.workspace, run_id)
+
+    def _readings_chosen(self, _lines: list[str]) -> None:
+        # the runs' stored readings changed: sessions loaded before hold the old configs
+        # (the Evaluation screen reads its AER at a session's reading)
+        self.sessions.clear()
+        self._reading_changed()
 
     def _reading_changed(self) -> None:
         if self.current >= 0 and getattr(self, "base", None):

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from PySide6.QtCore import Signal
+from PySide6.QtCore import QSignalBlocker, Signal
 from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
@@ -115,15 +115,18 @@ class ReadingControls(QWidget):
         self.job = self.jobs.submit(choose_readings_job, workspace, list(run_ids),
                                     name="Choose readings")
         self.job.finished.connect(self._chosen)
-        self.job.failed.connect(lambda message, _tb: self._failed(message))
+        self.job.failed.connect(lambda message, _tb: self._stopped(f"Choosing failed: {message}"))
+        self.job.cancelled.connect(lambda: self._stopped("Choosing was cancelled; readings "
+                                                         "chosen before it are kept."))
         return self.job
 
     def _chosen(self, lines: list[str]) -> None:
         self.choose_button.setEnabled(True)
         self.note.setText("; ".join(lines))
-        self.reading.setCurrentIndex(self.reading.findData("default"))
+        with QSignalBlocker(self.reading):  # one redraw, by `chosen`
+            self.reading.setCurrentIndex(self.reading.findData("default"))
         self.chosen.emit(lines)
 
-    def _failed(self, message: str) -> None:  # the job manager shows the error itself
+    def _stopped(self, note: str) -> None:  # a failure: the job manager shows the error
         self.choose_button.setEnabled(True)
-        self.note.setText(f"Choosing failed: {message}")
+        self.note.setText(note)

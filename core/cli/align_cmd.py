@@ -124,6 +124,8 @@ def run(args: argparse.Namespace) -> int:
 
     with Workspace.open(args.workspace, create=False) as ws:
         info = ws.get_run(args.run)
+        if args.choose_by_anchors:
+            return _choose_by_anchors(ws, info, args)
         if args.forget:
             if args.remember:
                 raise ConfigError("give --forget or --remember, not both")
@@ -137,8 +139,6 @@ def run(args: argparse.Namespace) -> int:
                 f"'{now}' by default",
                 file=sys.stderr)
             return 0
-        if args.choose_by_anchors:
-            return _choose_by_anchors(ws, info, args)
         session = open_session(ws, [info.id], args.checkpoint, args.device)
         src_lang, tgt_lang = session.first.src_pre.lang, session.first.tgt_pre.lang
         gold = _gold(ws, args, src_lang, tgt_lang)
@@ -192,7 +192,12 @@ def _choose_by_anchors(ws, info, args: argparse.Namespace) -> int:
     if args.remember or args.forget or args.reading or args.reverse_run or any(
             (args.gold_set, args.gold_src, args.gold_tgt, args.gold_links)):
         raise ConfigError("--choose-by-anchors reads no gold, compares every reading of one "
-                          "run: leave out --remember, --reading, --reverse-run and the gold set")
+                          "run: leave out --remember, --forget, --reading, --reverse-run and "
+                          "the gold set")
+    if args.no_sink or args.out_dir or args.baseline != "none" or args.method != "argmax":
+        raise ConfigError("--choose-by-anchors reads argmax links without the sink and "
+                          "writes no alignments: leave out --no-sink, --method, --baseline "
+                          "and --out-dir")
     print(f"reading the attention of {printable(info.name)} on up to {args.pairs:,} of its "
           "training pairs",
           file=sys.stderr)

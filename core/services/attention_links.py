@@ -71,8 +71,9 @@ def links_by_reading(loaded, src_lines: Sequence[Sequence[str]],
     from core.train.device import autocast
 
     if family_traits(loaded.config.model.family).context:
-        raise ConfigError(f"run {loaded.config.name!r} is a context model; its attention "
-                          "links need the previous sentences: name sentence-level runs")
+        raise ConfigError(f"run {loaded.config.name!r} is a context model, whose attention "
+                          "needs the previous sentences: its links are read from "
+                          "sentence-level runs only")
     model, sv, tv = loaded.model.eval(), loaded.src_vocab, loaded.tgt_vocab
     device = next(model.parameters()).device
     specials = torch.arange(4, device=device)  # PAD, UNK, BOS, EOS: a cheap softmax layer

@@ -225,7 +225,7 @@ def measure_variant(name: str, steps: int, warmup: int, device: str, pairs_file:
     if flops:  # after the memory: counting holds no more than a step does
         from core.services.bench_roofline import count_flops, matmul_peak_gflops, roofline
 
-        total = sum(count_flops(lambda i=i: forward_backward(i))
+        total = sum(count_flops(lambda i=i: forward_backward(i), model)
                     for i in range(warmup, warmup + steps))
         peak = matmul_peak_gflops(dev, torch.bfloat16 if amp else torch.float32)
         row.update(roofline(row, total / tokens, peak))

@@ -5,7 +5,8 @@ the gates, the attention), so two measured numbers bound its speed:
 
 - the matrix-product FLOP of one training step per target token, counted by torch's own
   FlopCounterMode (mm, addmm, bmm, ... forward and backward; elementwise work is not
-  counted) over the very batches that were timed;
+  counted) over the very batches that were timed, plus those of the recurrent layers
+  (nn.LSTM, nn.GRU), whose fused CPU kernel it does not see;
 - this machine's matrix-product rate at that precision: the best of a few large square
   products (`matmul_peak_gflops`), with the benchmark's thread count.
 
@@ -53,13 +54,52 @@ def _sync(device: torch.device) -> None:
         torch.cuda.synchronize(device)
 
 
-def count_flops(step: Callable[[], None]) -> int:
+def count_flops(step: Callable[[], None], model: torch.nn.Module | None = None) -> int:
     """Matrix-product FLOP of `step()` (forward and backward, whatever it runs), as torch's
-    FlopCounterMode counts them."""
+    FlopCounterMode counts them, plus those of `model`'s recurrent layers where it cannot
+    see them: nn.LSTM / nn.GRU run as one fused oneDNN kernel on the CPU (rnn_flops is
+    added for a call during which the counter saw no product)."""
     counter = FlopCounterMode(display=False)
-    with counter:
-        step()
-    return int(counter.get_total_flops())
+    unseen = [0]
+    before: dict[int, int] = {}
+
+    def pre(mod, _args):
+        before[id(mod)] = counter.get_total_flops()
+
+    def post(mod, args, _out):
+        if counter.get_total_flops() == before.pop(id(mod)):
+            unseen[0] += rnn_flops(mod, args[0])
+
+    rnns = [m for m in (model.modules() if model is not None else [])
+            if isinstance(m, torch.nn.RNNBase)]
+    hooks = [h for m in rnns for h in (m.register_forward_pre_hook(pre),
+                                       m.register_forward_hook(post))]
+    try:
+        with counter:
+            step()
+    finally:
+        for hook in hooks:
+            hook.remove()
+    return int(counter.get_total_flops()) + unseen[0]
+
+
+def rnn_flops(rnn: torch.nn.RNNBase, inputs) -> int:
+    """Matrix-product FLOP of one call of `rnn` on `inputs` (a padded batch x T x E /
+    T x batch x E tensor or a PackedSequence): per token, layer and direction
+    2 (in + H) G H for the G gates (LSTM 4, GRU 3, RNN 1), three times over when it trains
+    (the products for the inputs' and the weights' gradients), as FlopCounterMode counts
+    a linear layer."""
+    data = inputs.data if isinstance(inputs, torch.nn.utils.rnn.PackedSequence) else inputs
+    tokens = data.size(0) if data.dim() == 2 else data.size(0) * data.size(1)
+    gates = {"LSTM": 4, "GRU": 3}.get(rnn.mode, 1)
+    directions = 2 if rnn.bidirectional else 1
+    hidden = rnn.hidden_size
+    flop = 0
+    for layer in range(rnn.num_layers):
+        width = rnn.input_size if layer == 0 else hidden * directions
+        flop += 2 * tokens * directions * gates * hidden * (width + hidden)
+    trains = torch.is_grad_enabled() and rnn.training and rnn.weight_hh_l0.requires_grad
+    return 3 * flop if trains else flop
 
 
 def roofline(row: dict, flop_per_token: float, peak_gflops: float) -> dict:

@@ -84,7 +84,9 @@ def best_reading(table: dict[str, float]) -> str:
 def training_token_pairs(ws, run_ref: int | str, loaded, pairs: int, seed: int = 1
                          ) -> tuple[list[list[str]], list[list[str]]]:
     """`pairs` training pairs of run `run_ref`'s corpus (a seeded sample of its training
-    split, in split order), as tokens of that run's preprocessing: (source, target)."""
+    split, in split order), as the tokens that run's model sees (its words, or its
+    sentencepiece pieces): (source, target)."""
+    from core.data.dataset import text_to_tokens
     from core.services.corpora import load_split_corpora
 
     info = ws.get_run(run_ref)
@@ -95,8 +97,8 @@ def training_token_pairs(ws, run_ref: int | str, loaded, pairs: int, seed: int =
     _corpus, parts = load_split_corpora(ws, info.corpus_id, loaded.config.train.seed)
     train = parts["train"].pairs
     chosen = sorted(random.Random(seed).sample(range(len(train)), min(pairs, len(train))))
-    src = [loaded.src_pre.tokenize(train[i].src) for i in chosen]
-    tgt = [loaded.tgt_pre.tokenize(train[i].tgt) for i in chosen]
+    src = [text_to_tokens(train[i].src, loaded.src_pre, loaded.src_vocab) for i in chosen]
+    tgt = [text_to_tokens(train[i].tgt, loaded.tgt_pre, loaded.tgt_vocab) for i in chosen]
     keep = [k for k in range(len(chosen)) if src[k] and tgt[k]]
     return [src[k] for k in keep], [tgt[k] for k in keep]
 
@@ -130,6 +132,7 @@ def choose_by_anchors(ws, run_ref: int | str, pairs: int = 2000, checkpoint: str
             f"sides) in {len(src):,} training pairs, fewer than {MIN_ANCHORS}; raise --pairs, "
             "or choose the reading on gold links with align --remember")
     best = best_reading(table)
+    info = ws.get_run(info.id)  # as it is now: the reading took a while
     config = RunConfig.from_dict({**info.config, "alignment_reading": best},
                                  source=f"run {info.name}")
     ws.update_run(info.id, config=config.to_dict())

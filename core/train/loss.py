@@ -29,8 +29,9 @@ class _CrossEntropy(torch.autograd.Function):
     """scores N x V (any float dtype), target N -> (nll N, smooth N), both fp32:
     nll = -log softmax(s)[target], smooth = mean_v(-log softmax(s)_v).
 
-    The forward keeps softmax(s) (in the scores' dtype, in place of the scores) for the
-    backward, which then multiplies instead of exponentiating again. Every pass is one
+    The forward keeps softmax(s) (a new N x V tensor in the scores' dtype) for the
+    backward, which scales it into the gradient in place instead of exponentiating
+    again. Every pass is one
     of torch's own vectorised kernels in one dtype: on a CPU its fused softmax runs at
     twice the speed of exp or logsumexp, and a kernel mixing bf16 and fp32 operands at
     a tenth of it."""
@@ -51,10 +52,11 @@ class _CrossEntropy(torch.autograd.Function):
             p_target[i:j] = p.gather(1, target[i:j, None]).squeeze(1)
             if keep:
                 probs[i:j] = p
-        # log-sum-exp from the target's probability: s_t - log p_t; where p_t underflows
-        # (a target more than ~100 nats below the best word) from the scores themselves
+        # log-sum-exp from the target's probability: s_t - log p_t; where p_t is below
+        # fp32's normal range (a target more than ~87 nats below the best word), from
+        # the scores themselves
         lse = picked - p_target.log()
-        lost = ~torch.isfinite(lse)
+        lost = p_target < torch.finfo(torch.float32).tiny  # subnormal or 0: log is off
         if bool(lost.any()):
             lse[lost] = torch.logsumexp(scores[lost].float(), dim=1)
         nll = lse - picked

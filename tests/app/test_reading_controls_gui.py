@@ -55,6 +55,9 @@ def test_choose_readings_stores_the_anchor_choice_and_shows_it(qtbot, trained_ws
         assert f"{name}: '{best}' ({100 * table[best]:.0f} % of {total} anchor words" in \
             panel.readings.note.text()
     assert panel.readings.choose_button.isEnabled()
+    # the shared sessions were dropped: the Evaluation screen reads the new reading too
+    fresh = panel.sessions.get(ws, [runs["glob"]]).first.config
+    assert fresh.alignment_reading == expected["glob"][0]
     # the screen now reads each run at its stored reading
     assert panel.reading.currentData() == "default"
     gold = load_gold_set(ws, "demo-gold")
@@ -84,3 +87,28 @@ def test_a_run_the_anchors_cannot_judge_is_left_with_the_reason(qtbot, trained_w
     assert "glob: unchanged (run 'glob': only" in panel.readings.note.text()
     assert "fewer than 10000" in panel.readings.note.text()
     assert ws.get_run(glob).config["alignment_reading"] == ""
+
+
+def test_a_cancelled_choice_gives_the_button_back(qtbot, trained_ws, tmp_path, errors,
+                                                  monkeypatch):
+    import time
+
+    def until_cancelled(ws, run_id, ctx=None, **_kw):
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            ctx.check_cancelled()  # raises JobCancelled once the user cancels
+            time.sleep(0.01)
+        raise AssertionError("never cancelled")
+
+    monkeypatch.setattr(reading_anchors, "choose_by_anchors", until_cancelled)
+    root = tmp_path / "ws"
+    shutil.copytree(trained_ws, root)
+    panel = next(shown_panel(qtbot, AttentionPanel, root, 1400, 900))
+    job = panel.readings.choose(panel.workspace, [panel.workspace.run_id("glob")])
+    assert not panel.readings.choose_button.isEnabled()
+    qtbot.waitUntil(lambda: job.started, timeout=10000)
+    job.cancel()
+    qtbot.waitUntil(lambda: job.done, timeout=30000)
+    assert job.state == workers.CANCELLED and not errors
+    assert panel.readings.choose_button.isEnabled()
+    assert "cancelled" in panel.readings.note.text()

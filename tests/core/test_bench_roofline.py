@@ -25,6 +25,30 @@ def test_a_linear_layer_step_counts_its_three_products():
     assert count_flops(step) == 3 * 2 * 7 * 32 * 50
 
 
+def test_recurrent_layers_are_counted_though_the_flop_counter_misses_them():
+    """torch's counter does not see the fused CPU kernel of a padded LSTM (the bench
+    encoders'); count_flops adds the products there and only there."""
+    torch.manual_seed(0)
+    for cls, gates in ((torch.nn.LSTM, 4), (torch.nn.GRU, 3)):
+        rnn = cls(10, 6, num_layers=2, bidirectional=True, batch_first=True)
+        x = torch.randn(3, 5, 10, requires_grad=True)
+        per_token = 2 * 2 * gates * 6 * ((10 + 6) + (12 + 6))  # 2 directions, 2 layers
+
+        def padded(rnn=rnn, x=x):
+            rnn(x)[0].sum().backward()
+
+        def packed(rnn=rnn, x=x):
+            seqs = torch.nn.utils.rnn.pack_padded_sequence(x, [5, 4, 2], batch_first=True)
+            rnn(seqs)[0].data.sum().backward()
+
+        for step, tokens in ((padded, 15), (packed, 11)):
+            seen = count_flops(step)
+            # the forward product and the two backward ones, of the real tokens only
+            assert count_flops(step, rnn) == (seen or 3 * tokens * per_token)
+        if cls is torch.nn.LSTM:
+            assert count_flops(padded) == 0  # the fused kernel: invisible to the counter
+
+
 def test_the_roofline_fields_follow_from_the_two_measurements():
     row = {"tgt_tok_per_s": 2_000.0}
     fields = roofline(row, flop_per_token=30e6, peak_gflops=150.0)

@@ -129,7 +129,16 @@ def test_choose_by_anchors_refuses_gold_and_a_second_run(tmp_path, capsys):
     root = train_tiny_demo_run(tmp_path / "ws", steps=4, dev_sample=0)
     assert run_cli(["--workspace", str(root), "align", "--run", "tiny", "--choose-by-anchors",
                     "--reverse-run", "tiny"]) == 2
-    assert "leave out --remember, --reading, --reverse-run" in capsys.readouterr().err
+    assert "leave out --remember, --forget, --reading, --reverse-run" in capsys.readouterr().err
+    # --forget is not done on the way out
+    assert run_cli(["--workspace", str(root), "align", "--run", "tiny", "--choose-by-anchors",
+                    "--forget"]) == 2
+    assert "leave out --remember, --forget" in capsys.readouterr().err
+    for extra in (["--no-sink"], ["--out-dir", "x"], ["--baseline", "eflomal"]):
+        assert run_cli(["--workspace", str(root), "align", "--run", "tiny",
+                        "--choose-by-anchors", *extra]) == 2
+        assert "leave out --no-sink, --method, --baseline and --out-dir" in \
+            capsys.readouterr().err
     assert run_cli(["--workspace", str(root), "align", "--run", "tiny", "--choose-by-anchors",
                     "--pairs", "0"]) == 2
     assert "positive number of training pairs" in capsys.readouterr().err
@@ -155,3 +164,27 @@ def test_stored_guide_links_follow_the_runs_reading(tmp_path):
                                                        log=logs.append)
         assert [m.split(" ")[0] for m in logs] == ["reading", "reading"]  # not reused
         assert second != first
+
+
+def test_the_bundled_subword_runs_get_their_pieces_and_the_gold_s_readings(tmp_path):
+    """The demo's sentencepiece runs read the training pairs in their own pieces (almost
+    no <unk>, where Moses words would be mostly unknown), and the anchors pick what the
+    demo gold picks (experiments/RESULTS.md, section E, sixth session)."""
+    from core.data.vocab import UNK
+    from core.services.demo import bundled_models, ensure_demo_workspace
+
+    if not bundled_models():
+        pytest.skip("resources/demo/models/ holds no bundled runs")
+    root = ensure_demo_workspace(tmp_path / "demo")
+    with Workspace.open(root) as ws:
+        run = ws.get_run("tatoeba-luong")
+        loaded = load_model(ws.run_dir(run.id), "best", run_config=run.config)
+        src, tgt = reading_anchors.training_token_pairs(ws, run.id, loaded, 100)
+        ids = [i for line in src for i in loaded.src_vocab.encode(line)]
+        assert sum(i == UNK for i in ids) < 0.02 * len(ids)
+        chosen = {name: reading_anchors.choose_by_anchors(ws, name)[0]
+                  for name in ("tatoeba-luong", "tatoeba-luong-guided", "tatoeba-rnnsearch")}
+        assert chosen == {"tatoeba-luong": "previous", "tatoeba-luong-guided": "predict",
+                          "tatoeba-rnnsearch": "predict"}
+        assert RunConfig.from_dict(ws.get_run("tatoeba-luong").config).alignment_reading == \
+            "previous"
