@@ -113,3 +113,15 @@ def test_the_loss_without_gradients_equals_the_loss_with_them():
     trained = sequence_nll(scores.clone().requires_grad_(), target, 0.1)
     assert evaluated[0].item() == trained[0].item() and evaluated[1].item() == trained[1].item()
     assert not evaluated[0].requires_grad
+
+
+@pytest.mark.parametrize("gap", [80.0, 95.0, 101.0, 130.0])
+def test_a_target_far_below_the_best_word_gets_its_exact_loss(gap):
+    """A target probability below fp32's normal range (gap > ~87 nats), subnormal or 0:
+    the log-sum-exp comes from the scores themselves, not from log p_target."""
+    scores = torch.zeros(2, 50)
+    scores[:, 7] = gap
+    target = torch.tensor([3, 7])
+    nll, _ = loss_mod._CrossEntropy.apply(scores, target, False)
+    exact = -torch.log_softmax(scores.double(), -1)[torch.arange(2), target]
+    assert torch.allclose(nll.double(), exact, rtol=1e-6, atol=1e-5)
