@@ -51,6 +51,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     d.add_argument("--amp", action="store_true",
                    help="also measure each beam size in bf16 autocast (translate --amp; on a "
                         "CPU only with native bf16)")
+    d.add_argument("--flops", action="store_true",
+                   help="also count each row's matrix-product FLOP per output token and "
+                   "measure this machine's matmul peak: share of it, ceiling in tok/s")
     d.add_argument("--shortlist", nargs="?", const="50,100", metavar="PER_WORD,FREQUENT",
                    help="also decode over each batch's lexical shortlist (translate "
                         "--shortlist; default 50,100)")
@@ -88,7 +91,8 @@ def run_translate(args: argparse.Namespace) -> int:
     rows = run_translate_bench(args.variant, args.sentences, args.length, args.beam or [1, 5],
                                args.batch, args.device, args.data, args.threads, args.split,
                                amp=args.amp,
-                               shortlist=parse_spec(args.shortlist) if args.shortlist else None)
+                               shortlist=parse_spec(args.shortlist) if args.shortlist else None,
+                               flops=args.flops)
     return 0 if rows else 1
 
 

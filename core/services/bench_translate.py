@@ -31,6 +31,7 @@ from core.services.bench import (
 )
 
 HEADER = f"{'model':<34} {'search':>8} {'batch':>6} {'sent/s':>8} {'tgt tok/s':>10} {'ms/sent':>8}"
+FLOPS_HEADER = f" {'MFLOP/tok':>9} {'GFLOP/s':>7} {'peak':>7} {'share':>6} {'ceiling':>9}"
 
 
 def decode_all(model, batches: list[list[list[int]]], beam: int, length: int,
@@ -83,12 +84,14 @@ def bench_lexicon(src_tok, tgt_tok, src_vocab, tgt_vocab, data_dir: str | None, 
 def run_translate_bench(variant: str, sentences: int, length: int, beams: list[int],
                         batch_size: int, device: str, data_dir: str | None, threads: int,
                         split: str = "default", out: TextIO = sys.stdout,
-                        amp: bool = False, shortlist: tuple[int, int] | None = None
-                        ) -> list[dict]:
+                        amp: bool = False, shortlist: tuple[int, int] | None = None,
+                        flops: bool = False) -> list[dict]:
     """Measure `variant` (a bench variant name) decoding, in fp32 and (with `amp`, where
     the device has native bf16) in bf16 autocast, over the whole vocabulary and (with
     `shortlist` = (per_word, frequent)) over each batch's shortlist; print a table,
-    return rows."""
+    return rows. With `flops`, each row also gets the roofline of
+    core/services/bench_roofline.py: matrix-product MFLOP per output token (the decoding
+    run again under the counter), GFLOP/s, this machine's peak, its share, the ceiling."""
     from core.data.vocab import Vocab
     from core.models.registry import build_model
     from core.train.device import amp_active
@@ -114,8 +117,9 @@ def run_translate_bench(variant: str, sentences: int, length: int, beams: list[i
     print(f"# {len(ids)} sentences of split {split}, output fixed at {length} tokens + EOS, "
           f"batches of {batch_size} in input order; {variant} at the {preset.name} size",
           file=out)
-    print(HEADER, file=out, flush=True)
+    print(HEADER + (FLOPS_HEADER if flops else ""), file=out, flush=True)
     rows = []
+    peaks: dict[bool, float] = {}
     precisions = [False] + ([True] if amp and amp_active(dev, True) else [])
     if amp and len(precisions) == 1:
         print(f"# --amp: {dev} has no native bf16; fp32 only", file=out)
@@ -142,14 +146,26 @@ def run_translate_bench(variant: str, sentences: int, length: int, beams: list[i
                "threads": torch.get_num_threads(), "precision": "bf16" if bf16 else "fp32",
                "shortlist": None if sl is None else f"{sl.per_word},{sl.frequent}",
                "mean_candidates": words / len(batches) if sl is not None else len(tgt_vocab)}
+        if flops:
+            from core.services.bench_roofline import count_flops, matmul_peak_gflops, roofline
+
+            total = count_flops(lambda b=beam, a=bf16, lst=sl: decode_all(
+                model, batches, b, length, dev, a, lst), model)
+            if bf16 not in peaks:
+                peaks[bf16] = matmul_peak_gflops(dev, torch.bfloat16 if bf16 else torch.float32)
+            row.update(roofline(row, total / produced, peaks[bf16]))
         rows.append(row)
         search = "greedy" if beam == 1 else f"beam {beam}"
         name = variant + ("+bf16" if bf16 else "")
         if sl is not None:
             name += f"+sl{sl.per_word},{sl.frequent}"
-        print(f"{name:<34} {search:>8} {batch_size:>6} {row['sent_per_s']:>8.1f} "
-              f"{row['tgt_tok_per_s']:>10.0f} {1000 * elapsed / len(ids):>8.1f}",
-              file=out, flush=True)
+        line = (f"{name:<34} {search:>8} {batch_size:>6} {row['sent_per_s']:>8.1f} "
+                f"{row['tgt_tok_per_s']:>10.0f} {1000 * elapsed / len(ids):>8.1f}")
+        if flops:
+            line += (f" {row['mflop_per_tok']:>9.1f} {row['gflops']:>7.1f} "
+                     f"{row['peak_gflops']:>7.1f} {100 * row['peak_share']:>5.0f}% "
+                     f"{row['ceiling_tok_per_s']:>9.0f}")
+        print(line, file=out, flush=True)
     if shortlist is not None:
         mean = next(r["mean_candidates"] for r in rows if r["shortlist"])
         print(f"# shortlist: {mean:,.0f} candidate words per batch on average, of "

@@ -31,10 +31,9 @@ class _CrossEntropy(torch.autograd.Function):
 
     The forward keeps softmax(s) (a new N x V tensor in the scores' dtype) for the
     backward, which scales it into the gradient in place instead of exponentiating
-    again. Every pass is one
-    of torch's own vectorised kernels in one dtype: on a CPU its fused softmax runs at
-    twice the speed of exp or logsumexp, and a kernel mixing bf16 and fp32 operands at
-    a tenth of it."""
+    again. Every pass is one of torch's own vectorised kernels in one dtype: on a CPU its
+    fused softmax runs at twice the speed of exp or logsumexp, and a kernel mixing bf16
+    and fp32 operands at a tenth of it."""
 
     @staticmethod
     def forward(ctx, scores: Tensor, target: Tensor, with_smooth: bool):

@@ -82,3 +82,21 @@ def test_bench_rows_carry_the_roofline(tmp_path):
         assert row["ceiling_tok_per_s"] == pytest.approx(
             row["peak_gflops"] * 1e3 / row["mflop_per_tok"])
         assert row["peak_share"] == pytest.approx(row["gflops"] / row["peak_gflops"])
+
+
+def test_decoding_rows_carry_the_roofline(tmp_path):
+    from core.services.bench_translate import run_translate_bench
+
+    for side in ("es", "en"):
+        (tmp_path / f"train.tok.{side}").write_text(
+            (DEMO / f"demo.{side}").read_text(encoding="utf-8"), encoding="utf-8")
+    out = io.StringIO()
+    greedy, beam = run_translate_bench("luong-global-general", sentences=6, length=7,
+                                       beams=[1, 3], batch_size=3, device="cpu",
+                                       data_dir=str(tmp_path), threads=1, out=out, flops=True)
+    assert "MFLOP/tok" in out.getvalue()
+    # each output token passes the output layer (256 x V) once per hypothesis
+    assert greedy["mflop_per_tok"] > 2 * 256 * greedy["mean_candidates"] / 1e6
+    # three hypotheses through the decoder, the encoder's share paid once per sentence
+    assert 1.5 < beam["mflop_per_tok"] / greedy["mflop_per_tok"] < 3.0
+    assert beam["peak_gflops"] == greedy["peak_gflops"]  # measured once per precision
