@@ -55,8 +55,8 @@ def diagnostics(preds, gold: GoldSet) -> tuple[float, float]:
     return 100 * to_last / max(total, 1), sum(offsets) / max(len(offsets), 1)
 
 
-def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def add_gold_arguments(ap: argparse.ArgumentParser) -> None:
+    """--workspace, --run and the gold files (shared with reading_anchors_check.py)."""
     ap.add_argument("--workspace", required=True)
     ap.add_argument("--run", required=True)
     ap.add_argument("--gold-src", required=True)
@@ -66,30 +66,45 @@ def main() -> int:
     ap.add_argument("--one-based", action="store_true")
     ap.add_argument("--swap", action="store_true")
     ap.add_argument("--name", default="gold")
-    ap.add_argument("--out")
-    args = ap.parse_args()
+
+
+def gold_from_args(args: argparse.Namespace) -> GoldSet:
+    """The gold set the add_gold_arguments options name."""
     src, tgt = read_token_lines(args.gold_src), read_token_lines(args.gold_tgt)
     links = read_gold_links(args.gold_links, args.format, args.one_based, args.swap, src, tgt)
-    gold = GoldSet(args.name, src, tgt, links, "", "")
+    return GoldSet(args.name, src, tgt, links, "", "")
+
+
+def kept_checkpoints(run_dir: Path):
+    """(checkpoint path, loaded model) for every best-*.pt of the run, then last.pt when
+    it is at a step no best file showed."""
+    seen: set[int] = set()
+    for path in sorted(run_dir.glob("best-*.pt")) + [run_dir / ckpt.LAST]:
+        if not path.exists():
+            continue
+        loaded = artifacts.load_model(run_dir, path.name)
+        if loaded.step not in seen:
+            seen.add(loaded.step)
+            yield path, loaded
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    add_gold_arguments(ap)
+    ap.add_argument("--out")
+    args = ap.parse_args()
+    gold = gold_from_args(args)
     with Workspace.open(args.workspace, create=False) as ws:
         info = ws.get_run(args.run)
         run_dir = ws.run_dir(info.id)
     VARIANTS = variants(bool(info.config["model"].get("alignment_head")))
-    files = sorted(run_dir.glob("best-*.pt")) + [run_dir / ckpt.LAST]
     head = ["step", "dev ppl"] + [f"AER {label(*v)}" for v in VARIANTS] + \
         ["% to last (predict)", "offset (predict)", "% to last (shift)", "offset (shift)"]
     lines = [f"AER % of {args.run}'s attention on {args.name} ({len(gold)} sentences, "
              "argmax, forced decoding) per checkpoint", "",
              "| " + " | ".join(head) + " |", "|" + " --- |" * len(head)]
     print("\n".join(lines), flush=True)
-    scored: set[int] = set()
-    for path in files:
-        if not path.exists():
-            continue
-        loaded = artifacts.load_model(run_dir, path.name)
-        if loaded.step in scored:  # last.pt at a step a best file already showed
-            continue
-        scored.add(loaded.step)
+    for path, loaded in kept_checkpoints(run_dir):
         state = ckpt.load_checkpoint(path)
         ppl = next((e[0] for e in state.get("best") or [] if e[2] == path.name), None)
         session = TranslationSession.from_loaded([loaded], [args.run])

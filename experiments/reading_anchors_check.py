@@ -14,9 +14,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from alignment_drift import add_gold_arguments, gold_from_args, kept_checkpoints  # noqa: E402
+
 from core.evaluate.aer import corpus_aer  # noqa: E402
 from core.evaluate.attention_aer import reading_alignments  # noqa: E402
-from core.goldsets import GoldSet, read_gold_links, read_token_lines  # noqa: E402
 from core.infer.session import TranslationSession  # noqa: E402
 from core.services.reading_anchors import (  # noqa: E402
     best_reading,
@@ -25,39 +26,20 @@ from core.services.reading_anchors import (  # noqa: E402
     training_token_pairs,
 )
 from core.store import Workspace  # noqa: E402
-from core.train import artifacts  # noqa: E402
-from core.train import checkpoint as ckpt  # noqa: E402
 
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--workspace", required=True)
-    ap.add_argument("--run", required=True)
-    ap.add_argument("--gold-src", required=True)
-    ap.add_argument("--gold-tgt", required=True)
-    ap.add_argument("--gold-links", required=True)
-    ap.add_argument("--format", default="pharaoh", choices=("pharaoh", "talp"))
-    ap.add_argument("--swap", action="store_true")
+    add_gold_arguments(ap)
     ap.add_argument("--pairs", type=int, default=2000)
     args = ap.parse_args()
-    src, tgt = read_token_lines(args.gold_src), read_token_lines(args.gold_tgt)
-    gold = GoldSet("gold", src, tgt, read_gold_links(args.gold_links, args.format, False,
-                                                     args.swap, src, tgt), "", "")
+    gold = gold_from_args(args)
     with Workspace.open(args.workspace, create=False) as ws:
         info = ws.get_run(args.run)
-        run_dir = ws.run_dir(info.id)
-        files = sorted(run_dir.glob("best-*.pt")) + [run_dir / ckpt.LAST]
         pairs = None
         print(f"{args.run}: anchor share % (training pairs) / AER % (gold, no sink) per "
               "reading; the anchors' choice and the gold's")
-        seen: set[int] = set()
-        for path in files:
-            if not path.exists():
-                continue
-            loaded = artifacts.load_model(run_dir, path.name)
-            if loaded.step in seen:
-                continue
-            seen.add(loaded.step)
+        for _path, loaded in kept_checkpoints(ws.run_dir(info.id)):
             if pairs is None:
                 pairs = training_token_pairs(ws, info.id, loaded, args.pairs)
             shares, total = reading_anchor_table(loaded, *pairs)
