@@ -199,8 +199,7 @@ def _choose_by_anchors(ws, info, args: argparse.Namespace) -> int:
                           "writes no alignments: leave out --no-sink, --method, --baseline "
                           "and --out-dir")
     print(f"reading the attention of {printable(info.name)} on up to {args.pairs:,} of its "
-          "training pairs",
-          file=sys.stderr)
+          "training pairs", file=sys.stderr)
     best, table, total = choose_by_anchors(ws, info.id, args.pairs, args.checkpoint, args.device)
     print(f"| reading | anchors linked to their twin (of {total:,}) |")
     print("| --- | ---: |")

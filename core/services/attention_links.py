@@ -11,8 +11,8 @@ them target -> source), its attention is read at the run's default reading
 target token is linked to its argmax source token; two runs' links are symmetrised with
 grow-diag-final-and. The links are stored beside eflomal's in the corpus's folder
 (`corpora/<id>/alignments/<sha256>-attention-<sha256>.pharaoh`), keyed by the token lines
-and by each run's name, checkpoint step and reading, so a second head over the same runs reuses
-them.
+and by each run's name, checkpoint step and reading, so a second head over the same runs
+reuses them.
 """
 from __future__ import annotations
 

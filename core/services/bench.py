@@ -34,6 +34,8 @@ import torch
 
 from core.config import ModelConfig, RunConfig, load_preset
 from core.errors import ConfigError
+from core.services.bench_roofline import HEADER as ROOFLINE_HEADER
+from core.services.bench_roofline import roofline_columns
 from core.train.device import amp_active, cpu_bf16_status
 
 SHARED_SPA = Path(__file__).resolve().parents[3] / "shared" / "data" / "tatoeba-spa-eng" / "spa.txt"
@@ -251,14 +253,11 @@ def format_row(row: dict) -> str:
     line = (f"{row['variant']:<36} {row['tgt_tok_per_s']:>9.0f} {row['peak_mem_mb']:>8.0f} "
             f"{train:>8.0f} {row['params'] / 1e6:>7.2f}M")
     if "gflops" in row:
-        line += (f" {row['mflop_per_tok']:>9.1f} {row['gflops']:>7.1f} {row['peak_gflops']:>7.1f}"
-                 f" {100 * row['peak_share']:>5.0f}% {row['ceiling_tok_per_s']:>9.0f}")
+        line += roofline_columns(row)
     return line
 
 
 HEADER = f"{'variant':<36} {'tgt tok/s':>9} {'peak MB':>8} {'train MB':>8} {'params':>8}"
-FLOPS_HEADER = (f" {'MFLOP/tok':>9} {'GFLOP/s':>7} {'peak':>7} {'share':>6} "
-                f"{'ceiling':>9}")
 
 
 def run_train_bench(variants: list[str] | None, steps: int, warmup: int, device: str,
@@ -291,7 +290,7 @@ def run_train_bench(variants: list[str] | None, steps: int, warmup: int, device:
         print("# matmul FLOP counted by torch's FlopCounterMode over the timed batches; peak: "
               "the best large square product at the row's precision; ceiling = peak / "
               "FLOP per token", file=out)
-    print(HEADER + (FLOPS_HEADER if flops else ""), file=out, flush=True)
+    print(HEADER + (ROOFLINE_HEADER if flops else ""), file=out, flush=True)
     rows = []
     with tempfile.TemporaryDirectory(prefix="nmt-bench-") as tmp:
         pairs_file = os.path.join(tmp, "pairs.json")

@@ -109,3 +109,13 @@ def roofline(row: dict, flop_per_token: float, peak_gflops: float) -> dict:
     return {"mflop_per_tok": flop_per_token / 1e6, "gflops": achieved,
             "peak_gflops": peak_gflops, "peak_share": achieved / peak_gflops,
             "ceiling_tok_per_s": peak_gflops * 1e9 / flop_per_token}
+
+
+#: the columns `roofline_columns` prints, after a benchmark's own
+HEADER = f" {'MFLOP/tok':>9} {'GFLOP/s':>7} {'peak':>7} {'share':>6} {'ceiling':>9}"
+
+
+def roofline_columns(row: dict) -> str:
+    """A row's roofline fields, aligned under HEADER."""
+    return (f" {row['mflop_per_tok']:>9.1f} {row['gflops']:>7.1f} {row['peak_gflops']:>7.1f}"
+            f" {100 * row['peak_share']:>5.0f}% {row['ceiling_tok_per_s']:>9.0f}")

@@ -29,9 +29,10 @@ from core.services.bench import (
     load_bench_pairs,
     machine_line,
 )
+from core.services.bench_roofline import HEADER as ROOFLINE_HEADER
+from core.services.bench_roofline import roofline_columns
 
 HEADER = f"{'model':<34} {'search':>8} {'batch':>6} {'sent/s':>8} {'tgt tok/s':>10} {'ms/sent':>8}"
-FLOPS_HEADER = f" {'MFLOP/tok':>9} {'GFLOP/s':>7} {'peak':>7} {'share':>6} {'ceiling':>9}"
 
 
 def decode_all(model, batches: list[list[list[int]]], beam: int, length: int,
@@ -117,7 +118,7 @@ def run_translate_bench(variant: str, sentences: int, length: int, beams: list[i
     print(f"# {len(ids)} sentences of split {split}, output fixed at {length} tokens + EOS, "
           f"batches of {batch_size} in input order; {variant} at the {preset.name} size",
           file=out)
-    print(HEADER + (FLOPS_HEADER if flops else ""), file=out, flush=True)
+    print(HEADER + (ROOFLINE_HEADER if flops else ""), file=out, flush=True)
     rows = []
     peaks: dict[bool, float] = {}
     precisions = [False] + ([True] if amp and amp_active(dev, True) else [])
@@ -162,9 +163,7 @@ def run_translate_bench(variant: str, sentences: int, length: int, beams: list[i
         line = (f"{name:<34} {search:>8} {batch_size:>6} {row['sent_per_s']:>8.1f} "
                 f"{row['tgt_tok_per_s']:>10.0f} {1000 * elapsed / len(ids):>8.1f}")
         if flops:
-            line += (f" {row['mflop_per_tok']:>9.1f} {row['gflops']:>7.1f} "
-                     f"{row['peak_gflops']:>7.1f} {100 * row['peak_share']:>5.0f}% "
-                     f"{row['ceiling_tok_per_s']:>9.0f}")
+            line += roofline_columns(row)
         print(line, file=out, flush=True)
     if shortlist is not None:
         mean = next(r["mean_candidates"] for r in rows if r["shortlist"])
