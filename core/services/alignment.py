@@ -148,7 +148,6 @@ def remember_best_reading(ws, run_id: int, name: str, systems: dict[str, list], 
     with the sink kept), store the one with the lowest AER on `gold` as run `run_id`'s
     default (config.alignment_reading). -> (that reading, AER per reading), or None when
     no reading of the run was measured."""
-    from core.config import RunConfig
     from core.evaluate.aer import corpus_aer
 
     aers = {r: corpus_aer(systems[system_name(name, r, False)], gold.alignments).aer
@@ -156,11 +155,19 @@ def remember_best_reading(ws, run_id: int, name: str, systems: dict[str, list], 
     if not aers:
         return None
     best = min(aers, key=lambda r: (aers[r], READINGS.index(r)))
+    store_reading(ws, run_id, best)
+    return best, aers
+
+
+def store_reading(ws, run_id: int, reading: str) -> None:
+    """Make `reading` run `run_id`'s default (config.alignment_reading), on the run's
+    config as it is now."""
+    from core.config import RunConfig
+
     info = ws.get_run(run_id)
-    config = RunConfig.from_dict({**info.config, "alignment_reading": best},
+    config = RunConfig.from_dict({**info.config, "alignment_reading": reading},
                                  source=f"run {info.name}")
     ws.update_run(run_id, config=config.to_dict())
-    return best, aers
 
 
 def forget_reading(ws, run_id: int) -> str:

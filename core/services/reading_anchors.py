@@ -109,7 +109,7 @@ def choose_by_anchors(ws, run_ref: int | str, pairs: int = 2000, checkpoint: str
     """Score every reading of run `run_ref` on the anchors of `pairs` of its training
     pairs and store the best as its reading (config.alignment_reading).
     -> (the reading stored, {reading: share of anchors linked}, number of anchors)."""
-    from core.config import RunConfig
+    from core.services.alignment import store_reading
     from core.train.artifacts import load_model
     from core.train.device import pick_device
 
@@ -132,8 +132,5 @@ def choose_by_anchors(ws, run_ref: int | str, pairs: int = 2000, checkpoint: str
             f"sides) in {len(src):,} training pairs, fewer than {MIN_ANCHORS}; raise --pairs, "
             "or choose the reading on gold links with align --remember")
     best = best_reading(table)
-    info = ws.get_run(info.id)  # as it is now: the reading took a while
-    config = RunConfig.from_dict({**info.config, "alignment_reading": best},
-                                 source=f"run {info.name}")
-    ws.update_run(info.id, config=config.to_dict())
+    store_reading(ws, info.id, best)  # on the config as it is now: reading took a while
     return best, table, total
