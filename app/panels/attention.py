@@ -44,6 +44,7 @@ from app.core_jobs import (
     select_layer,
     select_reading,
 )
+from app.panels.attention_layers import AVERAGE, LayerSelector
 from app.panels.reading_controls import ReadingControls
 from app.widgets.gate_strip import GateStrip
 from app.widgets.heatmap import AttentionHeatmap
@@ -55,12 +56,6 @@ from core.goldsets import list_gold_sets
 SOURCES = ("Gold set", "Test split", "Typed pairs")
 SORTS = ("Corpus order", "AER difference (model 1 − model 2)", "AER of model 1")
 TEST_LIMIT = 200  # test-split pairs shown (the first ones)
-AVERAGE = (None, None)  # the layer selector's "average" entry: (layer, head)
-LAYER_TIP = ("Cross-attention of one decoder layer (mean of its heads) or of one head; "
-             "the AER of this pair follows the matrix shown, the whole-set table uses the "
-             "averaged attention")
-FREE_TIP = ("Free decoding keeps only the averaged attention: turn on forced decoding of "
-            "the reference to see each layer and head")
 
 
 def _item(value: Any, percent: bool = False) -> QTableWidgetItem:
@@ -84,7 +79,7 @@ def _table(columns: list[str]) -> QTableWidget:
     return table
 
 
-class AttentionPanel(QWidget):
+class AttentionPanel(LayerSelector, QWidget):
     def __init__(self, jobs: workers.JobManager, sessions: SessionCache | None = None,
                  parent: QWidget | None = None):
         super().__init__(parent)
@@ -523,53 +518,6 @@ class AttentionPanel(QWidget):
             self.gate_strips[i].set_gates(view.gates, view.src_tokens)
         else:
             self.gate_strips[i].clear()
-
-    # --- layer / head selector ------------------------------------------------------------------
-    def _fill_layer_box(self, i: int, view: PairView | None) -> None:
-        """The selector of heatmap i for `view`: hidden without layers (RNN models, no
-        view), disabled under free decoding; keeps the choice when it still exists."""
-        box, label = self.layer_boxes[i], self.layer_labels[i]
-        choices: list[tuple[int | None, int | None]] = [AVERAGE]
-        names = ["average (last layer, mean of heads)"]
-        if view is not None and view.layers is not None:
-            n_layers, n_heads = view.layers.shape[:2]
-            for layer in range(n_layers):
-                choices.append((layer, None))
-                names.append(f"layer {layer + 1} (mean of heads)")
-                for head in range(n_heads):
-                    choices.append((layer, head))
-                    names.append(f"layer {layer + 1} · head {head + 1}")
-        if self.layer_selected[i] not in choices:
-            self.layer_selected[i] = AVERAGE
-        box.blockSignals(True)
-        box.clear()
-        box.addItems(names)
-        box.setCurrentIndex(choices.index(self.layer_selected[i]))
-        box.blockSignals(False)
-        self.layer_choices[i] = choices
-        layered = view is not None and view.layered
-        box.setVisible(layered)
-        label.setVisible(layered)
-        box.setEnabled(layered and view.layers is not None)
-        box.setToolTip(LAYER_TIP if box.isEnabled() else FREE_TIP)
-
-    def set_layer(self, i: int, layer: int | None = None, head: int | None = None) -> None:
-        """Show layer `layer` (0-based; None = the averaged attention), head `head` (None =
-        the mean of the layer's heads) in heatmap i, as if chosen in its selector."""
-        self.layer_boxes[i].setCurrentIndex(self.layer_choices[i].index((layer, head)))
-
-    def _layer_changed(self, i: int, row: int) -> None:
-        if not 0 <= row < len(self.layer_choices[i]):
-            return
-        self.layer_selected[i] = self.layer_choices[i][row]
-        if i >= len(self.base):
-            return
-        layered = select_layer(self.base[i], self.gold, *self.layer_selected[i])
-        self.shown[i] = select_reading(layered, self.gold,
-                                       *self.reading_choice(self.base[i].run_id))
-        self._draw(i)
-        self._apply_overlays()
-        self._fill_aer()
 
     def _apply_overlays(self) -> None:
         for h, view in zip(self.heatmaps, self.shown, strict=False):

@@ -10,7 +10,8 @@ import pytest
 
 from app import workers
 from app.core_jobs import PairInput, corpus_aer_rows, pair_view
-from app.panels.attention import FREE_TIP, AttentionPanel
+from app.panels.attention import AttentionPanel
+from app.panels.attention_layers import FREE_TIP
 from core.evaluate.aer import sentence_aer
 from core.evaluate.extract import argmax_alignment
 from core.goldsets import load_gold_set
