@@ -25,6 +25,9 @@ def split_workspace(argv: list[str]) -> tuple[str | None, list[str]]:
 
 
 def main(argv: list[str] | None = None) -> int:
+    from core.allocator import keep_freed_memory
+
+    keep_freed_memory()  # before any tensor: freed tensor memory is reused, not refaulted
     argv = list(sys.argv[1:] if argv is None else argv)
     workspace, rest = split_workspace(argv)
     if not rest or rest[0] == "gui":

@@ -7,7 +7,8 @@
 # the weights at a fixed length). OpenNMT-py's time is its own "Time w/o python
 # interpreter load/terminate" (model loading included, about half a second).
 # Env SHORTLIST=PER_WORD,FREQUENT: the workbench also decodes over its lexical shortlist
-# (bench translate --shortlist), in the same round.
+# (bench translate --shortlist), in the same round. Env AMP=1: the workbench also decodes
+# in bf16 (bench translate --amp, where the CPU has native bf16).
 # Usage: experiments/decode_vs_onmt.sh ONMT_CHECKPOINT [N] [LENGTH] [ROUNDS]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -33,7 +34,8 @@ for round in $(seq "$ROUNDS"); do
         'BEGIN{printf "round %s  onmt       beam %s  %7.1f sent/s  %8.0f tgt tok/s  (%s s, %d tokens)\n", r, b, n/s, t/s, s, t}'
   done
   $PY main.py bench translate --data "$D" --split onmt --sentences "$N" --length "$L" \
-      --beam 1 --beam 5 --batch 32 --threads 2 ${SHORTLIST:+--shortlist "$SHORTLIST"} 2>&1 | sed "s/^/round $round  workbench  /"
+      --beam 1 --beam 5 --batch 32 --threads 2 ${SHORTLIST:+--shortlist "$SHORTLIST"} \
+      ${AMP:+--amp} 2>&1 | sed "s/^/round $round  workbench  /"
 done
 echo "# done, load $(cat /proc/loadavg)"
 rm -rf "$W"

@@ -43,7 +43,7 @@ def teacher_forcing_tensors(
     return tgt_in.to(device), tgt_out.to(device)
 
 
-@torch.inference_mode()
+@torch.no_grad()  # not inference_mode: autocast caches weight casts only outside it
 def score_targets(
     model: Seq2Seq, src: Tensor, src_lens: Tensor, tgt_ids_list: list[list[int]], **extra: Tensor
 ) -> list[ForcedResult]:

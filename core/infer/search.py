@@ -114,7 +114,7 @@ def _prepare(model: Seq2Seq, src: Tensor, src_lens: Tensor) -> tuple[Tensor, Ten
     return src.to(device), src_lens.to(device)
 
 
-@torch.inference_mode()
+@torch.no_grad()  # not inference_mode: autocast caches weight casts only outside it
 def greedy(
     model: Seq2Seq, src: Tensor, src_lens: Tensor, max_len_ratio: float = 2.0,
     max_len_abs: int = 200, min_len: int = 0, out_vocab: Tensor | None = None,
@@ -186,7 +186,7 @@ def greedy(
     return [h for h in out if h is not None]
 
 
-@torch.inference_mode()
+@torch.no_grad()  # not inference_mode: autocast caches weight casts only outside it
 def beam_search(
     model: Seq2Seq, src: Tensor, src_lens: Tensor, beam: int = 5, n_best: int = 1,
     length_penalty: float = 0.0, length_norm: bool = False,

@@ -93,7 +93,7 @@ def links_by_reading(loaded, src_lines: Sequence[Sequence[str]],
             src[b, : len(ids)] = torch.tensor(ids)
         lens = torch.tensor([len(s) for s in src_ids], device=device)
         tgt_in, _ = teacher_forcing_tensors(tgt_ids, device)
-        with torch.inference_mode(), autocast(device, amp):
+        with torch.no_grad(), autocast(device, amp):  # autocast caches weight casts
             found = model(src.to(device), lens, tgt_in, out_vocab=specials)
         attention = found.attention.float().cpu()
         head = found.alignment.float().cpu() if found.alignment is not None else None

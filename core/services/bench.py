@@ -306,7 +306,9 @@ def run_train_bench(variants: list[str] | None, steps: int, warmup: int, device:
         ks = [0, sampled_softmax] if sampled_softmax else [0]
         runs = [(n, k, a) for n in names for k in ks for a in precisions]
         for name, k, use_amp in runs:
+            # the child starts as main.py does: glibc keeps freed memory (core.allocator)
             cmd = [sys.executable, "-c",
+                   "from core.allocator import keep_freed_memory; keep_freed_memory(); "
                    "import json; from core.services.bench import measure_variant; "
                    f"print('RESULT', json.dumps(measure_variant({name!r}, {steps}, {warmup}, "
                    f"{device!r}, {pairs_file!r}, {threads}, {k}, {use_amp}, {flops})))"]

@@ -45,7 +45,7 @@ def decode_all(model, batches: list[list[list[int]]], beam: int, length: int,
     from core.train.device import autocast
 
     produced = words = 0
-    with torch.inference_mode(), autocast(device, amp):
+    with torch.no_grad(), autocast(device, amp):  # autocast caches weight casts
         for sents in batches:
             src, lens = pad_batch(sents, device)
             opts = dict(max_len_abs=length, max_len_ratio=1e9, min_len=length)

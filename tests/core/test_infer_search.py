@@ -6,6 +6,7 @@ import math
 import numpy as np
 import pytest
 import torch
+from torch.utils._python_dispatch import TorchDispatchMode
 
 from core.infer.forced import score_targets
 from core.infer.search import beam_search, greedy, lp_divisor, max_output_lengths
@@ -167,3 +168,38 @@ def test_a_length_limit_below_min_len_still_ends_every_sentence(toy, beam):
     assert all(len(h[0].tokens) == 5 and np.isfinite(h[0].log_prob) for h in found)
     g = greedy(toy, SRC, LENS, max_len_abs=5, max_len_ratio=100.0, min_len=9)
     assert all(len(h.tokens) == 5 and np.isfinite(h.log_prob) for h in g)
+
+
+class _WeightCasts(TorchDispatchMode):
+    """Counts the dtype casts whose input is `weight`'s storage (aten.to or aten._to_copy:
+    which one the mode sees depends on the grad mode; one cast never shows as both)."""
+
+    def __init__(self, weight: torch.Tensor):
+        super().__init__()
+        self.ptr, self.count = weight.data_ptr(), 0
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        if (func.overloadpacket in (torch.ops.aten.to, torch.ops.aten._to_copy)
+                and args[0].data_ptr() == self.ptr):
+            self.count += 1
+        return func(*args, **(kwargs or {}))
+
+
+@pytest.mark.parametrize("search", ["greedy", "beam", "forced"])
+def test_bf16_autocast_casts_the_output_weight_once_per_call(toy, search):
+    """Decoding under bf16 autocast casts each weight once per call, not once per output
+    step: torch keeps autocast's weight casts only outside inference mode, so the searches
+    and forced scoring run under no_grad. Here: 6 steps, 1 cast of the output layer."""
+    length = 5
+    with torch.autocast("cpu", dtype=torch.bfloat16), _WeightCasts(toy.out.weight) as casts:
+        if search == "greedy":
+            out = [len(h.tokens) for h in greedy(toy, SRC, LENS, max_len_abs=length,
+                                                 max_len_ratio=1e9, min_len=length)]
+        elif search == "beam":
+            out = [len(h[0].tokens) for h in beam_search(toy, SRC, LENS, beam=3,
+                   max_len_abs=length, max_len_ratio=1e9, min_len=length)]
+        else:
+            out = [len(r.token_log_probs) - 1
+                   for r in score_targets(toy, SRC, LENS, [[4] * length] * len(LENS))]
+    assert out == [length] * len(LENS)
+    assert casts.count == 1

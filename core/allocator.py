@@ -1,0 +1,48 @@
+"""The C allocator, told to keep freed memory for the next tensor.
+
+glibc gives large freed blocks back to the kernel: blocks over its mmap threshold are
+unmapped at once, and free memory at the top of the heap is trimmed once it exceeds the
+trim threshold (both start low and adapt to the largest block freed so far). A tensor
+allocated after that page-faults once per 4 KiB page, each page zeroed by the kernel.
+Training and decoding allocate and free several tensors of batch x vocabulary size
+(5-40 MB) at every step, so on the CPU those faults took 5-25 % of a step
+(docs/benchmarks.md, "The allocator"). `keep_freed_memory` raises both thresholds once
+per process, as the entry point does before any work; memory the process has freed then
+stays mapped (at most TRIM_THRESHOLD of it at the heap's top) and is reused.
+"""
+from __future__ import annotations
+
+import ctypes
+import functools
+import os
+import platform
+
+#: mallopt's parameter numbers (glibc's malloc.h)
+M_TRIM_THRESHOLD, M_MMAP_THRESHOLD = -1, -3
+#: blocks up to this size come from the heap, not their own mapping (glibc's maximum
+#: on 64-bit)
+MMAP_THRESHOLD = 32 << 20
+#: free memory at the heap's top beyond this is given back to the kernel
+TRIM_THRESHOLD = 256 << 20
+#: glibc's own environment variables: a user who sets one keeps glibc's behaviour
+GLIBC_VARIABLES = ("MALLOC_MMAP_THRESHOLD_", "MALLOC_TRIM_THRESHOLD_", "MALLOC_TOP_PAD_")
+
+
+@functools.cache
+def keep_freed_memory() -> bool:
+    """Set glibc's mmap threshold to MMAP_THRESHOLD and its trim threshold to
+    TRIM_THRESHOLD for this process (once). True when set; False, changing nothing, where
+    the C library is not glibc or one of GLIBC_VARIABLES is set."""
+    if platform.system() != "Linux" or platform.libc_ver()[0] != "glibc":
+        return False
+    if any(name in os.environ for name in GLIBC_VARIABLES):
+        return False
+    try:
+        mallopt = ctypes.CDLL(None).mallopt
+    except (OSError, AttributeError):
+        return False
+    mallopt.argtypes, mallopt.restype = [ctypes.c_int, ctypes.c_int], ctypes.c_int
+    # mallopt returns 1 on success; the mmap threshold first, as it fixes both
+    # thresholds (glibc stops adapting them once either is set)
+    return bool(mallopt(M_MMAP_THRESHOLD, MMAP_THRESHOLD)
+                and mallopt(M_TRIM_THRESHOLD, TRIM_THRESHOLD))
