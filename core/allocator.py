@@ -28,14 +28,26 @@ TRIM_THRESHOLD = 256 << 20
 GLIBC_VARIABLES = ("MALLOC_MMAP_THRESHOLD_", "MALLOC_TRIM_THRESHOLD_", "MALLOC_TOP_PAD_")
 
 
+def _user_chose_allocator(env: dict[str, str]) -> bool:
+    """True when the environment already decides: one of GLIBC_VARIABLES, a glibc malloc
+    tunable (GLIBC_TUNABLES=glibc.malloc....), or another allocator preloaded (jemalloc,
+    tcmalloc, mimalloc: glibc's mallopt would report success and change nothing)."""
+    if any(name in env for name in GLIBC_VARIABLES):
+        return True
+    if "glibc.malloc." in env.get("GLIBC_TUNABLES", ""):
+        return True
+    preload = env.get("LD_PRELOAD", "").lower()
+    return any(name in preload for name in ("jemalloc", "tcmalloc", "mimalloc"))
+
+
 @functools.cache
 def keep_freed_memory() -> bool:
     """Set glibc's mmap threshold to MMAP_THRESHOLD and its trim threshold to
     TRIM_THRESHOLD for this process (once). True when set; False, changing nothing, where
-    the C library is not glibc or one of GLIBC_VARIABLES is set."""
+    the C library is not glibc or the environment already chose (_user_chose_allocator)."""
     if platform.system() != "Linux" or platform.libc_ver()[0] != "glibc":
         return False
-    if any(name in os.environ for name in GLIBC_VARIABLES):
+    if _user_chose_allocator(dict(os.environ)):
         return False
     try:
         mallopt = ctypes.CDLL(None).mallopt

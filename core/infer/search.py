@@ -240,23 +240,26 @@ def beam_search(
         logp, attn, state, pos = model.step(y, state, enc, **step_opts)  # rows x V (K), S
         vocab = logp.size(-1)
         logp = logp.float()
-        # candidate scores, a new tensor (the step's output stays as it is): rows x V
-        cand = (alive_lp[:, :, None] + logp.view(n_act, k, vocab)).view(n_act * k, vocab)
+        # the 2k best of each sentence are among the 2k best of each of its rows, and a
+        # row's best words do not depend on its beam's score: a top-k over each row's
+        # log-probs, then over k x 2k candidate scores per sentence (never a rows x V sum)
+        per_row = min(2 * k, vocab)
+        eos_lp = logp[:, EOS].clone()  # rows
         if t < min_len:  # no EOS before min_len, unless the row is at its length limit
             short = torch.tensor([t < limits[i] for i in active for _ in range(k)],
                                  device=device)
-            cand[:, EOS].masked_fill_(short, NEG_INF)
+            logp[:, EOS].masked_fill_(short, NEG_INF)
+        row_lp, row_tok = logp.topk(per_row, dim=-1)  # rows x per_row
+        if t < min_len:
+            logp[:, EOS] = eos_lp  # the step's output as it was
         # at a sentence's last step only EOS may follow
         last = torch.tensor([t >= limits[i] for i in active], device=device)
         if bool(last.any()):
             rows_last = last.repeat_interleave(k)
-            eos = cand[:, EOS].clone()
-            cand[rows_last] = NEG_INF
-            cand[:, EOS] = eos
-        # the 2k best of each sentence are among the 2k best of each of its rows: a top-k
-        # over k x 2k candidates instead of k x V
-        per_row = min(2 * k, vocab)
-        row_lp, row_tok = cand.topk(per_row, dim=-1)  # rows x per_row
+            row_lp[rows_last] = NEG_INF
+            row_lp[rows_last, 0] = eos_lp[rows_last]
+            row_tok[rows_last, 0] = EOS
+        row_lp = row_lp + alive_lp.view(-1, 1)  # candidate scores, rows x per_row
         top_lp, top_j = row_lp.view(n_act, k * per_row).topk(
             min(2 * k, k * per_row), dim=-1)  # n_act x 2k, best first
         top_beam = torch.div(top_j, per_row, rounding_mode="floor")
@@ -279,7 +282,7 @@ def beam_search(
         for a, b_rank in eos_rank.nonzero().tolist():
             i = active[a]
             row = a * k + int(top_beam[a, b_rank])
-            tok_lp = float(logp[row, EOS])
+            tok_lp = float(eos_lp[row])
             toks = hist_tok[row].tolist()
             lps = hist_lp[row].tolist() + [tok_lp]
             finished[i].append(

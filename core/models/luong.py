@@ -99,7 +99,9 @@ class LuongModel(Seq2Seq):
 
     def init_state(self, enc: State) -> State:
         """h, c: batch x L x H (the encoder's final states); t: batch long zeros, the target
-        step; with input feeding also feed: batch x H zeros (h~_0)."""
+        step; with input feeding also feed: batch x H zeros (h~_0). Drops the weights
+        the previous search's steps reused (`_step_weights`)."""
+        self.__dict__.pop("_step_weight_cache", None)  # a new search: weights anew
         state = {
             "h": enc["h0"],
             "c": enc["c0"],
@@ -132,6 +134,34 @@ class LuongModel(Seq2Seq):
             b = cell.bias_ih + cell.bias_hh
             out.append((w, b) if dtype is None else (w.to(dtype), b.to(dtype)))
         return out
+
+    def _step_weights(self) -> tuple[Tensor, Tensor, list[tuple[Tensor, Tensor]]]:
+        """(W_emb, b, _feed_weights()) for one decoding step: layer 1's embedding columns
+        and both biases (as `_feed_inputs` applies them), then the cells' weights.
+
+        Without gradients (decoding) they are built once per search and reused by its
+        steps: `init_state`, which every search calls once, drops them (an optimiser
+        may change the weights between searches without bumping their version counters,
+        as fused Adam does), and a change of autocast dtype, storage or version rebuilds
+        them too. A search would otherwise concatenate and cast them again at every
+        step, about 5 % of a bf16 beam-search step. With gradients each call builds them
+        afresh."""
+        emb = self.config.emb_size
+        dtype = torch.get_autocast_dtype(self.device_type()) \
+            if torch.is_autocast_enabled(self.device_type()) else None
+        params = list(self.cells.parameters())
+        key = (dtype, [(p.data_ptr(), p._version) for p in params])
+        cached = getattr(self, "_step_weight_cache", None)
+        if not torch.is_grad_enabled() and cached is not None and cached[0] == key:
+            return cached[1]
+        cell = self.cells[0]
+        w_emb, b = cell.weight_ih[:, :emb], cell.bias_ih + cell.bias_hh
+        if dtype is not None:
+            w_emb, b = w_emb.to(dtype), b.to(dtype)
+        weights = (w_emb, b, self._feed_weights())
+        if not torch.is_grad_enabled():
+            self._step_weight_cache = (key, weights)
+        return weights
 
     def device_type(self) -> str:
         """The device type ('cpu', 'cuda', ...) of the input-feeding LSTM cells' weights; only
@@ -189,7 +219,8 @@ class LuongModel(Seq2Seq):
         """One input-feeding step. emb: batch x E -> (h~ batch x H, attn batch x S,
         pos batch or None, new state)."""
         mask, bias = self._feed_masks(enc)
-        hs, cs = self._feed_cell(self._feed_inputs(emb), state["feed"], self._feed_weights(),
+        w_emb, b, weights = self._step_weights()
+        hs, cs = self._feed_cell(nn.functional.linear(emb, w_emb, b), state["feed"], weights,
                                  list(state["h"].unbind(1)), list(state["c"].unbind(1)))
         h_tilde, attn, pos = self._feed_attend(hs[-1], enc, state["t"], mask, bias)
         new_state = {

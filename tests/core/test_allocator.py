@@ -41,6 +41,15 @@ def test_a_users_own_glibc_setting_wins():
     assert probe("keep", MALLOC_TRIM_THRESHOLD_="1000000")["applied"] is False
 
 
+def test_what_counts_as_the_users_choice():
+    from core.allocator import _user_chose_allocator
+
+    assert not _user_chose_allocator({"PATH": "/usr/bin", "GLIBC_TUNABLES": "glibc.cpu.x=1"})
+    assert _user_chose_allocator({"MALLOC_TOP_PAD_": "0"})
+    assert _user_chose_allocator({"GLIBC_TUNABLES": "glibc.malloc.mmap_threshold=4096"})
+    assert _user_chose_allocator({"LD_PRELOAD": "/usr/lib/libjemalloc.so.2"})
+
+
 def test_the_entry_point_applies_it_before_any_command():
     code = ("import main, core.allocator as a\n"
             "try:\n    main.main(['corpus', '--help'])\nexcept SystemExit:\n    pass\n"

@@ -94,6 +94,53 @@ def test_forward_equals_stepwise_decoding(name):
         assert torch.allclose(torch.stack(poss, 1), out.positions, atol=1e-5)
 
 
+def test_decoding_builds_the_step_weights_once_per_search(monkeypatch):
+    """Luong's input-feeding steps reuse their concatenated (and cast) weights: one
+    build for a beam search of 6 steps, not one a step."""
+    from core.infer.search import beam_search
+
+    model = tiny("luong-global-general").eval()
+    src, lens, _ = batch([6, 4, 3], 2, seed=1)
+    builds = []
+    build = type(model)._feed_weights
+    monkeypatch.setattr(type(model), "_feed_weights", lambda m: builds.append(1) or build(m))
+    hyps = beam_search(model, src, lens, beam=3, max_len_abs=5, max_len_ratio=1e9, min_len=5)
+    assert [len(h[0].tokens) for h in hyps] == [5, 5, 5]
+    assert len(builds) == 1
+
+
+def test_decoding_after_an_optimiser_step_uses_the_new_weights():
+    """A search after training uses the trained weights, although fused Adam changes them
+    without bumping their version counters; so do steps after load_state_dict. Each is
+    compared with a step computed with gradients on, which builds the weights afresh."""
+    from core.config import TrainConfig
+    from core.train.optim import build_optimizer
+
+    model = tiny("luong-global-general")
+    src, lens, tgt = batch([6, 4, 3], 4, seed=1)
+
+    def step(grad: bool) -> torch.Tensor:
+        model.eval()
+        with torch.set_grad_enabled(grad):
+            enc = model.encode(src, lens)
+            return model.step(tgt[:, 0], model.init_state(enc), enc)[0].detach()
+
+    before = step(False)
+    opt = build_optimizer(model.parameters(), TrainConfig(optimizer="adam", lr=0.05))
+    model.train()
+    model(src, lens, tgt).log_probs.mean().backward()
+    opt.step()
+    after = step(False)
+    assert (after - before).abs().max() > 1e-3
+    assert torch.allclose(after, step(True), atol=1e-6)
+    torch.manual_seed(3)
+    other = build_model(variant_config("luong-global-general", **TINY), VOCAB, VOCAB)
+    model.load_state_dict(other.state_dict())
+    loaded = step(False)
+    assert (loaded - after).abs().max() > 1e-3
+    assert torch.allclose(loaded, step(True), atol=1e-6)
+
+
 @pytest.mark.parametrize("name", NAMES)
 def test_gradients_reach_every_parameter(name):
     model = tiny(name, dropout=0.2).train()
