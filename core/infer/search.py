@@ -219,8 +219,9 @@ def beam_search(
 
     enc = model.encode(src, src_lens, **extra)
     gates = encoder_gates(enc)  # batch x src_width, in input order (or None)
+    # every beam of a sentence is the same before the first word: the first step runs
+    # once per sentence, then its outputs, the state and the encoding are copied k times
     expand = torch.arange(n_sent, device=device).repeat_interleave(k)
-    enc = select_batch(enc, expand)
     state = model.init_state(enc)
 
     active = list(range(n_sent))  # original index of each active sentence
@@ -237,7 +238,13 @@ def beam_search(
     t = 0
     while active:
         n_act = len(active)
-        logp, attn, state, pos = model.step(y, state, enc, **step_opts)  # rows x V (K), S
+        if t == 0:
+            logp, attn, state, pos = model.step(y[::k], state, enc, **step_opts)
+            logp, attn, state = logp[expand], attn[expand], select_batch(state, expand)
+            pos = None if pos is None else pos[expand]
+            enc = select_batch(enc, expand)
+        else:
+            logp, attn, state, pos = model.step(y, state, enc, **step_opts)  # rows x V (K), S
         vocab = logp.size(-1)
         logp = logp.float()
         # the 2k best of each sentence are among the 2k best of each of its rows, and a

@@ -203,3 +203,19 @@ def test_bf16_autocast_casts_the_output_weight_once_per_call(toy, search):
                    for r in score_targets(toy, SRC, LENS, [[4] * length] * len(LENS))]
     assert out == [length] * len(LENS)
     assert casts.count == 1
+
+
+def test_beam_search_takes_the_first_step_once_per_sentence(toy, monkeypatch):
+    """Before the first word all k beams of a sentence are the same, so the first step
+    runs on one row per sentence and later steps on k rows per sentence; the result is
+    the forced-decoding score of the words found, as for every search."""
+    rows = []
+    step = type(toy).step
+    monkeypatch.setattr(type(toy), "step",
+                        lambda m, y, *a, **kw: rows.append(y.size(0)) or step(m, y, *a, **kw))
+    nbest = beam_search(toy, SRC, LENS, beam=3, max_len_abs=4, max_len_ratio=1e9, min_len=4)
+    assert rows == [4, 12, 12, 12, 12]
+    for b, (h,) in enumerate(nbest):
+        assert len(h.tokens) == 4
+        f = score_targets(toy, SRC[b : b + 1], LENS[b : b + 1], [h.tokens])[0]
+        assert h.log_prob == pytest.approx(f.log_prob, abs=1e-4)
