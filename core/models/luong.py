@@ -125,8 +125,7 @@ class LuongModel(Seq2Seq):
         emb = self.config.emb_size
         # under autocast, cast once per forward: autocast would recast these non-leaf
         # weights at every step
-        dtype = torch.get_autocast_dtype(self.device_type()) \
-            if torch.is_autocast_enabled(self.device_type()) else None
+        dtype = self._autocast_dtype()
         out = []
         for i, cell in enumerate(self.cells):
             w_ih = cell.weight_ih[:, emb:] if i == 0 else cell.weight_ih
@@ -146,16 +145,13 @@ class LuongModel(Seq2Seq):
         them too. A search would otherwise concatenate and cast them again at every
         step, about 5 % of a bf16 beam-search step. With gradients each call builds them
         afresh."""
-        emb = self.config.emb_size
-        dtype = torch.get_autocast_dtype(self.device_type()) \
-            if torch.is_autocast_enabled(self.device_type()) else None
+        dtype = self._autocast_dtype()
         params = list(self.cells.parameters())
         key = (dtype, [(p.data_ptr(), p._version) for p in params])
         cached = getattr(self, "_step_weight_cache", None)
         if not torch.is_grad_enabled() and cached is not None and cached[0] == key:
             return cached[1]
-        cell = self.cells[0]
-        w_emb, b = cell.weight_ih[:, :emb], cell.bias_ih + cell.bias_hh
+        w_emb, b = self._input_weights()
         if dtype is not None:
             w_emb, b = w_emb.to(dtype), b.to(dtype)
         weights = (w_emb, b, self._feed_weights())
@@ -163,16 +159,24 @@ class LuongModel(Seq2Seq):
             self._step_weight_cache = (key, weights)
         return weights
 
+    def _autocast_dtype(self) -> torch.dtype | None:
+        """The autocast dtype on the cells' device type, or None where autocast is off."""
+        device = self.device_type()
+        return torch.get_autocast_dtype(device) if torch.is_autocast_enabled(device) else None
+
     def device_type(self) -> str:
         """The device type ('cpu', 'cuda', ...) of the input-feeding LSTM cells' weights; only
         for input-feeding models (others have no `cells`)."""
         return self.cells[0].weight_hh.device.type
 
+    def _input_weights(self) -> tuple[Tensor, Tensor]:
+        """(W_emb 4H x E, b 4H): layer 1's embedding columns of W_ih and b_ih + b_hh."""
+        cell = self.cells[0]
+        return cell.weight_ih[:, : self.config.emb_size], cell.bias_ih + cell.bias_hh
+
     def _feed_inputs(self, emb: Tensor) -> Tensor:
         """emb: ... x E -> ... x 4H, the embedding part of layer 1's gates plus both biases."""
-        cell = self.cells[0]
-        return nn.functional.linear(emb, cell.weight_ih[:, : self.config.emb_size],
-                                    cell.bias_ih + cell.bias_hh)
+        return nn.functional.linear(emb, *self._input_weights())
 
     def _feed_cell(self, x_pre: Tensor, x: Tensor, weights: list[tuple[Tensor, Tensor]],
                    h_prev: list[Tensor], c_prev: list[Tensor]) -> tuple[list[Tensor], list[Tensor]]:
