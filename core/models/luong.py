@@ -8,7 +8,9 @@ but the training forward does the cell math itself to keep the per-step work sma
 (docs/benchmarks.md): the embedding part of layer 1's input projection (and both biases)
 runs once for all steps, each step does one matmul per layer on [input; h] against the
 concatenated weights, the mask and the general score's W_a h_s are built once, and the
-output projection + log-softmax run once over all steps after the loop. Without input
+output projection + log-softmax run once over all steps after the loop. With global
+dot/general attention on the CPU that loop is one autograd node with a hand-written
+backward (core/models/feed_decoder.py), the same forward. Without input
 feeding the decoder runs nn.LSTM over the whole target in one call and scores all steps
 in one batched matmul.
 Dropout (Zaremba et al.) on embeddings, between LSTM layers and on h~_t.
@@ -32,6 +34,7 @@ from core.models.base import (
     output_scores,
 )
 from core.models.dropout import Dropout
+from core.models.feed_decoder import feed_decoder
 from core.models.rnn_common import (
     PackedEncoder,
     reverse_padded,
@@ -43,6 +46,9 @@ from core.models.rnn_common import (
 
 class LuongModel(Seq2Seq):
     family = "luong"
+    #: the teacher-forced input-feeding decoder as one autograd node where it applies
+    #: (core/models/feed_decoder.py); False records every step's operations instead
+    fuse_decoder = True
 
     def __init__(self, config: ModelConfig, src_vocab_size: int, tgt_vocab_size: int) -> None:
         super().__init__()
@@ -242,6 +248,13 @@ class LuongModel(Seq2Seq):
         x_pre = self._feed_inputs(emb)  # T x batch x 4H, one matmul for all steps
         weights = self._feed_weights()
         mask, bias = self._feed_masks(enc)
+        if self.fuse_decoder and bias is not None and x_pre.device.type == "cpu" \
+                and self.drop.p < 1.0:
+            # global dot/general on the CPU: one autograd node for all steps
+            p = self.drop.p if self.training else 0.0
+            h_tilde, attn = feed_decoder(x_pre, enc["h0"], enc["c0"], enc["keys"],
+                                         enc["memory"], bias, self.w_c.weight, weights, p)
+            return h_tilde, attn, None
         h = list(enc["h0"].unbind(1))
         c = list(enc["c0"].unbind(1))
         feed = enc["h0"].new_zeros(enc["h0"].size(0), self.hidden_size)
