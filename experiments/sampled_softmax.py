@@ -4,7 +4,7 @@ same batches, same seed; prints the dev perplexity (fp32, normalised over the WH
 vocabulary) and the wall time at fixed step counts.
 
 Usage: .venv/bin/python experiments/sampled_softmax.py DATA_DIR [--steps 1500]
-       [--every 500] [--k 0 2000] [--precision fp32 bf16] [--threads 1]
+       [--every 500] [--k 0 2000] [--precision fp32 bf16] [--threads 1] [--seed 1]
 DATA_DIR: the folder ../shared/bench/prepare_tatoeba.py writes (train/dev .tok.es/.en).
 """
 from __future__ import annotations
@@ -37,6 +37,7 @@ def main() -> None:
                     help="bf16 = train.amp (bf16 autocast; a CPU needs native bf16)")
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--variant", default="luong-global-general")
+    ap.add_argument("--seed", type=int, default=1, help="batch order and initialisation")
     args = ap.parse_args()
     torch.set_num_threads(args.threads)
     preset = bench_preset()
@@ -48,7 +49,7 @@ def main() -> None:
     dev_src = [line.split() for line in (root / "dev.tok.es").read_text().splitlines()]
     dev_tgt = [line.split() for line in (root / "dev.tok.en").read_text().splitlines()]
     plan = BatchPlan([sv.encode(s) for s in src_tok], [tv.encode(t) for t in tgt_tok],
-                     batch_size=preset.data.batch_size, seed=1)
+                     batch_size=preset.data.batch_size, seed=args.seed)
     dev_plan = BatchPlan([sv.encode(s) for s in dev_src], [tv.encode(t) for t in dev_tgt],
                          batch_size=128, seed=1, shuffle=False)
     batches = plan.epoch(0)
@@ -61,7 +62,7 @@ def main() -> None:
         if amp and not amp_active(cpu, True):
             print(f"{k or 'full':<6} bf16: this CPU has no native bf16, skipped")
             continue
-        torch.manual_seed(1)
+        torch.manual_seed(args.seed)
         model = build_model(cfg, len(sv), len(tv)).train()
         opt = build_optimizer(model.parameters(), preset.train)
         elapsed = 0.0
