@@ -13,6 +13,18 @@ import torch
 from torch import Tensor, nn
 
 
+def draw_keep(x: Tensor, p: float) -> Tensor:
+    """x: batch x ... (any shape) -> bool batch x ... (x's shape): True (keep) with
+    probability 1 - p, drawn in fp32 whatever x's dtype (the CPU draw of `dropout`)."""
+    return torch.rand(x.shape, device=x.device) >= p
+
+
+def keep_and_scale(x: Tensor, keep: Tensor, scale: float) -> Tensor:
+    """x: batch x ... , keep: bool, the same shape -> x * keep * scale, the same shape in
+    x's dtype; also the gradient's formula, with the gradient as x."""
+    return x * keep.to(x.dtype).mul_(scale)
+
+
 class _KeepAndScale(torch.autograd.Function):
     """x * keep * scale, with the gradient grad * keep * scale (keep: bool, x's shape)."""
 
@@ -20,12 +32,12 @@ class _KeepAndScale(torch.autograd.Function):
     def forward(ctx, x: Tensor, keep: Tensor, scale: float) -> Tensor:
         ctx.save_for_backward(keep)
         ctx.scale = scale
-        return x * keep.to(x.dtype).mul_(scale)
+        return keep_and_scale(x, keep, scale)
 
     @staticmethod
     def backward(ctx, grad: Tensor):
         (keep,) = ctx.saved_tensors
-        return grad * keep.to(grad.dtype).mul_(ctx.scale), None, None
+        return keep_and_scale(grad, keep, ctx.scale), None, None
 
 
 def dropout(x: Tensor, p: float, training: bool) -> Tensor:
@@ -35,8 +47,7 @@ def dropout(x: Tensor, p: float, training: bool) -> Tensor:
         return x
     if x.device.type != "cpu" or p >= 1.0:
         return nn.functional.dropout(x, p, True)
-    keep = torch.rand(x.shape, device=x.device) >= p  # fp32 draws whatever x's dtype
-    return _KeepAndScale.apply(x, keep, 1.0 / (1.0 - p))
+    return _KeepAndScale.apply(x, draw_keep(x, p), 1.0 / (1.0 - p))
 
 
 class Dropout(nn.Dropout):

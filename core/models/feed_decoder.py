@@ -3,9 +3,11 @@
 Input feeding makes the decoder run step by step, and autograd records some 40 small
 operations per step and replays their backward one by one: on a CPU, where each costs a
 few microseconds, that bookkeeping was a large share of a training step. `feed_decoder`
-runs the same forward (the same operations, so the same values, under autocast too) with
-no graph, keeps what the backward needs, and walks the steps back by hand. The weight
-gradients of all steps are then one matrix product each instead of one per step.
+runs the same forward with no graph (the same functions: `lstm_pointwise`, which
+LuongModel's cells call too, `LuongAttention.fast_step` and core.models.dropout's mask,
+so the same values, under autocast too), keeps what the backward needs, and walks the
+steps back by hand. The weight gradients of all steps are then one matrix product each
+instead of one per step.
 
 It covers the case training spends its time in: global attention with the dot or
 general score (`LuongAttention.has_fast_step`), dropout drawn as `core.models.dropout`
@@ -17,10 +19,16 @@ from __future__ import annotations
 import torch
 from torch import Tensor
 
+from core.models.attention import LuongAttention
+from core.models.dropout import draw_keep, keep_and_scale
 
-def _cell(gates: Tensor, c_prev: Tensor, hidden: int) -> tuple[Tensor, ...]:
-    """nn.LSTMCell's pointwise math as LuongModel._feed_cell does it. gates: batch x 4H
-    (i, f, g, o), c_prev: batch x H -> (h, c, sig, g, tanh(c)), all batch x H but sig."""
+
+def lstm_pointwise(gates: Tensor, c_prev: Tensor) -> tuple[Tensor, ...]:
+    """nn.LSTMCell's math after the products, for LuongModel's input-feeding cells and
+    for `feed_decoder`. gates: batch x 4H (i, f, g, o, biases added), c_prev: batch x H
+    -> (h, c, sigmoid(gates), g, tanh(c)): batch x H each but sigmoid(gates), batch x 4H.
+    One sigmoid over all four gates (the g quarter unused) beats three slices."""
+    hidden = c_prev.size(1)
     sig = torch.sigmoid(gates)
     g = torch.tanh(gates[:, 2 * hidden: 3 * hidden])
     c = torch.addcmul(sig[:, hidden: 2 * hidden] * c_prev, sig[:, :hidden], g)
@@ -47,8 +55,8 @@ def _cell_backward(dh: Tensor, dc: Tensor, sig: Tensor, g: Tensor, tc: Tensor,
 
 
 def _keep_scale(x: Tensor, keep: Tensor | None, scale: float) -> Tensor:
-    """Dropout with a drawn mask, as core.models.dropout._KeepAndScale computes it."""
-    return x if keep is None else x * keep.to(x.dtype).mul_(scale)
+    """Dropout with a drawn mask (None: no dropout), as core.models.dropout applies it."""
+    return x if keep is None else keep_and_scale(x, keep, scale)
 
 
 class _FeedDecoder(torch.autograd.Function):
@@ -69,20 +77,18 @@ class _FeedDecoder(torch.autograd.Function):
             for i in range(layers):
                 keep = None
                 if i > 0 and p > 0:  # Zaremba et al.'s dropout between layers
-                    keep = torch.rand(x.shape, device=x.device) >= p
+                    keep = draw_keep(x, p)
                     x = _keep_scale(x, keep, scale)
                 inputs = torch.cat([x, h[i]], dim=1)
                 gates = torch.addmm(x_pre[t] if i == 0 else bs[i], inputs, ws[i])
-                x, c_new, sig, g, tc = _cell(gates, c[i], hidden)
+                x, c_new, sig, g, tc = lstm_pointwise(gates, c[i])
                 layer_saved.append((keep, inputs, sig, g, tc, c[i]))
                 h[i], c[i] = x, c_new
-            top = h[-1]  # the attention of LuongAttention.fast_step
-            scores = torch.bmm(keys, top.unsqueeze(2)).squeeze(2) + bias
-            attn = torch.softmax(scores, dim=-1)
-            context = torch.bmm(attn.unsqueeze(1), memory).squeeze(1)
+            top = h[-1]
+            context, attn = LuongAttention.fast_step(top, keys, memory, bias)
             joined = torch.cat([context, top], dim=-1)
             h_att = torch.tanh(torch.nn.functional.linear(joined, w_c))
-            keep = torch.rand(h_att.shape, device=h_att.device) >= p if p > 0 else None
+            keep = draw_keep(h_att, p) if p > 0 else None
             feed = _keep_scale(h_att, keep, scale)
             saved.append((layer_saved, top, attn, joined, h_att, keep))
             outs.append(feed)

@@ -34,7 +34,7 @@ from core.models.base import (
     output_scores,
 )
 from core.models.dropout import Dropout
-from core.models.feed_decoder import feed_decoder
+from core.models.feed_decoder import feed_decoder, lstm_pointwise
 from core.models.rnn_common import (
     PackedEncoder,
     reverse_padded,
@@ -191,16 +191,12 @@ class LuongModel(Seq2Seq):
         x_pre: batch x 4H from `_feed_inputs`; x: batch x H, the fed h~_{t-1};
         h_prev/c_prev: per layer batch x H -> new per-layer h and c.
         """
-        hidden = self.hidden_size
         hs, cs = [], []
         for i, (w, b) in enumerate(weights):
             if i > 0:
                 x = self.drop(x)
             gates = torch.addmm(x_pre if i == 0 else b, torch.cat([x, h_prev[i]], dim=1), w)
-            sig = torch.sigmoid(gates)  # the g quarter is unused: one op beats three slices
-            g = torch.tanh(gates[:, 2 * hidden: 3 * hidden])
-            c = torch.addcmul(sig[:, hidden: 2 * hidden] * c_prev[i], sig[:, :hidden], g)
-            x = sig[:, 3 * hidden:] * torch.tanh(c)
+            x, c = lstm_pointwise(gates, c_prev[i])[:2]
             hs.append(x)
             cs.append(c)
         return hs, cs
