@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import torch
 from torch import Tensor
+from torch.autograd.function import once_differentiable
 
 from core.models.attention import LuongAttention
 from core.models.dropout import draw_keep, keep_and_scale
@@ -60,11 +61,12 @@ def _keep_scale(x: Tensor, keep: Tensor | None, scale: float) -> Tensor:
 
 
 class _FeedDecoder(torch.autograd.Function):
-    """See `feed_decoder`; inputs after `p` are the layers' weights, then the biases of
+    """See `feed_decoder`; `keep` says whether a backward may follow (else the steps'
+    values are not kept); inputs after it are the layers' weights, then the biases of
     layers 2..L (layer 1's is in x_pre)."""
 
     @staticmethod
-    def forward(ctx, x_pre, h0, c0, keys, memory, bias, w_c, p, *weights):
+    def forward(ctx, x_pre, h0, c0, keys, memory, bias, w_c, p, keep_for_backward, *weights):
         steps, layers, hidden = x_pre.size(0), h0.size(1), h0.size(2)
         ws, bs = weights[:layers], (None, *weights[layers:])
         scale = 1.0 / (1.0 - p) if p > 0 else 1.0
@@ -90,7 +92,8 @@ class _FeedDecoder(torch.autograd.Function):
             h_att = torch.tanh(torch.nn.functional.linear(joined, w_c))
             keep = draw_keep(h_att, p) if p > 0 else None
             feed = _keep_scale(h_att, keep, scale)
-            saved.append((layer_saved, top, attn, joined, h_att, keep))
+            if keep_for_backward:
+                saved.append((layer_saved, top, attn, joined, h_att, keep))
             outs.append(feed)
             attns.append(attn)
         ctx.saved = saved
@@ -100,6 +103,7 @@ class _FeedDecoder(torch.autograd.Function):
         return torch.stack(outs, dim=1), torch.stack(attns, dim=1)
 
     @staticmethod
+    @once_differentiable
     def backward(ctx, d_out, d_attn):
         keys, memory, w_c, *weights = ctx.saved_tensors
         saved, scale = ctx.saved, ctx.scale
@@ -146,24 +150,32 @@ class _FeedDecoder(torch.autograd.Function):
                     dh[i - 1] = dh[i - 1] + _keep_scale(d_x, keep_i, scale)
                 else:
                     d_feed = d_x
-        grads_w, grads_b = [], []
-        for i in range(layers):
-            inputs = torch.stack([saved[t][0][i][1] for t in range(steps)])  # T x batch x in
-            grads_w.append(torch.mm(inputs.reshape(steps * batch, -1).t().to(compute),
-                                    d_gates[i].reshape(steps * batch, -1)))
-            if i > 0:
-                grads_b.append(d_gates[i].sum(dim=(0, 1), dtype=wide))
-        joined = torch.stack([s[3] for s in saved]).reshape(steps * batch, -1).to(compute)
-        d_w_c = torch.mm(d_pre.reshape(steps * batch, hidden).t(), joined)
-        tops = torch.stack([s[1] for s in saved], dim=1).to(compute)  # batch x T x H
-        attns = torch.stack([s[2] for s in saved], dim=1).to(compute)  # batch x T x S
-        d_keys = torch.bmm(d_scores.permute(1, 2, 0), tops)  # batch x S x H
-        d_memory = torch.bmm(attns.transpose(1, 2), d_context.transpose(0, 1))
+        # the products over all steps, for the inputs that need a gradient (a frozen
+        # weight's is left out: None); the indices are forward's argument positions
+        need = ctx.needs_input_grad
+        grads: list[Tensor | None] = [None] * len(need)
         x_dt, h_dt, c_dt, k_dt, m_dt, wc_dt = ctx.dtypes
-        return (d_gates[0].to(x_dt), torch.stack(dh, dim=1).to(h_dt),
-                torch.stack(dc, dim=1).to(c_dt), d_keys.to(k_dt), d_memory.to(m_dt), None,
-                d_w_c.to(wc_dt), None, *[g.to(w.dtype) for g, w in zip(grads_w, ws, strict=True)],
-                *[g.to(b.dtype) for g, b in zip(grads_b, weights[layers:], strict=True)])
+        grads[0] = d_gates[0].to(x_dt)
+        grads[1], grads[2] = torch.stack(dh, dim=1).to(h_dt), torch.stack(dc, dim=1).to(c_dt)
+        if need[3]:
+            tops = torch.stack([s[1] for s in saved], dim=1).to(compute)  # batch x T x H
+            grads[3] = torch.bmm(d_scores.permute(1, 2, 0), tops).to(k_dt)  # batch x S x H
+        if need[4]:
+            attns = torch.stack([s[2] for s in saved], dim=1).to(compute)  # batch x T x S
+            grads[4] = torch.bmm(attns.transpose(1, 2), d_context.transpose(0, 1)).to(m_dt)
+        if need[6]:
+            joined = torch.stack([s[3] for s in saved]).reshape(steps * batch, -1)
+            grads[6] = torch.mm(d_pre.reshape(steps * batch, hidden).t(),
+                                joined.to(compute)).to(wc_dt)
+        for i in range(layers):
+            if need[9 + i]:
+                inputs = torch.stack([s[0][i][1] for s in saved])  # T x batch x in
+                grads[9 + i] = torch.mm(inputs.reshape(steps * batch, -1).t().to(compute),
+                                        d_gates[i].reshape(steps * batch, -1)).to(ws[i].dtype)
+            if i > 0 and need[9 + layers + i - 1]:
+                b = weights[layers + i - 1]
+                grads[9 + layers + i - 1] = d_gates[i].sum(dim=(0, 1), dtype=wide).to(b.dtype)
+        return tuple(g if needed else None for g, needed in zip(grads, need, strict=True))
 
 
 def feed_decoder(x_pre: Tensor, h0: Tensor, c0: Tensor, keys: Tensor, memory: Tensor,
@@ -179,4 +191,8 @@ def feed_decoder(x_pre: Tensor, h0: Tensor, c0: Tensor, keys: Tensor, memory: Te
     (h~ batch x T x H after dropout, attention batch x T x S)."""
     ws = [w for w, _ in weights]
     bs = [b for _, b in weights[1:]]
-    return _FeedDecoder.apply(x_pre, h0, c0, keys, memory, bias, w_c, p, *ws, *bs)
+    inputs = (x_pre, h0, c0, keys, memory, w_c, *ws, *bs)
+    # without a backward to come (no_grad, or every input frozen) the steps' values are
+    # not kept: the graph would not have kept them either
+    keep = torch.is_grad_enabled() and any(x.requires_grad for x in inputs)
+    return _FeedDecoder.apply(x_pre, h0, c0, keys, memory, bias, w_c, p, keep, *ws, *bs)

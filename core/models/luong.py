@@ -247,7 +247,7 @@ class LuongModel(Seq2Seq):
         if self.fuse_decoder and bias is not None and x_pre.device.type == "cpu" \
                 and self.drop.p < 1.0:
             # global dot/general on the CPU: one autograd node for all steps
-            p = self.drop.p if self.training else 0.0
+            p = self.drop.p if self.drop.training else 0.0
             h_tilde, attn = feed_decoder(x_pre, enc["h0"], enc["c0"], enc["keys"],
                                          enc["memory"], bias, self.w_c.weight, weights, p)
             return h_tilde, attn, None

@@ -5,7 +5,8 @@ A 2 x 64 Luong model with a 15,000-word target vocabulary decodes 32 sentences w
 5 in fp32: each step makes and frees several 160 x 15,000 tensors (9.6 MB), as the bench
 model does. Usage: python tests/core/allocator_probe.py keep|default; prints one JSON
 object: whether the setting was applied and the minor page faults per step of the median
-of five searches after a warm-up search.
+of five searches after a warm-up search. Both modes start from glibc's initial
+thresholds held fixed (`hand_memory_back`).
 """
 from __future__ import annotations
 
@@ -23,9 +24,25 @@ def minor_faults() -> int:
     return resource.getrusage(resource.RUSAGE_SELF).ru_minflt
 
 
+def hand_memory_back() -> None:
+    """Hold glibc's thresholds at their initial values (128 KiB): every large block is
+    mapped on its own and unmapped when freed. By default glibc raises them after the
+    first large free, and whether it then hands memory back depends on the heap's layout
+    (0.1 to 2,300 faults a step for this probe, from one process to the next); fixed,
+    the 'default' mode faults every step and 'keep' must undo it."""
+    import ctypes
+
+    from core.allocator import M_MMAP_THRESHOLD, M_TRIM_THRESHOLD
+
+    mallopt = ctypes.CDLL(None).mallopt
+    mallopt.argtypes, mallopt.restype = [ctypes.c_int, ctypes.c_int], ctypes.c_int
+    assert mallopt(M_MMAP_THRESHOLD, 128 << 10) and mallopt(M_TRIM_THRESHOLD, 128 << 10)
+
+
 def main(mode: str) -> dict:
     from core.allocator import keep_freed_memory
 
+    hand_memory_back()
     applied = keep_freed_memory() if mode == "keep" else False
     import torch
 

@@ -146,3 +146,52 @@ def test_a_second_backward_over_one_forward_is_refused():
     loss.backward(retain_graph=True)
     with pytest.raises(RuntimeError, match="twice"):
         loss.backward()
+
+
+def test_steps_are_kept_only_when_a_backward_can_follow(monkeypatch):
+    """Under no_grad (dev perplexity) and over a frozen model (an alignment head's stage
+    2) the node keeps nothing, as the graph would; training keeps every step."""
+    from core.models import feed_decoder as fd
+
+    kept = []
+    forward = fd._FeedDecoder.forward
+
+    def spy(ctx, *args):
+        out = forward(ctx, *args)
+        kept.append(len(ctx.saved))
+        return out
+
+    monkeypatch.setattr(fd._FeedDecoder, "forward", staticmethod(spy))
+    model, src, lens, tgt = model_and_batch("luong-global-general", layers=2, dropout=0.3)
+    with torch.no_grad():
+        model(src, lens, tgt)
+    model.requires_grad_(False)
+    model(src, lens, tgt)
+    model.requires_grad_(True)
+    model(src, lens, tgt)
+    assert kept == [0, 0, tgt.size(1)]
+
+
+def test_frozen_weights_get_no_gradient_and_the_others_the_graphs(calls):
+    """Cells and encoder frozen (as under an alignment head): the rest's gradients are the
+    graph's, the frozen weights get none."""
+    model, src, lens, tgt = model_and_batch("luong-global-general", layers=2, dropout=0.3)
+    frozen = [p for n, p in model.named_parameters() if n.startswith(("cells.", "encoder."))]
+    for p in frozen:
+        p.requires_grad_(False)
+    graph = forward_backward(model, src, lens, tgt, False)
+    fused = forward_backward(model, src, lens, tgt, True)
+    assert calls == [1]
+    assert all(p.grad is None for p in frozen)
+    assert graph[2].keys() == fused[2].keys()
+    assert {"w_c.weight", "attention.score.w_a.weight", "tgt_embed.weight"} <= graph[2].keys()
+    for name, g in graph[2].items():
+        assert (fused[2][name] - g).abs().max() <= 1e-10 * g.abs().max(), name
+
+
+def test_a_gradient_of_the_gradient_is_refused_clearly():
+    model, src, lens, tgt = model_and_batch("luong-global-general", layers=2, dropout=0.0)
+    loss = model(src, lens, tgt).scores.pow(2).sum()
+    (grad,) = torch.autograd.grad(loss, model.w_c.weight, create_graph=True)
+    with pytest.raises(RuntimeError, match="once_differentiable"):
+        grad.sum().backward()
