@@ -49,12 +49,17 @@ def keep_freed_memory() -> bool:
         return False
     if _user_chose_allocator(dict(os.environ)):
         return False
+    # the mmap threshold first, as it fixes both thresholds (glibc stops adapting them
+    # once either is set)
+    return mallopt(M_MMAP_THRESHOLD, MMAP_THRESHOLD) and mallopt(M_TRIM_THRESHOLD, TRIM_THRESHOLD)
+
+
+def mallopt(param: int, value: int) -> bool:
+    """glibc's mallopt(param, value): True on success, False where it fails or the C
+    library has none. Callers check for glibc first (keep_freed_memory)."""
     try:
-        mallopt = ctypes.CDLL(None).mallopt
+        call = ctypes.CDLL(None).mallopt
     except (OSError, AttributeError):
         return False
-    mallopt.argtypes, mallopt.restype = [ctypes.c_int, ctypes.c_int], ctypes.c_int
-    # mallopt returns 1 on success; the mmap threshold first, as it fixes both
-    # thresholds (glibc stops adapting them once either is set)
-    return bool(mallopt(M_MMAP_THRESHOLD, MMAP_THRESHOLD)
-                and mallopt(M_TRIM_THRESHOLD, TRIM_THRESHOLD))
+    call.argtypes, call.restype = [ctypes.c_int, ctypes.c_int], ctypes.c_int
+    return call(param, value) == 1

@@ -39,7 +39,7 @@ def lstm_pointwise(gates: Tensor, c_prev: Tensor) -> tuple[Tensor, ...]:
 
 def _cell_backward(dh: Tensor, dc: Tensor, sig: Tensor, g: Tensor, tc: Tensor,
                    c_prev: Tensor, wide: torch.dtype) -> tuple[Tensor, Tensor]:
-    """The backward of `_cell` in dtype `wide`: dh, dc batch x H (the gradients reaching h
+    """The backward of `lstm_pointwise` in dtype `wide`: dh, dc batch x H (the gradients reaching h
     and c) -> (d gates batch x 4H, d c_prev batch x H)."""
     hidden = tc.size(1)
     sig, g = sig.to(wide), g.to(wide)
@@ -61,9 +61,9 @@ def _keep_scale(x: Tensor, keep: Tensor | None, scale: float) -> Tensor:
 
 
 class _FeedDecoder(torch.autograd.Function):
-    """See `feed_decoder`; `keep` says whether a backward may follow (else the steps'
-    values are not kept); inputs after it are the layers' weights, then the biases of
-    layers 2..L (layer 1's is in x_pre)."""
+    """See `feed_decoder`; `keep_for_backward` says whether a backward may follow (else
+    the steps' values are not kept); inputs after it are the layers' weights, then the
+    biases of layers 2..L (layer 1's is in x_pre)."""
 
     @staticmethod
     def forward(ctx, x_pre, h0, c0, keys, memory, bias, w_c, p, keep_for_backward, *weights):

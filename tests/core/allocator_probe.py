@@ -30,12 +30,8 @@ def hand_memory_back() -> None:
     first large free, and whether it then hands memory back depends on the heap's layout
     (0.1 to 2,300 faults a step for this probe, from one process to the next); fixed,
     the 'default' mode faults every step and 'keep' must undo it."""
-    import ctypes
+    from core.allocator import M_MMAP_THRESHOLD, M_TRIM_THRESHOLD, mallopt
 
-    from core.allocator import M_MMAP_THRESHOLD, M_TRIM_THRESHOLD
-
-    mallopt = ctypes.CDLL(None).mallopt
-    mallopt.argtypes, mallopt.restype = [ctypes.c_int, ctypes.c_int], ctypes.c_int
     assert mallopt(M_MMAP_THRESHOLD, 128 << 10) and mallopt(M_TRIM_THRESHOLD, 128 << 10)
 
 
