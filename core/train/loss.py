@@ -80,19 +80,48 @@ class _CrossEntropy(torch.autograd.Function):
         g_nll = g_nll.float()
         g_smooth = None if g_smooth is None or not bool(g_smooth.any()) else g_smooth.float()
         coef = g_nll if g_smooth is None else g_nll + g_smooth
-        for i, j in _chunks(n, v):
-            rows = probs[i:j] if probs.dtype == torch.float32 else probs[i:j].float()
-            rows.mul_(coef[i:j, None])
-            if g_smooth is not None:
-                rows.sub_(g_smooth[i:j, None] / v)
-            if probs.dtype != torch.float32:
-                probs[i:j] = rows
+        weight = _one_weight(coef) if g_smooth is None and probs.device.type == "cpu" else None
+        if weight is not None:
+            _scale_uniform(probs, coef, weight)
+        else:
+            _scale_rows(probs, coef, g_smooth)
         # the target entries from the scores in fp32: c p_t - g_nll cancels when p_t is
         # near 1, which a p_t rounded to bf16 would lose
         p_target = (picked - lse).exp()
         fix = coef * p_target - g_nll - (0.0 if g_smooth is None else g_smooth / v)
         probs[torch.arange(n, device=probs.device), target] = fix.to(probs.dtype)
         return probs, None, None
+
+
+def _one_weight(coef: Tensor) -> float | None:
+    """coef N (fp32) -> its one nonzero value when every row's is that value or 0 (a mean
+    over real tokens: 1/n, and 0 on PAD rows), else None."""
+    value = float(coef[coef.abs().argmax()])
+    return value if bool(((coef == value) | (coef == 0)).all()) else None
+
+
+def _scale_rows(probs: Tensor, coef: Tensor, g_smooth: Tensor | None) -> None:
+    """probs N x V <- probs * coef[:, None] - g_smooth[:, None] / V, in place: each row in
+    fp32, rounded once to probs' dtype (any per-row coefficients)."""
+    n, v = probs.shape
+    for i, j in _chunks(n, v):
+        rows = probs[i:j] if probs.dtype == torch.float32 else probs[i:j].float()
+        rows.mul_(coef[i:j, None])
+        if g_smooth is not None:
+            rows.sub_(g_smooth[i:j, None] / v)
+        if probs.dtype != torch.float32:
+            probs[i:j] = rows
+
+
+def _scale_uniform(probs: Tensor, coef: Tensor, weight: float) -> None:
+    """_scale_rows without smoothing where every coef is `weight` or 0 (_one_weight): one
+    in-place pass in probs' dtype. torch multiplies a bf16 tensor by a scalar in fp32 and
+    rounds once, so the result is _scale_rows' to the bit, without its two bf16 <-> fp32
+    copies of every chunk (about 2 ms of a 65 ms bf16 step of the bench model)."""
+    probs.mul_(weight)
+    zero = (coef == 0).nonzero().squeeze(1)
+    if weight != 0.0 and zero.numel():
+        probs.index_fill_(0, zero, 0.0)
 
 
 def sequence_nll(scores: Tensor, target: Tensor, smoothing: float = 0.0):

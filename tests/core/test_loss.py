@@ -125,3 +125,45 @@ def test_a_target_far_below_the_best_word_gets_its_exact_loss(gap):
     nll, _ = loss_mod._CrossEntropy.apply(scores, target, False)
     exact = -torch.log_softmax(scores.double(), -1)[torch.arange(2), target]
     assert torch.allclose(nll.double(), exact, rtol=1e-6, atol=1e-5)
+
+
+def test_one_weight_finds_the_mean_over_real_tokens_only():
+    coef = torch.full((6,), 1 / 637)
+    coef[[1, 4]] = 0  # PAD rows
+    assert loss_mod._one_weight(coef) == pytest.approx(1 / 637, rel=1e-7)
+    assert loss_mod._one_weight(torch.zeros(4)) == 0.0
+    assert loss_mod._one_weight(torch.tensor([0.5, 0.25, 0.5])) is None
+    assert loss_mod._one_weight(torch.tensor([0.5, -0.5])) is None
+    assert loss_mod._one_weight(torch.tensor([0.5, float("nan")])) is None
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
+def test_the_one_weight_pass_equals_the_per_row_pass_to_the_bit(dtype, monkeypatch):
+    """1/637 is not a bf16 number: the bf16 pass must multiply in fp32 and round once, as
+    the per-row chunks do, or the gradients differ in their last bit."""
+    monkeypatch.setattr(loss_mod, "CHUNK_ELEMENTS", 20_000)  # several chunks of 4 rows
+    torch.manual_seed(5)
+    probs = torch.softmax(torch.randn(30, 5000) * 4, dim=1).to(dtype)
+    coef = torch.full((30,), 1 / 637)
+    coef[[0, 13, 29]] = 0
+    per_row, at_once = probs.clone(), probs.clone()
+    loss_mod._scale_rows(per_row, coef, None)
+    loss_mod._scale_uniform(at_once, coef, loss_mod._one_weight(coef))
+    assert torch.equal(per_row, at_once)
+    assert at_once[13].abs().max().item() == 0.0 and at_once[12].abs().max().item() > 0
+
+
+def test_the_training_loss_takes_the_one_weight_pass(monkeypatch):
+    """sequence_nll / n (the trainer's loss) has one weight over real rows: its backward
+    makes one pass in the scores' dtype; a label-smoothed loss keeps the per-row pass."""
+    calls = []
+    for name in ("_scale_uniform", "_scale_rows"):
+        original = getattr(loss_mod, name)
+        monkeypatch.setattr(loss_mod, name, lambda *a, _o=original, _n=name: (calls.append(_n), _o(*a)))
+    target = torch.randint(4, 300, (3, 5))
+    target[1, 3:] = PAD
+    for smoothing in (0.0, 0.1):
+        scores = torch.randn(3, 5, 300, dtype=torch.bfloat16, requires_grad=True)
+        loss, _, n = sequence_nll(scores, target, smoothing)
+        (loss / n).backward()
+    assert calls == ["_scale_uniform", "_scale_rows"]
