@@ -163,7 +163,7 @@ def measure_variant(name: str, steps: int, warmup: int, device: str, pairs_file:
     from core.families import family_traits
     from core.models.registry import build_model
     from core.train.loop import forward_batch, sequence_nll
-    from core.train.optim import build_optimizer, clip_gradients
+    from core.train.optim import build_optimizer, clip_gradients, embedding_rows
 
     torch.set_num_threads(threads)
     preset = bench_preset()
@@ -192,22 +192,25 @@ def measure_variant(name: str, steps: int, warmup: int, device: str, pairs_file:
         torch.cuda.reset_peak_memory_stats(dev)
     tokens, start = 0, 0.0
 
-    def forward_backward(i: int) -> int:
+    def forward_backward(i: int) -> tuple[int, dict]:
         out, _, targets = forward_batch(model, plan.collate(batches[i % len(batches)]), dev, amp,
                                         sampled_softmax, len(tgt_vocab))
         loss_sum, _, n = sequence_nll(out.scores, targets)
         opt.zero_grad(set_to_none=True)
-        (loss_sum / n).backward()  # normalization: tokens
-        return n
+        loss = loss_sum / n  # normalization: tokens
+        rows = embedding_rows(loss) if clip > 0 and dev.type == "cpu" else None  # as the trainer
+        loss.backward()
+        return n, rows
 
     for i in range(warmup + steps):
         if i == warmup:
             if dev.type == "cuda":
                 torch.cuda.synchronize(dev)
             tokens, start = 0, time.perf_counter()
-        tokens += forward_backward(i)
+        n, rows = forward_backward(i)
+        tokens += n
         if clip > 0:
-            clip_gradients(model.parameters(), clip)
+            clip_gradients(model.parameters(), clip, rows)
         opt.step()
     if dev.type == "cuda":
         torch.cuda.synchronize(dev)

@@ -37,7 +37,7 @@ from core.train import checkpoint as ckpt
 from core.train.device import amp_message, autocast, pick_device
 from core.train.guidance import alignment_loss, head_alignment_loss
 from core.train.loss import sequence_nll
-from core.train.optim import EpochSchedule, build_optimizer, clip_gradients
+from core.train.optim import EpochSchedule, build_optimizer, clip_gradients, embedding_rows
 from core.train.sampled_softmax import candidate_vocab
 
 
@@ -286,9 +286,13 @@ def train_model(
                         f"{run_dir}"
                     )
                 optimizer.zero_grad(set_to_none=True)
+                # the embeddings' gradients are 0 outside the looked-up rows: the norm reads
+                # only those (CPU; data-parallel gradients hold other ranks' rows too)
+                rows = (embedding_rows(loss) if tc.clip_norm > 0 and device.type == "cpu"
+                        and distributed is None else None)
                 loss.backward()
                 if tc.clip_norm > 0:
-                    clip_gradients(model.parameters(), tc.clip_norm)
+                    clip_gradients(model.parameters(), tc.clip_norm, rows)
                 optimizer.step()
                 step += 1
                 batch_pos += 1
