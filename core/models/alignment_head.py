@@ -33,6 +33,7 @@ import math
 import torch
 from torch import Tensor, nn
 
+from core.models import matmul
 from core.models.base import PAD
 
 
@@ -40,8 +41,8 @@ class AlignmentHead(nn.Module):
     def __init__(self, dec_size: int, tgt_emb: int, mem_size: int, src_emb: int,
                  size: int) -> None:
         super().__init__()
-        self.query = nn.Linear(dec_size + 3 * tgt_emb, size)
-        self.key = nn.Linear(mem_size + 3 * src_emb, size)
+        self.query = matmul.Linear(dec_size + 3 * tgt_emb, size)
+        self.key = matmul.Linear(mem_size + 3 * src_emb, size)
         self.null = nn.Parameter(torch.zeros(size))  # k_NULL
         self.scale = 1.0 / math.sqrt(size)
 

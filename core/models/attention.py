@@ -17,6 +17,7 @@ from __future__ import annotations
 import torch
 from torch import Tensor, nn
 
+from core.models import matmul
 from core.models.base import length_mask
 
 NEG_INF = float("-inf")
@@ -38,13 +39,13 @@ class LuongScore(nn.Module):
         super().__init__()
         self.kind = kind
         if kind == "general":
-            self.w_a = nn.Linear(hidden_size, hidden_size, bias=False)
+            self.w_a = matmul.Linear(hidden_size, hidden_size, bias=False)
         elif kind == "concat":
-            self.w_q = nn.Linear(hidden_size, hidden_size, bias=False)
-            self.w_k = nn.Linear(hidden_size, hidden_size, bias=False)
-            self.v_a = nn.Linear(hidden_size, 1, bias=False)
+            self.w_q = matmul.Linear(hidden_size, hidden_size, bias=False)
+            self.w_k = matmul.Linear(hidden_size, hidden_size, bias=False)
+            self.v_a = matmul.Linear(hidden_size, 1, bias=False)
         elif kind == "location":
-            self.w_loc = nn.Linear(hidden_size, max_src_len, bias=False)
+            self.w_loc = matmul.Linear(hidden_size, max_src_len, bias=False)
         elif kind != "dot":
             raise ValueError(f"unknown Luong score {kind!r}")
 
@@ -109,8 +110,8 @@ class LuongAttention(nn.Module):
         self.window = window
         self.score = LuongScore(score, hidden_size, max_src_len)
         if kind == "local-p":
-            self.w_p = nn.Linear(hidden_size, hidden_size, bias=False)
-            self.v_p = nn.Linear(hidden_size, 1, bias=False)
+            self.w_p = matmul.Linear(hidden_size, hidden_size, bias=False)
+            self.v_p = matmul.Linear(hidden_size, 1, bias=False)
 
     def prepare(self, memory: Tensor) -> Tensor:
         """memory: batch x S x H -> keys for `forward` (computed once per sentence)."""
@@ -199,9 +200,9 @@ class AdditiveAttention(nn.Module):
 
     def __init__(self, query_size: int, key_size: int, attn_size: int) -> None:
         super().__init__()
-        self.w_a = nn.Linear(query_size, attn_size, bias=False)
-        self.u_a = nn.Linear(key_size, attn_size, bias=False)
-        self.v_a = nn.Linear(attn_size, 1, bias=False)
+        self.w_a = matmul.Linear(query_size, attn_size, bias=False)
+        self.u_a = matmul.Linear(key_size, attn_size, bias=False)
+        self.v_a = matmul.Linear(attn_size, 1, bias=False)
 
     def prepare(self, memory: Tensor) -> Tensor:
         """memory: batch x S x K -> U_a h: batch x S x A, once per sentence."""

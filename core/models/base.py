@@ -57,6 +57,8 @@ from functools import cached_property
 import torch
 from torch import Tensor, nn
 
+from core.models import matmul
+
 PAD, UNK, BOS, EOS = 0, 1, 2, 3
 
 State = dict[str, Tensor]
@@ -116,10 +118,10 @@ def output_scores(linear: nn.Linear, hidden: Tensor, out_vocab: Tensor | None = 
     vocabulary, or ... x K over the K words of `out_vocab` (weights and bias rows picked,
     so the other V - K rows cost nothing and get no gradient). In bf16 under autocast."""
     if out_vocab is None:
-        return linear(hidden)
+        return matmul.linear(hidden, linear.weight, linear.bias)
     bias = None if linear.bias is None else linear.bias.index_select(0, out_vocab)
     weight = linear.weight.index_select(0, out_vocab)  # K x H
-    return nn.functional.linear(hidden, weight, bias)
+    return matmul.linear(hidden, weight, bias)
 
 
 def output_log_probs(linear: nn.Linear, hidden: Tensor, out_vocab: Tensor | None = None) -> Tensor:

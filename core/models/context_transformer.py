@@ -36,6 +36,7 @@ import torch
 from torch import Tensor, nn
 
 from core.config import ModelConfig
+from core.models import matmul
 from core.models.base import Seq2Seq, State, length_mask
 from core.models.dropout import Dropout
 from core.models.transformer import (
@@ -57,7 +58,7 @@ class ContextAwareEncoderLayer(nn.Module):
         self.norm1 = nn.LayerNorm(d_model)
         self.ctx_attn = MultiHeadAttention(d_model, heads, dropout)
         self.ctx_norm = nn.LayerNorm(d_model)
-        self.gate = nn.Linear(2 * d_model, d_model)
+        self.gate = matmul.Linear(2 * d_model, d_model)
         self.ff = feed_forward(d_model, ff_size, dropout)
         self.norm2 = nn.LayerNorm(d_model)
         self.dropout = Dropout(dropout)

@@ -20,6 +20,7 @@ import torch
 from torch import Tensor
 from torch.autograd.function import once_differentiable
 
+from core.models import matmul
 from core.models.attention import LuongAttention
 from core.models.dropout import draw_keep, keep_and_scale
 
@@ -82,14 +83,14 @@ class _FeedDecoder(torch.autograd.Function):
                     keep = draw_keep(x, p)
                     x = _keep_scale(x, keep, scale)
                 inputs = torch.cat([x, h[i]], dim=1)
-                gates = torch.addmm(x_pre[t] if i == 0 else bs[i], inputs, ws[i])
+                gates = matmul.addmm(x_pre[t] if i == 0 else bs[i], inputs, ws[i])
                 x, c_new, sig, g, tc = lstm_pointwise(gates, c[i])
                 layer_saved.append((keep, inputs, sig, g, tc, c[i]))
                 h[i], c[i] = x, c_new
             top = h[-1]
             context, attn = LuongAttention.fast_step(top, keys, memory, bias)
             joined = torch.cat([context, top], dim=-1)
-            h_att = torch.tanh(torch.nn.functional.linear(joined, w_c))
+            h_att = torch.tanh(matmul.linear(joined, w_c))
             keep = draw_keep(h_att, p) if p > 0 else None
             feed = _keep_scale(h_att, keep, scale)
             if keep_for_backward:
@@ -130,7 +131,7 @@ class _FeedDecoder(torch.autograd.Function):
             d_h_att = _keep_scale(d_out[:, t].to(wide) + d_feed, keep, scale)
             d_pre_t = d_h_att - d_h_att * h_att * h_att  # tanh' = 1 - tanh^2
             d_pre[t] = d_pre_t
-            d_joined = torch.mm(d_pre[t], w_c_c)  # batch x 2H
+            d_joined = matmul.mm(d_pre[t], w_c_c)  # batch x 2H
             d_context[t] = d_joined[:, :hidden]
             d_weights = torch.bmm(memory_c, d_context[t].unsqueeze(2)).squeeze(2).to(wide)
             if d_attn is not None:
@@ -143,7 +144,7 @@ class _FeedDecoder(torch.autograd.Function):
                 keep_i, inputs, sig, g, tc, c_prev = layer_saved[i]
                 d_g, dc[i] = _cell_backward(dh[i], dc[i], sig, g, tc, c_prev, wide)
                 d_gates[i][t] = d_g
-                d_inputs = torch.mm(d_gates[i][t], ws[i].t())
+                d_inputs = matmul.mm(d_gates[i][t], ws[i].t())
                 dh[i] = d_inputs[:, hidden:].to(wide)
                 d_x = d_inputs[:, :hidden].to(wide)
                 if i > 0:
@@ -165,12 +166,12 @@ class _FeedDecoder(torch.autograd.Function):
             grads[4] = torch.bmm(attns.transpose(1, 2), d_context.transpose(0, 1)).to(m_dt)
         if need[6]:
             joined = torch.stack([s[3] for s in saved]).reshape(steps * batch, -1)
-            grads[6] = torch.mm(d_pre.reshape(steps * batch, hidden).t(),
+            grads[6] = matmul.mm(d_pre.reshape(steps * batch, hidden).t(),
                                 joined.to(compute)).to(wc_dt)
         for i in range(layers):
             if need[9 + i]:
                 inputs = torch.stack([s[0][i][1] for s in saved])  # T x batch x in
-                grads[9 + i] = torch.mm(inputs.reshape(steps * batch, -1).t().to(compute),
+                grads[9 + i] = matmul.mm(inputs.reshape(steps * batch, -1).t().to(compute),
                                         d_gates[i].reshape(steps * batch, -1)).to(ws[i].dtype)
             if i > 0 and need[9 + layers + i - 1]:
                 b = weights[layers + i - 1]

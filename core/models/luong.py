@@ -22,6 +22,7 @@ from torch import Tensor, nn
 
 from core.config import ModelConfig
 from core.errors import ConfigError
+from core.models import matmul
 from core.models.alignment_head import AlignmentHead, predicted_tokens
 from core.models.attention import LuongAttention
 from core.models.base import (
@@ -78,8 +79,8 @@ class LuongModel(Seq2Seq):
         self.attention = LuongAttention(
             config.attention, config.score, hidden, config.window, config.max_src_len
         )
-        self.w_c = nn.Linear(2 * hidden, hidden, bias=False)
-        self.w_s = nn.Linear(hidden, tgt_vocab_size)
+        self.w_c = matmul.Linear(2 * hidden, hidden, bias=False)
+        self.w_s = matmul.Linear(hidden, tgt_vocab_size)
         self.drop = Dropout(config.dropout)
         uniform_init(self, config.init_range)
         # built after uniform_init: a head added to a trained run starts from PyTorch's
@@ -182,7 +183,7 @@ class LuongModel(Seq2Seq):
 
     def _feed_inputs(self, emb: Tensor) -> Tensor:
         """emb: ... x E -> ... x 4H, the embedding part of layer 1's gates plus both biases."""
-        return nn.functional.linear(emb, *self._input_weights())
+        return matmul.linear(emb, *self._input_weights())
 
     def _feed_cell(self, x_pre: Tensor, x: Tensor, weights: list[tuple[Tensor, Tensor]],
                    h_prev: list[Tensor], c_prev: list[Tensor]) -> tuple[list[Tensor], list[Tensor]]:
@@ -226,7 +227,7 @@ class LuongModel(Seq2Seq):
         pos batch or None, new state)."""
         mask, bias = self._feed_masks(enc)
         w_emb, b, weights = self._step_weights()
-        hs, cs = self._feed_cell(nn.functional.linear(emb, w_emb, b), state["feed"], weights,
+        hs, cs = self._feed_cell(matmul.linear(emb, w_emb, b), state["feed"], weights,
                                  list(state["h"].unbind(1)), list(state["c"].unbind(1)))
         h_tilde, attn, pos = self._feed_attend(hs[-1], enc, state["t"], mask, bias)
         new_state = {

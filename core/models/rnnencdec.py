@@ -11,6 +11,7 @@ import torch
 from torch import Tensor, nn
 
 from core.config import ModelConfig
+from core.models import matmul
 from core.models.base import PAD, Seq2Seq, Seq2SeqOutput, State, output_log_probs, output_scores
 from core.models.dropout import Dropout
 from core.models.rnn_common import (
@@ -38,7 +39,7 @@ class RNNEncDec(Seq2Seq):
         self.rnn = rnn(emb, hidden, layers, batch_first=True,
                        dropout=config.dropout if layers > 1 else 0.0)
         self.drop = Dropout(config.dropout)
-        self.out = nn.Linear(hidden, tgt_vocab_size)
+        self.out = matmul.Linear(hidden, tgt_vocab_size)
         uniform_init(self, config.init_range)
 
     def encode(self, src: Tensor, src_lens: Tensor, **extra) -> State:

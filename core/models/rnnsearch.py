@@ -20,6 +20,7 @@ from torch import Tensor, nn
 
 from core.config import ModelConfig
 from core.errors import ConfigError
+from core.models import matmul
 from core.models.alignment_head import AlignmentHead, predicted_tokens
 from core.models.attention import AdditiveAttention
 from core.models.base import PAD, Seq2Seq, Seq2SeqOutput, State, length_mask, output_scores
@@ -45,13 +46,13 @@ class RNNSearch(Seq2Seq):
         self.encoder = PackedEncoder(src_vocab_size, emb, hidden, config.layers, "gru",
                                      config.dropout, bidirectional=True)
         self.tgt_embed = nn.Embedding(tgt_vocab_size, emb, padding_idx=PAD)
-        self.w_s = nn.Linear(hidden, hidden, bias=False)
+        self.w_s = matmul.Linear(hidden, hidden, bias=False)
         self.attention = AdditiveAttention(hidden, 2 * hidden, hidden)
         self.cell = nn.GRUCell(emb + 2 * hidden, hidden)
-        self.u_o = nn.Linear(hidden, self.pool * self.units)
-        self.v_o = nn.Linear(emb, self.pool * self.units, bias=False)
-        self.c_o = nn.Linear(2 * hidden, self.pool * self.units, bias=False)
-        self.w_o = nn.Linear(self.units, tgt_vocab_size)
+        self.u_o = matmul.Linear(hidden, self.pool * self.units)
+        self.v_o = matmul.Linear(emb, self.pool * self.units, bias=False)
+        self.c_o = matmul.Linear(2 * hidden, self.pool * self.units, bias=False)
+        self.w_o = matmul.Linear(self.units, tgt_vocab_size)
         self.drop = Dropout(config.dropout)
         uniform_init(self, config.init_range)
         # after uniform_init, as in the luong family: [s_{i-1}; c_i] and E y_i against

@@ -29,6 +29,7 @@ import torch
 from torch import Tensor, nn
 
 from core.config import ModelConfig
+from core.models import matmul
 from core.models.base import EOS, PAD, Seq2Seq, Seq2SeqOutput, State, length_mask, output_scores
 from core.models.dropout import Dropout
 
@@ -69,10 +70,10 @@ class MultiHeadAttention(nn.Module):
         if d_model % heads:
             raise ValueError(f"d_model ({d_model}) must be divisible by heads ({heads})")
         self.heads, self.d_head = heads, d_model // heads
-        self.q_proj = nn.Linear(d_model, d_model)
-        self.k_proj = nn.Linear(d_model, d_model)
-        self.v_proj = nn.Linear(d_model, d_model)
-        self.out_proj = nn.Linear(d_model, d_model)
+        self.q_proj = matmul.Linear(d_model, d_model)
+        self.k_proj = matmul.Linear(d_model, d_model)
+        self.v_proj = matmul.Linear(d_model, d_model)
+        self.out_proj = matmul.Linear(d_model, d_model)
         self.dropout = Dropout(dropout)
 
     def _split(self, x: Tensor) -> Tensor:  # batch x len x d -> batch x heads x len x d_head
@@ -102,7 +103,7 @@ def feed_forward(d_model: int, ff_size: int, dropout: float) -> nn.Sequential:
     """The position-wise feed-forward block: Linear d_model -> ff_size, ReLU, dropout,
     Linear back to d_model (... x d -> ... x d)."""
     return nn.Sequential(
-        nn.Linear(d_model, ff_size), nn.ReLU(), Dropout(dropout), nn.Linear(ff_size, d_model)
+        matmul.Linear(d_model, ff_size), nn.ReLU(), Dropout(dropout), matmul.Linear(ff_size, d_model)
     )
 
 
@@ -178,7 +179,7 @@ class TransformerBase(Seq2Seq):
             DecoderLayer(d, config.heads, config.ff_size, config.dropout)
             for _ in range(config.dec_layers)
         )
-        self.generator = nn.Linear(d, tgt_vocab_size, bias=False)
+        self.generator = matmul.Linear(d, tgt_vocab_size, bias=False)
         if config.tie_embeddings:
             self.generator.weight = self.tgt_embed.weight
         #: layers x batch x heads x tgt x src of the latest forward (detached)

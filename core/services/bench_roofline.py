@@ -8,7 +8,9 @@ the gates, the attention), so two measured numbers bound its speed:
   counted) over the very batches that were timed, plus those of the recurrent layers
   (nn.LSTM, nn.GRU), whose fused CPU kernel it does not see;
 - this machine's matrix-product rate at that precision: the best of a few large square
-  products (`matmul_peak_gflops`), with the benchmark's thread count.
+  products (`matmul_peak_gflops`) by torch and by oneDNN (core/models/matmul.py: on AMD
+  CPUs torch's fp32 products run at half oneDNN's rate), with the benchmark's thread
+  count.
 
 Their ratio is a ceiling in target tokens per second that no trainer of the same model
 and batches can pass on this machine, whatever it does around the products; the
@@ -23,6 +25,8 @@ from collections.abc import Callable
 import torch
 from torch.utils.flop_counter import FlopCounterMode
 
+from core.models import matmul
+
 #: square product sizes tried for the peak (the best rate of them is taken)
 PEAK_SIZES = (1024, 2048, 3072)
 
@@ -35,18 +39,30 @@ def matmul_peak_gflops(device: torch.device, dtype: torch.dtype, seconds: float 
     for n in PEAK_SIZES:
         a = torch.randn(n, n, device=device).to(dtype)
         b = torch.randn(n, n, device=device).to(dtype)
-        torch.mm(a, b)
-        _sync(device)
-        done, start = 0, time.perf_counter()
-        while True:
-            torch.mm(a, b)
-            done += 1
+        for product in (torch.mm, matmul.mm):
+            product(a, b)
             _sync(device)
-            elapsed = time.perf_counter() - start
-            if elapsed >= seconds:
-                break
-        best = max(best, 2 * n ** 3 * done / elapsed / 1e9)
+            done, start = 0, time.perf_counter()
+            while True:
+                product(a, b)
+                done += 1
+                _sync(device)
+                elapsed = time.perf_counter() - start
+                if elapsed >= seconds:
+                    break
+            best = max(best, 2 * n ** 3 * done / elapsed / 1e9)
     return best
+
+
+def _onednn_linear_flop(*args, out_shape=None, **kwargs) -> int:
+    """FLOP of mkldnn::_linear_pointwise (x ... x K, weight N x K, ...) and of its
+    .binary overload (x, other, weight, ...), from the arguments' shapes: 2 M K N."""
+    x = args[0]
+    weight = args[1] if isinstance(args[3], str) else args[2]
+    rows = 1
+    for size in x[:-1]:
+        rows *= size
+    return 2 * rows * x[-1] * weight[0]
 
 
 def _sync(device: torch.device) -> None:
@@ -59,7 +75,10 @@ def count_flops(step: Callable[[], None], model: torch.nn.Module | None = None) 
     FlopCounterMode counts them, plus those of `model`'s recurrent layers where it cannot
     see them: nn.LSTM / nn.GRU run as one fused oneDNN kernel on the CPU (rnn_flops is
     added for a call during which the counter saw no product)."""
-    counter = FlopCounterMode(display=False)
+    custom = {}
+    if hasattr(torch.ops.mkldnn, "_linear_pointwise"):  # core/models/matmul.py's products
+        custom[torch.ops.mkldnn._linear_pointwise] = _onednn_linear_flop
+    counter = FlopCounterMode(display=False, custom_mapping=custom)
     unseen = [0]
     before: dict[int, int] = {}
 

@@ -1,0 +1,139 @@
+"""Matrix products through oneDNN on the CPU.
+
+torch runs an fp32 matrix product on the CPU through MKL, and MKL picks its fast
+AVX-512 kernels only on Intel processors: on an AMD EPYC with AVX-512 it ran square
+fp32 products at 199-213 GFLOP/s, where oneDNN (also inside torch) ran them at 466-473
+(docs/benchmarks.md, "fp32 products through oneDNN"). bf16 products already go to
+oneDNN, but `F.linear` with a bias first copies the bias into every output row and then
+accumulates the product onto it; oneDNN adds the bias inside the product, which made the
+bench model's softmax layer (576 x 256 x 14,790) 26 % faster in bf16 and 46 % in fp32.
+
+`linear` (differentiable), `mm` and `addmm` (for passes written by hand) send fp32 and
+bf16 CPU products to oneDNN's matmul through `torch.ops.mkldnn._linear_pointwise` and
+everything else (float64, CUDA, a torch without oneDNN, bf16 where the CPU has no
+AVX-512) to torch's own products. In bf16 the results are torch's to the bit; in fp32
+they differ by summation order only.
+"""
+from __future__ import annotations
+
+import functools
+
+import torch
+from torch import Tensor
+from torch.autograd.function import once_differentiable
+
+
+@functools.cache
+def _bf16_supported() -> bool:
+    """torch's own test for oneDNN bf16 products (AVX-512 BW/VL/DQ or newer)."""
+    return bool(torch.ops.mkldnn._is_mkldnn_bf16_supported())
+
+
+@functools.cache
+def _available() -> bool:
+    return torch.backends.mkldnn.is_available() and hasattr(torch.ops.mkldnn, "_linear_pointwise")
+
+
+#: products of fewer multiply-adds (M x K x N) stay with torch: oneDNN costs about 10 us
+#: more per call and about 0.3 ms to build its kernel for each new shape, which only
+#: products of this size and up repay (64 x 64 x 256: 19.5 against 21.3 us in fp32)
+MIN_MACS = 1 << 20
+
+
+def uses_onednn(x: Tensor, macs: int = MIN_MACS) -> bool:
+    """x: any, macs: the product's M x K x N -> whether `linear` and `mm` send it to
+    oneDNN (CPU, fp32 or bf16, oneDNN enabled, at least MIN_MACS; bf16 only where
+    oneDNN has bf16 kernels)."""
+    if macs < MIN_MACS or x.device.type != "cpu" or not _available() \
+            or not torch.backends.mkldnn.enabled:
+        return False
+    if x.dtype == torch.float32:
+        return True
+    return x.dtype == torch.bfloat16 and _bf16_supported()
+
+
+def _dense(t: Tensor) -> Tensor:
+    """t: 2-D -> t where it is row- or column-major without gaps, else a contiguous copy:
+    oneDNN's fast kernels take only those two layouts and fall back to its reference
+    code for others (a column slice of a weight took 378 ms instead of 0.1)."""
+    return t if t.is_contiguous() or t.t().is_contiguous() else t.contiguous()
+
+
+def _product(x: Tensor, weight: Tensor, bias: Tensor | None) -> Tensor:
+    """x: M x K, weight: N x K (any strides), bias: N or None -> M x N by oneDNN."""
+    return torch.ops.mkldnn._linear_pointwise(_dense(x), _dense(weight), bias, "none", [], "")
+
+
+def mm(a: Tensor, b: Tensor) -> Tensor:
+    """a: M x K, b: K x N -> a @ b, M x N (no autograd: for forward and backward passes
+    written by hand). oneDNN where `uses_onednn(a)`, else torch.mm."""
+    if a.dtype != b.dtype or not uses_onednn(a, a.numel() * b.size(1)):
+        return torch.mm(a, b)
+    return _product(a, b.t(), None)
+
+
+def addmm(c: Tensor, a: Tensor, b: Tensor) -> Tensor:
+    """c: N or M x N, a: M x K, b: K x N -> c + a @ b, M x N (no autograd), as
+    torch.addmm; by oneDNN (c added inside the product) where `uses_onednn(a)`."""
+    if len({a.dtype, b.dtype, c.dtype}) > 1 or not uses_onednn(a, a.numel() * b.size(1)):
+        return torch.addmm(c, a, b)
+    if c.dim() == 1:
+        return _product(a, b.t(), c)
+    return torch.ops.mkldnn._linear_pointwise.binary(
+        _dense(a), c.expand(a.size(0), b.size(1)).contiguous(), _dense(b.t()), None, "add")
+
+
+def _weight_gradient(g: Tensor, x: Tensor) -> Tensor:
+    """g: M x N, x: M x K -> g^T x, N x K (contiguous). oneDNN computes x^T g (K x N)
+    fastest here (9.9 against 28 ms for g^T x directly at 576 x 14,790 x 256 in fp32)."""
+    if g.dtype != x.dtype or not uses_onednn(g, g.numel() * x.size(1)):
+        return torch.mm(g.t(), x)
+    return _product(x.t(), g.t(), None).t().contiguous()
+
+
+class _Linear(torch.autograd.Function):
+    """x: M x K, weight: N x K, bias: N or None -> x weight^T + bias, M x N; the
+    gradients as torch's addmm gives them (dx = g W, dW = g^T x, db = sum_rows g)."""
+
+    @staticmethod
+    def forward(ctx, x: Tensor, weight: Tensor, bias: Tensor | None) -> Tensor:
+        ctx.save_for_backward(x, weight)
+        return _product(x, weight, bias)
+
+    @staticmethod
+    @once_differentiable
+    def backward(ctx, g: Tensor):
+        x, weight = ctx.saved_tensors
+        need_x, need_w, need_b = ctx.needs_input_grad
+        g = g.contiguous()
+        dx = mm(g, weight) if need_x else None
+        dw = _weight_gradient(g, x) if need_w else None
+        db = g.sum(0) if need_b else None
+        return dx, dw, db
+
+
+def linear(x: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
+    """x: ... x K, weight: N x K, bias: N or None -> ... x N, `F.linear` (autocast
+    included: under CPU autocast all three are cast to its dtype, as autocast does) with
+    the product by oneDNN where `uses_onednn` allows it."""
+    if x.device.type == "cpu" and torch.is_autocast_enabled("cpu"):
+        dtype = torch.get_autocast_dtype("cpu")
+        x, weight = x.to(dtype), weight.to(dtype)
+        bias = None if bias is None else bias.to(dtype)
+    same = weight.dtype == x.dtype and (bias is None or bias.dtype == x.dtype)
+    if not same or not uses_onednn(x, x.numel() * weight.size(0)):
+        return torch.nn.functional.linear(x, weight, bias)
+    rows = x.reshape(-1, x.size(-1))
+    return _Linear.apply(rows, weight, bias).reshape(*x.shape[:-1], weight.size(0))
+
+
+class Linear(torch.nn.Linear):
+    """nn.Linear whose fp32 product runs through oneDNN (`linear`); under autocast it is
+    nn.Linear itself, whose casts of the weights autocast keeps for the whole forward
+    (a decoder step reuses them). The same parameters and state_dict as nn.Linear."""
+
+    def forward(self, x: Tensor) -> Tensor:
+        """x: ... x in_features -> ... x out_features."""
+        if torch.is_autocast_enabled(x.device.type):
+            return super().forward(x)
+        return linear(x, self.weight, self.bias)

@@ -1,0 +1,138 @@
+"""core/models/matmul.py: products through oneDNN give torch's results (bf16: to the bit;
+fp32: to rounding, against float64) and torch's gradients, and only products of at least
+MIN_MACS multiply-adds on the CPU in fp32 or bf16 take that route."""
+from __future__ import annotations
+
+import pytest
+import torch
+import torch.nn.functional as F
+
+from core.models import matmul
+
+# 96 x 128 x 300 = 3.7 M multiply-adds: above matmul.MIN_MACS
+M, K, N = 96, 128, 300
+ONEDNN = matmul.uses_onednn(torch.zeros(1), M * K * N)
+
+
+@pytest.fixture
+def products(monkeypatch):
+    """How many products went to oneDNN."""
+    calls = []
+    original = matmul._product
+    monkeypatch.setattr(matmul, "_product", lambda *a: calls.append(1) or original(*a))
+    return calls
+
+
+def tensors(dtype, seed=0, rows=(4, M // 4)):
+    g = torch.Generator().manual_seed(seed)
+    x = torch.randn(*rows, K, generator=g).to(dtype).requires_grad_()
+    w = (torch.randn(N, K, generator=g) / K ** 0.5).to(dtype).requires_grad_()
+    b = torch.randn(N, generator=g).to(dtype).requires_grad_()
+    up = torch.randn(*rows, N, generator=g).to(dtype)
+    return x, w, b, up
+
+
+def test_which_products_take_onednn(monkeypatch):
+    assert not matmul.uses_onednn(torch.zeros(1, dtype=torch.float64), 1 << 30)
+    assert not matmul.uses_onednn(torch.zeros(1), matmul.MIN_MACS - 1)
+    if torch.backends.mkldnn.is_available():
+        assert matmul.uses_onednn(torch.zeros(1), matmul.MIN_MACS)
+        monkeypatch.setattr(torch.backends.mkldnn, "enabled", False)
+        assert not matmul.uses_onednn(torch.zeros(1), matmul.MIN_MACS)
+
+
+@pytest.mark.parametrize("with_bias", [True, False])
+def test_fp32_linear_and_its_gradients_equal_float64s_to_rounding(with_bias, products):
+    x, w, b, up = tensors(torch.float32)
+    bias = b if with_bias else None
+    out = matmul.linear(x, w, bias)
+    out.backward(up)
+    assert products == ([1, 1, 1] if ONEDNN else [])  # forward, dx, dW (x^T g)
+    exact = [t.detach().double().requires_grad_() for t in (x, w, b)]
+    ref = F.linear(exact[0], exact[1], exact[2] if with_bias else None)
+    ref.backward(up.double())
+    assert out.shape == (4, M // 4, N) and w.grad.is_contiguous()
+    for got, want in ((out, ref), (x.grad, exact[0].grad), (w.grad, exact[1].grad)):
+        # K or M terms of size ~1 each: a few fp32 ulps of the sum's magnitude
+        scale = want.abs().max().item() + K ** 0.5
+        assert (got.double() - want).abs().max().item() < 1e-5 * scale
+    if with_bias:
+        assert torch.allclose(b.grad.double(), exact[2].grad, rtol=1e-5, atol=1e-5)
+    else:
+        assert b.grad is None
+
+
+def test_bf16_linear_and_its_gradients_are_torchs_to_the_bit(products):
+    x, w, b, up = tensors(torch.bfloat16)
+    out = matmul.linear(x, w, b)
+    out.backward(up)
+    theirs = [t.detach().clone().requires_grad_() for t in (x, w, b)]
+    ref = F.linear(*theirs)
+    ref.backward(up)
+    if matmul.uses_onednn(x, M * K * N):
+        assert len(products) == 3
+    assert torch.equal(out, ref)
+    for ours, them in zip((x, w, b), theirs, strict=True):
+        assert torch.equal(ours.grad, them.grad)
+
+
+def test_under_autocast_linear_casts_as_autocast_does():
+    x, w, b, up = tensors(torch.float32)
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        out = matmul.linear(x, w, b)
+        ref = F.linear(x, w, b)
+    assert out.dtype == ref.dtype == torch.bfloat16
+    assert torch.equal(out, ref)
+    out.backward(up.bfloat16())
+    assert w.grad.dtype == torch.float32 and x.grad.dtype == torch.float32
+
+
+def test_frozen_inputs_get_no_gradient(products):
+    x, w, b, up = tensors(torch.float32)
+    w.requires_grad_(False)
+    matmul.linear(x.detach(), w, b).backward(up)
+    assert w.grad is None and b.grad is not None
+    assert len(products) == (1 if ONEDNN else 0)  # the forward only: no dx, no dW
+
+
+def test_a_weight_slice_is_made_dense_for_onednn(products):
+    """A column slice of a weight (Luong's embedding columns of W_ih) has gaps between its
+    rows; oneDNN ran those through its reference code, 500x slower. It gets a copy."""
+    g = torch.Generator().manual_seed(6)
+    x, wide = torch.randn(M, K, generator=g), torch.randn(N, K + 40, generator=g)
+    sliced = wide[:, :K]
+    assert not sliced.is_contiguous()
+    out = matmul.linear(x, sliced)
+    assert torch.allclose(out, x @ sliced.t(), rtol=1e-5, atol=1e-4)
+    assert matmul._dense(sliced).is_contiguous()
+    assert matmul._dense(wide.t()).data_ptr() == wide.data_ptr()  # column-major: as it is
+
+
+def test_mm_and_addmm_equal_torchs():
+    g = torch.Generator().manual_seed(3)
+    a, bt = torch.randn(M, K, generator=g), torch.randn(N, K, generator=g)
+    rows, bias = torch.randn(M, N, generator=g), torch.randn(N, generator=g)
+    exact = a.double() @ bt.double().t()
+    assert (matmul.mm(a, bt.t()).double() - exact).abs().max() < 1e-4
+    assert (matmul.addmm(bias, a, bt.t()).double() - (exact + bias.double())).abs().max() < 1e-4
+    assert (matmul.addmm(rows, a, bt.t()).double() - (exact + rows.double())).abs().max() < 1e-4
+    a16, b16, r16, c16 = a.bfloat16(), bt.bfloat16().t(), rows.bfloat16(), bias.bfloat16()
+    assert torch.equal(matmul.mm(a16, b16), torch.mm(a16, b16))
+    assert torch.equal(matmul.addmm(c16, a16, b16), torch.addmm(c16, a16, b16))
+    assert torch.equal(matmul.addmm(r16, a16, b16), torch.addmm(r16, a16, b16))
+    small = torch.randn(3, 4, generator=g)  # below MIN_MACS, float64: torch itself
+    assert torch.equal(matmul.mm(small, small.t()), torch.mm(small, small.t()))
+    assert torch.equal(matmul.mm(a.double(), bt.double().t()), exact)
+
+
+def test_the_linear_module_is_nn_linear_with_the_fast_product(products):
+    torch.manual_seed(4)
+    ours, theirs = matmul.Linear(K, N), torch.nn.Linear(K, N)
+    theirs.load_state_dict(ours.state_dict())  # the same parameters and names
+    assert list(ours.state_dict()) == ["weight", "bias"]
+    x = torch.randn(M, K)
+    assert torch.allclose(ours(x), theirs(x), rtol=1e-5, atol=1e-5)
+    assert products == ([1] if ONEDNN else [])
+    with torch.autocast("cpu", dtype=torch.bfloat16):  # autocast: nn.Linear, cached casts
+        assert torch.equal(ours(x), theirs(x))
+    assert products == ([1] if ONEDNN else [])
