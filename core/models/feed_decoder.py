@@ -73,6 +73,7 @@ class _FeedDecoder(torch.autograd.Function):
         scale = 1.0 / (1.0 - p) if p > 0 else 1.0
         h, c = list(h0.unbind(1)), list(c0.unbind(1))
         feed = h0.new_zeros(h0.size(0), hidden)
+        w_c_t = w_c.to(x_pre.dtype).t()  # cast once (x_pre is in autocast's dtype): 2H x H
         saved = []  # per step: what its backward reads
         outs, attns = [], []
         for t in range(steps):
@@ -90,7 +91,7 @@ class _FeedDecoder(torch.autograd.Function):
             top = h[-1]
             context, attn = LuongAttention.fast_step(top, keys, memory, bias)
             joined = torch.cat([context, top], dim=-1)
-            h_att = torch.tanh(matmul.linear(joined, w_c))
+            h_att = torch.tanh(matmul.mm(joined, w_c_t))
             keep = draw_keep(h_att, p) if p > 0 else None
             feed = _keep_scale(h_att, keep, scale)
             if keep_for_backward:

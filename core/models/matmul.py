@@ -8,11 +8,12 @@ oneDNN, but `F.linear` with a bias first copies the bias into every output row a
 accumulates the product onto it; oneDNN adds the bias inside the product, which made the
 bench model's softmax layer (576 x 256 x 14,790) 26 % faster in bf16 and 46 % in fp32.
 
-`linear` (differentiable), `mm` and `addmm` (for passes written by hand) send fp32 and
-bf16 CPU products to oneDNN's matmul through `torch.ops.mkldnn._linear_pointwise` and
-everything else (float64, CUDA, a torch without oneDNN, bf16 where the CPU has no
-AVX-512) to torch's own products. In bf16 the results are torch's to the bit; in fp32
-they differ by summation order only.
+So `linear` (differentiable), `mm` and `addmm` (for passes written by hand) send fp32
+CPU products to oneDNN's matmul (`torch.ops.mkldnn._linear_pointwise`), and `linear`
+also bf16 products with a bias where oneDNN has bf16 kernels. Everything else (bf16
+without a bias, where torch already calls oneDNN; float64; CUDA; a torch without oneDNN;
+products under MIN_MACS) stays with torch's own products. In bf16 the results are
+torch's to the bit; in fp32 they differ by summation order only.
 """
 from __future__ import annotations
 
@@ -21,6 +22,11 @@ import functools
 import torch
 from torch import Tensor
 from torch.autograd.function import once_differentiable
+
+#: products of fewer multiply-adds (M x K x N) stay with torch: oneDNN costs about 10 us
+#: more per call and about 0.3 ms to build its kernel for each new shape, which only
+#: products of this size and up repay (64 x 64 x 256: 19.5 against 21.3 us in fp32)
+MIN_MACS = 1 << 20
 
 
 @functools.cache
@@ -34,22 +40,18 @@ def _available() -> bool:
     return torch.backends.mkldnn.is_available() and hasattr(torch.ops.mkldnn, "_linear_pointwise")
 
 
-#: products of fewer multiply-adds (M x K x N) stay with torch: oneDNN costs about 10 us
-#: more per call and about 0.3 ms to build its kernel for each new shape, which only
-#: products of this size and up repay (64 x 64 x 256: 19.5 against 21.3 us in fp32)
-MIN_MACS = 1 << 20
-
-
-def uses_onednn(x: Tensor, macs: int = MIN_MACS) -> bool:
-    """x: any, macs: the product's M x K x N -> whether `linear` and `mm` send it to
-    oneDNN (CPU, fp32 or bf16, oneDNN enabled, at least MIN_MACS; bf16 only where
-    oneDNN has bf16 kernels)."""
-    if macs < MIN_MACS or x.device.type != "cpu" or not _available() \
-            or not torch.backends.mkldnn.enabled:
-        return False
+def uses_onednn(x: Tensor, macs: int = MIN_MACS, with_bias: bool = False) -> bool:
+    """x: any, macs: the product's M x K x N -> whether it goes to oneDNN here: on the
+    CPU with oneDNN enabled, at least MIN_MACS, fp32; or bf16 with a bias (`with_bias`)
+    where oneDNN has bf16 kernels."""
     if x.dtype == torch.float32:
-        return True
-    return x.dtype == torch.bfloat16 and _bf16_supported()
+        wanted = True
+    elif x.dtype == torch.bfloat16 and with_bias:
+        wanted = _bf16_supported()
+    else:
+        return False
+    return (wanted and macs >= MIN_MACS and x.device.type == "cpu" and _available()
+            and torch.backends.mkldnn.enabled)
 
 
 def _dense(t: Tensor) -> Tensor:
@@ -121,7 +123,7 @@ def linear(x: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
         x, weight = x.to(dtype), weight.to(dtype)
         bias = None if bias is None else bias.to(dtype)
     same = weight.dtype == x.dtype and (bias is None or bias.dtype == x.dtype)
-    if not same or not uses_onednn(x, x.numel() * weight.size(0)):
+    if not same or not uses_onednn(x, x.numel() * weight.size(0), bias is not None):
         return torch.nn.functional.linear(x, weight, bias)
     rows = x.reshape(-1, x.size(-1))
     return _Linear.apply(rows, weight, bias).reshape(*x.shape[:-1], weight.size(0))

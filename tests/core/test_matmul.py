@@ -35,6 +35,10 @@ def tensors(dtype, seed=0, rows=(4, M // 4)):
 def test_which_products_take_onednn(monkeypatch):
     assert not matmul.uses_onednn(torch.zeros(1, dtype=torch.float64), 1 << 30)
     assert not matmul.uses_onednn(torch.zeros(1), matmul.MIN_MACS - 1)
+    bf16 = torch.zeros(1, dtype=torch.bfloat16)
+    assert not matmul.uses_onednn(bf16, 1 << 30)  # torch calls oneDNN itself
+    assert matmul.uses_onednn(bf16, 1 << 30, with_bias=True) == (
+        torch.backends.mkldnn.is_available() and matmul._bf16_supported())
     if torch.backends.mkldnn.is_available():
         assert matmul.uses_onednn(torch.zeros(1), matmul.MIN_MACS)
         monkeypatch.setattr(torch.backends.mkldnn, "enabled", False)
@@ -69,8 +73,8 @@ def test_bf16_linear_and_its_gradients_are_torchs_to_the_bit(products):
     theirs = [t.detach().clone().requires_grad_() for t in (x, w, b)]
     ref = F.linear(*theirs)
     ref.backward(up)
-    if matmul.uses_onednn(x, M * K * N):
-        assert len(products) == 3
+    if matmul.uses_onednn(x, M * K * N, with_bias=True):
+        assert len(products) == 1  # the forward, for its bias; dx and dW: torch's (oneDNN)
     assert torch.equal(out, ref)
     for ours, them in zip((x, w, b), theirs, strict=True):
         assert torch.equal(ours.grad, them.grad)
