@@ -91,6 +91,16 @@ def test_under_autocast_linear_casts_as_autocast_does():
     assert w.grad.dtype == torch.float32 and x.grad.dtype == torch.float32
 
 
+def test_decoding_under_autocast_keeps_autocasts_cast_weights(products):
+    """Without gradients (a search) under autocast, linear is F.linear: autocast casts a
+    leaf weight once and keeps it for every step; a cast per call would recast it."""
+    x, w, b, _ = tensors(torch.float32)
+    with torch.no_grad(), torch.autocast("cpu", dtype=torch.bfloat16):
+        out = matmul.linear(x, w, b)
+        assert torch.equal(out, F.linear(x, w, b))
+    assert out.dtype == torch.bfloat16 and products == []
+
+
 def test_frozen_inputs_get_no_gradient(products):
     x, w, b, up = tensors(torch.float32)
     w.requires_grad_(False)
