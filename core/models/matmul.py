@@ -120,9 +120,10 @@ def linear(x: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     the product by oneDNN where `uses_onednn` allows it. Under autocast without
     gradients (decoding) it is F.linear itself, whose casts autocast keeps."""
     if x.device.type == "cpu" and torch.is_autocast_enabled("cpu"):
-        if not torch.is_grad_enabled():
+        if not torch.is_grad_enabled() or bias is None:
             # a search: autocast keeps its cast of a weight across the steps, where a
-            # cast here would recast the softmax layer at every step (beam 5 bf16 -12 %)
+            # cast here would recast the softmax layer at every step (beam 5 bf16 -12 %);
+            # without a bias, a bf16 product goes to torch (oneDNN) in any case
             return torch.nn.functional.linear(x, weight, bias)
         dtype = torch.get_autocast_dtype("cpu")
         x, weight = x.to(dtype), weight.to(dtype)

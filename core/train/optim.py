@@ -80,8 +80,9 @@ def embedding_rows(loss: torch.Tensor) -> dict[torch.Tensor, torch.Tensor]:
     if loss.grad_fn is None:
         return {}
     uses: dict[int, list] = {}  # id(AccumulateGrad node) -> the nodes that feed it
-    leaves: dict[int, object] = {}
-    seen, stack = {id(loss.grad_fn)}, [loss.grad_fn]
+    # every node visited, kept alive: a node's Python object can be freed once nothing
+    # holds it, and a later one could then reuse its id
+    seen, stack = {id(loss.grad_fn): loss.grad_fn}, [loss.grad_fn]
     while stack:
         node = stack.pop()
         for child, _ in node.next_functions:
@@ -89,13 +90,12 @@ def embedding_rows(loss: torch.Tensor) -> dict[torch.Tensor, torch.Tensor]:
                 continue
             if hasattr(child, "variable"):
                 uses.setdefault(id(child), []).append(node)
-                leaves[id(child)] = child
             if id(child) not in seen:
-                seen.add(id(child))
+                seen[id(child)] = child
                 stack.append(child)
     rows = {}
     for key, feeders in uses.items():
-        param = leaves[key].variable
+        param = seen[key].variable
         if param.grad is not None or param.dim() != 2:
             continue
         if all(type(f).__name__ == "EmbeddingBackward0" and not f._saved_sparse for f in feeders):
