@@ -86,10 +86,17 @@ def addmm(c: Tensor, a: Tensor, b: Tensor) -> Tensor:
 
 
 def _weight_gradient(g: Tensor, x: Tensor) -> Tensor:
-    """g: M x N, x: M x K -> g^T x, N x K (contiguous). oneDNN computes x^T g (K x N)
-    fastest here (9.9 against 28 ms for g^T x directly at 576 x 14,790 x 256 in fp32)."""
+    """g: M x N, x: M x K -> g^T x, N x K (contiguous). oneDNN is slow with a transposed
+    left operand (28 against 9.9 ms at 576 x 14,790 x 256 in fp32), so one operand is
+    copied: g^T (M x N) where M <= 2K and N <= 4K (a layer, not a softmax layer over the
+    vocabulary, whose g^T is large), else the product x^T g (K x N) is computed and its
+    transpose copied (N x K). Each way is up to 2.6x slower than the other at some layer
+    shape; against always the second way, the rule made whole fp32 training steps 2.4 %
+    faster for the thesis Transformer and 2.1 % for the bench LSTM (docs/benchmarks.md)."""
     if g.dtype != x.dtype or not uses_onednn(g, g.numel() * x.size(1)):
         return torch.mm(g.t(), x)
+    if g.size(0) <= 2 * x.size(1) and g.size(1) <= 4 * x.size(1):
+        return _product(g.t().contiguous(), x.t(), None)
     return _product(x.t(), g.t(), None).t().contiguous()
 
 

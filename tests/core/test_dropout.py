@@ -1,11 +1,11 @@
-"""core.models.dropout: the CPU dropout drawn with torch.rand has nn.Dropout's
+"""core.models.dropout: the CPU dropout drawn from random 16-bit lanes has nn.Dropout's
 distribution and gradient, and is the identity outside training."""
 from __future__ import annotations
 
 import pytest
 import torch
 
-from core.models.dropout import Dropout, dropout
+from core.models.dropout import Dropout, draw_keep, dropout
 
 
 def test_it_drops_p_of_the_elements_and_keeps_the_mean():
@@ -18,6 +18,28 @@ def test_it_drops_p_of_the_elements_and_keeps_the_mean():
         kept = y != 0
         torch.testing.assert_close(y[kept], x[kept] / (1 - p))
         assert y.mean().item() == pytest.approx(x.mean().item(), rel=0.01)
+
+
+def test_the_four_lanes_of_a_random_word_are_independent():
+    """Four neighbouring elements share one 64-bit draw: each position in the word drops
+    p of its elements, and a pair of neighbours (in one word or across two) both drop
+    with probability p^2, as independent draws do."""
+    torch.manual_seed(2)
+    p = 0.3
+    drop = ~draw_keep(torch.empty(1_000_000), p)
+    by_lane = drop.view(-1, 4).float().mean(dim=0)
+    torch.testing.assert_close(by_lane, torch.full((4,), p), atol=0.004, rtol=0)
+    for gap in (1, 2, 3, 4, 5):  # within a word, and into the next one
+        both = (drop[:-gap] & drop[gap:]).float().mean().item()
+        assert both == pytest.approx(p * p, abs=0.002)
+
+
+def test_p_is_kept_to_16_bits_at_both_ends():
+    x = torch.ones(200_000)
+    torch.manual_seed(4)
+    assert draw_keep(x, 1e-7).all()  # rounds to 0: nothing drops
+    assert not draw_keep(x, 1 - 1e-7).any()  # rounds to 1: the threshold must not wrap
+    assert draw_keep(x, 0.99999).float().mean().item() < 1e-4
 
 
 def test_its_gradient_is_the_mask_times_the_scale():

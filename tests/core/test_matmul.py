@@ -45,17 +45,19 @@ def test_which_products_take_onednn(monkeypatch):
         assert not matmul.uses_onednn(torch.zeros(1), matmul.MIN_MACS)
 
 
+# 96 rows (<= 2K): dW = (g^T copied) x; 300 rows: dW = (x^T g)^T copied
+@pytest.mark.parametrize("rows", [(4, M // 4), (3, 100)])
 @pytest.mark.parametrize("with_bias", [True, False])
-def test_fp32_linear_and_its_gradients_equal_float64s_to_rounding(with_bias, products):
-    x, w, b, up = tensors(torch.float32)
+def test_fp32_linear_and_its_gradients_equal_float64s_to_rounding(with_bias, rows, products):
+    x, w, b, up = tensors(torch.float32, rows=rows)
     bias = b if with_bias else None
     out = matmul.linear(x, w, bias)
     out.backward(up)
-    assert products == ([1, 1, 1] if ONEDNN else [])  # forward, dx, dW (x^T g)
+    assert products == ([1, 1, 1] if ONEDNN else [])  # forward, dx, dW
     exact = [t.detach().double().requires_grad_() for t in (x, w, b)]
     ref = F.linear(exact[0], exact[1], exact[2] if with_bias else None)
     ref.backward(up.double())
-    assert out.shape == (4, M // 4, N) and w.grad.is_contiguous()
+    assert out.shape == (*rows, N) and w.grad.is_contiguous()
     for got, want in ((out, ref), (x.grad, exact[0].grad), (w.grad, exact[1].grad)):
         # K or M terms of size ~1 each: a few fp32 ulps of the sum's magnitude
         scale = want.abs().max().item() + K ** 0.5
