@@ -40,8 +40,11 @@ def _probe_bf16_training() -> str | None:
     else the error. oneDNN refuses bf16 LSTM training primitives on CPUs (or ISA caps,
     ONEDNN_MAX_CPU_ISA) without native bf16, so flags alone are not proof."""
     try:
-        # gradients on, whatever the caller's mode: the answer is cached for the process
-        with torch.inference_mode(False), torch.enable_grad():
+        # gradients on, whatever the caller's mode: the answer is cached for the process;
+        # the global generator untouched, or the first bf16 run of a process (which asks
+        # first, after seeding) would draw other initial weights and dropout masks than
+        # the same run started again
+        with torch.random.fork_rng(devices=[]), torch.inference_mode(False), torch.enable_grad():
             lstm, proj = torch.nn.LSTM(8, 8, batch_first=True), torch.nn.Linear(8, 4)
             x = torch.randn(2, 3, 8)
             with torch.autocast("cpu", dtype=torch.bfloat16):
