@@ -95,9 +95,8 @@ class PackedEncoder(nn.Module):
 
     Returns outputs batch x src_len x (hidden * directions), zero on padding, and the
     final states (layers*directions) x batch x hidden, taken at each sentence's last
-    real token thanks to packing. A unidirectional LSTM on the CPU runs by segments
-    (`lstm_by_segments`, the same results, faster), in fp32 as the packed one runs
-    under autocast.
+    real token thanks to packing. A unidirectional LSTM on the CPU outside autocast runs
+    by segments (`lstm_by_segments`: the same results, faster).
     """
 
     def __init__(
@@ -127,11 +126,11 @@ class PackedEncoder(nn.Module):
     def forward(self, src: Tensor, src_lens: Tensor) -> tuple[Tensor, Tensor, Tensor | None]:
         """src: batch x S, src_lens: batch -> (outputs B x S x H*dirs, h_n, c_n or None)."""
         emb = self.drop(self.embed(src))  # batch x S x emb
-        if self.cell == "lstm" and not self.rnn.bidirectional and src.device.type == "cpu":
-            # autocast leaves a packed LSTM in fp32; so do the segments (oneDNN's bf16
-            # LSTM was slower here, and less exact)
-            with torch.autocast("cpu", enabled=False):
-                out, (h_n, c_n) = lstm_by_segments(self.rnn, emb, src_lens)
+        if (self.cell == "lstm" and not self.rnn.bidirectional and src.device.type == "cpu"
+                and not torch.is_autocast_enabled("cpu")):
+            # under autocast the packed LSTM's step products run in bf16, faster than
+            # segments in fp32 or oneDNN's bf16 LSTM (docs/benchmarks.md)
+            out, (h_n, c_n) = lstm_by_segments(self.rnn, emb, src_lens)
             return out, h_n, c_n
         packed = pack_padded_sequence(
             emb, src_lens.detach().cpu(), batch_first=True, enforce_sorted=False

@@ -76,9 +76,8 @@ def test_bf16_forward_keeps_the_softmax_in_fp32_and_the_loss_close(name, native_
 
 
 def test_bf16_training_follows_the_fp32_run(tmp_path):
-    """Same seed, same batches. With native bf16: each of the first ten bf16 losses, and
-    the mean of every ten, within 1 % of the fp32 ones, and both fall (single steps
-    later on drift apart by chance, up to 3 %: 40 steps at lr 1e-2 with dropout). Without (the real detection, nothing declared): train.amp gives
+    """Same seed, same batches. With native bf16: every bf16 loss within 1 % of the fp32
+    one, and both fall. Without (the real detection, nothing declared): train.amp gives
     the fp32 run bit for bit, and the log says why."""
     native, why = device_mod.cpu_bf16_status()
     runs, logs = {}, {}
@@ -95,10 +94,7 @@ def test_bf16_training_follows_the_fp32_run(tmp_path):
     if native:
         assert "train.amp: bf16 autocast" in logs[True]
         assert fp32 != amp_run  # bf16 really ran
-        assert all(abs(a - b) / a < 0.01 for a, b in zip(fp32[:10], amp_run[:10], strict=True))
-        for i in range(0, 40, 10):
-            ours, theirs = sum(amp_run[i:i + 10]), sum(fp32[i:i + 10])
-            assert abs(ours - theirs) / theirs < 0.01
+        assert all(abs(a - b) / a < 0.01 for a, b in zip(fp32, amp_run, strict=True))
     else:
         assert fp32 == amp_run  # the fallback is exactly the fp32 run
         assert f"train.amp: cpu has no native bf16 ({why}); training in fp32" in logs[True]

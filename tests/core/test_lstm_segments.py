@@ -1,6 +1,7 @@
 """core/models/rnn_common.py's lstm_by_segments: a unidirectional LSTM run in one call per
 stretch between a batch's distinct lengths gives the packed LSTM's outputs, final states
-and gradients (to fp32 rounding), and the recurrent encoders use it on the CPU."""
+and gradients (to rounding), and the recurrent encoders use it on the CPU outside
+autocast."""
 from __future__ import annotations
 
 import pytest
@@ -53,7 +54,7 @@ def test_outputs_final_states_and_gradients_are_the_packed_lstms(lens, layers):
         assert torch.count_nonzero(out[i, n:]) == 0 and torch.count_nonzero(out[i, n - 1]) > 0
 
 
-def test_the_encoder_runs_a_cpu_lstm_by_segments_in_fp32_under_autocast(monkeypatch):
+def test_the_encoder_runs_a_cpu_lstm_by_segments_outside_autocast(monkeypatch):
     calls = []
     original = rnn_common.lstm_by_segments
     monkeypatch.setattr(rnn_common, "lstm_by_segments",
@@ -67,13 +68,13 @@ def test_the_encoder_runs_a_cpu_lstm_by_segments_in_fp32_under_autocast(monkeypa
         ref_out, ref_h, ref_c = packed_lstm(enc.rnn, enc.embed(src), lens)
         with torch.autocast("cpu", dtype=torch.bfloat16):
             amp_out, _, _ = enc(src, lens)
-    assert len(calls) == 2
+    assert len(calls) == 1  # under autocast the packed LSTM (bf16 products) is faster
     torch.testing.assert_close(out, ref_out)
     torch.testing.assert_close(h, ref_h)
     torch.testing.assert_close(c, ref_c)
-    assert amp_out.dtype == torch.float32 and torch.equal(amp_out, out)
+    assert amp_out.dtype == torch.float32 and not torch.equal(amp_out, out)
     # a GRU (RNNsearch's bidirectional one included) stays packed
     gru = PackedEncoder(30, IN, HIDDEN, 1, "gru", bidirectional=True).eval()
     with torch.no_grad():
         gru(src, lens)
-    assert len(calls) == 2
+    assert len(calls) == 1
