@@ -6,8 +6,11 @@ those masks were 15 % of a training step on the CPU (docs/benchmarks.md). This d
 draws 64 random bits per four elements (`random_` over the full int64 range, 3x faster
 than `torch.rand` per element), keeps an element where its 16 bits reach p's threshold,
 scales the kept ones by 1 / (1 - p) and saves a one-byte mask for the backward pass:
-nn.Dropout's distribution with p rounded to a multiple of 2^-16 (0.3 drops 0.299997),
-a different random stream. On other devices it is torch's own (fused) dropout.
+nn.Dropout's distribution with the drop probability rounded to a multiple of 2^-16 (0.3
+drops 0.299997), a different random stream. The output's mean is then the input's to
+within 4e-6 at p = 0.3 and 6e-4 at p = 0.99; the scale stays 1 / (1 - p), which
+(unlike the exact keep probability's inverse) is the same in bf16 and fp32 passes for
+p such as 0.2. On other devices it is torch's own (fused) dropout.
 """
 from __future__ import annotations
 

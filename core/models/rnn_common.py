@@ -71,6 +71,9 @@ def lstm_by_segments(rnn: nn.LSTM, x: Tensor, lens: Tensor) -> tuple[Tensor, tup
     inverse = torch.argsort(order)
     x = x.index_select(0, order)
     batch, total = x.size(0), x.size(1)
+    if lengths[-1] < 1 or lengths[0] > total:
+        raise ValueError(f"lengths must be 1..{total} (the input's steps); got "
+                         f"{lengths[-1]}..{lengths[0]}")
     state: tuple[Tensor, Tensor] | None = None
     start, pieces, finals = 0, [], []
     for end in sorted(set(lengths)):

@@ -42,7 +42,8 @@ class _CrossEntropy(torch.autograd.Function):
         p_target = torch.empty(n, dtype=torch.float32, device=scores.device)
         mean = torch.empty(n, dtype=torch.float32, device=scores.device) if with_smooth else None
         keep = ctx.needs_input_grad[0]  # no backward (evaluation): nothing to keep
-        probs = torch.empty_like(scores) if keep else None
+        # contiguous whatever the scores' layout: _softmax.out writes as if it were
+        probs = torch.empty_like(scores, memory_format=torch.contiguous_format) if keep else None
         in_place = keep and probs.dtype == torch.float32  # softmax written into probs
         for i, j in _chunks(n, v):
             chunk = scores[i:j].float()

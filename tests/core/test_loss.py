@@ -167,3 +167,18 @@ def test_the_training_loss_takes_the_one_weight_pass(monkeypatch):
         loss, _, n = sequence_nll(scores, target, smoothing)
         (loss / n).backward()
     assert calls == ["_scale_uniform", "_scale_rows"]
+
+
+def test_scores_laid_out_column_major_get_the_exact_gradient(monkeypatch):
+    """The fp32 softmax is written straight into the kept probabilities, which must not
+    inherit a transposed layout from the scores (the kernel writes as if contiguous)."""
+    monkeypatch.setattr(loss_mod, "CHUNK_ELEMENTS", 64)  # several chunks
+    g = torch.Generator().manual_seed(3)
+    scores = torch.randn(40, 150, generator=g).t().requires_grad_()  # 150 x 40, transposed
+    target = torch.randint(0, 40, (150,), generator=g)
+    nll, _ = loss_mod._CrossEntropy.apply(scores, target, False)
+    (grad,) = torch.autograd.grad(nll.sum(), scores)
+    exact = scores.detach().double().requires_grad_()
+    (want,) = torch.autograd.grad(
+        torch.nn.functional.cross_entropy(exact, target, reduction="sum"), exact)
+    torch.testing.assert_close(grad.double(), want, rtol=1e-5, atol=1e-6)

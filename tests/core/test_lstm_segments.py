@@ -54,6 +54,33 @@ def test_outputs_final_states_and_gradients_are_the_packed_lstms(lens, layers):
         assert torch.count_nonzero(out[i, n:]) == 0 and torch.count_nonzero(out[i, n - 1]) > 0
 
 
+def test_in_fp32_through_onednn_its_gradients_are_the_packed_lstms():
+    """The fast path itself (fp32, training mode, no dropout): float64 never reaches
+    oneDNN's LSTM."""
+    torch.manual_seed(7)
+    rnn = torch.nn.LSTM(IN, HIDDEN, num_layers=2, batch_first=True).train()
+    lens = torch.tensor([6, 2, 5, 6, 3, 1])
+    x = torch.randn(len(lens), 7, IN)
+    weights = torch.randn(len(lens), 7, HIDDEN)
+    results = []
+    for run in (packed_lstm, segmented_lstm):
+        rnn.zero_grad()
+        xi = x.clone().requires_grad_()
+        out, h, c = run(rnn, xi, lens)
+        ((out * weights).sum() + h.sum() + c.sum()).backward()
+        results.append([out, h, c, xi.grad] + [p.grad.clone() for p in rnn.parameters()])
+    for ours, theirs in zip(results[1], results[0], strict=True):
+        torch.testing.assert_close(ours, theirs, rtol=1e-4, atol=1e-5)
+
+
+def test_lengths_beyond_the_input_are_refused():
+    rnn = torch.nn.LSTM(IN, HIDDEN, batch_first=True)
+    with pytest.raises(ValueError, match="lengths must be 1..4"):
+        lstm_by_segments(rnn, torch.randn(2, 4, IN), torch.tensor([5, 2]))
+    with pytest.raises(ValueError, match="got 0..2"):
+        lstm_by_segments(rnn, torch.randn(2, 4, IN), torch.tensor([0, 2]))
+
+
 def test_the_encoder_runs_a_cpu_lstm_by_segments_outside_autocast(monkeypatch):
     calls = []
     original = rnn_common.lstm_by_segments
