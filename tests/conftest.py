@@ -58,3 +58,14 @@ def shared_path(*parts: str) -> Path:
 @pytest.fixture
 def shared():
     return shared_path
+
+
+@pytest.fixture
+def count_calls(monkeypatch):
+    """count_calls(owner, name) -> a list that gains one item per call of owner.name,
+    which still runs (the wrapper is undone after the test)."""
+    def watch(owner, name: str) -> list:
+        calls, original = [], getattr(owner, name)
+        monkeypatch.setattr(owner, name, lambda *a: calls.append(1) or original(*a))
+        return calls
+    return watch

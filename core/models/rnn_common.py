@@ -65,8 +65,9 @@ def lstm_by_segments(rnn: nn.LSTM, x: Tensor, lens: Tensor) -> tuple[Tensor, tup
     each sentence's length; (h_n, c_n) layers x batch x hidden at each sentence's last
     token). The sentences run longest first; the state of those still running carries
     from one stretch to the next."""
-    order = torch.argsort(lens.cpu(), descending=True, stable=True)
-    lengths = lens.cpu()[order].tolist()  # longest first
+    lens = lens.cpu()
+    order = torch.argsort(lens, descending=True, stable=True)
+    lengths = lens[order].tolist()  # longest first
     order = order.to(x.device)
     inverse = torch.argsort(order)
     x = x.index_select(0, order)

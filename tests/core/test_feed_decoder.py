@@ -48,12 +48,9 @@ def forward_backward(model, src, lens, tgt, fused: bool, amp: bool = False,
 
 
 @pytest.fixture
-def calls(monkeypatch):
+def calls(count_calls):
     """How many times LuongModel ran the fused decoder."""
-    count = []
-    fused = luong.feed_decoder
-    monkeypatch.setattr(luong, "feed_decoder", lambda *a: count.append(1) or fused(*a))
-    return count
+    return count_calls(luong, "feed_decoder")
 
 
 @pytest.mark.parametrize("name, layers, dropout, attention_loss", [

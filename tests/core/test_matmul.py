@@ -15,12 +15,9 @@ ONEDNN = matmul.uses_onednn(torch.zeros(1), M * K * N)
 
 
 @pytest.fixture
-def products(monkeypatch):
+def products(count_calls):
     """How many products went to oneDNN."""
-    calls = []
-    original = matmul._product
-    monkeypatch.setattr(matmul, "_product", lambda *a: calls.append(1) or original(*a))
-    return calls
+    return count_calls(matmul, "_product")
 
 
 def tensors(dtype, seed=0, rows=(4, M // 4)):

@@ -94,16 +94,14 @@ def test_forward_equals_stepwise_decoding(name):
         assert torch.allclose(torch.stack(poss, 1), out.positions, atol=1e-5)
 
 
-def test_decoding_builds_the_step_weights_once_per_search(monkeypatch):
+def test_decoding_builds_the_step_weights_once_per_search(count_calls):
     """Luong's input-feeding steps reuse their concatenated (and cast) weights: one
     build for a beam search of 6 steps, not one a step."""
     from core.infer.search import beam_search
 
     model = tiny("luong-global-general").eval()
     src, lens, _ = batch([6, 4, 3], 2, seed=1)
-    builds = []
-    build = type(model)._feed_weights
-    monkeypatch.setattr(type(model), "_feed_weights", lambda m: builds.append(1) or build(m))
+    builds = count_calls(type(model), "_feed_weights")
     hyps = beam_search(model, src, lens, beam=3, max_len_abs=5, max_len_ratio=1e9, min_len=5)
     assert [len(h[0].tokens) for h in hyps] == [5, 5, 5]
     assert len(builds) == 1
