@@ -99,7 +99,9 @@ def test_each_result_equals_translating_alone():
     for s, t in zip(sents, together, strict=True):
         alone = run(model, [s], beam=3, batch_size=1, max_len_ratio=1.0)[0]
         assert alone.target_ids == t.target_ids
-        assert alone.score == pytest.approx(t.score, abs=1e-5)
+        # the same search over a batch of 4 or of 1: fp32 kernels sum in another order
+        # (1.0e-5 apart at a score of -11.1 with AVX2 kernels), so relative to the score
+        assert alone.score == pytest.approx(t.score, rel=1e-5, abs=1e-5)
         ids = SRC_VOCAB.encode(DE.tokenize(s))
         direct = beam_search(model, torch.tensor([ids]), torch.tensor([len(ids)]), beam=3,
                              max_len_ratio=1.0)[0][0]
