@@ -32,6 +32,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     t.add_argument("--flops", action="store_true",
                    help="also count each step's matrix-product FLOP and measure this machine's "
                    "matmul peak: GFLOP/s achieved, share of the peak, ceiling in tok/s")
+    batch = t.add_mutually_exclusive_group()
+    batch.add_argument("--batch-size", type=int, default=0, metavar="N",
+                       help="batches of N sentences (default: each variant's preset's: 64; "
+                       "luong-paper 128)")
+    batch.add_argument("--batch-tokens", type=int, default=0, metavar="N",
+                       help="batches of about N padded target tokens instead")
     t.add_argument("--json", nargs="?", const="-", metavar="FILE",
                    help="also write the rows as JSON to FILE (to stdout without FILE)")
     t.set_defaults(func=run_train)
@@ -73,7 +79,8 @@ def run_train(args: argparse.Namespace) -> int:
     rows = run_train_bench(args.variant, args.steps, args.warmup, args.device, args.data,
                            args.threads, args.split, out=sys.stderr if to_stdout else sys.stdout,
                            sampled_softmax=args.sampled_softmax, amp=args.amp,
-                           flops=args.flops)
+                           flops=args.flops, batch_size=args.batch_size,
+                           batch_tokens=args.batch_tokens)
     if to_stdout:
         print(json.dumps(rows, indent=2))
     elif args.json:

@@ -36,12 +36,16 @@ from core.config import ModelConfig, RunConfig, load_preset
 from core.errors import ConfigError
 from core.services.bench_roofline import HEADER as ROOFLINE_HEADER
 from core.services.bench_roofline import roofline_columns
+from core.services.gpu_utilisation import GpuUtilisation
 from core.train.device import amp_active, cpu_bf16_status
 
 SHARED_SPA = Path(__file__).resolve().parents[3] / "shared" / "data" / "tatoeba-spa-eng" / "spa.txt"
 SPLITS = ("default", "onmt")
 SPECIALS = 4  # <pad> <unk> <s> </s>: vocab sizes below count words, as OpenNMT-py does
 PRESET = "bench-onmt"
+#: variants at a paper's full size, measured only when named (--variant): their own preset
+#: also gives the batch and the vocabulary sizes
+PAPER_SIZE = {"luong-paper": "luong-paper"}
 
 Pairs = tuple[list[list[str]], list[list[str]]]
 
@@ -100,7 +104,8 @@ def bench_preset() -> RunConfig:
 
 def bench_variants() -> list[tuple[str, ModelConfig]]:
     """Every registry variant at the preset's size (2 x 256, dropout 0.2, ...), then the
-    Transformer families (transformer_variants)."""
+    Transformer families (transformer_variants), then the paper-size models (PAPER_SIZE:
+    luong-paper, Luong et al.'s 4 x 1000)."""
     from core.models.registry import VARIANTS
 
     base = bench_preset().model
@@ -109,7 +114,8 @@ def bench_variants() -> list[tuple[str, ModelConfig]]:
         fields = overrides if isinstance(overrides, dict) else dataclasses.asdict(overrides)
         keep = {k: v for k, v in fields.items() if k not in ("emb_size", "hidden_size", "layers")}
         out.append((name, dataclasses.replace(base, **keep)))
-    return out + transformer_variants()
+    paper = [(name, load_preset(preset).model) for name, preset in PAPER_SIZE.items()]
+    return out + transformer_variants() + paper
 
 
 def transformer_variants() -> list[tuple[str, ModelConfig]]:
@@ -149,14 +155,34 @@ def _rss_mb() -> float:
     return pages * os.sysconf("SC_PAGE_SIZE") / 2**20
 
 
+def batch_label(batch_size: int, batch_tokens: int) -> str:
+    """'64 sentences' or '4,096 tokens': how a bench row's batches were cut."""
+    return f"{batch_tokens:,} tokens" if batch_tokens > 0 else f"{batch_size} sentences"
+
+
+def variant_data(name: str, batch_size: int = 0, batch_tokens: int = 0) -> tuple[int, int, int, int]:
+    """(source vocab, target vocab, batch sentences, batch tokens) for variant `name`: the
+    bench preset's, or for a paper-size variant its own preset's; batch_size or
+    batch_tokens (> 0) override the batch (tokens win when both are given)."""
+    data = load_preset(PAPER_SIZE.get(name, PRESET)).data
+    sentences, tokens = data.batch_size, data.batch_tokens
+    if batch_tokens > 0:
+        sentences, tokens = 0, batch_tokens
+    elif batch_size > 0:
+        sentences, tokens = batch_size, 0
+    return data.src_vocab_size, data.tgt_vocab_size, sentences, tokens
+
+
 def measure_variant(name: str, steps: int, warmup: int, device: str, pairs_file: str,
                     threads: int, sampled_softmax: int = 0, amp: bool = False,
-                    flops: bool = False) -> dict:
+                    flops: bool = False, batch_size: int = 0, batch_tokens: int = 0) -> dict:
     """Train `steps` batches after `warmup` on the pairs in `pairs_file` (JSON [src, tgt])
     and return throughput and peak memory. Runs in a fresh process (see run_train_bench).
     sampled_softmax: 0 = full softmax, K = Jean et al.'s K-word candidate softmax;
     amp: bf16 autocast (train.amp); flops: afterwards, count the timed batches' matrix-
-    product FLOP and measure the machine's peak (core/services/bench_roofline.py)."""
+    product FLOP and measure the machine's peak (core/services/bench_roofline.py);
+    batch_size / batch_tokens: see variant_data. On CUDA the row also holds the GPU's
+    mean utilisation over the timed steps (core/services/gpu_utilisation.py)."""
     from core.data.batching import BatchPlan
     from core.data.context import CONTEXT_START
     from core.data.vocab import Vocab
@@ -166,12 +192,12 @@ def measure_variant(name: str, steps: int, warmup: int, device: str, pairs_file:
     from core.train.optim import build_optimizer, clip_gradients, embedding_rows
 
     torch.set_num_threads(threads)
-    preset = bench_preset()
     cfg = dict(bench_variants())[name]
     with open(pairs_file, encoding="utf-8") as f:
         src_tok, tgt_tok = json.load(f)
-    src_vocab = Vocab.build(src_tok, max_size=preset.data.src_vocab_size + SPECIALS)
-    tgt_vocab = Vocab.build(tgt_tok, max_size=preset.data.tgt_vocab_size + SPECIALS)
+    src_size, tgt_size, batch_size, batch_tokens = variant_data(name, batch_size, batch_tokens)
+    src_vocab = Vocab.build(src_tok, max_size=src_size + SPECIALS)
+    tgt_vocab = Vocab.build(tgt_tok, max_size=tgt_size + SPECIALS)
     src_ids = [src_vocab.encode(s) for s in src_tok]
     tgt_ids = [tgt_vocab.encode(t) for t in tgt_tok]
     del src_tok, tgt_tok
@@ -179,48 +205,58 @@ def measure_variant(name: str, steps: int, warmup: int, device: str, pairs_file:
     if family_traits(cfg.family).context:  # the previous pair's source, or its target
         side = tgt_ids if cfg.ctx_side == "target" else src_ids
         ctx_ids = previous_sentence_context(side, src_vocab.encode([CONTEXT_START])[0])
-    plan = BatchPlan(src_ids, tgt_ids, batch_size=preset.data.batch_size, seed=1,
-                     ctx_ids=ctx_ids)
+    plan = BatchPlan(src_ids, tgt_ids, batch_size=batch_size, batch_tokens=batch_tokens,
+                     seed=1, ctx_ids=ctx_ids)
     dev = torch.device(device)
     base_mb = _rss_mb()
     torch.manual_seed(1)
     model = build_model(cfg, len(src_vocab), len(tgt_vocab)).to(dev).train()
-    opt = build_optimizer(model.parameters(), preset.train)
-    clip = preset.train.clip_norm
+    train_cfg = load_preset(PAPER_SIZE.get(name, PRESET)).train  # luong-paper: its SGD
+    opt = build_optimizer(model.parameters(), train_cfg)
+    clip = train_cfg.clip_norm
     batches = plan.epoch(0)
     if dev.type == "cuda":
         torch.cuda.reset_peak_memory_stats(dev)
     tokens, start = 0, 0.0
 
     def forward_backward(i: int) -> tuple[int, dict]:
-        out, _, targets = forward_batch(model, plan.collate(batches[i % len(batches)]), dev, amp,
-                                        sampled_softmax, len(tgt_vocab))
-        loss_sum, _, n = sequence_nll(out.scores, targets)
+        host_batch = plan.collate(batches[i % len(batches)])
+        out, _, targets = forward_batch(model, host_batch, dev, amp, sampled_softmax,
+                                        len(tgt_vocab))
+        # counted on the host, as the trainer does: no wait for the GPU
+        loss_sum, _, n = sequence_nll(out.scores, targets, n_tokens=host_batch.n_tgt_tokens)
         opt.zero_grad(set_to_none=True)
         loss = loss_sum / n  # normalization: tokens
         rows = embedding_rows(loss) if clip > 0 and dev.type == "cpu" else None  # as the trainer
         loss.backward()
         return n, rows
 
-    for i in range(warmup + steps):
-        if i == warmup:
-            if dev.type == "cuda":
-                torch.cuda.synchronize(dev)
-            tokens, start = 0, time.perf_counter()
+    def train_step(i: int) -> int:
         n, rows = forward_backward(i)
-        tokens += n
         if clip > 0:
             clip_gradients(model.parameters(), clip, rows)
         opt.step()
+        return n
+
+    for i in range(warmup):
+        train_step(i)
     if dev.type == "cuda":
         torch.cuda.synchronize(dev)
-    elapsed = time.perf_counter() - start
+    with GpuUtilisation(dev) as utilisation:
+        start = time.perf_counter()
+        tokens = sum(train_step(i) for i in range(warmup, warmup + steps))
+        if dev.type == "cuda":
+            torch.cuda.synchronize(dev)
+        elapsed = time.perf_counter() - start
     amp = amp_active(dev, amp)  # a row says bf16 only if bf16 really ran
     label = name + (f" +ss{sampled_softmax}" if sampled_softmax else "") + (" +bf16" if amp else "")
     row = {"variant": label, "sampled_softmax": sampled_softmax, "amp": amp, "device": device, "threads": torch.get_num_threads(),
            "steps": steps, "tgt_tokens": tokens, "seconds": round(elapsed, 3),
            "tgt_tok_per_s": tokens / elapsed, "params": sum(p.numel() for p in model.parameters()),
-           "src_vocab": len(src_vocab), "tgt_vocab": len(tgt_vocab), "pairs": len(src_ids)}
+           "src_vocab": len(src_vocab), "tgt_vocab": len(tgt_vocab), "pairs": len(src_ids),
+           "batch": batch_label(batch_size, batch_tokens)}
+    if utilisation.percent is not None:
+        row["gpu_util"] = utilisation.percent
     if dev.type == "cuda":
         row["peak_mem_mb"] = torch.cuda.max_memory_allocated(dev) / 2**20
         row["base_mem_mb"] = 0.0
@@ -257,6 +293,8 @@ def format_row(row: dict) -> str:
             f"{train:>8.0f} {row['params'] / 1e6:>7.2f}M")
     if "gflops" in row:
         line += roofline_columns(row)
+    if "gpu_util" in row:
+        line += f"  GPU {row['gpu_util']:.0f} % busy"
     return line
 
 
@@ -266,7 +304,8 @@ HEADER = f"{'variant':<36} {'tgt tok/s':>9} {'peak MB':>8} {'train MB':>8} {'par
 def run_train_bench(variants: list[str] | None, steps: int, warmup: int, device: str,
                     data_dir: str | None, threads: int, split: str = "default",
                     out: TextIO = sys.stdout, sampled_softmax: int = 0,
-                    amp: bool = False, flops: bool = False) -> list[dict]:
+                    amp: bool = False, flops: bool = False, batch_size: int = 0,
+                    batch_tokens: int = 0) -> list[dict]:
     """Measure every variant (or `variants`), print a table to `out`, return the rows.
     With sampled_softmax = K, each variant is measured a second time with Jean et al.'s
     K-word candidate softmax (row suffix '+ssK'); with amp, every measurement is repeated
@@ -277,6 +316,9 @@ def run_train_bench(variants: list[str] | None, steps: int, warmup: int, device:
     With flops, each row also gets the roofline of core/services/bench_roofline.py:
     matmul MFLOP per target token, GFLOP/s achieved, this machine's matmul peak at the
     row's precision, the share of it used, and the ceiling in target tok/s.
+    Batches: each variant's preset's (64 sentences; luong-paper 128), or batch_size
+    sentences, or batch_tokens padded target tokens (see variant_data). The paper-size
+    variants (PAPER_SIZE) run only when named.
     """
     names = [n for n, _ in bench_variants()]
     if variants:
@@ -284,11 +326,17 @@ def run_train_bench(variants: list[str] | None, steps: int, warmup: int, device:
         if unknown:
             raise ConfigError(f"unknown variant(s) {unknown}; known: {names}")
         names = [n for n in names if n in variants]
+    else:
+        names = [n for n in names if n not in PAPER_SIZE]
     src, tgt = load_bench_pairs(data_dir, split)
     n_tgt = sum(len(t) + 1 for t in tgt)
     print(f"# bench train: {machine_line(device, threads)}", file=out)
     print(f"# split {split}: {len(src)} pairs, mean target {n_tgt / max(1, len(tgt)):.1f} "
           f"tokens + EOS; preset {PRESET}; {warmup} warm-up + {steps} timed steps", file=out)
+    batches = sorted({batch_label(*variant_data(n, batch_size, batch_tokens)[2:]) for n in names})
+    print(f"# batches of {' or '.join(batches)}" + (
+        " (paper-size variants: their own preset's vocabularies and optimiser)"
+        if any(n in PAPER_SIZE for n in names) else ""), file=out)
     if flops:
         print("# matmul FLOP counted by torch's FlopCounterMode over the timed batches; peak: "
               "the best large square product at the row's precision; ceiling = peak / "
@@ -314,7 +362,8 @@ def run_train_bench(variants: list[str] | None, steps: int, warmup: int, device:
                    "from core.allocator import keep_freed_memory; keep_freed_memory(); "
                    "import json; from core.services.bench import measure_variant; "
                    f"print('RESULT', json.dumps(measure_variant({name!r}, {steps}, {warmup}, "
-                   f"{device!r}, {pairs_file!r}, {threads}, {k}, {use_amp}, {flops})))"]
+                   f"{device!r}, {pairs_file!r}, {threads}, {k}, {use_amp}, {flops}, "
+                   f"{batch_size}, {batch_tokens})))"]
             proc = subprocess.run(cmd, capture_output=True, text=True,
                                   cwd=Path(__file__).resolve().parents[2], env=dict(os.environ))
             line = [ln for ln in proc.stdout.splitlines() if ln.startswith("RESULT ")]

@@ -115,10 +115,13 @@ class DeviceCheck:
     def train_args(self, name: str, preset: str, extra: tuple[str, ...] = (),
                    steps: int | None = None, amp: bool = False) -> list[str]:
         """`train` arguments for run `name` of `preset` on this device: `steps` updates
-        (default the check's), validating half-way, with bf16 autocast when `amp`."""
+        (default the check's), validating half-way, with bf16 autocast when `amp`. The
+        epoch limit is lifted to `steps`: the presets' 5-10 epochs of the demo corpus end
+        a run after 60-120 updates, before a few hundred."""
         steps = steps or self.steps
         args = ["train", "--preset", preset, "--corpus", "demo", "--name", name,
-                "--max-steps", str(steps), "--valid-every", str(max(1, steps // 2)),
+                "--max-steps", str(steps), "--epochs", str(steps),
+                "--valid-every", str(max(1, steps // 2)),
                 "--device", self.device, "--quiet", *self.size_args(preset)]
         for s in extra:
             args += ["--set", s]

@@ -52,7 +52,7 @@ def set_rng_state(state: dict[str, Any]) -> None:
     py = state["python"]
     gauss = None if py[-1] == -1 else py[-1]
     random.setstate((state["python_version"], tuple(py[:-1]), gauss))
-    keys = state["numpy_keys"].numpy().astype(np.uint32)
+    keys = state["numpy_keys"].cpu().numpy().astype(np.uint32)
     np.random.set_state(("MT19937", keys, state["numpy_pos"], 0, 0.0))
     if "cuda" in state and torch.cuda.is_available():
         for device, cuda_state in enumerate(state["cuda"][:torch.cuda.device_count()]):

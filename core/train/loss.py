@@ -129,13 +129,16 @@ def _scale_uniform(probs: Tensor, coef: Tensor, weight: float) -> None:
         probs.index_fill_(0, zero, 0.0)
 
 
-def sequence_nll(scores: Tensor, target: Tensor, smoothing: float = 0.0):
+def sequence_nll(scores: Tensor, target: Tensor, smoothing: float = 0.0,
+                 n_tokens: int | None = None):
     """Summed loss over real target tokens and their count.
 
     scores: batch x tgt_len x vocab, the softmax layer's logits (Seq2SeqOutput.scores)
     or already normalised log-probs (same result); target: batch x tgt_len (PAD ignored).
     With label smoothing eps the loss is (1 - eps) * NLL + eps * mean_v(-log p_v).
     Returns (loss_sum, nll_sum, n_tokens); nll_sum is the plain NLL for perplexity.
+    n_tokens: the count when the caller has it on the host (Batch.n_tgt_tokens before
+    the batch went to a GPU); counting `target` there would wait for the GPU.
     """
     flat = scores.reshape(-1, scores.size(-1))
     gold = target.reshape(-1)
@@ -146,4 +149,4 @@ def sequence_nll(scores: Tensor, target: Tensor, smoothing: float = 0.0):
         loss_sum = ((1 - smoothing) * nll + smoothing * smooth).mul(mask).sum()
     else:
         loss_sum = nll_sum
-    return loss_sum, nll_sum, int(mask.sum())
+    return loss_sum, nll_sum, int(mask.sum()) if n_tokens is None else n_tokens

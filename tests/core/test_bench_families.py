@@ -83,3 +83,28 @@ def test_decoding_bench_with_a_shortlist_decodes_the_same_work_over_fewer_words(
                         batch_size=5, device="cpu", data_dir=str(tmp_path), threads=1,
                         out=out2, shortlist=(2, 5))
     assert "reusing the stored alignments" in out2.getvalue()  # the cached links are read
+
+
+def test_paper_size_variant_and_batch_overrides(tmp_path):
+    """luong-paper is Luong et al.'s 4 x 1000 with its preset's vocabularies, batch and SGD;
+    --batch-tokens cuts every variant's batches by padded target tokens instead."""
+    from core.services.bench import variant_data
+
+    names = dict(bench_variants())
+    paper = names["luong-paper"]
+    assert (paper.layers, paper.hidden_size, paper.attention) == (4, 1000, "local-p")
+    assert variant_data("luong-paper") == (50000, 50000, 128, 0)
+    assert variant_data("luong-global-general") == (20000, 20000, 64, 0)
+    assert variant_data("transformer", batch_size=32) == (20000, 20000, 32, 0)
+    assert variant_data("luong-paper", batch_tokens=8192) == (50000, 50000, 0, 8192)
+
+    for side in ("es", "en"):
+        (tmp_path / f"train.tok.{side}").write_text(
+            (DEMO / f"demo.{side}").read_text(encoding="utf-8"), encoding="utf-8")
+    out = io.StringIO()
+    rows = run_train_bench(["transformer"], steps=3, warmup=1, device="cpu",
+                           data_dir=str(tmp_path), threads=1, out=out, batch_tokens=200)
+    assert rows[0]["batch"] == "200 tokens"
+    assert "# batches of 200 tokens" in out.getvalue()
+    # 64-sentence batches of the demo hold about 1,000 target tokens; these hold <= 200
+    assert 3 * 50 < rows[0]["tgt_tokens"] <= 3 * 200

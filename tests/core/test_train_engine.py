@@ -151,3 +151,55 @@ def test_best_checkpoint_is_the_lowest_dev_perplexity_of_all_validations(tmp_pat
     assert pick_checkpoint(tmp_path, "best").name == f"best-{best_step:08d}.pt"
     kept = sorted(int(p.stem.split("-")[1]) for p in tmp_path.glob("best-*.pt"))
     assert kept == sorted(sorted(dev, key=dev.get)[:2])
+
+
+def test_losses_read_a_step_late_as_on_a_gpu(tmp_path, monkeypatch):
+    """On a GPU the loop reads each step's loss one step late (core.train.loop.read_lag), so
+    the GPU is not left idle while the host queues the next step. Forced here on the CPU:
+    the same rows, events in the same order (every step before its validation and its
+    epoch's end), the same weights; a NaN loss still stops the run before a checkpoint
+    holds its update."""
+    import core.train.loop as loop
+
+    def run(lag: int, folder: str) -> tuple[RecordingContext, dict]:
+        monkeypatch.setattr(loop, "read_lag", lambda device: lag)
+        ctx = RecordingContext()
+        # 96 pairs in batches of 16: 6 steps an epoch, so step 12 ends epoch 2
+        train_model(tiny_config(max_steps=14, valid_every=5), reversal_data(), tmp_path / folder, ctx)
+        return ctx, ckpt.load_checkpoint(tmp_path / folder / ckpt.LAST)["model"]
+
+    (now, now_weights), (late, late_weights) = run(0, "now"), run(1, "late")
+    keys = ("step", "epoch", "loss", "ppl", "lr", "tokens")
+    assert [[e.data[k] for k in keys] for e in late.of_kind("step")] == \
+        [[e.data[k] for k in keys] for e in now.of_kind("step")]
+    assert len(late.of_kind("step")) == 14
+    order = [(e.kind, e.data.get("step", e.data.get("epoch"))) for e in late.events
+             if e.kind in ("step", "validation", "epoch")]
+    assert order == [(e.kind, e.data.get("step", e.data.get("epoch"))) for e in now.events
+                     if e.kind in ("step", "validation", "epoch")]
+    assert order.index(("validation", 5)) == order.index(("step", 5)) + 1
+    assert order.index(("epoch", 2)) == order.index(("step", 12)) + 1
+    assert all(torch.equal(now_weights[k], late_weights[k]) for k in now_weights)
+
+    from core.models.registry import build_model
+
+    monkeypatch.setattr(loop, "read_lag", lambda device: 1)
+    cfg = tiny_config(max_steps=50, valid_every=4)
+    model = build_model(cfg.model, 14, 14)
+    forward, calls = model.forward, []
+
+    def nan_from_step_7(*args, **kwargs):  # the 7th training forward diverges
+        out = forward(*args, **kwargs)
+        calls.append(model.training)
+        if sum(calls) >= 7 and model.training:
+            out.scores.data.fill_(float("nan"))
+        return out
+
+    monkeypatch.setattr(model, "forward", nan_from_step_7)
+    ctx = RecordingContext()
+    with pytest.raises(TrainingError, match=r"loss became nan at step 7: lower the learning rate"):
+        train_model(cfg, reversal_data(), tmp_path / "nan", ctx, model=model)
+    assert [e.data["step"] for e in ctx.of_kind("step")] == [1, 2, 3, 4, 5, 6]
+    state = ckpt.load_checkpoint(tmp_path / "nan" / ckpt.LAST)
+    assert state["position"]["step"] == 4
+    assert all(torch.isfinite(v).all() for v in state["model"].values())

@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# ON THE GPU MACHINE, from the project root: issue 17's GPU figures in one command, each
+# step under its own time limit so that one slow step cannot take the others' time.
+# Usage: experiments/gpu_figures.sh OUT_DIR [BUDGET_S]
+# Needs, carried beside the checkout (see docs/benchmarks.md, "GPU"): .whl-gpu (make
+# gpu-wheels), .whl-onmt and .peer (../shared/bench/onmt-gpu/README.md).
+# Writes OUT_DIR/{machine.txt, peer.log, bench.log, thesis.log, paper.log, check.log,
+# cudatests.log}:
+#   1. make gpu-check's device check (every path, 200 steps a training run);
+#   2. the two CUDA-only tests of the suite;
+#   3. OpenNMT-py and bench train on the bench model (fp32 and bf16), alternating, ROUNDS
+#      times (default 1);
+#   4. the thesis Transformer at THESIS_BATCHES tokens a batch (default: its preset's
+#      4,096 and 32,768), and Luong et al.'s 4 x 1000 (luong-paper) at its batch of 128,
+#      each with the GPU's utilisation.
+set -u
+OUT=${1:?usage: gpu_figures.sh OUT_DIR [BUDGET_S]}; BUDGET=${2:-540}
+T0=$(date +%s)
+left() { echo $(( BUDGET - ($(date +%s) - T0) )); }
+stamp() { echo "## $(date -u +%H:%M:%S) $*  ($(left) s left)"; }
+python3 -m pip install -q --no-index --no-deps --no-compile --upgrade --target /tmp/nmt-gpu-site \
+    .whl-gpu/*.whl || exit 1
+export PYTHONPATH=/tmp/nmt-gpu-site PYTHONUNBUFFERED=1
+{ nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm --format=csv
+  python3 -c "import torch; print('torch', torch.__version__, 'cuda', torch.version.cuda)"
+  nproc; uptime; } > "$OUT/machine.txt" 2>&1
+DEVICE=${DEVICE:-cuda}
+BENCH=(python3 main.py bench train --device "$DEVICE" --data .peer/tatoeba --split onmt --amp)
+{ stamp "device check"
+  timeout 240 python3 main.py device-check --device "$DEVICE"
+  echo "device-check exit status $?"; } >> "$OUT/check.log" 2>&1
+{ stamp "CUDA-only tests"
+  timeout 90 python3 -m pytest -q -p no:cacheprovider -o addopts="" \
+    tests/core/test_jobs_and_checkpoints.py::test_resume_on_cuda_restores_the_generators \
+    tests/core/test_distributed.py::test_torchrun_with_nccl_creates_one_run_and_trains; } \
+    >> "$OUT/cudatests.log" 2>&1
+for round in $(seq 1 "${ROUNDS:-1}"); do
+  { stamp "peer round $round"
+    timeout 100 bash .peer/bench/onmt-gpu/run-gpu.sh .whl-onmt .peer/tatoeba 400; } >> "$OUT/peer.log" 2>&1
+  { stamp "workbench round $round"
+    timeout 100 "${BENCH[@]}" --variant luong-global-general --steps 200 --warmup 30; } >> "$OUT/bench.log" 2>&1
+done
+for tokens in ${THESIS_BATCHES:-4096 32768}; do
+  { stamp "thesis Transformer, $tokens-token batches"
+    timeout 100 "${BENCH[@]}" --variant transformer-thesis --batch-tokens $tokens --steps 60 --warmup 10
+  } >> "$OUT/thesis.log" 2>&1
+done
+{ stamp "luong-paper"
+  timeout 100 "${BENCH[@]}" --variant luong-paper --steps 40 --warmup 8; stamp end; } >> "$OUT/paper.log" 2>&1
+tail -n 4 "$OUT"/*.log
