@@ -57,15 +57,19 @@ class Batch:
         return len(self.indices)
 
 
-def pad(seqs: Sequence[Sequence[int]], min_len: int = 1) -> tuple[Tensor, Tensor]:
-    """Sequences -> (batch x max_len long tensor padded with PAD, lengths)."""
-    lens = torch.tensor([len(s) for s in seqs], dtype=torch.long)
-    width = max(min_len, int(lens.max()) if len(seqs) else 0)
-    out = torch.full((len(seqs), width), PAD, dtype=torch.long)
-    for row, s in enumerate(seqs):
-        if len(s):
-            out[row, : len(s)] = torch.as_tensor(s, dtype=torch.long)
-    return out, lens
+def pad(seqs: Sequence[Sequence[int]], min_len: int = 1, extra: int = 0) -> tuple[Tensor, Tensor]:
+    """Sequences -> (batch x width long tensor padded with PAD, lengths batch), width =
+    max(min_len, longest + extra): `extra` PAD columns for a token to be added.
+
+    One vectorised fill (numpy): a loop of a row tensor each took 60 ms for a batch of
+    1,820 sentences (32k target tokens), a GPU step's worth of host time."""
+    lens = np.fromiter(map(len, seqs), dtype=np.int64, count=len(seqs))
+    width = max(min_len, int(lens.max()) + extra if len(seqs) else 0)
+    out = np.full((len(seqs), width), PAD, dtype=np.int64)
+    filled = np.arange(width)[None, :] < lens[:, None]
+    out[filled] = np.fromiter((t for s in seqs for t in s), dtype=np.int64,
+                              count=int(lens.sum()))  # row-major: each row's tokens in order
+    return torch.from_numpy(out), torch.from_numpy(lens)
 
 
 def guide_tensor(links: Sequence[Sequence[tuple[int, int]]], src_width: int,
@@ -168,8 +172,11 @@ class BatchPlan:
         (y EOS) batch x T, lengths batch; ctx batch x C and guide batch x T x S when planned."""
         indices = [int(i) for i in indices]
         src, src_lens = pad([self.src_ids[i] for i in indices])
-        tgt_in, tgt_lens = pad([[BOS, *self.tgt_ids[i]] for i in indices])
-        tgt_out, _ = pad([[*self.tgt_ids[i], EOS] for i in indices])
+        # y padded with one spare column: tgt_in is BOS y shifted right, tgt_out y EOS
+        tgt, y_lens = pad([self.tgt_ids[i] for i in indices], extra=1)
+        tgt_in = torch.cat([torch.full_like(tgt[:, :1], BOS), tgt[:, :-1]], dim=1)
+        tgt_out = tgt.index_put_((torch.arange(len(indices)), y_lens), torch.tensor(EOS))
+        tgt_lens = y_lens + 1
         ctx = ctx_lens = None
         if self.ctx_ids is not None:
             ctx, ctx_lens = pad([self.ctx_ids[i] for i in indices])

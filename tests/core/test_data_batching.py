@@ -91,3 +91,30 @@ def test_collate_padding_and_teacher_forcing():
     mask = torch.arange(4)[None, :] < batch.tgt_lens[:, None]
     assert torch.equal(batch.tgt_out != PAD, mask)
     assert batch.src.dtype == torch.long and batch.to("cpu").src.equal(batch.src)
+
+
+def test_collate_equals_padding_row_by_row():
+    """collate fills the padded tensors in one vectorised pass; on random batches (empty
+    sources and targets among them) it gives exactly what padding each row would."""
+    rng = random.Random(3)
+
+    def seqs(n, longest):
+        return [[rng.randrange(4, 500) for _ in range(rng.randrange(0, longest))] for _ in range(n)]
+
+    def padded(rows, width):
+        return [row + [PAD] * (width - len(row)) for row in rows]
+
+    src, tgt, ctx = seqs(300, 30), seqs(300, 25), seqs(300, 12)
+    plan = BatchPlan(src, tgt, batch_tokens=900, ctx_ids=ctx, seed=4)
+    for indices in plan.epoch(0)[:20] + [[0], [299, 7, 7]]:
+        batch = plan.collate(indices)
+        s, t, c = [src[i] for i in indices], [tgt[i] for i in indices], [ctx[i] for i in indices]
+        s_w, t_w, c_w = (max(1, *map(len, s)), 1 + max(map(len, t)), max(1, *map(len, c)))
+        assert batch.src.tolist() == padded(s, s_w)
+        assert batch.tgt_in.tolist() == padded([[BOS, *y] for y in t], t_w)
+        assert batch.tgt_out.tolist() == padded([[*y, EOS] for y in t], t_w)
+        assert batch.ctx.tolist() == padded(c, c_w)
+        assert batch.src_lens.tolist() == list(map(len, s))
+        assert batch.tgt_lens.tolist() == [len(y) + 1 for y in t]
+        assert batch.ctx_lens.tolist() == list(map(len, c))
+        assert batch.src.dtype == batch.tgt_in.dtype == batch.tgt_lens.dtype == torch.long
