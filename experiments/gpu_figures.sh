@@ -4,15 +4,17 @@
 # Usage: experiments/gpu_figures.sh OUT_DIR [BUDGET_S]
 # Needs, carried beside the checkout (see docs/benchmarks.md, "GPU"): .whl-gpu (make
 # gpu-wheels), .whl-onmt and .peer (../shared/bench/onmt-gpu/README.md).
-# Writes OUT_DIR/{machine.txt, peer.log, bench.log, thesis.log, paper.log, check.log,
-# cudatests.log}:
+# Writes OUT_DIR/{machine.txt, check.log, cudatests.log, peer.log, bench.log, thesis.log,
+# paper.log, profile.log}:
 #   1. make gpu-check's device check (every path, 200 steps a training run);
 #   2. the two CUDA-only tests of the suite;
 #   3. OpenNMT-py and bench train on the bench model (fp32 and bf16), alternating, ROUNDS
 #      times (default 1);
 #   4. the thesis Transformer at THESIS_BATCHES tokens a batch (default: its preset's
 #      4,096 and 32,768), and Luong et al.'s 4 x 1000 (luong-paper) at its batch of 128,
-#      each with the GPU's utilisation.
+#      each with the GPU's utilisation;
+#   5. bench train --profile of the bench model and the thesis Transformer (bf16 rows
+#      included): kernel time, launches and the top kernels a step.
 set -u
 OUT=${1:?usage: gpu_figures.sh OUT_DIR [BUDGET_S]}; BUDGET=${2:-540}
 T0=$(date +%s)
@@ -46,5 +48,10 @@ for tokens in ${THESIS_BATCHES:-4096 32768}; do
   } >> "$OUT/thesis.log" 2>&1
 done
 { stamp "luong-paper"
-  timeout 100 "${BENCH[@]}" --variant luong-paper --steps 40 --warmup 8; stamp end; } >> "$OUT/paper.log" 2>&1
+  timeout 100 "${BENCH[@]}" --variant luong-paper --steps 40 --warmup 8; } >> "$OUT/paper.log" 2>&1
+# where a step's time goes (kernels, launches, busy share), for the next change
+{ stamp "profiles"
+  timeout 100 "${BENCH[@]}" --variant luong-global-general --steps 20 --warmup 10 --profile 5
+  timeout 100 "${BENCH[@]}" --variant transformer-thesis --batch-tokens 32768 --steps 10 \
+    --warmup 5 --profile 3; stamp end; } >> "$OUT/profile.log" 2>&1
 tail -n 4 "$OUT"/*.log

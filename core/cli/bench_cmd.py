@@ -38,6 +38,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                        "luong-paper 128)")
     batch.add_argument("--batch-tokens", type=int, default=0, metavar="N",
                        help="batches of about N padded target tokens instead")
+    t.add_argument("--profile", type=int, default=0, metavar="N",
+                   help="after the timing, profile N more steps (torch.profiler) and print "
+                   "where their time goes; on a GPU also kernel time and launches a step")
     t.add_argument("--json", nargs="?", const="-", metavar="FILE",
                    help="also write the rows as JSON to FILE (to stdout without FILE)")
     t.set_defaults(func=run_train)
@@ -80,7 +83,7 @@ def run_train(args: argparse.Namespace) -> int:
                            args.threads, args.split, out=sys.stderr if to_stdout else sys.stdout,
                            sampled_softmax=args.sampled_softmax, amp=args.amp,
                            flops=args.flops, batch_size=args.batch_size,
-                           batch_tokens=args.batch_tokens)
+                           batch_tokens=args.batch_tokens, profile=args.profile)
     if to_stdout:
         print(json.dumps(rows, indent=2))
     elif args.json:

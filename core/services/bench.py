@@ -175,14 +175,17 @@ def variant_data(name: str, batch_size: int = 0, batch_tokens: int = 0) -> tuple
 
 def measure_variant(name: str, steps: int, warmup: int, device: str, pairs_file: str,
                     threads: int, sampled_softmax: int = 0, amp: bool = False,
-                    flops: bool = False, batch_size: int = 0, batch_tokens: int = 0) -> dict:
+                    flops: bool = False, batch_size: int = 0, batch_tokens: int = 0,
+                    profile: int = 0) -> dict:
     """Train `steps` batches after `warmup` on the pairs in `pairs_file` (JSON [src, tgt])
     and return throughput and peak memory. Runs in a fresh process (see run_train_bench).
     sampled_softmax: 0 = full softmax, K = Jean et al.'s K-word candidate softmax;
     amp: bf16 autocast (train.amp); flops: afterwards, count the timed batches' matrix-
     product FLOP and measure the machine's peak (core/services/bench_roofline.py);
     batch_size / batch_tokens: see variant_data. On CUDA the row also holds the GPU's
-    mean utilisation over the timed steps (core/services/gpu_utilisation.py)."""
+    mean utilisation over the timed steps (core/services/gpu_utilisation.py). profile:
+    afterwards, `profile` more steps under torch.profiler, their report in row["profile"]
+    (core/services/bench_profile.py)."""
     from core.data.batching import BatchPlan
     from core.data.context import CONTEXT_START
     from core.data.vocab import Vocab
@@ -263,6 +266,11 @@ def measure_variant(name: str, steps: int, warmup: int, device: str, pairs_file:
     else:  # ru_maxrss is in KiB on Linux
         row["peak_mem_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
         row["base_mem_mb"] = base_mb
+    if profile:  # after the timing and the memory: the profiler costs time and memory
+        from core.services.bench_profile import profile_steps
+
+        first = warmup + steps
+        row["profile"] = profile_steps(train_step, range(first, first + profile), dev)
     if flops:  # after the memory: counting holds no more than a step does
         from core.services.bench_roofline import count_flops, matmul_peak_gflops, roofline
 
@@ -305,7 +313,7 @@ def run_train_bench(variants: list[str] | None, steps: int, warmup: int, device:
                     data_dir: str | None, threads: int, split: str = "default",
                     out: TextIO = sys.stdout, sampled_softmax: int = 0,
                     amp: bool = False, flops: bool = False, batch_size: int = 0,
-                    batch_tokens: int = 0) -> list[dict]:
+                    batch_tokens: int = 0, profile: int = 0) -> list[dict]:
     """Measure every variant (or `variants`), print a table to `out`, return the rows.
     With sampled_softmax = K, each variant is measured a second time with Jean et al.'s
     K-word candidate softmax (row suffix '+ssK'); with amp, every measurement is repeated
@@ -318,7 +326,8 @@ def run_train_bench(variants: list[str] | None, steps: int, warmup: int, device:
     row's precision, the share of it used, and the ceiling in target tok/s.
     Batches: each variant's preset's (64 sentences; luong-paper 128), or batch_size
     sentences, or batch_tokens padded target tokens (see variant_data). The paper-size
-    variants (PAPER_SIZE) run only when named.
+    variants (PAPER_SIZE) run only when named. With profile = N, N more steps of each
+    run are profiled and the report printed under its row (core/services/bench_profile.py).
     """
     names = [n for n, _ in bench_variants()]
     if variants:
@@ -363,7 +372,7 @@ def run_train_bench(variants: list[str] | None, steps: int, warmup: int, device:
                    "import json; from core.services.bench import measure_variant; "
                    f"print('RESULT', json.dumps(measure_variant({name!r}, {steps}, {warmup}, "
                    f"{device!r}, {pairs_file!r}, {threads}, {k}, {use_amp}, {flops}, "
-                   f"{batch_size}, {batch_tokens})))"]
+                   f"{batch_size}, {batch_tokens}, {profile})))"]
             proc = subprocess.run(cmd, capture_output=True, text=True,
                                   cwd=Path(__file__).resolve().parents[2], env=dict(os.environ))
             line = [ln for ln in proc.stdout.splitlines() if ln.startswith("RESULT ")]
@@ -374,4 +383,6 @@ def run_train_bench(variants: list[str] | None, steps: int, warmup: int, device:
             row["split"] = split
             rows.append(row)
             print(format_row(row), file=out, flush=True)
+            if "profile" in row:
+                print(row["profile"], file=out, flush=True)
     return rows

@@ -108,3 +108,31 @@ def test_paper_size_variant_and_batch_overrides(tmp_path):
     assert "# batches of 200 tokens" in out.getvalue()
     # 64-sentence batches of the demo hold about 1,000 target tokens; these hold <= 200
     assert 3 * 50 < rows[0]["tgt_tokens"] <= 3 * 200
+
+
+def test_profile_reports_where_the_steps_time_goes(tmp_path):
+    """bench train --profile N: N more steps under torch.profiler, after the timed ones;
+    the report names the operators by their own time, the products first here."""
+    import re
+
+    import torch
+
+    from core.services.bench_profile import profile_steps
+
+    a = torch.randn(300, 300)
+    calls = []
+    report = profile_steps(lambda i: calls.append(i) or (a @ a).relu_(), range(7, 10),
+                           torch.device("cpu"))
+    assert calls == [7, 8, 9]
+    assert re.match(r"# profile of 3 steps: \d+\.\d ms a step", report)
+    table = [ln for ln in report.splitlines() if ln.strip().startswith("aten::")]
+    assert table[0].split()[0] == "aten::mm" and "aten::relu_" in report
+
+    for side in ("es", "en"):
+        (tmp_path / f"train.tok.{side}").write_text(
+            (DEMO / f"demo.{side}").read_text(encoding="utf-8"), encoding="utf-8")
+    out = io.StringIO()
+    rows = run_train_bench(["rnnencdec"], steps=1, warmup=1, device="cpu", data_dir=str(tmp_path),
+                           threads=1, out=out, profile=2)
+    assert rows[0]["profile"].startswith("# profile of 2 steps") and rows[0]["steps"] == 1
+    assert rows[0]["profile"] in out.getvalue()
