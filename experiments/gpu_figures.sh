@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # ON THE GPU MACHINE, from the project root: issue 17's GPU figures in one command, each
 # step under its own time limit so that one slow step cannot take the others' time.
-# Usage: experiments/gpu_figures.sh OUT_DIR [BUDGET_S]
+# Usage: experiments/gpu_figures.sh OUT_DIR [BUDGET_S]   (default 540: a device command's
+# 600 s less the start; no step runs past it, and a step with under 20 s left is skipped)
 # Needs, carried beside the checkout (see docs/benchmarks.md, "GPU"): .whl-gpu (make
 # gpu-wheels), .whl-onmt and .peer (../shared/bench/onmt-gpu/README.md).
 # Writes OUT_DIR/{machine.txt, check.log, cudatests.log, peer.log, bench.log, thesis.log,
@@ -20,6 +21,13 @@ OUT=${1:?usage: gpu_figures.sh OUT_DIR [BUDGET_S]}; BUDGET=${2:-540}
 T0=$(date +%s)
 left() { echo $(( BUDGET - ($(date +%s) - T0) )); }
 stamp() { echo "## $(date -u +%H:%M:%S) $*  ($(left) s left)"; }
+# limited CAP COMMAND...: COMMAND under min(CAP, the budget left); skipped under 20 s left
+limited() {
+  local cap=$1 l; shift; l=$(left)
+  if (( l < 20 )); then echo "skipped: $l s of the budget left"; return 0; fi
+  timeout $(( cap < l ? cap : l )) "$@"
+}
+mkdir -p "$OUT"
 python3 -m pip install -q --no-index --no-deps --no-compile --upgrade --target /tmp/nmt-gpu-site \
     .whl-gpu/*.whl || exit 1
 export PYTHONPATH=/tmp/nmt-gpu-site PYTHONUNBUFFERED=1
@@ -29,29 +37,29 @@ export PYTHONPATH=/tmp/nmt-gpu-site PYTHONUNBUFFERED=1
 DEVICE=${DEVICE:-cuda}
 BENCH=(python3 main.py bench train --device "$DEVICE" --data .peer/tatoeba --split onmt --amp)
 { stamp "device check"
-  timeout 240 python3 main.py device-check --device "$DEVICE"
+  limited 240 python3 main.py device-check --device "$DEVICE"
   echo "device-check exit status $?"; } >> "$OUT/check.log" 2>&1
 { stamp "CUDA-only tests"
-  timeout 90 python3 -m pytest -q -p no:cacheprovider -o addopts="" \
+  limited 90 python3 -m pytest -q -p no:cacheprovider -o addopts="" \
     tests/core/test_jobs_and_checkpoints.py::test_resume_on_cuda_restores_the_generators \
     tests/core/test_distributed.py::test_torchrun_with_nccl_creates_one_run_and_trains; } \
     >> "$OUT/cudatests.log" 2>&1
 for round in $(seq 1 "${ROUNDS:-1}"); do
   { stamp "peer round $round"
-    timeout 100 bash .peer/bench/onmt-gpu/run-gpu.sh .whl-onmt .peer/tatoeba 400; } >> "$OUT/peer.log" 2>&1
+    limited 100 bash .peer/bench/onmt-gpu/run-gpu.sh .whl-onmt .peer/tatoeba 400; } >> "$OUT/peer.log" 2>&1
   { stamp "workbench round $round"
-    timeout 100 "${BENCH[@]}" --variant luong-global-general --steps 200 --warmup 30; } >> "$OUT/bench.log" 2>&1
+    limited 100 "${BENCH[@]}" --variant luong-global-general --steps 200 --warmup 30; } >> "$OUT/bench.log" 2>&1
 done
 for tokens in ${THESIS_BATCHES:-4096 32768}; do
   { stamp "thesis Transformer, $tokens-token batches"
-    timeout 100 "${BENCH[@]}" --variant transformer-thesis --batch-tokens $tokens --steps 60 --warmup 10
+    limited 100 "${BENCH[@]}" --variant transformer-thesis --batch-tokens $tokens --steps 60 --warmup 10
   } >> "$OUT/thesis.log" 2>&1
 done
 { stamp "luong-paper"
-  timeout 100 "${BENCH[@]}" --variant luong-paper --steps 40 --warmup 8; } >> "$OUT/paper.log" 2>&1
+  limited 100 "${BENCH[@]}" --variant luong-paper --steps 40 --warmup 8; } >> "$OUT/paper.log" 2>&1
 # where a step's time goes (kernels, launches, busy share), for the next change
 { stamp "profiles"
-  timeout 100 "${BENCH[@]}" --variant luong-global-general --steps 20 --warmup 10 --profile 5
-  timeout 100 "${BENCH[@]}" --variant transformer-thesis --batch-tokens 32768 --steps 10 \
+  limited 100 "${BENCH[@]}" --variant luong-global-general --steps 20 --warmup 10 --profile 5
+  limited 100 "${BENCH[@]}" --variant transformer-thesis --batch-tokens 32768 --steps 10 \
     --warmup 5 --profile 3; stamp end; } >> "$OUT/profile.log" 2>&1
 tail -n 4 "$OUT"/*.log

@@ -21,7 +21,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from core.data.batching import BatchPlan  # noqa: E402
 from core.data.vocab import Vocab  # noqa: E402
 from core.models.registry import build_model  # noqa: E402
-from core.services.bench import SPECIALS, bench_preset, bench_variants, load_bench_pairs  # noqa: E402
+from core.services.bench import (  # noqa: E402
+    SPECIALS,
+    bench_preset,
+    bench_variants,
+    load_bench_pairs,
+    variant_data,
+)
 from core.train.device import amp_active  # noqa: E402
 from core.train.loop import evaluate_perplexity, forward_batch, sequence_nll  # noqa: E402
 from core.train.optim import build_optimizer  # noqa: E402
@@ -43,8 +49,9 @@ def main() -> None:
     preset = bench_preset()
     cfg = dict(bench_variants())[args.variant]
     src_tok, tgt_tok = load_bench_pairs(args.data, "onmt")
-    sv = Vocab.build(src_tok, max_size=preset.data.src_vocab_size + SPECIALS)
-    tv = Vocab.build(tgt_tok, max_size=preset.data.tgt_vocab_size + SPECIALS)
+    src_size, tgt_size, _, _ = variant_data(args.variant)  # luong-paper: its own sizes
+    sv = Vocab.build(src_tok, max_size=src_size + SPECIALS)
+    tv = Vocab.build(tgt_tok, max_size=tgt_size + SPECIALS)
     root = Path(args.data)
     dev_src = [line.split() for line in (root / "dev.tok.es").read_text().splitlines()]
     dev_tgt = [line.split() for line in (root / "dev.tok.en").read_text().splitlines()]

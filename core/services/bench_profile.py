@@ -11,6 +11,7 @@ import time
 from collections.abc import Callable
 
 import torch
+from torch.autograd import DeviceType
 from torch.profiler import ProfilerActivity, profile
 
 #: the runtime calls that launch a kernel, as the profiler names them
@@ -38,7 +39,11 @@ def profile_steps(step: Callable[[int], object], indices: range, device: torch.d
     lines = [f"# profile of {len(indices)} steps: {step_ms:.1f} ms a step (profiler on)"]
     sort = "self_cpu_time_total"
     if cuda:
-        kernel_ms = sum(e.self_device_time_total for e in events) / 1e3 / max(1, len(indices))
+        # the kernels' own entries only: the operator that launched a kernel carries its
+        # time too, so a sum over every entry would count it twice
+        kernel_ms = sum(e.self_device_time_total for e in events
+                        if e.device_type == DeviceType.CUDA and not e.is_user_annotation
+                        ) / 1e3 / max(1, len(indices))
         launches = sum(e.count for e in events if e.key in LAUNCHES) / max(1, len(indices))
         lines.append(f"# GPU: {kernel_ms:.1f} ms of kernels a step ({kernel_ms / step_ms:.0%} "
                      f"of the step), {launches:.0f} kernel launches a step")

@@ -23,11 +23,13 @@ import torch
 
 from core.errors import ConfigError
 from core.services.bench import (
+    PAPER_SIZE,
+    PRESET,
     SPECIALS,
-    bench_preset,
     bench_variants,
     load_bench_pairs,
     machine_line,
+    variant_data,
 )
 from core.services.bench_roofline import HEADER as ROOFLINE_HEADER
 from core.services.bench_roofline import roofline_columns
@@ -103,10 +105,10 @@ def run_translate_bench(variant: str, sentences: int, length: int, beams: list[i
     if min(beams) < 1 or length < 1 or sentences < 1 or batch_size < 1:
         raise ConfigError("--beam, --length, --sentences and --batch must be >= 1")
     torch.set_num_threads(threads)
-    preset = bench_preset()
     src_tok, tgt_tok = load_bench_pairs(data_dir, split)
-    src_vocab = Vocab.build(src_tok, max_size=preset.data.src_vocab_size + SPECIALS)
-    tgt_vocab = Vocab.build(tgt_tok, max_size=preset.data.tgt_vocab_size + SPECIALS)
+    src_size, tgt_size, _, _ = variant_data(variant)  # luong-paper: its own vocabularies
+    src_vocab = Vocab.build(src_tok, max_size=src_size + SPECIALS)
+    tgt_vocab = Vocab.build(tgt_tok, max_size=tgt_size + SPECIALS)
     ids = [src_vocab.encode(s) for s in src_tok[:sentences]]
     if len(ids) < sentences:
         raise ConfigError(f"the bench split has {len(ids)} sentences, fewer than {sentences}")
@@ -116,7 +118,8 @@ def run_translate_bench(variant: str, sentences: int, length: int, beams: list[i
     model = build_model(variants[variant], len(src_vocab), len(tgt_vocab)).to(dev).eval()
     print(f"# bench translate: {machine_line(device, threads)}", file=out)
     print(f"# {len(ids)} sentences of split {split}, output fixed at {length} tokens + EOS, "
-          f"batches of {batch_size} in input order; {variant} at the {preset.name} size",
+          f"batches of {batch_size} in input order; {variant} at the "
+          f"{PAPER_SIZE.get(variant, PRESET)} size",
           file=out)
     print(HEADER + (ROOFLINE_HEADER if flops else ""), file=out, flush=True)
     rows = []

@@ -1,6 +1,6 @@
 """GPU utilisation over a stretch of work, as `nvidia-smi` samples it.
 
-`nvidia-smi --query-gpu=index,utilization.gpu -lms 100` runs in its own process while the
+`nvidia-smi --query-gpu=index,utilization.gpu -i N -lms 100` runs in its own process while the
 work runs (a Python thread polling NVML would compete with a launch-bound training loop
 for the interpreter lock); the mean of its samples for the work's GPU is the share of
 time in which at least one kernel ran on it. Where there is no nvidia-smi (a CPU
@@ -11,6 +11,8 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+import tempfile
+from typing import IO
 
 import torch
 
@@ -41,25 +43,37 @@ def mean_utilisation(samples: str, index: int) -> float | None:
 
 class GpuUtilisation:
     """`with GpuUtilisation(device) as u: work()` and then `u.percent`: the mean
-    utilisation of `device` while the block ran (None off CUDA or without nvidia-smi)."""
+    utilisation of `device` while the block ran (None off CUDA or without nvidia-smi).
+    nvidia-smi numbers GPUs by PCI bus: with several GPUs and CUDA_VISIBLE_DEVICES, set
+    CUDA_DEVICE_ORDER=PCI_BUS_ID so that torch numbers them alike."""
 
     def __init__(self, device: torch.device):
         self.device = device
         self.percent: float | None = None
         self._proc: subprocess.Popen | None = None
+        self._samples: IO[str] | None = None
 
     def __enter__(self) -> GpuUtilisation:
         smi = shutil.which("nvidia-smi")
         if self.device.type == "cuda" and smi:
+            # samples go to a file, not a pipe nobody reads until the end (a full pipe
+            # would stop the sampling)
+            self._samples = tempfile.TemporaryFile("w+", encoding="utf-8")
             self._proc = subprocess.Popen(
                 [smi, "--query-gpu=index,utilization.gpu", "--format=csv,noheader,nounits",
-                 "-lms", str(SAMPLE_MS)], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-                text=True)
+                 "-i", str(smi_index(self.device)), "-lms", str(SAMPLE_MS)],
+                stdout=self._samples, stderr=subprocess.DEVNULL, text=True)
         return self
 
     def __exit__(self, *exc) -> None:
-        if self._proc is None:
+        if self._proc is None or self._samples is None:
             return
         self._proc.terminate()
-        out, _ = self._proc.communicate(timeout=10)
-        self.percent = mean_utilisation(out, smi_index(self.device))
+        try:
+            self._proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self._proc.kill()
+            self._proc.wait()
+        self._samples.seek(0)
+        self.percent = mean_utilisation(self._samples.read(), smi_index(self.device))
+        self._samples.close()

@@ -74,13 +74,6 @@ class TrainResult:
     history: list[dict[str, float]] = field(default_factory=list)  # one row per step
 
 
-def read_lag(device: torch.device) -> int:
-    """How many steps late the loop reads a step's loss on `device`: 0 on the CPU; 1 on a
-    GPU, where reading it at once would leave the GPU idle while the host prepares and
-    launches the next step (the number is read once the next step's work is queued)."""
-    return 0 if device.type == "cpu" else 1
-
-
 def _family(model) -> str:
     return getattr(getattr(model, "module", model), "family", type(model).__name__)
 
@@ -256,36 +249,6 @@ def train_model(
     budget_s = tc.max_minutes * 60
     session_start = time.perf_counter()
 
-    lag = read_lag(device)
-    # steps whose loss is still on the device: (step, epoch, lr, tokens, loss, nll, align)
-    unread: list[tuple[int, int, float, int, torch.Tensor, torch.Tensor, torch.Tensor | None]] = []
-
-    def read_steps(keep: int) -> None:
-        """Read the losses of all but the newest `keep` unread steps: a row each in the
-        history and a 'step' event; TrainingError at a loss that is not finite (its
-        update has run, but no checkpoint is written after it: every checkpoint reads all
-        steps first)."""
-        while len(unread) > keep:
-            at, at_epoch, lr, n, loss_t, nll_t, align_t = unread.pop(0)
-            loss_value = float(loss_t)
-            if not math.isfinite(loss_value):
-                raise TrainingError(
-                    f"loss became {loss_value} at step {at}: lower the learning rate or the "
-                    f"gradient clipping norm; the last good checkpoint is kept in {run_dir}")
-            elapsed = time.perf_counter() - window_start
-            row = {"step": at, "epoch": at_epoch, "loss": loss_value,
-                   "ppl": math.exp(min(float(nll_t) / max(n, 1), 50)), "lr": lr,
-                   "tok_per_s": window_tokens / elapsed if elapsed > 0 else 0.0, "tokens": n}
-            if align_t is not None:
-                row["align_loss"] = float(align_t)
-                window_align.append(row["align_loss"])
-            history.append(row)
-            if is_main:
-                eta = max(total_steps - at, 0) * elapsed / max(len(history), 1)
-                if budget_s:
-                    eta = min(eta, max(budget_s - trained_seconds(), 0.0))
-                ctx.emit("step", **row, eta_s=eta)
-
     def done() -> bool:
         if budget_s and trained_seconds() >= budget_s:
             return True
@@ -304,7 +267,7 @@ def train_model(
                     status = "cancelled"
                     break
                 host_batch = train_plan.collate(batches[batch_pos])
-                n_tok = host_batch.n_tgt_tokens
+                n_tok = host_batch.n_tgt_tokens  # counted before the batch goes to a GPU
                 out, batch, targets = forward_batch(ddp_model, host_batch, device, tc.amp,
                                                     tc.sampled_softmax, data.tgt_vocab_size)
                 loss_sum, nll_sum, _ = sequence_nll(out.scores, targets, tc.label_smoothing, n_tok)
@@ -318,6 +281,12 @@ def train_model(
                         align_sum, rows = alignment_loss(out.attention, batch.guide)
                     align_loss = align_sum / max(rows, 1)
                     loss = loss + tc.guided_alignment * align_loss
+                if not torch.isfinite(loss):
+                    raise TrainingError(
+                        f"loss became {float(loss.detach())} at step {step + 1}: lower the learning rate "
+                        "or the gradient clipping norm; the last good checkpoint is kept in "
+                        f"{run_dir}"
+                    )
                 optimizer.zero_grad(set_to_none=True)
                 # the embeddings' gradients are 0 outside the looked-up rows: the norm reads
                 # only those (CPU; data-parallel gradients hold other ranks' rows too)
@@ -330,11 +299,22 @@ def train_model(
                 step += 1
                 batch_pos += 1
                 window_tokens += n_tok
-                unread.append((step, epoch, schedule.lr, n_tok, loss.detach(), nll_sum.detach(),
-                               None if align_loss is None else align_loss.detach()))
-                read_steps(lag)
+                elapsed = time.perf_counter() - window_start
+                tok_per_s = window_tokens / elapsed if elapsed > 0 else 0.0
+                token_loss = float(nll_sum.detach()) / max(n_tok, 1)
+                row = {"step": step, "epoch": epoch, "loss": float(loss.detach()), "ppl": math.exp(min(token_loss, 50)),
+                       "lr": schedule.lr, "tok_per_s": tok_per_s, "tokens": n_tok}
+                if align_loss is not None:
+                    row["align_loss"] = float(align_loss.detach())
+                    window_align.append(row["align_loss"])
+                history.append(row)
+                if is_main:
+                    left = max(total_steps - step, 0)
+                    eta = left * elapsed / max(len(history), 1)
+                    if budget_s:
+                        eta = min(eta, max(budget_s - trained_seconds(), 0.0))
+                    ctx.emit("step", **row, eta_s=eta)
                 if tc.valid_every and step % tc.valid_every == 0:
-                    read_steps(0)
                     stop = validate()
                     if stop:
                         status = "early_stopped"
@@ -342,13 +322,11 @@ def train_model(
             if status != "finished":
                 break
             if batch_pos >= len(batches):
-                read_steps(0)  # every step's row before the epoch's event
                 epoch += 1
                 batch_pos = 0
                 lr = schedule.end_epoch()
                 if is_main:
                     ctx.emit("epoch", epoch=epoch, lr=lr)
-        read_steps(0)
         if status == "early_stopped":
             status = "finished"
         if status == "finished" and (not tc.valid_every or step % tc.valid_every):

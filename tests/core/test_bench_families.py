@@ -109,6 +109,13 @@ def test_paper_size_variant_and_batch_overrides(tmp_path):
     # 64-sentence batches of the demo hold about 1,000 target tokens; these hold <= 200
     assert 3 * 50 < rows[0]["tgt_tokens"] <= 3 * 200
 
+    from core.services.bench_translate import run_translate_bench
+
+    out = io.StringIO()  # decoding names the paper size, not the bench's
+    rows = run_translate_bench("luong-paper", sentences=2, length=3, beams=[1], batch_size=2,
+                               device="cpu", data_dir=str(tmp_path), threads=1, out=out)
+    assert "luong-paper at the luong-paper size" in out.getvalue() and len(rows) == 1
+
 
 def test_profile_reports_where_the_steps_time_goes(tmp_path):
     """bench train --profile N: N more steps under torch.profiler, after the timed ones;

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import stat
+import time
 
 import pytest
 import torch
@@ -29,16 +30,21 @@ def test_torch_index_maps_through_visible_devices(monkeypatch):
 
 
 def test_samples_taken_while_the_block_runs(tmp_path, monkeypatch):
-    fake = tmp_path / "nvidia-smi"  # prints three samples, then samples on until stopped
-    fake.write_text("#!/bin/sh\nprintf '0, 30\\n1, 100\\n0, 90\\n0, 60\\n'\nexec sleep 30\n")
+    fake = tmp_path / "nvidia-smi"  # prints its samples and its arguments, then ends
+    fake.write_text("#!/bin/sh\nprintf '0, 30\\n1, 100\\n0, 90\\n0, 60\\n'\n"
+                    f"echo \"$@\" > {tmp_path / 'args.tmp'} && mv {tmp_path / 'args.tmp'} "
+                    f"{tmp_path / 'args'}\n")
     fake.chmod(fake.stat().st_mode | stat.S_IEXEC)
     monkeypatch.setenv("PATH", f"{tmp_path}{os.pathsep}{os.environ['PATH']}")
     monkeypatch.delenv("CUDA_VISIBLE_DEVICES", raising=False)
     with GpuUtilisation(torch.device("cuda", 0)) as util:
-        import time
-
-        time.sleep(0.3)
+        deadline = time.monotonic() + 20  # the work: until the sampler has sampled
+        while not (tmp_path / "args").exists() and time.monotonic() < deadline:
+            time.sleep(0.01)
     assert util.percent == pytest.approx(60.0)
+    assert (tmp_path / "args").read_text().split() == [
+        "--query-gpu=index,utilization.gpu", "--format=csv,noheader,nounits", "-i", "0",
+        "-lms", "100"]
     with GpuUtilisation(torch.device("cpu")) as util:
         pass
     assert util.percent is None
