@@ -85,6 +85,33 @@ def test_rng_state_saved_on_a_gpu_machine_restores_on_this_one(tmp_path):
         assert torch.equal(torch.rand(3), expected)
 
 
+def test_rng_states_mapped_onto_a_gpu_restore():
+    """A resume with --device cuda maps the checkpoint's tensors onto the GPU. Stand-ins
+    that, like a CUDA tensor, refuse .numpy() until moved to the CPU: on an H100 numpy's
+    state failed there ("can't convert cuda:0 device type tensor to numpy")."""
+    class OnTheGpu:
+        def __init__(self, tensor):
+            self.tensor = tensor
+
+        def cpu(self):
+            return self.tensor
+
+        def numpy(self):
+            raise TypeError("can't convert cuda:0 device type tensor to numpy")
+
+    np.random.seed(21)
+    torch.manual_seed(21)
+    state = ckpt.rng_state()
+    state.pop("cuda", None)
+    expected = torch.rand(2), np.random.rand(2)
+    mapped = dict(state, torch=OnTheGpu(state["torch"]), numpy_keys=OnTheGpu(state["numpy_keys"]))
+    np.random.seed(0)
+    torch.manual_seed(0)
+    ckpt.set_rng_state(mapped)
+    assert torch.equal(torch.rand(2), expected[0])
+    assert np.array_equal(np.random.rand(2), expected[1])
+
+
 @pytest.mark.skipif(not torch.cuda.is_available(),
                     reason="needs a CUDA GPU (CI has none)")
 def test_resume_on_cuda_restores_the_generators(tmp_path):
