@@ -8,8 +8,9 @@
 # Writes OUT_DIR/{machine.txt, check.log, cudatests.log, peer.log, bench.log, thesis.log,
 # paper.log, profile.log}:
 #   1. make gpu-check's device check (every path, 200 steps a training run);
-#   2. the two CUDA-only tests of the suite;
-#   3. OpenNMT-py and bench train on the bench model (fp32 and bf16), alternating, ROUNDS
+#   2. the CUDA-only tests of the suite;
+#   3. OpenNMT-py and bench train on the bench model (fp32 and bf16; and with Luong's
+#      fused input-feeding decoder on the GPU, --fused-decoder-gpu), alternating, ROUNDS
 #      times (default 1);
 #   4. the thesis Transformer at THESIS_BATCHES tokens a batch (default: its preset's
 #      4,096 and 32,768), and Luong et al.'s 4 x 1000 (luong-paper) at its batch of 128,
@@ -42,13 +43,16 @@ BENCH=(python3 main.py bench train --device "$DEVICE" --data .peer/tatoeba --spl
 { stamp "CUDA-only tests"
   limited 90 python3 -m pytest -q -p no:cacheprovider -o addopts="" \
     tests/core/test_jobs_and_checkpoints.py::test_resume_on_cuda_restores_the_generators \
-    tests/core/test_distributed.py::test_torchrun_with_nccl_creates_one_run_and_trains; } \
+    tests/core/test_distributed.py::test_torchrun_with_nccl_creates_one_run_and_trains \
+    tests/core/test_feed_decoder.py::test_fused_decoder_on_a_gpu_matches_the_step_graph; } \
     >> "$OUT/cudatests.log" 2>&1
 for round in $(seq 1 "${ROUNDS:-1}"); do
   { stamp "peer round $round"
     limited 100 bash .peer/bench/onmt-gpu/run-gpu.sh .whl-onmt .peer/tatoeba 400; } >> "$OUT/peer.log" 2>&1
   { stamp "workbench round $round"
-    limited 100 "${BENCH[@]}" --variant luong-global-general --steps 200 --warmup 30; } >> "$OUT/bench.log" 2>&1
+    limited 100 "${BENCH[@]}" --variant luong-global-general --steps 200 --warmup 30
+    limited 100 "${BENCH[@]}" --variant luong-global-general --steps 200 --warmup 30 \
+      --fused-decoder-gpu; } >> "$OUT/bench.log" 2>&1
 done
 for tokens in ${THESIS_BATCHES:-4096 32768}; do
   { stamp "thesis Transformer, $tokens-token batches"

@@ -38,6 +38,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                        "luong-paper 128)")
     batch.add_argument("--batch-tokens", type=int, default=0, metavar="N",
                        help="batches of about N padded target tokens instead")
+    t.add_argument("--fused-decoder-gpu", action="store_true",
+                   help="on a GPU, run Luong's input-feeding decoder as one autograd node, as "
+                   "the CPU does (rows '+fused'; to compare with the step-by-step graph)")
     t.add_argument("--profile", type=int, default=0, metavar="N",
                    help="after the timing, profile N more steps (torch.profiler) and print "
                    "where their time goes; on a GPU also kernel time and launches a step")
@@ -83,7 +86,8 @@ def run_train(args: argparse.Namespace) -> int:
                            args.threads, args.split, out=sys.stderr if to_stdout else sys.stdout,
                            sampled_softmax=args.sampled_softmax, amp=args.amp,
                            flops=args.flops, batch_size=args.batch_size,
-                           batch_tokens=args.batch_tokens, profile=args.profile)
+                           batch_tokens=args.batch_tokens, profile=args.profile,
+                           fused_decoder_gpu=args.fused_decoder_gpu)
     if to_stdout:
         print(json.dumps(rows, indent=2))
     elif args.json:

@@ -50,6 +50,9 @@ class LuongModel(Seq2Seq):
     #: the teacher-forced input-feeding decoder as one autograd node where it applies
     #: (core/models/feed_decoder.py); False records every step's operations instead
     fuse_decoder = True
+    #: the devices it runs on: measured on the CPU only so far; `bench train
+    #: --fused-decoder-gpu` adds "cuda" to compare on a GPU
+    fuse_decoder_devices: tuple[str, ...] = ("cpu",)
 
     def __init__(self, config: ModelConfig, src_vocab_size: int, tgt_vocab_size: int) -> None:
         super().__init__()
@@ -245,9 +248,9 @@ class LuongModel(Seq2Seq):
         x_pre = self._feed_inputs(emb)  # T x batch x 4H, one matmul for all steps
         weights = self._feed_weights()
         mask, bias = self._feed_masks(enc)
-        if self.fuse_decoder and bias is not None and x_pre.device.type == "cpu" \
-                and self.drop.p < 1.0:
-            # global dot/general on the CPU: one autograd node for all steps
+        if self.fuse_decoder and bias is not None \
+                and x_pre.device.type in self.fuse_decoder_devices and self.drop.p < 1.0:
+            # global dot/general: one autograd node for all steps
             p = self.drop.p if self.drop.training else 0.0
             h_tilde, attn = feed_decoder(x_pre, enc["h0"], enc["c0"], enc["keys"],
                                          enc["memory"], bias, self.w_c.weight, weights, p)

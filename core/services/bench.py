@@ -176,7 +176,7 @@ def variant_data(name: str, batch_size: int = 0, batch_tokens: int = 0) -> tuple
 def measure_variant(name: str, steps: int, warmup: int, device: str, pairs_file: str,
                     threads: int, sampled_softmax: int = 0, amp: bool = False,
                     flops: bool = False, batch_size: int = 0, batch_tokens: int = 0,
-                    profile: int = 0) -> dict:
+                    profile: int = 0, fused_decoder_gpu: bool = False) -> dict:
     """Train `steps` batches after `warmup` on the pairs in `pairs_file` (JSON [src, tgt])
     and return throughput and peak memory. Runs in a fresh process (see run_train_bench).
     sampled_softmax: 0 = full softmax, K = Jean et al.'s K-word candidate softmax;
@@ -185,7 +185,9 @@ def measure_variant(name: str, steps: int, warmup: int, device: str, pairs_file:
     batch_size / batch_tokens: see variant_data. On CUDA the row also holds the GPU's
     mean utilisation over the timed steps (core/services/gpu_utilisation.py). profile:
     afterwards, `profile` more steps under torch.profiler, their report in row["profile"]
-    (core/services/bench_profile.py)."""
+    (core/services/bench_profile.py). fused_decoder_gpu: Luong's input-feeding decoder as
+    one autograd node on a GPU too (LuongModel.fuse_decoder_devices; row suffix
+    '+fused')."""
     from core.data.batching import BatchPlan
     from core.data.context import CONTEXT_START
     from core.data.vocab import Vocab
@@ -212,6 +214,11 @@ def measure_variant(name: str, steps: int, warmup: int, device: str, pairs_file:
                      seed=1, ctx_ids=ctx_ids)
     dev = torch.device(device)
     base_mb = _rss_mb()
+    fused = fused_decoder_gpu and dev.type != "cpu"
+    if fused:
+        from core.models.luong import LuongModel
+
+        LuongModel.fuse_decoder_devices = ("cpu", dev.type)  # this process only
     torch.manual_seed(1)
     model = build_model(cfg, len(src_vocab), len(tgt_vocab)).to(dev).train()
     train_cfg = load_preset(PAPER_SIZE.get(name, PRESET)).train  # luong-paper: its SGD
@@ -252,7 +259,8 @@ def measure_variant(name: str, steps: int, warmup: int, device: str, pairs_file:
             torch.cuda.synchronize(dev)
         elapsed = time.perf_counter() - start
     amp = amp_active(dev, amp)  # a row says bf16 only if bf16 really ran
-    label = name + (f" +ss{sampled_softmax}" if sampled_softmax else "") + (" +bf16" if amp else "")
+    label = name + (f" +ss{sampled_softmax}" if sampled_softmax else "") + \
+        (" +fused" if fused else "") + (" +bf16" if amp else "")
     row = {"variant": label, "sampled_softmax": sampled_softmax, "amp": amp, "device": device, "threads": torch.get_num_threads(),
            "steps": steps, "tgt_tokens": tokens, "seconds": round(elapsed, 3),
            "tgt_tok_per_s": tokens / elapsed, "params": sum(p.numel() for p in model.parameters()),
@@ -313,7 +321,8 @@ def run_train_bench(variants: list[str] | None, steps: int, warmup: int, device:
                     data_dir: str | None, threads: int, split: str = "default",
                     out: TextIO = sys.stdout, sampled_softmax: int = 0,
                     amp: bool = False, flops: bool = False, batch_size: int = 0,
-                    batch_tokens: int = 0, profile: int = 0) -> list[dict]:
+                    batch_tokens: int = 0, profile: int = 0,
+                    fused_decoder_gpu: bool = False) -> list[dict]:
     """Measure every variant (or `variants`), print a table to `out`, return the rows.
     With sampled_softmax = K, each variant is measured a second time with Jean et al.'s
     K-word candidate softmax (row suffix '+ssK'); with amp, every measurement is repeated
@@ -328,6 +337,8 @@ def run_train_bench(variants: list[str] | None, steps: int, warmup: int, device:
     sentences, or batch_tokens padded target tokens (see variant_data). The paper-size
     variants (PAPER_SIZE) run only when named. With profile = N, N more steps of each
     run are profiled and the report printed under its row (core/services/bench_profile.py).
+    With fused_decoder_gpu, Luong's fused input-feeding decoder runs on a GPU too (rows
+    '+fused'; the CPU always runs it).
     """
     names = [n for n, _ in bench_variants()]
     if variants:
@@ -372,7 +383,7 @@ def run_train_bench(variants: list[str] | None, steps: int, warmup: int, device:
                    "import json; from core.services.bench import measure_variant; "
                    f"print('RESULT', json.dumps(measure_variant({name!r}, {steps}, {warmup}, "
                    f"{device!r}, {pairs_file!r}, {threads}, {k}, {use_amp}, {flops}, "
-                   f"{batch_size}, {batch_tokens}, {profile})))"]
+                   f"{batch_size}, {batch_tokens}, {profile}, {fused_decoder_gpu})))"]
             proc = subprocess.run(cmd, capture_output=True, text=True,
                                   cwd=Path(__file__).resolve().parents[2], env=dict(os.environ))
             line = [ln for ln in proc.stdout.splitlines() if ln.startswith("RESULT ")]

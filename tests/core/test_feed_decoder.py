@@ -38,10 +38,12 @@ def forward_backward(model, src, lens, tgt, fused: bool, amp: bool = False,
     with torch.autocast("cpu", dtype=torch.bfloat16, enabled=amp):
         out = model(src, lens, tgt)
     g = torch.Generator().manual_seed(5)
-    loss = (out.scores.to(dtype) * torch.randn(out.scores.shape, generator=g, dtype=dtype)).sum()
+    device = out.scores.device
+    loss = (out.scores.to(dtype)
+            * torch.randn(out.scores.shape, generator=g, dtype=dtype).to(device)).sum()
     if attention_loss:  # as guided alignment does: gradients reach the attention weights
-        loss = loss + (out.attention.to(dtype)
-                       * torch.randn(out.attention.shape, generator=g, dtype=dtype)).sum()
+        loss = loss + (out.attention.to(dtype) * torch.randn(
+            out.attention.shape, generator=g, dtype=dtype).to(device)).sum()
     loss.backward()
     grads = {n: p.grad.clone() for n, p in model.named_parameters() if p.grad is not None}
     return out.scores.detach(), out.attention.detach(), grads
@@ -192,3 +194,32 @@ def test_a_gradient_of_the_gradient_is_refused_clearly():
     (grad,) = torch.autograd.grad(loss, model.w_c.weight, create_graph=True)
     with pytest.raises(RuntimeError, match="once_differentiable"):
         grad.sum().backward()
+
+
+def test_the_devices_it_runs_on(calls):
+    """LuongModel.fuse_decoder_devices gates the fused node by device: the CPU by default;
+    `bench train --fused-decoder-gpu` adds the GPU to compare there."""
+    model, src, lens, tgt = model_and_batch("luong-global-general", layers=2, dropout=0.0)
+    assert luong.LuongModel.fuse_decoder_devices == ("cpu",)
+    forward_backward(model, src, lens, tgt, True)
+    assert calls == [1]
+    model.fuse_decoder_devices = ("cuda",)
+    forward_backward(model, src, lens, tgt, True)
+    assert calls == [1]  # not on this device: the step graph
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU (CI has none)")
+def test_fused_decoder_on_a_gpu_matches_the_step_graph(calls):
+    """On CUDA (float64, no dropout: the step graph draws torch's masks there, the fused
+    node core.models.dropout's): the same outputs, gradients equal to rounding."""
+    model, src, lens, tgt = model_and_batch("luong-global-general", layers=2, dropout=0.0)
+    model = model.cuda()
+    model.fuse_decoder_devices = ("cuda",)
+    src, lens, tgt = src.cuda(), lens.cuda(), tgt.cuda()
+    graph = forward_backward(model, src, lens, tgt, False)
+    fused = forward_backward(model, src, lens, tgt, True)
+    assert calls == [1]
+    assert torch.allclose(graph[0], fused[0], rtol=0, atol=1e-12)
+    assert torch.allclose(graph[1], fused[1], rtol=0, atol=1e-12)
+    for name_, g in graph[2].items():
+        assert (fused[2][name_] - g).abs().max() <= 1e-10 * g.abs().max(), name_
