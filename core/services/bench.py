@@ -160,11 +160,17 @@ def batch_label(batch_size: int, batch_tokens: int) -> str:
     return f"{batch_tokens:,} tokens" if batch_tokens > 0 else f"{batch_size} sentences"
 
 
+def variant_preset(name: str) -> str:
+    """The preset whose data and training settings variant `name` runs with: its own for a
+    paper-size variant, else the bench's (PRESET)."""
+    return PAPER_SIZE.get(name, PRESET)
+
+
 def variant_data(name: str, batch_size: int = 0, batch_tokens: int = 0) -> tuple[int, int, int, int]:
-    """(source vocab, target vocab, batch sentences, batch tokens) for variant `name`: the
-    bench preset's, or for a paper-size variant its own preset's; batch_size or
-    batch_tokens (> 0) override the batch (tokens win when both are given)."""
-    data = load_preset(PAPER_SIZE.get(name, PRESET)).data
+    """(source vocab, target vocab, batch sentences, batch tokens) for variant `name`
+    (from variant_preset); batch_size or batch_tokens (> 0) override the batch (tokens win
+    when both are given)."""
+    data = load_preset(variant_preset(name)).data
     sentences, tokens = data.batch_size, data.batch_tokens
     if batch_tokens > 0:
         sentences, tokens = 0, batch_tokens
@@ -221,13 +227,12 @@ def measure_variant(name: str, steps: int, warmup: int, device: str, pairs_file:
         LuongModel.fuse_decoder_devices = ("cpu", dev.type)  # this process only
     torch.manual_seed(1)
     model = build_model(cfg, len(src_vocab), len(tgt_vocab)).to(dev).train()
-    train_cfg = load_preset(PAPER_SIZE.get(name, PRESET)).train  # luong-paper: its SGD
+    train_cfg = load_preset(variant_preset(name)).train  # luong-paper: its SGD
     opt = build_optimizer(model.parameters(), train_cfg)
     clip = train_cfg.clip_norm
     batches = plan.epoch(0)
     if dev.type == "cuda":
         torch.cuda.reset_peak_memory_stats(dev)
-    tokens, start = 0, 0.0
 
     def forward_backward(i: int) -> tuple[int, dict]:
         host_batch = plan.collate(batches[i % len(batches)])

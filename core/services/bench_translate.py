@@ -23,13 +23,12 @@ import torch
 
 from core.errors import ConfigError
 from core.services.bench import (
-    PAPER_SIZE,
-    PRESET,
     SPECIALS,
     bench_variants,
     load_bench_pairs,
     machine_line,
     variant_data,
+    variant_preset,
 )
 from core.services.bench_roofline import HEADER as ROOFLINE_HEADER
 from core.services.bench_roofline import roofline_columns
@@ -119,7 +118,7 @@ def run_translate_bench(variant: str, sentences: int, length: int, beams: list[i
     print(f"# bench translate: {machine_line(device, threads)}", file=out)
     print(f"# {len(ids)} sentences of split {split}, output fixed at {length} tokens + EOS, "
           f"batches of {batch_size} in input order; {variant} at the "
-          f"{PAPER_SIZE.get(variant, PRESET)} size",
+          f"{variant_preset(variant)} size",
           file=out)
     print(HEADER + (ROOFLINE_HEADER if flops else ""), file=out, flush=True)
     rows = []
