@@ -39,7 +39,9 @@ def draw_keep(x: Tensor, p: float) -> Tensor:
 def keep_and_scale(x: Tensor, keep: Tensor, scale: float) -> Tensor:
     """x: batch x ... , keep: bool, the same shape -> x * keep * scale, the same shape in
     x's dtype; also the gradient's formula, with the gradient as x."""
-    return x * keep.to(x.dtype).mul_(scale)
+    # through uint8 (the same 0/1 bytes): torch converts bool to a float type element by
+    # element, uint8 with vector code (64 x 12 x 512 to bf16: 166 against 23 us)
+    return x * keep.view(torch.uint8).to(x.dtype).mul_(scale)
 
 
 class _KeepAndScale(torch.autograd.Function):

@@ -68,6 +68,10 @@ def test_bf16_stays_bf16_and_a_seed_repeats_the_mask():
     torch.manual_seed(3)
     b = Dropout(0.3).train()(x)
     assert a.dtype == torch.bfloat16 and torch.equal(a, b)
+    kept = a != 0  # each kept element is x times the scale rounded to bf16, the rest 0
+    scale = torch.tensor(1 / 0.7).bfloat16()
+    assert 0.6 < kept.float().mean().item() < 0.8
+    assert torch.equal(a, torch.where(kept, x * scale, torch.zeros_like(x)))
 
 
 def test_models_built_with_it_load_nn_dropout_checkpoints():
