@@ -196,10 +196,13 @@ class LuongModel(Seq2Seq):
         h_prev/c_prev: per layer batch x H -> new per-layer h and c.
         """
         hs, cs = [], []
+        # without gradients (a search) the fp32 product goes to oneDNN (matmul.addmm, no
+        # autograd): 32 x 512 x 1,024 took 146 against 314 us, 180 against 276 with AVX2
+        addmm = torch.addmm if torch.is_grad_enabled() else matmul.addmm
         for i, (w, b) in enumerate(weights):
             if i > 0:
                 x = self.drop(x)
-            gates = torch.addmm(x_pre if i == 0 else b, torch.cat([x, h_prev[i]], dim=1), w)
+            gates = addmm(x_pre if i == 0 else b, torch.cat([x, h_prev[i]], dim=1), w)
             x, c = lstm_pointwise(gates, c_prev[i])[:2]
             hs.append(x)
             cs.append(c)

@@ -223,3 +223,42 @@ def test_fused_decoder_on_a_gpu_matches_the_step_graph(calls):
     assert torch.allclose(graph[1], fused[1], rtol=0, atol=1e-12)
     for name_, g in graph[2].items():
         assert (fused[2][name_] - g).abs().max() <= 1e-10 * g.abs().max(), name_
+
+
+def test_a_search_step_takes_the_onednn_product_and_training_keeps_autograd(count_calls):
+    """The step graph's LSTM cell (`_feed_cell`): without gradients (a search) its fp32
+    products go to matmul.addmm (oneDNN where available) and give nn.LSTMCell's gates to
+    rounding; with gradients it stays torch.addmm and gradients reach every weight."""
+    from core.models import matmul
+
+    torch.manual_seed(0)
+    cfg = variant_config("luong-global-general", emb_size=64, hidden_size=128, layers=2,
+                         dropout=0.0)
+    model = build_model(cfg, VOCAB, VOCAB).eval()
+    rows, hidden = 48, 128  # 48 x 256 x 512 multiply-adds: above matmul.MIN_MACS
+    x_pre, x = torch.randn(rows, 4 * hidden), torch.randn(rows, hidden)
+    h = [torch.randn(rows, hidden) for _ in range(2)]
+    c = [torch.randn(rows, hidden) for _ in range(2)]
+    weights = model._step_weights()[2]
+    calls = count_calls(matmul, "addmm")
+    with torch.no_grad():
+        hs, cs = model._feed_cell(x_pre, x, weights, h, c)
+    assert len(calls) == 2  # one product per layer
+    with torch.no_grad():  # the reference: torch.addmm in float64
+        ref_x, ref = x.double(), []
+        for i, (w, b) in enumerate(weights):
+            base = x_pre.double() if i == 0 else b.double()
+            gates = torch.addmm(base, torch.cat([ref_x, h[i].double()], 1), w.double())
+            i_g, f_g, g_g, o_g = gates.chunk(4, 1)
+            c_new = f_g.sigmoid() * c[i].double() + i_g.sigmoid() * g_g.tanh()
+            ref_x = o_g.sigmoid() * c_new.tanh()
+            ref.append((ref_x, c_new))
+    for (h_ref, c_ref), h_new, c_new in zip(ref, hs, cs, strict=True):
+        assert (h_new.double() - h_ref).abs().max() < 1e-5
+        assert (c_new.double() - c_ref).abs().max() < 1e-5
+    calls.clear()
+    hs, _ = model._feed_cell(x_pre, x, model._step_weights()[2], h, c)
+    hs[-1].sum().backward()
+    assert not calls
+    cells = [p for n, p in model.named_parameters() if n.startswith("cells.") and "weight" in n]
+    assert len(cells) == 4 and all(p.grad is not None and p.grad.abs().sum() > 0 for p in cells)
