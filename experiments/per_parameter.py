@@ -4,7 +4,9 @@ recurrent bench model, both trained in one process in alternating blocks of step
 `bench train` runs each variant in its own process, and on this 2-core machine one
 process's rate moves by 5-15 % against the next one's; a ratio of two such rows moves by
 as much. Here both models train in one process on the same batches, alternating a block
-of each per round, so each round's ratio compares two blocks timed seconds apart.
+of each per round (which goes first alternates), so each round's ratio compares two
+blocks timed seconds apart. Each round's blocks start at the same batch: the Transformer
+trains on the first of the batches the recurrent model trains on in that round.
 
 For each round it prints both rates (target tokens/s, EOS included, as `bench train`
 counts them) and the ratio (tokens/s x parameters, Transformer over recurrent model); the
@@ -87,13 +89,14 @@ def main() -> None:
             train_step(model, opt, i)
     print(f"# {args.precision}, {args.threads} threads, split {args.split}; per round "
           f"{args.recurrent_steps} steps of {args.recurrent}, then {args.transformer_steps} "
-          f"of {args.transformer}, the same batches")
+          f"of {args.transformer} (the first of the same batches), alternating which goes first")
     print(f"# parameters: {runs[args.recurrent][3] / 1e6:.2f} M and "
           f"{runs[args.transformer][3] / 1e6:.2f} M")
     ratios, first = [], 4
     for r in range(args.rounds):
         rates = {}
-        for name, (model, opt, steps, _) in runs.items():
+        order = list(runs.items()) if r % 2 == 0 else list(reversed(runs.items()))
+        for name, (model, opt, steps, _) in order:
             start = time.perf_counter()
             tokens = sum(train_step(model, opt, first + j) for j in range(steps))
             rates[name] = tokens / (time.perf_counter() - start)

@@ -240,10 +240,12 @@ def test_a_search_step_takes_the_onednn_product_and_training_keeps_autograd(coun
     h = [torch.randn(rows, hidden) for _ in range(2)]
     c = [torch.randn(rows, hidden) for _ in range(2)]
     weights = model._step_weights()[2]
-    calls = count_calls(matmul, "addmm")
+    calls, products = count_calls(matmul, "addmm"), count_calls(matmul, "_product")
     with torch.no_grad():
         hs, cs = model._feed_cell(x_pre, x, weights, h, c)
     assert len(calls) == 2  # one product per layer
+    # layer 2 adds a bias inside oneDNN's product (layer 1 adds x_pre's rows, another call)
+    assert len(products) == (1 if matmul.uses_onednn(x, rows * 2 * hidden * 4 * hidden) else 0)
     with torch.no_grad():  # the reference: torch.addmm in float64
         ref_x, ref = x.double(), []
         for i, (w, b) in enumerate(weights):
