@@ -23,6 +23,7 @@ import numpy as np
 import torch
 from torch import Tensor
 
+from core.infer.topk import row_topk
 from core.models.base import BOS, EOS, Seq2Seq, select_batch
 
 NEG_INF = float("-inf")
@@ -145,7 +146,7 @@ def greedy(
         logp = logp.float()
         # the two best tokens: the second replaces EOS in a row still short of min_len
         # (a row at its length limit is not held back: the limit wins)
-        top_lp, top = logp.topk(min(2, logp.size(-1)), dim=-1)
+        top_lp, top = row_topk(logp, min(2, logp.size(-1)))
         best_lp, best = top_lp[:, 0], top[:, 0]
         if t < min_len and top.size(1) > 1:
             short = torch.tensor([t < limits[i] for i in active], device=device) & (best == EOS)
@@ -256,7 +257,7 @@ def beam_search(
             short = torch.tensor([t < limits[i] for i in active for _ in range(k)],
                                  device=device)
             logp[:, EOS].masked_fill_(short, NEG_INF)
-        row_lp, row_tok = logp.topk(per_row, dim=-1)  # rows x per_row
+        row_lp, row_tok = row_topk(logp, per_row)  # rows x per_row
         if t < min_len:
             logp[:, EOS] = eos_lp  # the step's output as it was
         # at a sentence's last step only EOS may follow

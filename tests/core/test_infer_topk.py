@@ -1,0 +1,60 @@
+"""row_topk (core/infer/topk.py) against torch.topk: the same values, indices that hold
+them, wherever the k best entries sit in the row."""
+from __future__ import annotations
+
+import pytest
+import torch
+
+from core.infer.topk import BLOCK, row_topk
+
+
+def check(scores: torch.Tensor, k: int) -> None:
+    values, indices = row_topk(scores, k)
+    expected = scores.topk(k, dim=-1).values
+    assert values.shape == indices.shape == (scores.size(0), k)
+    assert torch.equal(values, expected)  # the k best values, best first
+    assert torch.equal(scores.gather(1, indices), values)  # each index holds its value
+    for row in indices.tolist():
+        assert len(set(row)) == k  # k different entries
+
+
+@pytest.mark.parametrize("vocab", [14_790, 40 * BLOCK, 40 * BLOCK + 1, 3 * BLOCK, 50])
+@pytest.mark.parametrize("k", [1, 2, 10])
+def test_random_rows_give_torchs_top_k(vocab, k):
+    g = torch.Generator().manual_seed(vocab + k)
+    scores = torch.randn(37, vocab, generator=g).log_softmax(dim=-1)
+    check(scores, k)
+
+
+def test_the_best_entries_anywhere_in_the_row():
+    """All k best in one block, in the last partial block, at both ends, or spread one
+    per block: each row of one batch puts them somewhere else."""
+    vocab, k = 60 * BLOCK + 77, 10
+    assert vocab // BLOCK > 4 * k  # row_topk's blocks, not torch.topk
+    scores = torch.rand(5, vocab) - 5.0  # everything else in [-5, -4)
+    high = torch.arange(k, dtype=torch.float32)  # the k best: 0 .. 9
+    scores[0, 7 * BLOCK: 7 * BLOCK + k] = high  # one block
+    scores[1, vocab - k:] = high  # the partial block at the end
+    scores[2, :5] = high[:5]  # the first entries and the last ones
+    scores[2, vocab - 5:] = high[5:]
+    scores[3, torch.arange(k) * 5 * BLOCK + 3] = high  # one per block
+    scores[4, torch.randperm(vocab, generator=torch.Generator().manual_seed(0))[:k]] = high
+    check(scores, k)
+
+
+def test_ties_and_masked_entries_keep_torchs_values():
+    """Equal scores (the indices may be others of the equal ones) and -inf entries, as a
+    search's masked EOS."""
+    vocab, k = 60 * BLOCK, 10
+    assert vocab // BLOCK > 4 * k  # row_topk's blocks, not torch.topk
+    scores = torch.full((3, vocab), -2.0)
+    scores[0, ::97] = 1.0  # more tied best entries than k
+    scores[1] = float("-inf")
+    scores[1, 300:305] = 0.5  # fewer finite entries than k: -inf fills the rest
+    scores[2, 2] = float("-inf")
+    check(scores, k)
+
+
+def test_a_non_contiguous_score_view():
+    scores = torch.randn(14_790, 12).log_softmax(dim=0).t()  # 12 x 14,790, transposed
+    check(scores, 10)
