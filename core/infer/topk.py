@@ -5,9 +5,11 @@ row): 0.9 ms of a 12 ms beam-5 step of the bench model (160 rows x 14,790, fp32;
 docs/benchmarks.md). `row_topk` first takes the maximum of each block of
 BLOCK entries (one vectorised pass), keeps the k blocks with the largest maxima, and
 selects the k best among their entries and the row's last, partial block. That is exact:
-an entry outside those k blocks is below k entries (each kept block's maximum), so it is
-not among the k best. The values are torch.topk's; among exactly equal values the
-indices may be others of those equal values.
+an entry outside those k blocks is no greater than k other entries (each kept block's
+maximum), so the k best values are all among the candidates. The values are
+torch.topk's; among exactly equal values the indices may be other ones of them (a
+search may then pick another of two equally scored words; torch.topk promises no order
+among ties either).
 """
 from __future__ import annotations
 

@@ -219,3 +219,27 @@ def test_beam_search_takes_the_first_step_once_per_sentence(toy, monkeypatch):
         assert len(h.tokens) == 4
         f = score_targets(toy, SRC[b : b + 1], LENS[b : b + 1], [h.tokens])[0]
         assert h.log_prob == pytest.approx(f.log_prob, abs=1e-4)
+
+
+@pytest.mark.parametrize("beam", [1, 5])
+def test_a_large_vocabulary_takes_row_topk_and_finds_what_torch_topk_finds(monkeypatch, beam):
+    """Over 6,000 target words each step's per-row top-k (2 greedy, 2 x beam) goes
+    through row_topk's blocks; with torch.topk in its place the searches find the same
+    hypotheses (fp32 scores of random weights: no ties)."""
+    import core.infer.search as search
+    from core.infer.topk import BLOCK
+
+    model = ToyAttnModel(tgt_vocab=6000, seed=3, with_positions=True)
+    assert 6000 // BLOCK > 4 * 2 * beam  # the blocked path, not torch.topk
+    run = (lambda: greedy(model, SRC, LENS, min_len=3)) if beam == 1 else \
+        (lambda: [h[0] for h in beam_search(model, SRC, LENS, beam=beam, min_len=3)])
+    calls = []
+    real = search.row_topk
+    monkeypatch.setattr(search, "row_topk", lambda x, k: calls.append(k) or real(x, k))
+    blocked = run()
+    assert calls and set(calls) == {2 * beam if beam > 1 else 2}
+    monkeypatch.setattr(search, "row_topk", lambda x, k: x.topk(k, dim=-1))
+    plain = run()
+    for a, b in zip(blocked, plain, strict=True):
+        assert a.tokens == b.tokens and len(a.tokens) >= 3
+        assert a.score == b.score
