@@ -16,19 +16,31 @@ from __future__ import annotations
 import torch
 from torch import Tensor
 
-#: entries per block. At 128 a top-10 of 160 x 14,790 took 574 against torch.topk's 914
-#: us, a top-2 of 32 x 14,790 64 against 151 (2 threads; the same with AVX2 kernels)
+#: entries per block. At 128 a top-10 of 160 x 14,790 took 557 against torch.topk's 926
+#: us, a top-2 of 32 x 14,790 63 against 158 (2 threads; the same with AVX2 kernels)
 BLOCK = 128
+#: below this many scores torch.topk is as fast: the blocks cost about 30 us whatever the
+#: size (8 x 6,000, top-2: 30 against 21 us; 8 x 14,790: 33 against 47)
+MIN_SCORES = 100_000
+
+
+def uses_blocks(scores: Tensor, k: int) -> bool:
+    """scores: rows x V -> whether `row_topk` takes the blocks: on the CPU, at least
+    MIN_SCORES scores, and more than 4k full blocks a row (not a shortlist's few
+    candidates)."""
+    rows, vocab = scores.shape
+    return (scores.device.type == "cpu" and rows * vocab >= MIN_SCORES
+            and vocab // BLOCK > 4 * k)
 
 
 def row_topk(scores: Tensor, k: int) -> tuple[Tensor, Tensor]:
     """scores: rows x V, 1 <= k <= V -> (values rows x k, best first; indices rows x k
-    into V), as `scores.topk(k, dim=-1)`. Blocks on the CPU where the row holds more than
-    4k full blocks; torch.topk itself elsewhere (a GPU, a shortlist's few candidates)."""
+    into V), as `scores.topk(k, dim=-1)`: by blocks where `uses_blocks`, else torch.topk
+    itself."""
+    if not uses_blocks(scores, k):
+        return scores.topk(k, dim=-1)
     rows, vocab = scores.shape
     full = vocab // BLOCK
-    if scores.device.type != "cpu" or full <= 4 * k:
-        return scores.topk(k, dim=-1)
     scores = scores.contiguous()
     block_max = scores[:, : full * BLOCK].view(rows, full, BLOCK).amax(dim=-1)  # rows x full
     blocks = block_max.topk(k, dim=-1).indices  # rows x k

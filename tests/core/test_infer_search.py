@@ -223,21 +223,22 @@ def test_beam_search_takes_the_first_step_once_per_sentence(toy, monkeypatch):
 
 @pytest.mark.parametrize("beam", [1, 5])
 def test_a_large_vocabulary_takes_row_topk_and_finds_what_torch_topk_finds(monkeypatch, beam):
-    """Over 6,000 target words each step's per-row top-k (2 greedy, 2 x beam) goes
+    """Over 30,000 target words each step's per-row top-k (2 greedy, 2 x beam) goes
     through row_topk's blocks; with torch.topk in its place the searches find the same
     hypotheses (fp32 scores of random weights: no ties)."""
     import core.infer.search as search
-    from core.infer.topk import BLOCK
+    from core.infer.topk import uses_blocks
 
-    model = ToyAttnModel(tgt_vocab=6000, seed=3, with_positions=True)
-    assert 6000 // BLOCK > 4 * 2 * beam  # the blocked path, not torch.topk
+    model = ToyAttnModel(tgt_vocab=30_000, seed=3, with_positions=True)
     run = (lambda: greedy(model, SRC, LENS, min_len=3)) if beam == 1 else \
         (lambda: [h[0] for h in beam_search(model, SRC, LENS, beam=beam, min_len=3)])
     calls = []
     real = search.row_topk
-    monkeypatch.setattr(search, "row_topk", lambda x, k: calls.append(k) or real(x, k))
+    monkeypatch.setattr(search, "row_topk",
+                        lambda x, k: calls.append((k, uses_blocks(x, k))) or real(x, k))
     blocked = run()
-    assert calls and set(calls) == {2 * beam if beam > 1 else 2}
+    assert {k for k, _ in calls} == {2 * beam if beam > 1 else 2}
+    assert calls[0][1]  # the first step, every sentence still running: the blocks
     monkeypatch.setattr(search, "row_topk", lambda x, k: x.topk(k, dim=-1))
     plain = run()
     for a, b in zip(blocked, plain, strict=True):
