@@ -33,9 +33,14 @@ import torch  # noqa: E402
 from core.data.batching import BatchPlan  # noqa: E402
 from core.data.vocab import Vocab  # noqa: E402
 from core.models.registry import build_model  # noqa: E402
-from core.services.bench import SPECIALS, bench_preset, bench_variants, load_bench_pairs  # noqa: E402
-from core.train.loop import forward_batch, sequence_nll  # noqa: E402
-from core.train.optim import build_optimizer, clip_gradients, embedding_rows  # noqa: E402
+from core.services.bench import (  # noqa: E402
+    SPECIALS,
+    bench_preset,
+    bench_step,
+    bench_variants,
+    load_bench_pairs,
+)
+from core.train.optim import build_optimizer  # noqa: E402
 
 
 def main() -> None:
@@ -73,16 +78,8 @@ def main() -> None:
 
     def train_step(model, opt, i: int) -> int:
         """One update on batch i, as `bench train` does it -> target tokens."""
-        batch = plan.collate(batches[i % len(batches)])
-        out, _, targets = forward_batch(model, batch, device, amp, 0, len(tgt_vocab))
-        loss_sum, _, n = sequence_nll(out.scores, targets, n_tokens=batch.n_tgt_tokens)
-        opt.zero_grad(set_to_none=True)
-        loss = loss_sum / n
-        rows = embedding_rows(loss)
-        loss.backward()
-        clip_gradients(model.parameters(), preset.train.clip_norm, rows)
-        opt.step()
-        return n
+        return bench_step(model, opt, plan.collate(batches[i % len(batches)]), device, amp,
+                          preset.train.clip_norm)
 
     for model, opt, _, _ in runs.values():  # warm-up: the first steps build kernels
         for i in range(4):

@@ -179,6 +179,39 @@ def variant_data(name: str, batch_size: int = 0, batch_tokens: int = 0) -> tuple
     return data.src_vocab_size, data.tgt_vocab_size, sentences, tokens
 
 
+def bench_forward_backward(model, opt, host_batch, device: torch.device, amp: bool,
+                           clip: float, sampled_softmax: int = 0,
+                           vocab_size: int = 0) -> tuple[int, dict | None]:
+    """The forward and backward pass of one bench update on `host_batch` (a collated
+    Batch on the host), as the trainer does them: loss over target tokens, counted on the
+    host (no wait for a GPU), gradients zeroed to None first -> (target tokens, the
+    embedding rows for clip_gradients on the CPU, else None)."""
+    from core.train.loop import forward_batch, sequence_nll
+    from core.train.optim import embedding_rows
+
+    out, _, targets = forward_batch(model, host_batch, device, amp, sampled_softmax, vocab_size)
+    loss_sum, _, n = sequence_nll(out.scores, targets, n_tokens=host_batch.n_tgt_tokens)
+    opt.zero_grad(set_to_none=True)
+    loss = loss_sum / n  # normalization: tokens
+    rows = embedding_rows(loss) if clip > 0 and device.type == "cpu" else None  # as the trainer
+    loss.backward()
+    return n, rows
+
+
+def bench_step(model, opt, host_batch, device: torch.device, amp: bool, clip: float,
+               sampled_softmax: int = 0, vocab_size: int = 0) -> int:
+    """One bench update on `host_batch` (bench_forward_backward, the clip, the optimiser's
+    step) -> its target tokens."""
+    from core.train.optim import clip_gradients
+
+    n, rows = bench_forward_backward(model, opt, host_batch, device, amp, clip,
+                                     sampled_softmax, vocab_size)
+    if clip > 0:
+        clip_gradients(model.parameters(), clip, rows)
+    opt.step()
+    return n
+
+
 def measure_variant(name: str, steps: int, warmup: int, device: str, pairs_file: str,
                     threads: int, sampled_softmax: int = 0, amp: bool = False,
                     flops: bool = False, batch_size: int = 0, batch_tokens: int = 0,
@@ -199,8 +232,7 @@ def measure_variant(name: str, steps: int, warmup: int, device: str, pairs_file:
     from core.data.vocab import Vocab
     from core.families import family_traits
     from core.models.registry import build_model
-    from core.train.loop import forward_batch, sequence_nll
-    from core.train.optim import build_optimizer, clip_gradients, embedding_rows
+    from core.train.optim import build_optimizer
 
     torch.set_num_threads(threads)
     cfg = dict(bench_variants())[name]
@@ -234,24 +266,13 @@ def measure_variant(name: str, steps: int, warmup: int, device: str, pairs_file:
     if dev.type == "cuda":
         torch.cuda.reset_peak_memory_stats(dev)
 
-    def forward_backward(i: int) -> tuple[int, dict]:
-        host_batch = plan.collate(batches[i % len(batches)])
-        out, _, targets = forward_batch(model, host_batch, dev, amp, sampled_softmax,
-                                        len(tgt_vocab))
-        # counted on the host, as the trainer does: no wait for the GPU
-        loss_sum, _, n = sequence_nll(out.scores, targets, n_tokens=host_batch.n_tgt_tokens)
-        opt.zero_grad(set_to_none=True)
-        loss = loss_sum / n  # normalization: tokens
-        rows = embedding_rows(loss) if clip > 0 and dev.type == "cpu" else None  # as the trainer
-        loss.backward()
-        return n, rows
+    def forward_backward(i: int) -> tuple[int, dict | None]:
+        return bench_forward_backward(model, opt, plan.collate(batches[i % len(batches)]),
+                                      dev, amp, clip, sampled_softmax, len(tgt_vocab))
 
     def train_step(i: int) -> int:
-        n, rows = forward_backward(i)
-        if clip > 0:
-            clip_gradients(model.parameters(), clip, rows)
-        opt.step()
-        return n
+        return bench_step(model, opt, plan.collate(batches[i % len(batches)]), dev, amp,
+                          clip, sampled_softmax, len(tgt_vocab))
 
     for i in range(warmup):
         train_step(i)
