@@ -5,17 +5,20 @@
 # 600 s less the start; no step runs past it, and a step with under 20 s left is skipped)
 # Needs, carried beside the checkout (see docs/benchmarks.md, "GPU"): .whl-gpu (make
 # gpu-wheels), .whl-onmt and .peer (../shared/bench/onmt-gpu/README.md).
-# Writes OUT_DIR/{machine.txt, check.log, cudatests.log, peer.log, bench.log, thesis.log,
-# paper.log, profile.log}:
-#   1. make gpu-check's device check (every path, 200 steps a training run);
-#   2. the CUDA-only tests of the suite;
+# Writes OUT_DIR/{machine.txt, cudatests.log, thesis.log, peer.log, bench.log, check.log,
+# paper.log, profile.log}, the steps in the order of what a lease must not miss:
+#   1. the CUDA-only tests of the suite;
+#   2. the thesis Transformer at THESIS_BATCHES tokens a batch (default 32,768), fp32 and
+#      bf16 rows, with the GPU's utilisation; with BASE=DIR (an older commit's tree, e.g.
+#      `git archive COMMIT core main.py resources/presets | tar -x -C DIR`) the same rows
+#      from DIR's code, alternating, ROUNDS times: a before/after in one lease;
 #   3. OpenNMT-py and bench train on the bench model (fp32 and bf16; and with Luong's
 #      fused input-feeding decoder on the GPU, --fused-decoder-gpu), alternating, ROUNDS
 #      times (default 1);
-#   4. the thesis Transformer at THESIS_BATCHES tokens a batch (default: its preset's
-#      4,096 and 32,768), and Luong et al.'s 4 x 1000 (luong-paper) at its batch of 128,
-#      each with the GPU's utilisation;
-#   5. bench train --profile of the bench model and the thesis Transformer (bf16 rows
+#   4. make gpu-check's device check (every path, CHECK_STEPS steps a training run,
+#      default 200);
+#   5. Luong et al.'s 4 x 1000 (luong-paper) at its batch of 128;
+#   6. bench train --profile of the bench model and the thesis Transformer (bf16 rows
 #      included): kernel time, launches and the top kernels a step.
 set -u
 OUT=${1:?usage: gpu_figures.sh OUT_DIR [BUDGET_S]}; BUDGET=${2:-540}
@@ -37,16 +40,23 @@ export PYTHONPATH=/tmp/nmt-gpu-site PYTHONUNBUFFERED=1
   nproc; uptime; } > "$OUT/machine.txt" 2>&1
 DEVICE=${DEVICE:-cuda}
 BENCH=(python3 main.py bench train --device "$DEVICE" --data .peer/tatoeba --split onmt --amp)
-{ stamp "device check"
-  limited 240 python3 main.py device-check --device "$DEVICE"
-  echo "device-check exit status $?"; } >> "$OUT/check.log" 2>&1
 { stamp "CUDA-only tests"
   limited 90 python3 -m pytest -q -p no:cacheprovider -o addopts="" \
+    tests/core/test_transformer_fused_attention.py \
+    tests/core/test_feed_decoder.py::test_fused_decoder_on_a_gpu_matches_the_step_graph \
     tests/core/test_jobs_and_checkpoints.py::test_resume_on_cuda_restores_the_generators \
-    tests/core/test_distributed.py::test_torchrun_with_nccl_creates_one_run_and_trains \
-    tests/core/test_feed_decoder.py::test_fused_decoder_on_a_gpu_matches_the_step_graph; } \
+    tests/core/test_distributed.py::test_torchrun_with_nccl_creates_one_run_and_trains; } \
     >> "$OUT/cudatests.log" 2>&1
 for round in $(seq 1 "${ROUNDS:-1}"); do
+  for tokens in ${THESIS_BATCHES:-32768}; do
+    { stamp "thesis Transformer, $tokens-token batches, round $round"
+      limited 100 "${BENCH[@]}" --variant transformer-thesis --batch-tokens $tokens --steps 60 --warmup 10
+      if [ -n "${BASE:-}" ]; then
+        stamp "the same from $BASE"
+        (cd "$BASE" && limited 100 "${BENCH[@]/.peer/../.peer}" --variant transformer-thesis \
+          --batch-tokens $tokens --steps 60 --warmup 10)
+      fi; } >> "$OUT/thesis.log" 2>&1
+  done
   { stamp "peer round $round"
     limited 100 bash .peer/bench/onmt-gpu/run-gpu.sh .whl-onmt .peer/tatoeba 400; } >> "$OUT/peer.log" 2>&1
   { stamp "workbench round $round"
@@ -54,16 +64,15 @@ for round in $(seq 1 "${ROUNDS:-1}"); do
     limited 100 "${BENCH[@]}" --variant luong-global-general --steps 200 --warmup 30 \
       --fused-decoder-gpu; } >> "$OUT/bench.log" 2>&1
 done
-for tokens in ${THESIS_BATCHES:-4096 32768}; do
-  { stamp "thesis Transformer, $tokens-token batches"
-    limited 100 "${BENCH[@]}" --variant transformer-thesis --batch-tokens $tokens --steps 60 --warmup 10
-  } >> "$OUT/thesis.log" 2>&1
-done
+{ stamp "device check"
+  limited 240 python3 main.py device-check --device "$DEVICE" --steps "${CHECK_STEPS:-200}"
+  echo "device-check exit status $?"; } >> "$OUT/check.log" 2>&1
 { stamp "luong-paper"
   limited 100 "${BENCH[@]}" --variant luong-paper --steps 40 --warmup 8; } >> "$OUT/paper.log" 2>&1
 # where a step's time goes (kernels, launches, busy share), for the next change
 { stamp "profiles"
-  limited 100 "${BENCH[@]}" --variant luong-global-general --steps 20 --warmup 10 --profile 5
   limited 100 "${BENCH[@]}" --variant transformer-thesis --batch-tokens 32768 --steps 10 \
-    --warmup 5 --profile 3; stamp end; } >> "$OUT/profile.log" 2>&1
+    --warmup 5 --profile 3
+  limited 100 "${BENCH[@]}" --variant luong-global-general --steps 20 --warmup 10 --profile 5
+  stamp end; } >> "$OUT/profile.log" 2>&1
 tail -n 4 "$OUT"/*.log
