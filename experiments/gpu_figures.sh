@@ -10,8 +10,10 @@
 #   1. the CUDA-only tests of the suite;
 #   2. the thesis Transformer at THESIS_BATCHES tokens a batch (default 32,768), fp32 and
 #      bf16 rows, with the GPU's utilisation; with BASE=DIR (an older commit's tree, e.g.
-#      `git archive COMMIT core main.py resources/presets | tar -x -C DIR`) the same rows
-#      from DIR's code, alternating, ROUNDS times: a before/after in one lease;
+#      `mkdir -p DIR && git archive COMMIT core main.py resources/presets pyproject.toml
+#      | tar -x -C DIR`; carried with the checkout) the same rows from DIR's code, in
+#      alternating order (this tree first in odd rounds, DIR first in even ones), ROUNDS
+#      times: a before/after in one lease;
 #   3. OpenNMT-py and bench train on the bench model (fp32 and bf16; and with Luong's
 #      fused input-feeding decoder on the GPU, --fused-decoder-gpu), alternating, ROUNDS
 #      times (default 1);
@@ -25,10 +27,11 @@ OUT=${1:?usage: gpu_figures.sh OUT_DIR [BUDGET_S]}; BUDGET=${2:-540}
 T0=$(date +%s)
 left() { echo $(( BUDGET - ($(date +%s) - T0) )); }
 stamp() { echo "## $(date -u +%H:%M:%S) $*  ($(left) s left)"; }
-# limited CAP COMMAND...: COMMAND under min(CAP, the budget left); skipped under 20 s left
+# limited CAP COMMAND...: COMMAND under min(CAP, the budget left); skipped under 20 s
+# left (exit status 125, so that a skipped step is not reported as passed)
 limited() {
   local cap=$1 l; shift; l=$(left)
-  if (( l < 20 )); then echo "skipped: $l s of the budget left"; return 0; fi
+  if (( l < 20 )); then echo "skipped: $l s of the budget left"; return 125; fi
   timeout $(( cap < l ? cap : l )) "$@"
 }
 mkdir -p "$OUT"
@@ -39,23 +42,23 @@ export PYTHONPATH=/tmp/nmt-gpu-site PYTHONUNBUFFERED=1
   python3 -c "import torch; print('torch', torch.__version__, 'cuda', torch.version.cuda)"
   nproc; uptime; } > "$OUT/machine.txt" 2>&1
 DEVICE=${DEVICE:-cuda}
-BENCH=(python3 main.py bench train --device "$DEVICE" --data .peer/tatoeba --split onmt --amp)
+# absolute: BASE's rows run from inside BASE
+BENCH=(python3 main.py bench train --device "$DEVICE" --data "$PWD/.peer/tatoeba" --split onmt --amp)
 { stamp "CUDA-only tests"
   limited 90 python3 -m pytest -q -p no:cacheprovider -o addopts="" \
-    tests/core/test_transformer_fused_attention.py \
     tests/core/test_feed_decoder.py::test_fused_decoder_on_a_gpu_matches_the_step_graph \
     tests/core/test_jobs_and_checkpoints.py::test_resume_on_cuda_restores_the_generators \
     tests/core/test_distributed.py::test_torchrun_with_nccl_creates_one_run_and_trains; } \
     >> "$OUT/cudatests.log" 2>&1
 for round in $(seq 1 "${ROUNDS:-1}"); do
   for tokens in ${THESIS_BATCHES:-32768}; do
-    { stamp "thesis Transformer, $tokens-token batches, round $round"
-      limited 100 "${BENCH[@]}" --variant transformer-thesis --batch-tokens $tokens --steps 60 --warmup 10
-      if [ -n "${BASE:-}" ]; then
-        stamp "the same from $BASE"
-        (cd "$BASE" && limited 100 "${BENCH[@]/.peer/../.peer}" --variant transformer-thesis \
-          --batch-tokens $tokens --steps 60 --warmup 10)
-      fi; } >> "$OUT/thesis.log" 2>&1
+    trees=(.); [ -n "${BASE:-}" ] && trees=(. "$BASE")
+    (( round % 2 == 0 )) && [ -n "${BASE:-}" ] && trees=("$BASE" .)
+    for tree in "${trees[@]}"; do
+      { stamp "thesis Transformer, $tokens-token batches, round $round, code of $tree"
+        (cd "$tree" && limited 100 "${BENCH[@]}" --variant transformer-thesis \
+          --batch-tokens $tokens --steps 60 --warmup 10); } >> "$OUT/thesis.log" 2>&1
+    done
   done
   { stamp "peer round $round"
     limited 100 bash .peer/bench/onmt-gpu/run-gpu.sh .whl-onmt .peer/tatoeba 400; } >> "$OUT/peer.log" 2>&1

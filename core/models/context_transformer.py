@@ -69,7 +69,7 @@ class ContextAwareEncoderLayer(nn.Module):
         """x: batch x S x d, mask: batch x S; context: batch x C x d, ctx_mask: batch x C.
         Returns (out batch x S x d, gate lambda batch x S x d,
         context attention batch x heads x S x C)."""
-        attended, _ = self.self_attn(x, x, mask, need_weights=False)
+        attended, _ = self.self_attn(x, x, mask)
         o = self.norm1(x + self.dropout(attended))
         from_ctx, ctx_weights = self.ctx_attn(x, context, ctx_mask)
         o_ctx = self.ctx_norm(x + self.dropout(from_ctx))

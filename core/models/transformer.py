@@ -9,8 +9,7 @@ Families built here (see `build`):
 
 Layers are post-norm as in Vaswani et al. (``x = LayerNorm(x + Dropout(sublayer(x)))``),
 the thesis baseline; positions are sinusoidal; every attention masks padded keys, so
-attention weights are exactly 0 on padding. Self-attention, whose weights nothing
-reports, runs through torch's fused kernel on a GPU in bf16 (`fused_attention`).
+attention weights are exactly 0 on padding.
 
 Attention reported by `forward`: the decoder's cross-attention in the LAST layer,
 averaged over heads (batch x tgt x src). All layers and heads come back in
@@ -28,7 +27,6 @@ import math
 
 import torch
 from torch import Tensor, nn
-from torch.nn.attention import SDPBackend, sdpa_kernel
 
 from core.config import ModelConfig
 from core.models import matmul
@@ -36,9 +34,6 @@ from core.models.base import EOS, PAD, Seq2Seq, Seq2SeqOutput, State, length_mas
 from core.models.dropout import Dropout
 
 # --------------------------------------------------------------------------- layers
-
-#: the fused attention kernels allowed (fused_attention), best first
-_SDPA_BACKENDS = [SDPBackend.FLASH_ATTENTION, SDPBackend.EFFICIENT_ATTENTION, SDPBackend.MATH]
 
 
 class SinusoidalPositions(nn.Module):
@@ -85,18 +80,13 @@ class MultiHeadAttention(nn.Module):
         return x.view(x.size(0), x.size(1), self.heads, self.d_head).transpose(1, 2)
 
     def forward(
-        self, query: Tensor, key: Tensor, key_mask: Tensor | None, causal: bool = False,
-        need_weights: bool = True,
-    ) -> tuple[Tensor, Tensor | None]:
+        self, query: Tensor, key: Tensor, key_mask: Tensor | None, causal: bool = False
+    ) -> tuple[Tensor, Tensor]:
         """query: batch x T x d; key (= value): batch x S x d; key_mask: batch x S bool,
         True on real tokens. `causal`: query i (the last T of the S positions) sees only
         keys up to its own position. Returns (batch x T x d, weights batch x heads x T x S,
-        before dropout; None when not `need_weights` and the fused kernel ran)."""
+        before dropout)."""
         q, k, v = self._split(self.q_proj(query)), self._split(self.k_proj(key)), self._split(self.v_proj(key))
-        if not need_weights and fused_attention_applies(q.device, q.dtype, q.size(2), k.size(2),
-                                                        key_mask is not None, causal):
-            out = fused_attention(q, k, v, key_mask, causal, self.dropout.p if self.training else 0.0)
-            return self.out_proj(out.transpose(1, 2).reshape(query.size(0), query.size(1), -1)), None
         scores = q @ k.transpose(-1, -2) / math.sqrt(self.d_head)  # batch x heads x T x S
         if key_mask is not None:
             scores = scores.masked_fill(~key_mask[:, None, None, :], float("-inf"))
@@ -107,40 +97,6 @@ class MultiHeadAttention(nn.Module):
         weights = scores.softmax(dim=-1)
         out = (self.dropout(weights) @ v).transpose(1, 2).reshape(query.size(0), query.size(1), -1)
         return self.out_proj(out), weights
-
-
-def fused_attention_applies(device: torch.device, dtype: torch.dtype, queries: int, keys: int,
-                            masked: bool, causal: bool) -> bool:
-    """Whether `fused_attention` takes an attention of `queries` positions over `keys`
-    (`masked`: with a key mask) in `dtype` on `device`.
-
-    Only on a GPU in 16-bit precision (bf16 autocast): there the thesis Transformer's
-    GPU was busier and its rate the same or better (docs/benchmarks.md), while in fp32
-    the kernel was 4.5 % slower than the explicit attention, and on the CPU slower in
-    training (7 % in fp32, 26 % in bf16). A causal attention qualifies when its queries
-    are all the key positions or only the last one (incremental decoding), the two masks
-    the kernel's own causal flag gives, and without a key mask (the kernel takes one
-    mask or the other)."""
-    if device.type != "cuda" or dtype not in (torch.bfloat16, torch.float16):
-        return False
-    return not causal or (not masked and queries in (1, keys))
-
-
-def fused_attention(q: Tensor, k: Tensor, v: Tensor, key_mask: Tensor | None, causal: bool,
-                    dropout_p: float) -> Tensor:
-    """Scaled dot-product attention in one kernel (torch's scaled_dot_product_attention):
-    q batch x heads x T x d_head, k and v batch x heads x S x d_head, key_mask batch x S
-    bool (True on real tokens) or None -> batch x heads x T x d_head, with dropout
-    `dropout_p` on the weights (torch's random stream, not Dropout's). `causal` needs T in
-    (1, S) (fused_attention_applies): one query at the last position sees every key."""
-    mask = None if key_mask is None else key_mask[:, None, None, :]
-    # not cuDNN's kernel, which torch prefers for bf16 on recent GPUs: it plans anew for
-    # every new shape, and batches of varying lengths made that 14 ms of host time a call
-    # on an H100 (docs/benchmarks.md)
-    with sdpa_kernel(_SDPA_BACKENDS):
-        return nn.functional.scaled_dot_product_attention(
-            q, k, v, attn_mask=mask, dropout_p=dropout_p,
-            is_causal=causal and q.size(2) > 1)
 
 
 def feed_forward(d_model: int, ff_size: int, dropout: float) -> nn.Sequential:
@@ -164,7 +120,7 @@ class EncoderLayer(nn.Module):
 
     def forward(self, x: Tensor, mask: Tensor) -> Tensor:
         """x: batch x S x d; mask: batch x S (True = real token)."""
-        attended, _ = self.self_attn(x, x, mask, need_weights=False)
+        attended, _ = self.self_attn(x, x, mask)
         x = self.norm1(x + self.dropout(attended))
         return self.norm2(x + self.dropout(self.ff(x)))
 
@@ -189,7 +145,7 @@ class DecoderLayer(nn.Module):
         this layer's inputs at the t earlier positions (None = no earlier positions).
         Returns (batch x T x d, cross-attention batch x heads x T x S)."""
         keys = y if past is None else torch.cat([past, y], dim=1)
-        attended, _ = self.self_attn(y, keys, None, causal=True, need_weights=False)
+        attended, _ = self.self_attn(y, keys, None, causal=True)
         y = self.norm1(y + self.dropout(attended))
         crossed, cross = self.cross_attn(y, memory, mem_mask)
         y = self.norm2(y + self.dropout(crossed))
