@@ -281,9 +281,14 @@ def train_model(
                         align_sum, rows = alignment_loss(out.attention, batch.guide)
                     align_loss = align_sum / max(rows, 1)
                     loss = loss + tc.guided_alignment * align_loss
-                if not torch.isfinite(loss):
+                # the step's one read of its losses from the device, before the backward is
+                # queued: a read after the update would wait on a GPU for the whole step
+                loss_value = float(loss.detach())
+                nll_value = float(nll_sum.detach())
+                align_value = None if align_loss is None else float(align_loss.detach())
+                if not math.isfinite(loss_value):
                     raise TrainingError(
-                        f"loss became {float(loss.detach())} at step {step + 1}: lower the learning rate "
+                        f"loss became {loss_value} at step {step + 1}: lower the learning rate "
                         "or the gradient clipping norm; the last good checkpoint is kept in "
                         f"{run_dir}"
                     )
@@ -301,12 +306,12 @@ def train_model(
                 window_tokens += n_tok
                 elapsed = time.perf_counter() - window_start
                 tok_per_s = window_tokens / elapsed if elapsed > 0 else 0.0
-                token_loss = float(nll_sum.detach()) / max(n_tok, 1)
-                row = {"step": step, "epoch": epoch, "loss": float(loss.detach()), "ppl": math.exp(min(token_loss, 50)),
+                token_loss = nll_value / max(n_tok, 1)
+                row = {"step": step, "epoch": epoch, "loss": loss_value, "ppl": math.exp(min(token_loss, 50)),
                        "lr": schedule.lr, "tok_per_s": tok_per_s, "tokens": n_tok}
-                if align_loss is not None:
-                    row["align_loss"] = float(align_loss.detach())
-                    window_align.append(row["align_loss"])
+                if align_value is not None:
+                    row["align_loss"] = align_value
+                    window_align.append(align_value)
                 history.append(row)
                 if is_main:
                     left = max(total_steps - step, 0)
