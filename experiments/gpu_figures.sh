@@ -5,22 +5,21 @@
 # 600 s less the start; no step runs past it, and a step with under 20 s left is skipped)
 # Needs, carried beside the checkout (see docs/benchmarks.md, "GPU"): .whl-gpu (make
 # gpu-wheels), .whl-onmt and .peer (../shared/bench/onmt-gpu/README.md).
-# Writes OUT_DIR/{machine.txt, cudatests.log, thesis.log, peer.log, bench.log, check.log,
+# Writes OUT_DIR/{machine.txt, cudatests.log, peer.log, bench.log, thesis.log, check.log,
 # paper.log, profile.log}, the steps in the order of what a lease must not miss:
 #   1. the CUDA-only tests of the suite;
-#   2. the thesis Transformer at THESIS_BATCHES tokens a batch (default 32,768), fp32 and
-#      bf16 rows, with the GPU's utilisation; with BASE=DIR (an older commit's tree, e.g.
-#      `mkdir -p DIR && git archive COMMIT core main.py resources/presets pyproject.toml
-#      | tar -x -C DIR`; carried with the checkout) the same rows from DIR's code, in
-#      alternating order (this tree first in odd rounds, DIR first in even ones), ROUNDS
-#      times: a before/after in one lease;
-#   3. OpenNMT-py and bench train on the bench model (fp32 and bf16; and with Luong's
-#      fused input-feeding decoder on the GPU, --fused-decoder-gpu), alternating, ROUNDS
-#      times (default 1);
-#   4. make gpu-check's device check (every path, CHECK_STEPS steps a training run,
+#   2. ROUNDS times (default 1): OpenNMT-py and bench train on the bench model (fp32 and
+#      bf16; with the input-feeding decoder's CUDA graphs, the default, and without,
+#      --no-decoder-graphs); then the thesis Transformer at each of THESIS_BATCHES tokens
+#      a batch (default 32,768), fp32 and bf16 rows, with the GPU's utilisation; with
+#      BASE=DIR (an older commit's tree, e.g. `mkdir -p DIR && git archive COMMIT core
+#      main.py resources/presets pyproject.toml | tar -x -C DIR`; carried with the
+#      checkout) the same thesis rows from DIR's code, in alternating order (this tree
+#      first in odd rounds, DIR first in even ones): a before/after in one lease;
+#   3. make gpu-check's device check (every path, CHECK_STEPS steps a training run,
 #      default 200);
-#   5. Luong et al.'s 4 x 1000 (luong-paper) at its batch of 128;
-#   6. bench train --profile of the bench model and the thesis Transformer (bf16 rows
+#   4. Luong et al.'s 4 x 1000 (luong-paper) at its batch of 128 (PAPER=0 leaves it out);
+#   5. bench train --profile of the bench model and the thesis Transformer (bf16 rows
 #      included): kernel time, launches and the top kernels a step.
 set -u
 OUT=${1:?usage: gpu_figures.sh OUT_DIR [BUDGET_S]}; BUDGET=${2:-540}
@@ -47,10 +46,17 @@ BENCH=(python3 main.py bench train --device "$DEVICE" --data "$PWD/.peer/tatoeba
 { stamp "CUDA-only tests"
   limited 90 python3 -m pytest -q -p no:cacheprovider -o addopts="" \
     tests/core/test_feed_decoder.py::test_fused_decoder_on_a_gpu_matches_the_step_graph \
+    tests/core/test_feed_graphs.py \
     tests/core/test_jobs_and_checkpoints.py::test_resume_on_cuda_restores_the_generators \
     tests/core/test_distributed.py::test_torchrun_with_nccl_creates_one_run_and_trains; } \
     >> "$OUT/cudatests.log" 2>&1
 for round in $(seq 1 "${ROUNDS:-1}"); do
+  { stamp "peer round $round"
+    limited 100 bash .peer/bench/onmt-gpu/run-gpu.sh .whl-onmt .peer/tatoeba 400; } >> "$OUT/peer.log" 2>&1
+  { stamp "workbench round $round"
+    limited 100 "${BENCH[@]}" --variant luong-global-general --steps 200 --warmup 30
+    limited 100 "${BENCH[@]}" --variant luong-global-general --steps 200 --warmup 30 \
+      --no-decoder-graphs; } >> "$OUT/bench.log" 2>&1
   for tokens in ${THESIS_BATCHES:-32768}; do
     trees=(.); [ -n "${BASE:-}" ] && trees=(. "$BASE")
     (( round % 2 == 0 )) && [ -n "${BASE:-}" ] && trees=("$BASE" .)
@@ -60,22 +66,18 @@ for round in $(seq 1 "${ROUNDS:-1}"); do
           --batch-tokens $tokens --steps 60 --warmup 10); } >> "$OUT/thesis.log" 2>&1
     done
   done
-  { stamp "peer round $round"
-    limited 100 bash .peer/bench/onmt-gpu/run-gpu.sh .whl-onmt .peer/tatoeba 400; } >> "$OUT/peer.log" 2>&1
-  { stamp "workbench round $round"
-    limited 100 "${BENCH[@]}" --variant luong-global-general --steps 200 --warmup 30
-    limited 100 "${BENCH[@]}" --variant luong-global-general --steps 200 --warmup 30 \
-      --fused-decoder-gpu; } >> "$OUT/bench.log" 2>&1
 done
 { stamp "device check"
   limited 240 python3 main.py device-check --device "$DEVICE" --steps "${CHECK_STEPS:-200}"
   echo "device-check exit status $?"; } >> "$OUT/check.log" 2>&1
-{ stamp "luong-paper"
-  limited 100 "${BENCH[@]}" --variant luong-paper --steps 40 --warmup 8; } >> "$OUT/paper.log" 2>&1
+if [ "${PAPER:-1}" = 1 ]; then
+  { stamp "luong-paper"
+    limited 100 "${BENCH[@]}" --variant luong-paper --steps 40 --warmup 8; } >> "$OUT/paper.log" 2>&1
+fi
 # where a step's time goes (kernels, launches, busy share), for the next change
 { stamp "profiles"
+  limited 100 "${BENCH[@]}" --variant luong-global-general --steps 20 --warmup 10 --profile 5
   limited 100 "${BENCH[@]}" --variant transformer-thesis --batch-tokens 32768 --steps 10 \
     --warmup 5 --profile 3
-  limited 100 "${BENCH[@]}" --variant luong-global-general --steps 20 --warmup 10 --profile 5
   stamp end; } >> "$OUT/profile.log" 2>&1
 tail -n 4 "$OUT"/*.log

@@ -41,6 +41,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     t.add_argument("--fused-decoder-gpu", action="store_true",
                    help="on a GPU, run Luong's input-feeding decoder as one autograd node, as "
                    "the CPU does (rows '+fused'; to compare with the step-by-step graph)")
+    t.add_argument("--no-decoder-graphs", dest="decoder_graphs", action="store_false",
+                   help="on a GPU, run Luong's fused input-feeding decoder step by step instead "
+                   "of as CUDA graphs replayed per shape bucket (the default; rows '+graphs')")
     t.add_argument("--profile", type=int, default=0, metavar="N",
                    help="after the timing, profile N more steps (torch.profiler) and print "
                    "where their time goes; on a GPU also kernel time and launches a step")
@@ -87,7 +90,8 @@ def run_train(args: argparse.Namespace) -> int:
                            sampled_softmax=args.sampled_softmax, amp=args.amp,
                            flops=args.flops, batch_size=args.batch_size,
                            batch_tokens=args.batch_tokens, profile=args.profile,
-                           fused_decoder_gpu=args.fused_decoder_gpu)
+                           fused_decoder_gpu=args.fused_decoder_gpu,
+                           decoder_graphs=args.decoder_graphs)
     if to_stdout:
         print(json.dumps(rows, indent=2))
     elif args.json:

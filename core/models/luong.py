@@ -36,6 +36,7 @@ from core.models.base import (
 )
 from core.models.dropout import Dropout
 from core.models.feed_decoder import feed_decoder, lstm_pointwise
+from core.models.feed_graphs import DecoderGraphs, graphed_feed_decoder
 from core.models.rnn_common import (
     PackedEncoder,
     reverse_padded,
@@ -53,6 +54,9 @@ class LuongModel(Seq2Seq):
     #: the devices it runs on: measured on the CPU only so far; `bench train
     #: --fused-decoder-gpu` adds "cuda" to compare on a GPU
     fuse_decoder_devices: tuple[str, ...] = ("cpu",)
+    #: the devices where, in training, that decoder runs as CUDA graphs replayed per
+    #: shape bucket (core/models/feed_graphs.py); "cpu" runs the buckets eagerly (tests)
+    graph_decoder_devices: tuple[str, ...] = ("cuda",)
 
     def __init__(self, config: ModelConfig, src_vocab_size: int, tgt_vocab_size: int) -> None:
         super().__init__()
@@ -251,12 +255,18 @@ class LuongModel(Seq2Seq):
         x_pre = self._feed_inputs(emb)  # T x batch x 4H, one matmul for all steps
         weights = self._feed_weights()
         mask, bias = self._feed_masks(enc)
-        if self.fuse_decoder and bias is not None \
-                and x_pre.device.type in self.fuse_decoder_devices and self.drop.p < 1.0:
+        device = x_pre.device.type
+        graphed = device in self.graph_decoder_devices
+        if self.fuse_decoder and bias is not None and self.drop.p < 1.0 \
+                and (graphed or device in self.fuse_decoder_devices):
             # global dot/general: one autograd node for all steps
             p = self.drop.p if self.drop.training else 0.0
-            h_tilde, attn = feed_decoder(x_pre, enc["h0"], enc["c0"], enc["keys"],
-                                         enc["memory"], bias, self.w_c.weight, weights, p)
+            args = (x_pre, enc["h0"], enc["c0"], enc["keys"], enc["memory"], bias,
+                    self.w_c.weight, weights, p)
+            if graphed:
+                h_tilde, attn = graphed_feed_decoder(self._decoder_graphs(x_pre.device), *args)
+            else:
+                h_tilde, attn = feed_decoder(*args)
             return h_tilde, attn, None
         h = list(enc["h0"].unbind(1))
         c = list(enc["c0"].unbind(1))
@@ -270,6 +280,14 @@ class LuongModel(Seq2Seq):
             poss.append(pos)
         pos = None if poss[0] is None else torch.stack(poss, dim=1)
         return torch.stack(outs, dim=1), torch.stack(attns, dim=1), pos
+
+    def _decoder_graphs(self, device: torch.device) -> DecoderGraphs:
+        """This model's decoder buckets on `device` (made on first use; not module state,
+        so never in a checkpoint)."""
+        graphs = self.__dict__.get("_graphs")
+        if graphs is None or graphs[0] != device:
+            graphs = self.__dict__["_graphs"] = (device, DecoderGraphs.for_device(device))
+        return graphs[1]
 
     def step(self, y_prev: Tensor, state: State, enc: State, out_vocab: Tensor | None = None):
         """y_prev: batch -> (log_probs batch x V (or K over `out_vocab`, a shortlist),

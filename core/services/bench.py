@@ -215,7 +215,8 @@ def bench_step(model, opt, host_batch, device: torch.device, amp: bool, clip: fl
 def measure_variant(name: str, steps: int, warmup: int, device: str, pairs_file: str,
                     threads: int, sampled_softmax: int = 0, amp: bool = False,
                     flops: bool = False, batch_size: int = 0, batch_tokens: int = 0,
-                    profile: int = 0, fused_decoder_gpu: bool = False) -> dict:
+                    profile: int = 0, fused_decoder_gpu: bool = False,
+                    decoder_graphs: bool = True) -> dict:
     """Train `steps` batches after `warmup` on the pairs in `pairs_file` (JSON [src, tgt])
     and return throughput and peak memory. Runs in a fresh process (see run_train_bench).
     sampled_softmax: 0 = full softmax, K = Jean et al.'s K-word candidate softmax;
@@ -226,7 +227,11 @@ def measure_variant(name: str, steps: int, warmup: int, device: str, pairs_file:
     afterwards, `profile` more steps under torch.profiler, their report in row["profile"]
     (core/services/bench_profile.py). fused_decoder_gpu: Luong's input-feeding decoder as
     one autograd node on a GPU too (LuongModel.fuse_decoder_devices; row suffix
-    '+fused')."""
+    '+fused'). decoder_graphs: False turns off the CUDA graphs of that decoder
+    (LuongModel.graph_decoder_devices; on by default on a GPU). Where they ran, the timed
+    steps' batches are first trained once more, untimed, so that the timing sees only
+    replays (row suffix '+graphs'; graph_buckets and capture_s: the buckets recorded,
+    the seconds of that pass)."""
     from core.data.batching import BatchPlan
     from core.data.context import CONTEXT_START
     from core.data.vocab import Vocab
@@ -257,6 +262,10 @@ def measure_variant(name: str, steps: int, warmup: int, device: str, pairs_file:
         from core.models.luong import LuongModel
 
         LuongModel.fuse_decoder_devices = ("cpu", dev.type)  # this process only
+    if not decoder_graphs:
+        from core.models.luong import LuongModel
+
+        LuongModel.graph_decoder_devices = ()  # this process only
     torch.manual_seed(1)
     model = build_model(cfg, len(src_vocab), len(tgt_vocab)).to(dev).train()
     train_cfg = load_preset(variant_preset(name)).train  # luong-paper: its SGD
@@ -276,6 +285,15 @@ def measure_variant(name: str, steps: int, warmup: int, device: str, pairs_file:
 
     for i in range(warmup):
         train_step(i)
+    graphs = model.__dict__.get("_graphs")  # LuongModel's decoder graphs, where they ran
+    capture_s = 0.0
+    if graphs is not None and graphs[1].captured:
+        # a real run records each bucket once in thousands of steps; a short timing
+        # would mostly measure the recording
+        start = time.perf_counter()
+        for i in range(warmup, warmup + steps):
+            train_step(i)
+        capture_s = time.perf_counter() - start
     if dev.type == "cuda":
         torch.cuda.synchronize(dev)
     with GpuUtilisation(dev) as utilisation:
@@ -286,12 +304,15 @@ def measure_variant(name: str, steps: int, warmup: int, device: str, pairs_file:
         elapsed = time.perf_counter() - start
     amp = amp_active(dev, amp)  # a row says bf16 only if bf16 really ran
     label = name + (f" +ss{sampled_softmax}" if sampled_softmax else "") + \
-        (" +fused" if fused else "") + (" +bf16" if amp else "")
+        (" +fused" if fused else "") + (" +graphs" if capture_s else "") + \
+        (" +bf16" if amp else "")
     row = {"variant": label, "sampled_softmax": sampled_softmax, "amp": amp, "device": device, "threads": torch.get_num_threads(),
            "steps": steps, "tgt_tokens": tokens, "seconds": round(elapsed, 3),
            "tgt_tok_per_s": tokens / elapsed, "params": sum(p.numel() for p in model.parameters()),
            "src_vocab": len(src_vocab), "tgt_vocab": len(tgt_vocab), "pairs": len(src_ids),
            "batch": batch_label(batch_size, batch_tokens)}
+    if capture_s:
+        row.update(graph_buckets=graphs[1].captured, capture_s=round(capture_s, 3))
     if utilisation.percent is not None:
         row["gpu_util"] = utilisation.percent
     if dev.type == "cuda":
@@ -348,7 +369,7 @@ def run_train_bench(variants: list[str] | None, steps: int, warmup: int, device:
                     out: TextIO = sys.stdout, sampled_softmax: int = 0,
                     amp: bool = False, flops: bool = False, batch_size: int = 0,
                     batch_tokens: int = 0, profile: int = 0,
-                    fused_decoder_gpu: bool = False) -> list[dict]:
+                    fused_decoder_gpu: bool = False, decoder_graphs: bool = True) -> list[dict]:
     """Measure every variant (or `variants`), print a table to `out`, return the rows.
     With sampled_softmax = K, each variant is measured a second time with Jean et al.'s
     K-word candidate softmax (row suffix '+ssK'); with amp, every measurement is repeated
@@ -364,7 +385,8 @@ def run_train_bench(variants: list[str] | None, steps: int, warmup: int, device:
     variants (PAPER_SIZE) run only when named. With profile = N, N more steps of each
     run are profiled and the report printed under its row (core/services/bench_profile.py).
     With fused_decoder_gpu, Luong's fused input-feeding decoder runs on a GPU too (rows
-    '+fused'; the CPU always runs it).
+    '+fused'; the CPU always runs it); without decoder_graphs, not as CUDA graphs (see
+    measure_variant).
     """
     names = [n for n, _ in bench_variants()]
     if variants:
@@ -409,7 +431,8 @@ def run_train_bench(variants: list[str] | None, steps: int, warmup: int, device:
                    "import json; from core.services.bench import measure_variant; "
                    f"print('RESULT', json.dumps(measure_variant({name!r}, {steps}, {warmup}, "
                    f"{device!r}, {pairs_file!r}, {threads}, {k}, {use_amp}, {flops}, "
-                   f"{batch_size}, {batch_tokens}, {profile}, {fused_decoder_gpu})))"]
+                   f"{batch_size}, {batch_tokens}, {profile}, {fused_decoder_gpu}, "
+                   f"{decoder_graphs})))"]
             proc = subprocess.run(cmd, capture_output=True, text=True,
                                   cwd=Path(__file__).resolve().parents[2], env=dict(os.environ))
             line = [ln for ln in proc.stdout.splitlines() if ln.startswith("RESULT ")]

@@ -215,6 +215,7 @@ def test_fused_decoder_on_a_gpu_matches_the_step_graph(calls):
     model, src, lens, tgt = model_and_batch("luong-global-general", layers=2, dropout=0.0)
     model = model.cuda()
     model.fuse_decoder_devices = ("cuda",)
+    model.graph_decoder_devices = ()  # the node itself (its graphs: test_feed_graphs.py)
     src, lens, tgt = src.cuda(), lens.cuda(), tgt.cuda()
     graph = forward_backward(model, src, lens, tgt, False)
     fused = forward_backward(model, src, lens, tgt, True)
