@@ -125,6 +125,7 @@ class LuongAttention(nn.Module):
         src_lens: Tensor,
         t0: Tensor | int = 0,
         mask: Tensor | None = None,
+        trace: dict | None = None,
     ) -> tuple[Tensor, Tensor, Tensor | None]:
         """Attend for every query at once.
 
@@ -133,6 +134,11 @@ class LuongAttention(nn.Module):
         src_lens: batch; t0: target index of query[:, 0] (batch long or int; local-m)
         mask:   batch x S bool (True on real tokens), optional: a decoder calling once per
                 step builds it once instead of every step
+        trace:  local-p only, a dict that receives what a hand-written backward reads
+                (core/models/feed_decoder.py): u = tanh(W_p h_t) batch x T x H, sig =
+                sigmoid(v_p u) batch x T, soft (the window's softmax), gauss, weights
+                (their product, the context's weights) batch x T x S, total (its clamped
+                sum) batch x T x 1
         returns context batch x T x H, reported attention batch x T x S,
                 positions batch x T (local-m/local-p) or None
         """
@@ -152,8 +158,11 @@ class LuongAttention(nn.Module):
                 positions = torch.minimum(steps.to(query.dtype), last).expand(bsz, tgt_len)
                 center = positions
             else:
-                pred = self.v_p(torch.tanh(self.w_p(query))).squeeze(-1)  # batch x T
-                positions = src_lens[:, None].to(query.dtype) * torch.sigmoid(pred)
+                u = torch.tanh(self.w_p(query))
+                sig = torch.sigmoid(self.v_p(u).squeeze(-1))  # batch x T
+                positions = src_lens[:, None].to(query.dtype) * sig
+                if trace is not None:
+                    trace.update(u=u, sig=sig)
                 center = torch.minimum(torch.round(positions), last)
             src_pos = torch.arange(src_len, device=query.device, dtype=query.dtype)
             dist = src_pos[None, None, :] - center[:, :, None]  # batch x T x S
@@ -164,16 +173,24 @@ class LuongAttention(nn.Module):
             sigma = self.window / 2.0
             src_pos = torch.arange(src_len, device=query.device, dtype=query.dtype)
             gauss = torch.exp(-((src_pos[None, None, :] - positions[:, :, None]) ** 2) / (2 * sigma**2))
-            weights = weights * gauss
-            reported = weights / weights.sum(-1, keepdim=True).clamp_min(1e-30)
+            soft, weights = weights, weights * gauss
+            total = weights.sum(-1, keepdim=True).clamp_min(1e-30)
+            reported = weights / total
+            if trace is not None:
+                trace.update(soft=soft, gauss=gauss, weights=weights, total=total)
         context = torch.bmm(weights, memory)  # batch x T x H
         return context, reported, positions
-
 
     @property
     def has_fast_step(self) -> bool:
         """True when `fast_step` applies: global attention with the dot or general score."""
         return self.kind == "global" and self.score.kind in ("dot", "general")
+
+    @property
+    def has_fused_local_p(self) -> bool:
+        """True when core.models.feed_decoder covers this attention through `trace`:
+        local-p with the dot or general score."""
+        return self.kind == "local-p" and self.score.kind in ("dot", "general")
 
     @staticmethod
     def mask_bias(mask: Tensor, dtype: torch.dtype) -> Tensor:

@@ -9,12 +9,16 @@ so the same values, under autocast too), keeps what the backward needs, and walk
 steps back by hand. The weight gradients of all steps are then one matrix product each
 instead of one per step.
 
-It covers the case training spends its time in: global attention with the dot or
-general score (`LuongAttention.has_fast_step`), dropout drawn as `core.models.dropout`
-draws it on the CPU (the same random numbers in the same order, so a run's dropout masks
-do not change). LuongModel falls back to the step-by-step graph elsewhere.
+It covers global attention with the dot or general score (`LuongAttention.has_fast_step`),
+the bench model's, and local-p with those scores (`has_fused_local_p`, Luong et al.'s
+best model; each step calls the attention's own forward, tracing what the backward
+reads), with dropout drawn as `core.models.dropout` draws it on the CPU (the same random
+numbers in the same order, so a run's dropout masks do not change). LuongModel falls back
+to the step-by-step graph elsewhere (concat and location scores, local-m).
 """
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 import torch
 from torch import Tensor
@@ -61,21 +65,34 @@ def _keep_scale(x: Tensor, keep: Tensor | None, scale: float) -> Tensor:
     return x if keep is None else keep_and_scale(x, keep, scale)
 
 
+@dataclass(frozen=True)
+class LocalP:
+    """Local-p attention (dot or general score) for `feed_decoder`: the model's
+    LuongAttention, whose `forward` each step calls (the same forward as the step-by-
+    step graph), src_lens batch and mask batch x S (True on real tokens)."""
+
+    attention: LuongAttention
+    src_lens: Tensor
+    mask: Tensor
+
+
 def decoder_forward(x_pre: Tensor, h0: Tensor, c0: Tensor, keys: Tensor, memory: Tensor,
-                    bias: Tensor, w_c: Tensor, p: float, keep_for_backward: bool,
-                    weights: tuple[Tensor, ...]) -> tuple[Tensor, Tensor, list]:
+                    bias: Tensor | None, w_c: Tensor, p: float, keep_for_backward: bool,
+                    local: LocalP | None,
+                    weights: tuple[Tensor, ...]) -> tuple[Tensor, Tensor, Tensor | None, list]:
     """The forward of `feed_decoder`, with no autograd graph. Arguments as `_FeedDecoder`
-    takes them (weights: the layers' W, then the biases of layers 2..L) -> (h~ batch x T
-    x H, attention batch x T x S, what `decoder_backward` reads: an entry per step, none
-    without keep_for_backward)."""
+    takes them (weights: the layers' W, then the biases of layers 2..L, then with local
+    W_p and v_p) -> (h~ batch x T x H, attention batch x T x S, local-p's positions
+    batch x T or None, what `decoder_backward` reads: an entry per step, none without
+    keep_for_backward)."""
     steps, layers, hidden = x_pre.size(0), h0.size(1), h0.size(2)
-    ws, bs = weights[:layers], (None, *weights[layers:])
+    ws, bs = weights[:layers], (None, *weights[layers: 2 * layers - 1])
     scale = 1.0 / (1.0 - p) if p > 0 else 1.0
     h, c = list(h0.unbind(1)), list(c0.unbind(1))
     feed = h0.new_zeros(h0.size(0), hidden)
     w_c_t = w_c.to(x_pre.dtype).t()  # cast once (x_pre is in autocast's dtype): 2H x H
     saved = []  # per step: what its backward reads
-    outs, attns = [], []
+    outs, attns, positions = [], [], []
     for t in range(steps):
         x, layer_saved = feed, []
         for i in range(layers):
@@ -89,21 +106,55 @@ def decoder_forward(x_pre: Tensor, h0: Tensor, c0: Tensor, keys: Tensor, memory:
             layer_saved.append((keep, inputs, sig, g, tc, c[i]))
             h[i], c[i] = x, c_new
         top = h[-1]
-        context, attn = LuongAttention.fast_step(top, keys, memory, bias)
+        trace = None
+        if local is None:
+            context, attn = LuongAttention.fast_step(top, keys, memory, bias)
+        else:  # the step graph's own call (LuongModel._feed_attend), tracing its values
+            trace = {}
+            context, attn, pos = local.attention(top[:, None], keys, memory, local.src_lens,
+                                                 t, mask=local.mask, trace=trace)
+            context, attn = context[:, 0], attn[:, 0]
+            positions.append(pos[:, 0])
         joined = torch.cat([context, top], dim=-1)
         h_att = torch.tanh(matmul.mm(joined, w_c_t))
         keep = draw_keep(h_att, p) if p > 0 else None
         feed = _keep_scale(h_att, keep, scale)
         if keep_for_backward:
-            saved.append((layer_saved, top, attn, joined, h_att, keep))
+            saved.append((layer_saved, top, attn, joined, h_att, keep, trace))
         outs.append(feed)
         attns.append(attn)
-    return torch.stack(outs, dim=1), torch.stack(attns, dim=1), saved
+    return torch.stack(outs, dim=1), torch.stack(attns, dim=1), \
+        torch.stack(positions, dim=1) if positions else None, saved
+
+
+def _local_p_backward(trace: dict, d_weights: Tensor, d_reported: Tensor | None,
+                      reported: Tensor, src_pos: Tensor, lens: Tensor, sigma: float,
+                      wide: torch.dtype) -> tuple[Tensor, Tensor, Tensor, Tensor]:
+    """One step of local-p attention backwards, in dtype `wide` (LuongAttention.forward:
+    context = (softmax(window scores) * gauss) memory, gauss = exp(-(s - p_t)^2 / 2
+    sigma^2), p_t = S sigmoid(v_p tanh(W_p h_t)), reported = weights / their sum).
+    d_weights batch x S (the gradient reaching the context's weights), d_reported batch x
+    S or None, reported batch x S, src_pos S, lens batch -> (d scores batch x S, d pred
+    batch (v_p's output), d z batch x H (W_p's output), u batch x H)."""
+    soft, gauss = trace["soft"][:, 0].to(wide), trace["gauss"][:, 0].to(wide)
+    if d_reported is not None:  # reported = weights / total (total clamped, never 0 here)
+        r, dr = reported.to(wide), d_reported.to(wide)
+        d_weights = d_weights + (dr - (dr * r).sum(1, keepdim=True)) / trace["total"][:, 0].to(wide)
+    d_soft = d_weights * gauss
+    d_scores = soft * (d_soft - (d_soft * soft).sum(1, keepdim=True))
+    position = (lens * trace["sig"][:, 0].to(wide))[:, None]  # batch x 1
+    # d gauss / d p_t = gauss (s - p_t) / sigma^2; round(p_t) (the window) has none
+    d_position = (d_weights * soft * gauss * (src_pos - position)).sum(1) / sigma ** 2
+    sig = trace["sig"][:, 0].to(wide)
+    d_pred = d_position * lens * sig * (1 - sig)
+    u = trace["u"][:, 0].to(wide)
+    return d_scores, d_pred, u, 1 - u * u
 
 
 def decoder_backward(saved: list, d_out: Tensor, d_attn: Tensor | None, keys: Tensor,
                      memory: Tensor, w_c: Tensor, weights: tuple[Tensor, ...], p: float,
-                     need: tuple[bool, ...], dtypes: tuple[torch.dtype, ...]) -> list[Tensor | None]:
+                     need: tuple[bool, ...], dtypes: tuple[torch.dtype, ...],
+                     local: LocalP | None = None) -> list[Tensor | None]:
     """The backward of `decoder_forward`: saved from it, d_out batch x T x H and d_attn
     batch x T x S (or None) the gradients reaching its outputs; need: which of the
     forward's arguments (as `_FeedDecoder.forward` takes them) want a gradient; dtypes:
@@ -124,20 +175,36 @@ def decoder_backward(saved: list, d_out: Tensor, d_attn: Tensor | None, keys: Te
     d_pre = w_c_c.new_empty(steps, batch, hidden)
     d_scores = keys.new_empty(steps, batch, keys.size(1), dtype=compute)
     d_context = keys.new_empty(steps, batch, hidden, dtype=compute)
+    if local is not None:
+        w_p, v_p = weights[2 * layers - 1:]
+        w_p_c, v_p_w = w_p.to(compute), v_p.to(wide)[0]  # H x H, H
+        src_pos = torch.arange(keys.size(1), device=keys.device, dtype=wide)
+        lens = local.src_lens.to(wide)
+        sigma = local.attention.window / 2.0
+        d_preds = keys.new_empty(steps, batch, dtype=wide)
+        d_z = keys.new_empty(steps, batch, hidden, dtype=compute)
+        us = keys.new_empty(steps, batch, hidden, dtype=wide)
     for t in reversed(range(steps)):
-        layer_saved, top, attn, joined, h_att, keep = saved[t]
+        layer_saved, top, attn, joined, h_att, keep, trace = saved[t]
         d_h_att = _keep_scale(d_out[:, t].to(wide) + d_feed, keep, scale)
         d_pre_t = d_h_att - d_h_att * h_att * h_att  # tanh' = 1 - tanh^2
         d_pre[t] = d_pre_t
         d_joined = matmul.mm(d_pre[t], w_c_c)  # batch x 2H
         d_context[t] = d_joined[:, :hidden]
         d_weights = torch.bmm(memory_c, d_context[t].unsqueeze(2)).squeeze(2).to(wide)
-        if d_attn is not None:
-            d_weights = d_weights + d_attn[:, t]
-        a = attn.to(wide)
-        d_scores[t] = a * (d_weights - (d_weights * a).sum(dim=1, keepdim=True))
-        d_top = torch.bmm(d_scores[t].unsqueeze(1), keys_c).squeeze(1)
-        dh[-1] = dh[-1] + d_joined[:, hidden:] + d_top
+        dh[-1] = dh[-1] + d_joined[:, hidden:]  # in `wide`: bf16 sums would round
+        if trace is None:
+            if d_attn is not None:
+                d_weights = d_weights + d_attn[:, t]
+            a = attn.to(wide)
+            d_scores[t] = a * (d_weights - (d_weights * a).sum(dim=1, keepdim=True))
+        else:
+            d_scores[t], d_preds[t], us[t], du_dz = _local_p_backward(
+                trace, d_weights, None if d_attn is None else d_attn[:, t], attn, src_pos,
+                lens, sigma, wide)
+            d_z[t] = d_preds[t][:, None] * v_p_w * du_dz  # tanh' = 1 - u^2
+            dh[-1] = dh[-1] + matmul.mm(d_z[t], w_p_c)
+        dh[-1] = dh[-1] + torch.bmm(d_scores[t].unsqueeze(1), keys_c).squeeze(1)
         for i in reversed(range(layers)):
             keep_i, inputs, sig, g, tc, c_prev = layer_saved[i]
             d_g, dc[i] = _cell_backward(dh[i], dc[i], sig, g, tc, c_prev, wide)
@@ -155,24 +222,37 @@ def decoder_backward(saved: list, d_out: Tensor, d_attn: Tensor | None, keys: Te
     x_dt, h_dt, c_dt, k_dt, m_dt, wc_dt = dtypes
     grads[0] = d_gates[0].to(x_dt)
     grads[1], grads[2] = torch.stack(dh, dim=1).to(h_dt), torch.stack(dc, dim=1).to(c_dt)
-    if need[3]:
+    tops = None
+    if need[3] or local is not None:
         tops = torch.stack([s[1] for s in saved], dim=1).to(compute)  # batch x T x H
+    if need[3]:
         grads[3] = torch.bmm(d_scores.permute(1, 2, 0), tops).to(k_dt)  # batch x S x H
-    if need[4]:
-        attns = torch.stack([s[2] for s in saved], dim=1).to(compute)  # batch x T x S
+    if need[4]:  # the context's weights: the attention, or local-p's before renormalising
+        attns = torch.stack([s[2] if s[6] is None else s[6]["weights"][:, 0]
+                             for s in saved], dim=1).to(compute)  # batch x T x S
         grads[4] = torch.bmm(attns.transpose(1, 2), d_context.transpose(0, 1)).to(m_dt)
     if need[6]:
         joined = torch.stack([s[3] for s in saved]).reshape(steps * batch, -1)
         grads[6] = matmul.mm(d_pre.reshape(steps * batch, hidden).t(),
                             joined.to(compute)).to(wc_dt)
+    first = _WEIGHTS  # forward's position of the first weight
     for i in range(layers):
-        if need[9 + i]:
+        if need[first + i]:
             inputs = torch.stack([s[0][i][1] for s in saved])  # T x batch x in
-            grads[9 + i] = matmul.mm(inputs.reshape(steps * batch, -1).t().to(compute),
-                                    d_gates[i].reshape(steps * batch, -1)).to(ws[i].dtype)
-        if i > 0 and need[9 + layers + i - 1]:
+            grads[first + i] = matmul.mm(inputs.reshape(steps * batch, -1).t().to(compute),
+                                         d_gates[i].reshape(steps * batch, -1)).to(ws[i].dtype)
+        if i > 0 and need[first + layers + i - 1]:
             b = weights[layers + i - 1]
-            grads[9 + layers + i - 1] = d_gates[i].sum(dim=(0, 1), dtype=wide).to(b.dtype)
+            grads[first + layers + i - 1] = d_gates[i].sum(dim=(0, 1), dtype=wide).to(b.dtype)
+    if local is not None:
+        at = first + 2 * layers - 1  # W_p, then v_p
+        if need[at]:  # z = h W_p^T: d W_p = d z^T h over all steps
+            grads[at] = matmul.mm(d_z.reshape(steps * batch, hidden).t(),
+                                  tops.transpose(0, 1).reshape(steps * batch, hidden)
+                                  ).to(w_p.dtype)
+        if need[at + 1]:  # pred = u v_p^T: d v_p = d pred^T u
+            grads[at + 1] = (d_preds.reshape(1, -1) @ us.reshape(steps * batch, hidden)
+                             ).to(v_p.dtype)
     return [g if needed else None for g, needed in zip(grads, need, strict=True)]
 
 
@@ -184,23 +264,33 @@ def input_dtypes(x_pre: Tensor, h0: Tensor, c0: Tensor, keys: Tensor, memory: Te
     return x_pre.dtype, h0.dtype, c0.dtype, keys.dtype, memory.dtype, w_c.dtype
 
 
+#: forward's argument position of the first weight (after x_pre, h0, c0, keys, memory,
+#: bias, w_c, p, keep_for_backward, local)
+_WEIGHTS = 10
+
+
 class _FeedDecoder(torch.autograd.Function):
     """See `feed_decoder`; `keep_for_backward` says whether a backward may follow (else
-    the steps' values are not kept); inputs after it are the layers' weights, then the
-    biases of layers 2..L (layer 1's is in x_pre)."""
+    the steps' values are not kept); `local` a LocalP or None (global dot/general, with
+    `bias`); inputs after it are the layers' weights, then the biases of layers 2..L
+    (layer 1's is in x_pre), then with local W_p and v_p."""
 
     @staticmethod
-    def forward(ctx, x_pre, h0, c0, keys, memory, bias, w_c, p, keep_for_backward, *weights):
-        out, attn, saved = decoder_forward(x_pre, h0, c0, keys, memory, bias, w_c, p,
-                                           keep_for_backward, weights)
-        ctx.saved, ctx.p = saved, p
+    def forward(ctx, x_pre, h0, c0, keys, memory, bias, w_c, p, keep_for_backward, local,
+                *weights):
+        out, attn, positions, saved = decoder_forward(x_pre, h0, c0, keys, memory, bias, w_c,
+                                                      p, keep_for_backward, local, weights)
+        ctx.saved, ctx.p, ctx.local = saved, p, local
         ctx.dtypes = input_dtypes(x_pre, h0, c0, keys, memory, w_c)
         ctx.save_for_backward(keys, memory, w_c, *weights)
-        return out, attn
+        if positions is None:
+            return out, attn
+        ctx.mark_non_differentiable(positions)
+        return out, attn, positions
 
     @staticmethod
     @once_differentiable
-    def backward(ctx, d_out, d_attn):
+    def backward(ctx, d_out, d_attn, d_positions=None):
         keys, memory, w_c, *weights = ctx.saved_tensors
         saved = ctx.saved
         ctx.saved = None  # a second backward would find nothing: free the steps now
@@ -209,24 +299,29 @@ class _FeedDecoder(torch.autograd.Function):
                                "forward; run the forward again")
         return tuple(decoder_backward(saved, d_out, d_attn, keys, memory, w_c,
                                       tuple(weights), ctx.p, ctx.needs_input_grad,
-                                      ctx.dtypes))
+                                      ctx.dtypes, ctx.local))
 
 
 def feed_decoder(x_pre: Tensor, h0: Tensor, c0: Tensor, keys: Tensor, memory: Tensor,
-                 bias: Tensor, w_c: Tensor, weights: list[tuple[Tensor, Tensor]],
-                 p: float) -> tuple[Tensor, Tensor]:
-    """The teacher-forced input-feeding decoder of LuongModel with global dot/general
-    attention, as one autograd node.
+                 bias: Tensor | None, w_c: Tensor, weights: list[tuple[Tensor, Tensor]],
+                 p: float, local: LocalP | None = None) -> tuple[Tensor, Tensor, Tensor | None]:
+    """The teacher-forced input-feeding decoder of LuongModel with global or local-p
+    attention (dot or general score), as one autograd node.
 
     x_pre: T x batch x 4H (layer 1's embedding gates and both biases, `_feed_inputs`);
-    h0, c0: batch x L x H; keys, memory: batch x S x H; bias: batch x S (`mask_bias`);
-    w_c: H x 2H; weights: per layer (W (in + H) x 4H, b 4H) as `_feed_weights` gives
-    them (layer 1's b unused); p: the dropout probability, 0 outside training ->
-    (h~ batch x T x H after dropout, attention batch x T x S)."""
+    h0, c0: batch x L x H; keys, memory: batch x S x H; bias: batch x S (`mask_bias`;
+    global) or None (local); w_c: H x 2H; weights: per layer (W (in + H) x 4H, b 4H) as
+    `_feed_weights` gives them (layer 1's b unused); p: the dropout probability, 0
+    outside training; local: local-p's LocalP, None for global attention -> (h~ batch x
+    T x H after dropout, attention batch x T x S, local-p's positions batch x T or
+    None)."""
     ws = [w for w, _ in weights]
     bs = [b for _, b in weights[1:]]
-    inputs = (x_pre, h0, c0, keys, memory, w_c, *ws, *bs)
+    extra = [] if local is None else [local.attention.w_p.weight, local.attention.v_p.weight]
+    inputs = (x_pre, h0, c0, keys, memory, w_c, *ws, *bs, *extra)
     # without a backward to come (no_grad, or every input frozen) the steps' values are
     # not kept: the graph would not have kept them either
     keep = torch.is_grad_enabled() and any(x.requires_grad for x in inputs)
-    return _FeedDecoder.apply(x_pre, h0, c0, keys, memory, bias, w_c, p, keep, *ws, *bs)
+    out = _FeedDecoder.apply(x_pre, h0, c0, keys, memory, bias, w_c, p, keep, local,
+                             *ws, *bs, *extra)
+    return (*out, None) if local is None else out

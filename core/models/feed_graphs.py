@@ -33,6 +33,7 @@ from torch.autograd.function import once_differentiable
 
 from core.models.attention import NEG_INF
 from core.models.feed_decoder import (
+    _WEIGHTS,
     decoder_backward,
     decoder_forward,
     feed_decoder,
@@ -123,9 +124,9 @@ class _Bucket:
         device = self.x_pre.device.type
         with torch.no_grad(), torch.autocast(device, dtype=dtype, enabled=enabled,
                                              cache_enabled=False):
-            self.out, self.attn, self.saved = decoder_forward(
+            self.out, self.attn, _, self.saved = decoder_forward(
                 self.x_pre, self.h0, self.c0, self.keys, self.memory, self.bias, self.w_c,
-                self.p, True, self.weights)
+                self.p, True, None, self.weights)
 
     def _run_backward(self) -> None:
         # a custom node's backward runs with autocast off (the autograd engine's thread)
@@ -242,26 +243,28 @@ class _GraphedFeedDecoder(torch.autograd.Function):
         cut = [(slice(0, steps), slice(0, batch)), rows, rows,
                (slice(0, batch), slice(0, src_len)), (slice(0, batch), slice(0, src_len))]
         out = [None if g[i] is None else g[i][cut[i]].clone() for i in range(5)]
-        rest = [None if x is None else x.clone() for x in g[6:7] + g[9:]]
+        rest = [None if x is None else x.clone() for x in g[6:7] + g[_WEIGHTS:]]
         return (None, *out, None, *rest)
 
 
 def graphed_feed_decoder(graphs: DecoderGraphs, x_pre: Tensor, h0: Tensor, c0: Tensor,
                          keys: Tensor, memory: Tensor, bias: Tensor, w_c: Tensor,
-                         weights: list[tuple[Tensor, Tensor]], p: float) -> tuple[Tensor, Tensor]:
+                         weights: list[tuple[Tensor, Tensor]],
+                         p: float) -> tuple[Tensor, Tensor, None]:
     """`feed_decoder` (the same arguments, shapes and values) through graphs' buckets:
     x_pre T x batch x 4H; h0, c0 batch x L x H; keys, memory batch x S x H; bias batch x
     S; w_c H x 2H; weights per layer (W, b) -> (h~ batch x T x H, attention batch x T x
-    S). Without a backward to come, or while the bucket's previous forward still waits
-    for its backward, it is `feed_decoder` itself."""
+    S, None: global attention has no positions). Without a backward to come, or while
+    the bucket's previous forward still waits for its backward, it is `feed_decoder`
+    itself."""
     ws = [w for w, _ in weights]
     bs = [b for _, b in weights[1:]]
     inputs = [x_pre, h0, c0, keys, memory, w_c, *ws, *bs]
     if not (torch.is_grad_enabled() and any(x.requires_grad for x in inputs)):
         return feed_decoder(x_pre, h0, c0, keys, memory, bias, w_c, weights, p)
-    # which of _FeedDecoder.forward's arguments want a gradient (bias, p, keep never)
+    # which of _FeedDecoder.forward's arguments want a gradient (bias, p, keep, local never)
     need = (*(x.requires_grad for x in inputs[:5]), False, w_c.requires_grad, False, False,
-            *(x.requires_grad for x in inputs[6:]))
+            False, *(x.requires_grad for x in inputs[6:]))
     device = x_pre.device.type
     autocast = (torch.is_autocast_enabled(device), torch.get_autocast_dtype(device))
     steps, batch, src_len = bucket(x_pre.size(0)), bucket(x_pre.size(1)), bucket(keys.size(1))
@@ -274,4 +277,5 @@ def graphed_feed_decoder(graphs: DecoderGraphs, x_pre: Tensor, h0: Tensor, c0: T
                                         src_len, graphs.capture))
     if b.busy():  # two forwards before one backward: this one runs eagerly
         return feed_decoder(x_pre, h0, c0, keys, memory, bias, w_c, weights, p)
-    return _GraphedFeedDecoder.apply(b, x_pre, h0, c0, keys, memory, bias, w_c, *ws, *bs)
+    return (*_GraphedFeedDecoder.apply(b, x_pre, h0, c0, keys, memory, bias, w_c, *ws, *bs),
+            None)

@@ -35,7 +35,7 @@ from core.models.base import (
     output_scores,
 )
 from core.models.dropout import Dropout
-from core.models.feed_decoder import feed_decoder, lstm_pointwise
+from core.models.feed_decoder import LocalP, feed_decoder, lstm_pointwise
 from core.models.feed_graphs import DecoderGraphs, graphed_feed_decoder
 from core.models.rnn_common import (
     PackedEncoder,
@@ -256,18 +256,19 @@ class LuongModel(Seq2Seq):
         weights = self._feed_weights()
         mask, bias = self._feed_masks(enc)
         device = x_pre.device.type
-        graphed = device in self.graph_decoder_devices
-        if self.fuse_decoder and bias is not None and self.drop.p < 1.0 \
-                and (graphed or device in self.fuse_decoder_devices):
-            # global dot/general: one autograd node for all steps
+        # global or local-p, dot or general: one autograd node for all steps; global's
+        # as CUDA graphs where graph_decoder_devices says so
+        fused = self.fuse_decoder and self.drop.p < 1.0 \
+            and (bias is not None or self.attention.has_fused_local_p)
+        graphed = fused and bias is not None and device in self.graph_decoder_devices
+        if graphed or (fused and device in self.fuse_decoder_devices):
             p = self.drop.p if self.drop.training else 0.0
             args = (x_pre, enc["h0"], enc["c0"], enc["keys"], enc["memory"], bias,
                     self.w_c.weight, weights, p)
             if graphed:
-                h_tilde, attn = graphed_feed_decoder(self._decoder_graphs(x_pre.device), *args)
-            else:
-                h_tilde, attn = feed_decoder(*args)
-            return h_tilde, attn, None
+                return graphed_feed_decoder(self._decoder_graphs(x_pre.device), *args)
+            local = None if bias is not None else LocalP(self.attention, enc["src_lens"], mask)
+            return feed_decoder(*args, local)
         h = list(enc["h0"].unbind(1))
         c = list(enc["c0"].unbind(1))
         feed = enc["h0"].new_zeros(enc["h0"].size(0), self.hidden_size)

@@ -46,7 +46,8 @@ def forward_backward(model, src, lens, tgt, fused: bool, amp: bool = False,
             out.attention.shape, generator=g, dtype=dtype).to(device)).sum()
     loss.backward()
     grads = {n: p.grad.clone() for n, p in model.named_parameters() if p.grad is not None}
-    return out.scores.detach(), out.attention.detach(), grads
+    positions = None if out.positions is None else out.positions.detach()
+    return out.scores.detach(), out.attention.detach(), grads, positions
 
 
 @pytest.fixture
@@ -60,15 +61,26 @@ def calls(count_calls):
     ("luong-global-general", 2, 0.3, True),
     ("luong-global-general-rev", 2, 0.3, False),
     ("luong-global-dot", 3, 0.3, True),
+    ("luong-local-p-general", 2, 0.3, True),
+    ("luong-local-p-general", 1, 0.0, False),
+    ("luong-local-p-dot", 3, 0.3, True),
 ])
 def test_fused_decoder_matches_the_step_graph(calls, name, layers, dropout, attention_loss):
-    """float64: outputs identical (the same dropout masks), gradients equal to rounding."""
-    model, src, lens, tgt = model_and_batch(name, layers=layers, dropout=dropout)
+    """float64: outputs identical (the same dropout masks; local-p's positions too),
+    gradients equal to rounding, local-p's W_p and v_p included. The source is up to 11
+    words, the window D = 3 here, so local-p's windows cut real words off."""
+    over = {"window": 3} if "local-p" in name else {}
+    model, src, lens, tgt = model_and_batch(name, layers=layers, dropout=dropout, **over)
     graph = forward_backward(model, src, lens, tgt, False, attention_loss=attention_loss)
     assert calls == []
     fused = forward_backward(model, src, lens, tgt, True, attention_loss=attention_loss)
     assert calls == [1]
     assert torch.equal(graph[0], fused[0]) and torch.equal(graph[1], fused[1])
+    if "local-p" in name:
+        assert torch.equal(graph[3], fused[3])
+        assert (graph[1] == 0).float().mean() > 0.2  # the windows leave words out
+    else:
+        assert graph[3] is None and fused[3] is None
     assert graph[2].keys() == fused[2].keys()
     assert len(graph[2]) == len(list(model.parameters()))  # every weight has a gradient
     for name_, g in graph[2].items():
@@ -107,12 +119,14 @@ def decoder_only(model, tgt, fused: bool, amp: bool, seed: int = 3):
     return h_tilde.detach(), attn.detach(), grads
 
 
-def test_fused_decoder_bf16_gradients_no_further_from_fp32(calls):
+@pytest.mark.parametrize("name, params", [("luong-global-general", 14),
+                                          ("luong-local-p-general", 16)])
+def test_fused_decoder_bf16_gradients_no_further_from_fp32(calls, name, params):
     """Under bf16 autocast the forward is the same to the bit; the hand-written backward
     computes its elementwise steps in fp32, so every gradient (the decoder's weights, the
     encoder's memory and final states) is at least as close to the fp32 gradient as the
     graph's (measured: 0.4-0.8 % against 0.6-1.0 % relative error at these sizes)."""
-    model, _, _, tgt = model_and_batch("luong-global-general", dtype=torch.float32,
+    model, _, _, tgt = model_and_batch(name, dtype=torch.float32,
                                        hidden=64, batch=16, layers=2, dropout=0.3)
     reference = decoder_only(model, tgt, False, amp=False)
     graph = decoder_only(model, tgt, False, amp=True)
@@ -124,15 +138,16 @@ def test_fused_decoder_bf16_gradients_no_further_from_fp32(calls):
     def error(grads, name):
         return ((grads[name] - reference[2][name]).norm() / reference[2][name].norm()).item()
 
-    assert len(reference[2]) == 14  # 2 cells x 4, W_c, W_a, the target embedding, 3 leaves
+    # 2 cells x 4, W_c, W_a, the target embedding, 3 leaves; local-p's W_p and v_p
+    assert len(reference[2]) == params
     for name in reference[2]:
         assert error(fused[2], name) <= 1.05 * error(graph[2], name), name
         assert error(fused[2], name) < 0.03, name
 
 
 def test_other_attentions_keep_the_step_graph(calls):
-    """Concat and local attention have no fused decoder: the model records every step."""
-    for name in ("luong-global-concat", "luong-local-p-general"):
+    """The concat score and local-m have no fused decoder: the model records every step."""
+    for name in ("luong-global-concat", "luong-local-p-concat", "luong-local-m-general"):
         model, src, lens, tgt = model_and_batch(name, layers=2, dropout=0.3)
         scores = model(src, lens, tgt).scores
         assert scores.grad_fn is not None
