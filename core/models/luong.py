@@ -57,6 +57,10 @@ class LuongModel(Seq2Seq):
     #: the devices where, in training, that decoder runs as CUDA graphs replayed per
     #: shape bucket (core/models/feed_graphs.py); "cpu" runs the buckets eagerly (tests)
     graph_decoder_devices: tuple[str, ...] = ("cuda",)
+    #: the attentions graphed there: global (measured on one H100: 2.8x); local-p's
+    #: graphs are built and tested on the CPU's eager buckets but not yet measured on a
+    #: GPU, so `bench train --graph-local-p` adds them to compare
+    graph_decoder_attentions: tuple[str, ...] = ("global",)
 
     def __init__(self, config: ModelConfig, src_vocab_size: int, tgt_vocab_size: int) -> None:
         super().__init__()
@@ -256,19 +260,20 @@ class LuongModel(Seq2Seq):
         weights = self._feed_weights()
         mask, bias = self._feed_masks(enc)
         device = x_pre.device.type
-        # global or local-p, dot or general: one autograd node for all steps; global's
-        # as CUDA graphs where graph_decoder_devices says so
+        # global or local-p, dot or general: one autograd node for all steps; as CUDA
+        # graphs where graph_decoder_devices and graph_decoder_attentions say so
         fused = self.fuse_decoder and self.drop.p < 1.0 \
             and (bias is not None or self.attention.has_fused_local_p)
-        graphed = fused and bias is not None and device in self.graph_decoder_devices
+        graphed = fused and device in self.graph_decoder_devices \
+            and self.attention.kind in self.graph_decoder_attentions
         if graphed or (fused and device in self.fuse_decoder_devices):
             p = self.drop.p if self.drop.training else 0.0
             args = (x_pre, enc["h0"], enc["c0"], enc["keys"], enc["memory"], bias,
-                    self.w_c.weight, weights, p)
+                    self.w_c.weight, weights, p,
+                    None if bias is not None else LocalP(self.attention, enc["src_lens"], mask))
             if graphed:
                 return graphed_feed_decoder(self._decoder_graphs(x_pre.device), *args)
-            local = None if bias is not None else LocalP(self.attention, enc["src_lens"], mask)
-            return feed_decoder(*args, local)
+            return feed_decoder(*args)
         h = list(enc["h0"].unbind(1))
         c = list(enc["c0"].unbind(1))
         feed = enc["h0"].new_zeros(enc["h0"].size(0), self.hidden_size)

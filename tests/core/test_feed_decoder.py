@@ -35,7 +35,7 @@ def forward_backward(model, src, lens, tgt, fused: bool, amp: bool = False,
     model.fuse_decoder = fused
     model.zero_grad(set_to_none=True)
     torch.manual_seed(7)
-    with torch.autocast("cpu", dtype=torch.bfloat16, enabled=amp):
+    with torch.autocast(src.device.type, dtype=torch.bfloat16, enabled=amp):
         out = model(src, lens, tgt)
     g = torch.Generator().manual_seed(5)
     device = out.scores.device

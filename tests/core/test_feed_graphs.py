@@ -29,13 +29,16 @@ def batch_of(batch: int, src_len: int, steps: int, seed: int, device="cpu"):
 def run(model, batch, graphed: bool, device="cpu", **kw):
     """forward_backward through the buckets (graphed) or the fused decoder."""
     model.graph_decoder_devices = (device,) if graphed else ()
+    model.graph_decoder_attentions = ("global", "local-p")
     model.fuse_decoder_devices = () if graphed else (device,)
     return forward_backward(model, *batch, True, **kw)
 
 
 def assert_same(a, b, rel=1e-12):
-    """Outputs and every gradient of two forward_backward results equal to rel."""
-    for x, y in ((a[0], b[0]), (a[1], b[1])):
+    """Outputs (local-p's positions too) and every gradient of two forward_backward
+    results equal to rel."""
+    assert (a[3] is None) == (b[3] is None)
+    for x, y in ((a[0], b[0]), (a[1], b[1])) + (() if a[3] is None else ((a[3], b[3]),)):
         assert x.shape == y.shape
         assert (x - y).abs().max() <= rel * max(1.0, y.abs().max().item())
     assert a[2].keys() == b[2].keys()
@@ -72,6 +75,24 @@ def test_buckets_give_the_fused_decoders_values_and_gradients(buckets):
     assert sorted(k[1:4] for k in graphs.buckets) == [(8, 8, 8), (8, 8, 24), (16, 16, 16)]
 
 
+def test_local_p_buckets_give_the_fused_decoders_values_positions_and_gradients(buckets):
+    """Local-p (window D = 3, so windows cut words off; reversed source): the buckets
+    give the fused decoder's outputs, positions and gradients (W_p and v_p included) to
+    rounding, over shapes in one bucket and in others; padded sentences are one word
+    long, so nothing padded is NaN (the gradients are finite)."""
+    model, *_ = model_and_batch("luong-local-p-general", layers=2, dropout=0.0, window=3,
+                                reverse_source=True)
+    for i, shape in enumerate(((13, 14, 15), (9, 10, 10), (3, 20, 4), (5, 2, 2))):
+        batch = batch_of(*shape, seed=i)
+        graphed = run(model, batch, True)
+        assert graphed[3].shape == (shape[0], shape[2])
+        assert (graphed[1] == 0).float().mean() > 0.2  # the windows leave words out
+        assert all(torch.isfinite(g).all() for g in graphed[2].values())
+        assert {"attention.w_p.weight", "attention.v_p.weight"} <= graphed[2].keys()
+        assert_same(graphed, run(model, batch, False))
+    assert len(buckets) == 3
+
+
 def test_dropout_and_input_feeding_variants(monkeypatch):
     """With dropout (masks that depend on the values, so both decoders drop the same
     elements), three layers, the dot score and a reversed source: the same values and
@@ -86,8 +107,10 @@ def test_dropout_and_input_feeding_variants(monkeypatch):
 
     monkeypatch.setattr(fd, "draw_keep", keep)
     for name, layers in (("luong-global-general", 2), ("luong-global-dot", 3),
-                         ("luong-global-general-rev", 1)):
-        model, *_ = model_and_batch(name, layers=layers, dropout=0.3)
+                         ("luong-global-general-rev", 1), ("luong-local-p-general", 2),
+                         ("luong-local-p-dot", 1)):
+        over = {"window": 3} if "local-p" in name else {}
+        model, *_ = model_and_batch(name, layers=layers, dropout=0.3, **over)
         for seed, shape in enumerate(((7, 9, 11), (4, 5, 6))):
             batch = batch_of(*shape, seed=seed)
             assert_same(run(model, batch, True), run(model, batch, False))
@@ -135,6 +158,25 @@ def test_two_forwards_before_one_backward_use_the_bucket_once(count_calls):
     model(*a)  # a forward whose output is dropped: its node, and the wait, go with it
     model(*a).scores.sum().backward()
     assert len(applied) == 3
+
+
+def test_building_a_bucket_draws_no_random_numbers():
+    """With dropout, a step that builds its bucket and one that finds it built draw the
+    same masks and leave the generator in the same state: a resumed run, which builds
+    its buckets at other steps, repeats the uninterrupted run's dropout."""
+    batch, other = batch_of(6, 7, 8, seed=3), batch_of(5, 6, 7, seed=4)  # one bucket
+    results = []
+    for prebuilt in (False, True):
+        model, *_ = model_and_batch("luong-global-general", layers=2, dropout=0.3)
+        if prebuilt:
+            run(model, other, True)
+        results.append(run(model, batch, True))  # seeds 7 before its forward
+        results[-1] += (torch.get_rng_state(),)
+    fresh, found = results
+    assert torch.equal(fresh[4], found[4])
+    assert torch.equal(fresh[0], found[0])
+    for name, g in fresh[2].items():
+        assert torch.equal(g, found[2][name]), name
 
 
 def test_no_gradient_no_bucket(buckets):
@@ -207,6 +249,41 @@ def test_cuda_graphs_replay_the_decoder(monkeypatch):
 
 
 @cuda
+def test_cuda_graphs_replay_the_local_p_decoder(monkeypatch):
+    """Local-p's graphs (Luong's paper model, reversed source, window D = 3): the fused
+    decoder's values, positions and gradients in float64, value-keyed dropout masks."""
+    monkeypatch.setattr(fd, "draw_keep", value_keep)
+    model, *_ = model_and_batch("luong-local-p-general", hidden=32, layers=2, dropout=0.3,
+                                window=3, reverse_source=True)
+    model = model.cuda()
+    for seed, shape in enumerate(((13, 14, 15), (9, 10, 10), (5, 2, 2))):
+        batch = batch_of(*shape, seed=seed, device="cuda")
+        assert_same(run(model, batch, True, device="cuda"),
+                    run(model, batch, False, device="cuda"))
+    graphs = model._decoder_graphs(batch[0].device)
+    assert graphs.captured == 2
+    assert all(b.graphs is not None for b in graphs.buckets.values())
+
+
+@cuda
+def test_cuda_graphs_under_bf16_autocast():
+    """bf16 autocast on the GPU (the trainer's --amp there): outputs within bf16's
+    rounding of the fused decoder's, gradients within 1 %, global and local-p."""
+    for name in ("luong-global-general", "luong-local-p-general"):
+        model, *_ = model_and_batch(name, dtype=torch.float32, hidden=64, layers=2,
+                                    dropout=0.0)
+        model = model.cuda()
+        batch = batch_of(16, 12, 11, seed=5, device="cuda")
+        graphed = run(model, batch, True, device="cuda", amp=True, dtype=torch.float32)
+        fused = run(model, batch, False, device="cuda", amp=True, dtype=torch.float32)
+        assert model._decoder_graphs(batch[0].device).captured == 1
+        for x, y in ((graphed[0], fused[0]), (graphed[1], fused[1])):
+            assert (x.float() - y.float()).abs().max() <= 0.02 * y.float().abs().max()
+        for key, g in fused[2].items():
+            assert (graphed[2][key] - g).norm() <= 0.01 * g.norm(), key
+
+
+@cuda
 def test_cuda_graphs_draw_new_dropout_masks_each_replay():
     """Real dropout inside the graph: each replay draws new masks (the generator's
     offset advances), about p of the elements are dropped, the gradients are finite."""
@@ -221,6 +298,8 @@ def test_cuda_graphs_draw_new_dropout_masks_each_replay():
         h_tilde, _, _ = model._feed_forward(batch[2], enc)
         h_tilde.sum().backward(retain_graph=True)
         outs.append(h_tilde.detach())
+    graphs = model._decoder_graphs(batch[0].device)
+    assert graphs.captured == 1 and next(iter(graphs.buckets.values())).graphs is not None
     dropped = [(o == 0).float().mean().item() for o in outs]
     assert all(0.25 < d < 0.35 for d in dropped), dropped
     assert not torch.equal(outs[0] == 0, outs[1] == 0)
