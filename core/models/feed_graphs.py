@@ -12,8 +12,9 @@ positions), and copies the results out. The padding changes no real value:
 - a step depends only on the steps before it, so the padded steps after the last one
   change no earlier output;
 - padded source positions get the mask's -inf, so they take no attention;
-- padded sentences attend evenly over zeros (a bias of 0, never a row of -inf, whose
-  softmax would be NaN and reach the weight gradients as 0 x NaN);
+- padded sentences attend over zeros, never over nothing (a row of -inf, whose softmax
+  would be NaN and reach the weight gradients as 0 x NaN): with global attention a
+  bias of 0 everywhere, with local-p a length of one word;
 - the backward's padded steps and sentences receive zero gradients, and everything they
   pass on (to earlier steps, to the weight gradients) is zero.
 
