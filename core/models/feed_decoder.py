@@ -135,7 +135,7 @@ def _local_p_backward(trace: dict, d_weights: Tensor, d_reported: Tensor | None,
     sigma^2), p_t = S sigmoid(v_p tanh(W_p h_t)), reported = weights / their sum).
     d_weights batch x S (the gradient reaching the context's weights), d_reported batch x
     S or None, reported batch x S, src_pos S, lens batch -> (d scores batch x S, d pred
-    batch (v_p's output), d z batch x H (W_p's output), u batch x H)."""
+    batch (v_p's output), u batch x H, 1 - u^2 batch x H (tanh's derivative))."""
     soft, gauss = trace["soft"][:, 0].to(wide), trace["gauss"][:, 0].to(wide)
     if d_reported is not None:  # reported = weights / total (total clamped, never 0 here)
         r, dr = reported.to(wide), d_reported.to(wide)

@@ -111,6 +111,7 @@ class _Bucket:
             self.local = LocalP(local.attention,
                                 local.src_lens.new_ones(batch),
                                 local.mask.new_zeros(batch, src_len))
+            self.local.mask[:, 0] = True  # the first pass below: no empty window
         # zeros, not empty: the first eager pass below reads them
         self.w_c = torch.zeros_like(w_c)
         self.copied = len(weights) - live  # the weights copied in at each call
