@@ -142,10 +142,10 @@ def _local_p_backward(trace: dict, d_weights: Tensor, d_reported: Tensor | None,
         d_weights = d_weights + (dr - (dr * r).sum(1, keepdim=True)) / trace["total"][:, 0].to(wide)
     d_soft = d_weights * gauss
     d_scores = soft * (d_soft - (d_soft * soft).sum(1, keepdim=True))
-    position = (lens * trace["sig"][:, 0].to(wide))[:, None]  # batch x 1
+    sig = trace["sig"][:, 0].to(wide)
+    position = (lens * sig)[:, None]  # batch x 1
     # d gauss / d p_t = gauss (s - p_t) / sigma^2; round(p_t) (the window) has none
     d_position = (d_weights * soft * gauss * (src_pos - position)).sum(1) / sigma ** 2
-    sig = trace["sig"][:, 0].to(wide)
     d_pred = d_position * lens * sig * (1 - sig)
     u = trace["u"][:, 0].to(wide)
     return d_scores, d_pred, u, 1 - u * u
@@ -302,6 +302,14 @@ class _FeedDecoder(torch.autograd.Function):
                                       ctx.dtypes, ctx.local))
 
 
+def node_weights(weights: list[tuple[Tensor, Tensor]], local: LocalP | None) -> list[Tensor]:
+    """weights: per layer (W, b) as `_feed_weights` gives them -> the node's weight
+    arguments in order: the layers' W ((in + H) x 4H), the biases of layers 2..L (4H),
+    then with local W_p (H x H) and v_p (1 x H)."""
+    extra = [] if local is None else [local.attention.w_p.weight, local.attention.v_p.weight]
+    return [w for w, _ in weights] + [b for _, b in weights[1:]] + extra
+
+
 def feed_decoder(x_pre: Tensor, h0: Tensor, c0: Tensor, keys: Tensor, memory: Tensor,
                  bias: Tensor | None, w_c: Tensor, weights: list[tuple[Tensor, Tensor]],
                  p: float, local: LocalP | None = None) -> tuple[Tensor, Tensor, Tensor | None]:
@@ -315,13 +323,10 @@ def feed_decoder(x_pre: Tensor, h0: Tensor, c0: Tensor, keys: Tensor, memory: Te
     outside training; local: local-p's LocalP, None for global attention -> (h~ batch x
     T x H after dropout, attention batch x T x S, local-p's positions batch x T or
     None)."""
-    ws = [w for w, _ in weights]
-    bs = [b for _, b in weights[1:]]
-    extra = [] if local is None else [local.attention.w_p.weight, local.attention.v_p.weight]
-    inputs = (x_pre, h0, c0, keys, memory, w_c, *ws, *bs, *extra)
+    flat = node_weights(weights, local)
+    inputs = (x_pre, h0, c0, keys, memory, w_c, *flat)
     # without a backward to come (no_grad, or every input frozen) the steps' values are
     # not kept: the graph would not have kept them either
     keep = torch.is_grad_enabled() and any(x.requires_grad for x in inputs)
-    out = _FeedDecoder.apply(x_pre, h0, c0, keys, memory, bias, w_c, p, keep, local,
-                             *ws, *bs, *extra)
+    out = _FeedDecoder.apply(x_pre, h0, c0, keys, memory, bias, w_c, p, keep, local, *flat)
     return (*out, None) if local is None else out

@@ -40,6 +40,7 @@ from core.models.feed_decoder import (
     decoder_forward,
     feed_decoder,
     input_dtypes,
+    node_weights,
 )
 
 #: steps, sentences and source positions are padded up to a multiple of this: the
@@ -319,10 +320,8 @@ def graphed_feed_decoder(graphs: DecoderGraphs, x_pre: Tensor, h0: Tensor, c0: T
     x H, attention batch x T x S, local-p's positions batch x T or None). Without a
     backward to come, or while the bucket's previous forward still waits for its
     backward, it is `feed_decoder` itself."""
-    ws = [w for w, _ in weights]
-    bs = [b for _, b in weights[1:]]
-    extra = [] if local is None else [local.attention.w_p.weight, local.attention.v_p.weight]
-    inputs = [x_pre, h0, c0, keys, memory, w_c, *ws, *bs, *extra]
+    flat = node_weights(weights, local)
+    inputs = [x_pre, h0, c0, keys, memory, w_c, *flat]
     if not (torch.is_grad_enabled() and any(x.requires_grad for x in inputs)):
         return feed_decoder(x_pre, h0, c0, keys, memory, bias, w_c, weights, p, local)
     # which of _FeedDecoder.forward's arguments want a gradient (bias, p, keep, local never)
@@ -335,7 +334,7 @@ def graphed_feed_decoder(graphs: DecoderGraphs, x_pre: Tensor, h0: Tensor, c0: T
     # the attention's window and the lengths' dtype
     attend = ("global", bias.dtype) if local is None else (
         "local-p", local.attention.window, local.src_lens.dtype,
-        *((t.data_ptr(), t.dtype) for t in extra))
+        *((t.data_ptr(), t.dtype) for t in flat[-2:]))
     # the padded (leading) dimensions come from the bucket, the others from the inputs
     # the products' precision settings are recorded into a graph too
     maths = (torch.backends.cuda.matmul.allow_tf32, torch.get_float32_matmul_precision())
@@ -349,5 +348,5 @@ def graphed_feed_decoder(graphs: DecoderGraphs, x_pre: Tensor, h0: Tensor, c0: T
         return feed_decoder(x_pre, h0, c0, keys, memory, bias, w_c, weights, p, local)
     src_lens, mask = (None, None) if local is None else (local.src_lens, local.mask)
     out = _GraphedFeedDecoder.apply(b, x_pre, h0, c0, keys, memory, bias, w_c, src_lens,
-                                    mask, *ws, *bs, *extra)
+                                    mask, *flat)
     return out if local is not None else (*out, None)

@@ -259,18 +259,14 @@ def measure_variant(name: str, steps: int, warmup: int, device: str, pairs_file:
     dev = torch.device(device)
     base_mb = _rss_mb()
     fused = fused_decoder_gpu and dev.type != "cpu"
+    from core.models.luong import LuongModel  # its decoder switches, for this process only
+
     if fused:
-        from core.models.luong import LuongModel
-
-        LuongModel.fuse_decoder_devices = ("cpu", dev.type)  # this process only
+        LuongModel.fuse_decoder_devices = ("cpu", dev.type)
     if not decoder_graphs:
-        from core.models.luong import LuongModel
-
-        LuongModel.graph_decoder_devices = ()  # this process only
+        LuongModel.graph_decoder_devices = ()
     if graph_local_p:
-        from core.models.luong import LuongModel
-
-        LuongModel.graph_decoder_attentions = ("global", "local-p")  # this process only
+        LuongModel.graph_decoder_attentions = ("global", "local-p")
     torch.manual_seed(1)
     model = build_model(cfg, len(src_vocab), len(tgt_vocab)).to(dev).train()
     train_cfg = load_preset(variant_preset(name)).train  # luong-paper: its SGD
