@@ -19,8 +19,8 @@
 #   3. make gpu-check's device check (every path, CHECK_STEPS steps a training run,
 #      default 200);
 #   4. Luong et al.'s 4 x 1000 (luong-paper) at its batch of 128, its local-p decoder as
-#      the step-by-step graph (the default) and as CUDA graphs (--graph-local-p), PAPER=0
-#      leaves it out;
+#      CUDA graphs (the default) and as the step-by-step graph (--no-decoder-graphs),
+#      PAPER=0 leaves it out;
 #   5. bench train --profile of the bench model and the thesis Transformer (bf16 rows
 #      included): kernel time, launches and the top kernels a step.
 set -u
@@ -75,7 +75,7 @@ done
 if [ "${PAPER:-1}" = 1 ]; then
   { stamp "luong-paper"
     limited 100 "${BENCH[@]}" --variant luong-paper --steps 40 --warmup 8
-    limited 100 "${BENCH[@]}" --variant luong-paper --steps 40 --warmup 8 --graph-local-p
+    limited 100 "${BENCH[@]}" --variant luong-paper --steps 40 --warmup 8 --no-decoder-graphs
   } >> "$OUT/paper.log" 2>&1
 fi
 # where a step's time goes (kernels, launches, busy share), for the next change

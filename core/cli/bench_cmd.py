@@ -44,9 +44,6 @@ def register(sub: argparse._SubParsersAction) -> None:
     t.add_argument("--no-decoder-graphs", dest="decoder_graphs", action="store_false",
                    help="on a GPU, run Luong's fused input-feeding decoder step by step instead "
                    "of as CUDA graphs replayed per shape bucket (the default; rows '+graphs')")
-    t.add_argument("--graph-local-p", action="store_true",
-                   help="on a GPU, graph local-p attention's input-feeding decoder too (Luong's "
-                   "paper model; not yet measured on a GPU, so off by default)")
     t.add_argument("--profile", type=int, default=0, metavar="N",
                    help="after the timing, profile N more steps (torch.profiler) and print "
                    "where their time goes; on a GPU also kernel time and launches a step")
@@ -94,8 +91,7 @@ def run_train(args: argparse.Namespace) -> int:
                            flops=args.flops, batch_size=args.batch_size,
                            batch_tokens=args.batch_tokens, profile=args.profile,
                            fused_decoder_gpu=args.fused_decoder_gpu,
-                           decoder_graphs=args.decoder_graphs,
-                           graph_local_p=args.graph_local_p)
+                           decoder_graphs=args.decoder_graphs)
     if to_stdout:
         print(json.dumps(rows, indent=2))
     elif args.json:

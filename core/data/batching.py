@@ -38,15 +38,23 @@ class Batch:
 
     def to(self, device: torch.device | str) -> Batch:
         """A copy with every tensor moved to `device` (non-blocking) and the same shapes
-        (src batch x S, tgt_in/tgt_out batch x T, ...); `indices` shared."""
-        def move(t: Tensor | None) -> Tensor | None:
-            return None if t is None else t.to(device, non_blocking=True)
+        (src batch x S, tgt_in/tgt_out batch x T, ...); `indices` shared.
 
-        return Batch(
+        To a GPU the tensors go through pinned memory: a copy from pageable memory waits
+        for every kernel queued before it, which would make each training step wait for
+        the previous one to finish on the GPU. The moved src_lens keeps its host copy
+        (host_lengths), so that packing a recurrent encoder's batch reads no length back."""
+        def move(t: Tensor | None) -> Tensor | None:
+            return None if t is None else to_device(t, device)
+
+        moved = Batch(
             move(self.src), move(self.src_lens), move(self.tgt_in), move(self.tgt_out),
             move(self.tgt_lens), self.indices, move(self.ctx), move(self.ctx_lens),
             move(self.guide),
         )
+        if moved.src_lens is not self.src_lens and self.src_lens.device.type == "cpu":
+            moved.src_lens._host_lengths = self.src_lens
+        return moved
 
     @property
     def n_tgt_tokens(self) -> int:
@@ -55,6 +63,24 @@ class Batch:
 
     def __len__(self) -> int:
         return len(self.indices)
+
+
+def to_device(t: Tensor, device: torch.device | str) -> Tensor:
+    """t (any shape: batch x len stays batch x len) on `device`, copied without waiting:
+    to a GPU through pinned memory (a copy from pageable memory waits for every kernel
+    queued before it)."""
+    device = torch.device(device)
+    if device.type == "cuda" and t.device.type == "cpu":
+        t = t.pin_memory()
+    return t.to(device, non_blocking=True)
+
+
+def host_lengths(lens: Tensor) -> Tensor:
+    """lens (1-D, any device) -> the same lengths (1-D) on the host: the copy Batch.to
+    kept beside a moved src_lens, else read back (on a GPU that waits for its queued
+    work)."""
+    kept = getattr(lens, "_host_lengths", None)
+    return kept if kept is not None else lens.detach().cpu()
 
 
 def pad(seqs: Sequence[Sequence[int]], min_len: int = 1, extra: int = 0) -> tuple[Tensor, Tensor]:

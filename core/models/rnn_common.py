@@ -8,6 +8,7 @@ import torch.nn.functional as F
 from torch import Tensor, nn
 from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 
+from core.data.batching import host_lengths, to_device
 from core.models.base import PAD
 from core.models.dropout import Dropout
 
@@ -65,7 +66,7 @@ def lstm_by_segments(rnn: nn.LSTM, x: Tensor, lens: Tensor) -> tuple[Tensor, tup
     each sentence's length; (h_n, c_n) layers x batch x hidden at each sentence's last
     token). The sentences run longest first; the state of those still running carries
     from one stretch to the next."""
-    lens = lens.cpu()
+    lens = host_lengths(lens)
     order = torch.argsort(lens, descending=True, stable=True)
     lengths = lens[order].tolist()  # longest first
     order = order.to(x.device)
@@ -136,12 +137,17 @@ class PackedEncoder(nn.Module):
             # segments in fp32 or oneDNN's bf16 LSTM (docs/benchmarks.md)
             out, (h_n, c_n) = lstm_by_segments(self.rnn, emb, src_lens)
             return out, h_n, c_n
-        packed = pack_padded_sequence(
-            emb, src_lens.detach().cpu(), batch_first=True, enforce_sorted=False
-        )
+        # sorted here rather than by pack_padded_sequence(enforce_sorted=False), whose
+        # pageable copies of the order to a GPU wait for the GPU's queued work
+        lens = host_lengths(src_lens)
+        order = torch.argsort(lens, descending=True, stable=True)
+        inverse = to_device(torch.argsort(order), src.device)
+        packed = pack_padded_sequence(emb.index_select(0, to_device(order, src.device)),
+                                      lens[order], batch_first=True)
         out, final = self.rnn(packed)
         out, _ = pad_packed_sequence(out, batch_first=True, total_length=src.size(1))
+        out = out.index_select(0, inverse)
         if self.cell == "lstm":
             h_n, c_n = final
-            return out, h_n, c_n
-        return out, final, None
+            return out, h_n.index_select(1, inverse), c_n.index_select(1, inverse)
+        return out, final.index_select(1, inverse), None

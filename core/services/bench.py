@@ -216,7 +216,7 @@ def measure_variant(name: str, steps: int, warmup: int, device: str, pairs_file:
                     threads: int, sampled_softmax: int = 0, amp: bool = False,
                     flops: bool = False, batch_size: int = 0, batch_tokens: int = 0,
                     profile: int = 0, fused_decoder_gpu: bool = False,
-                    decoder_graphs: bool = True, graph_local_p: bool = False) -> dict:
+                    decoder_graphs: bool = True) -> dict:
     """Train `steps` batches after `warmup` on the pairs in `pairs_file` (JSON [src, tgt])
     and return throughput and peak memory. Runs in a fresh process (see run_train_bench).
     sampled_softmax: 0 = full softmax, K = Jean et al.'s K-word candidate softmax;
@@ -228,8 +228,8 @@ def measure_variant(name: str, steps: int, warmup: int, device: str, pairs_file:
     (core/services/bench_profile.py). fused_decoder_gpu: Luong's input-feeding decoder as
     one autograd node on a GPU too (LuongModel.fuse_decoder_devices; row suffix
     '+fused'). decoder_graphs: False turns off the CUDA graphs of that decoder
-    (LuongModel.graph_decoder_devices; on by default on a GPU, for global attention);
-    graph_local_p adds local-p's (LuongModel.graph_decoder_attentions). Where graphs
+    (LuongModel.graph_decoder_devices; on by default on a GPU, for global and local-p
+    attention: LuongModel.graph_decoder_attentions). Where graphs
     ran, the timed steps' batches are first trained once more, untimed, so that the
     timing sees only replays (row suffix '+graphs'; graph_buckets and capture_s: the
     buckets recorded, the seconds of that pass)."""
@@ -265,8 +265,6 @@ def measure_variant(name: str, steps: int, warmup: int, device: str, pairs_file:
         LuongModel.fuse_decoder_devices = ("cpu", dev.type)
     if not decoder_graphs:
         LuongModel.graph_decoder_devices = ()
-    if graph_local_p:
-        LuongModel.graph_decoder_attentions = ("global", "local-p")
     torch.manual_seed(1)
     model = build_model(cfg, len(src_vocab), len(tgt_vocab)).to(dev).train()
     train_cfg = load_preset(variant_preset(name)).train  # luong-paper: its SGD
@@ -370,8 +368,7 @@ def run_train_bench(variants: list[str] | None, steps: int, warmup: int, device:
                     out: TextIO = sys.stdout, sampled_softmax: int = 0,
                     amp: bool = False, flops: bool = False, batch_size: int = 0,
                     batch_tokens: int = 0, profile: int = 0,
-                    fused_decoder_gpu: bool = False, decoder_graphs: bool = True,
-                    graph_local_p: bool = False) -> list[dict]:
+                    fused_decoder_gpu: bool = False, decoder_graphs: bool = True) -> list[dict]:
     """Measure every variant (or `variants`), print a table to `out`, return the rows.
     With sampled_softmax = K, each variant is measured a second time with Jean et al.'s
     K-word candidate softmax (row suffix '+ssK'); with amp, every measurement is repeated
@@ -387,8 +384,8 @@ def run_train_bench(variants: list[str] | None, steps: int, warmup: int, device:
     variants (PAPER_SIZE) run only when named. With profile = N, N more steps of each
     run are profiled and the report printed under its row (core/services/bench_profile.py).
     With fused_decoder_gpu, Luong's fused input-feeding decoder runs on a GPU too (rows
-    '+fused'; the CPU always runs it); without decoder_graphs, not as CUDA graphs; with
-    graph_local_p, local-p's as graphs too (see measure_variant).
+    '+fused'; the CPU always runs it); without decoder_graphs, not as CUDA graphs (see
+    measure_variant).
     """
     names = [n for n, _ in bench_variants()]
     if variants:
@@ -434,7 +431,7 @@ def run_train_bench(variants: list[str] | None, steps: int, warmup: int, device:
                    f"print('RESULT', json.dumps(measure_variant({name!r}, {steps}, {warmup}, "
                    f"{device!r}, {pairs_file!r}, {threads}, {k}, {use_amp}, {flops}, "
                    f"{batch_size}, {batch_tokens}, {profile}, {fused_decoder_gpu}, "
-                   f"{decoder_graphs}, {graph_local_p})))"]
+                   f"{decoder_graphs})))"]
             proc = subprocess.run(cmd, capture_output=True, text=True,
                                   cwd=Path(__file__).resolve().parents[2], env=dict(os.environ))
             line = [ln for ln in proc.stdout.splitlines() if ln.startswith("RESULT ")]

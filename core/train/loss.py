@@ -16,13 +16,26 @@ from torch import Tensor
 
 from core.models.base import PAD
 
-#: scores per chunk (rows x V): ~4 MB of fp32, so a chunk's softmax stays in cache
+#: scores per chunk (rows x V) on a CPU: ~4 MB of fp32, so a chunk's softmax stays in cache
 CHUNK_ELEMENTS = 1 << 20
+#: on a GPU: 128 MB of fp32. Each chunk is a dozen kernel launches, and the GPU gains
+#: nothing from small ones: in 1M-element chunks a thesis Transformer batch of 65k
+#: target tokens (15k words) took over 900 chunks, some 11,000 launches a step
+GPU_CHUNK_ELEMENTS = 1 << 25
 
 
-def _chunks(n_rows: int, n_cols: int) -> list[tuple[int, int]]:
-    step = max(1, CHUNK_ELEMENTS // max(1, n_cols))
+def _chunks(n_rows: int, n_cols: int, device: torch.device) -> list[tuple[int, int]]:
+    """Row ranges [(i, j)] covering n_rows rows of n_cols scores, each at most
+    CHUNK_ELEMENTS (GPU_CHUNK_ELEMENTS off the CPU) scores, at least one row."""
+    elements = CHUNK_ELEMENTS if device.type == "cpu" else GPU_CHUNK_ELEMENTS
+    step = max(1, elements // max(1, n_cols))
     return [(i, min(n_rows, i + step)) for i in range(0, n_rows, step)]
+
+
+def lse_by_reduction(device: torch.device) -> bool:
+    """Whether the loss takes each row's log-sum-exp by a reduction over the scores
+    (on a GPU) rather than from the target's probability (on the CPU)."""
+    return device.type != "cpu"
 
 
 class _CrossEntropy(torch.autograd.Function):
@@ -42,10 +55,15 @@ class _CrossEntropy(torch.autograd.Function):
         p_target = torch.empty(n, dtype=torch.float32, device=scores.device)
         mean = torch.empty(n, dtype=torch.float32, device=scores.device) if with_smooth else None
         keep = ctx.needs_input_grad[0]  # no backward (evaluation): nothing to keep
+        ctx.with_smooth = with_smooth
+        # on a GPU the log-sum-exp is a reduction of its own: the CPU's way (from p_t,
+        # with a fallback for the rows where it underflows) would wait for the GPU
+        on_gpu = lse_by_reduction(scores.device)
+        lse = torch.empty(n, dtype=torch.float32, device=scores.device) if on_gpu else None
         # contiguous whatever the scores' layout: _softmax.out writes as if it were
         probs = torch.empty_like(scores, memory_format=torch.contiguous_format) if keep else None
         in_place = keep and probs.dtype == torch.float32  # softmax written into probs
-        for i, j in _chunks(n, v):
+        for i, j in _chunks(n, v, scores.device):
             chunk = scores[i:j].float()
             if with_smooth:
                 mean[i:j] = chunk.mean(dim=1)
@@ -56,13 +74,16 @@ class _CrossEntropy(torch.autograd.Function):
             p_target[i:j] = p.gather(1, target[i:j, None]).squeeze(1)
             if keep and not in_place:
                 probs[i:j] = p
-        # log-sum-exp from the target's probability: s_t - log p_t; where p_t is below
-        # fp32's normal range (a target more than ~87 nats below the best word), from
-        # the scores themselves
-        lse = picked - p_target.log()
-        lost = p_target < torch.finfo(torch.float32).tiny  # subnormal or 0: log is off
-        if bool(lost.any()):
-            lse[lost] = torch.logsumexp(scores[lost].float(), dim=1)
+            if on_gpu:
+                lse[i:j] = torch.logsumexp(chunk, dim=1)
+        if not on_gpu:
+            # log-sum-exp from the target's probability: s_t - log p_t; where p_t is
+            # below fp32's normal range (a target more than ~87 nats below the best
+            # word), from the scores themselves
+            lse = picked - p_target.log()
+            lost = p_target < torch.finfo(torch.float32).tiny  # subnormal or 0: log is off
+            if bool(lost.any()):
+                lse[lost] = torch.logsumexp(scores[lost].float(), dim=1)
         nll = lse - picked
         smooth = lse - mean if with_smooth else torch.zeros_like(lse)
         if not with_smooth:
@@ -83,7 +104,7 @@ class _CrossEntropy(torch.autograd.Function):
         probs, target, lse, picked = ctx.saved_tensors
         n, v = probs.shape
         g_nll = g_nll.float()
-        g_smooth = None if g_smooth is None or not bool(g_smooth.any()) else g_smooth.float()
+        g_smooth = None if g_smooth is None or not ctx.with_smooth else g_smooth.float()
         coef = g_nll if g_smooth is None else g_nll + g_smooth
         weight = _one_weight(coef) if g_smooth is None and probs.device.type == "cpu" else None
         if weight is not None:
@@ -109,7 +130,7 @@ def _scale_rows(probs: Tensor, coef: Tensor, g_smooth: Tensor | None) -> None:
     """probs N x V <- probs * coef[:, None] - g_smooth[:, None] / V, in place: each row in
     fp32, rounded once to probs' dtype (any per-row coefficients)."""
     n, v = probs.shape
-    for i, j in _chunks(n, v):
+    for i, j in _chunks(n, v, probs.device):
         rows = probs[i:j] if probs.dtype == torch.float32 else probs[i:j].float()
         rows.mul_(coef[i:j, None])
         if g_smooth is not None:

@@ -28,8 +28,10 @@ def reference(scores: torch.Tensor, target: torch.Tensor, smoothing: float):
 @pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
 @pytest.mark.parametrize("smoothing", [0.0, 0.1])
 @pytest.mark.parametrize("chunk", [1 << 20, 3000])  # one chunk; rows of 1 (3000 < V)
-def test_equals_log_softmax_and_gather(dtype, smoothing, chunk, monkeypatch):
+@pytest.mark.parametrize("reduction", [False, True])  # log-sum-exp as on a CPU / a GPU
+def test_equals_log_softmax_and_gather(dtype, smoothing, chunk, reduction, monkeypatch):
     monkeypatch.setattr(loss_mod, "CHUNK_ELEMENTS", chunk)
+    monkeypatch.setattr(loss_mod, "lse_by_reduction", lambda device: reduction)
     torch.manual_seed(0)
     scores = (torch.randn(3, 6, 5000) * 4).to(dtype).requires_grad_()
     target = torch.randint(4, 5000, (3, 6))
@@ -116,9 +118,11 @@ def test_the_loss_without_gradients_equals_the_loss_with_them():
 
 
 @pytest.mark.parametrize("gap", [80.0, 95.0, 101.0, 130.0])
-def test_a_target_far_below_the_best_word_gets_its_exact_loss(gap):
+@pytest.mark.parametrize("reduction", [False, True])  # log-sum-exp as on a CPU / a GPU
+def test_a_target_far_below_the_best_word_gets_its_exact_loss(gap, reduction, monkeypatch):
     """A target probability below fp32's normal range (gap > ~87 nats), subnormal or 0:
     the log-sum-exp comes from the scores themselves, not from log p_target."""
+    monkeypatch.setattr(loss_mod, "lse_by_reduction", lambda device: reduction)
     scores = torch.zeros(2, 50)
     scores[:, 7] = gap
     target = torch.tensor([3, 7])
