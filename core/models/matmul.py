@@ -22,6 +22,8 @@ import functools
 import torch
 from torch import Tensor
 from torch.autograd.function import once_differentiable
+from torch.optim.optimizer import register_optimizer_step_post_hook
+from torch.utils.weak import WeakIdKeyDictionary
 
 #: products of fewer multiply-adds (M x K x N) stay with torch: oneDNN costs about 10 us
 #: more per call and about 0.3 ms to build its kernel for each new shape, which only
@@ -61,9 +63,50 @@ def _dense(t: Tensor) -> Tensor:
     return t if t.is_contiguous() or t.t().is_contiguous() else t.contiguous()
 
 
+#: a search's products have few rows (a batch of sentences, or of hypotheses): up to
+#: this many, a parameter's weight is used in oneDNN's own blocked layout
+PACKED_MAX_ROWS = 256
+#: parameter -> ((its version, its storage) when packed, the packed weight N x K)
+_packed = WeakIdKeyDictionary()  # by identity: a tensor's == is elementwise
+
+
+def _forget_packed(optimizer, args, kwargs) -> None:
+    """After any optimiser's step: fused Adam updates the weights in place without moving
+    their version counters, so no packed copy may outlive a step."""
+    _packed.clear()
+
+
+register_optimizer_step_post_hook(_forget_packed)
+
+
+def _inference_weight(weight: Tensor, rows: int) -> Tensor:
+    """weight: N x K -> the same values in oneDNN's blocked layout where that pays: without
+    gradients (a search), in fp32, for a product of at most PACKED_MAX_ROWS rows, when
+    `weight` is a Parameter's whole matrix as it is stored (the Parameter itself, or the
+    transpose of its transpose that addmm gets). oneDNN otherwise reorders the
+    weight inside every call: a greedy step's softmax layer (32 x 256 x 14,790) took 2.6
+    against 1.7 ms with AVX-512 kernels, 5.1 against 3.9 with AVX2 ones. The packed copy
+    is kept beside the Parameter until it changes (its version counter), so a search
+    packs each weight once; it costs one copy of each weight so used. Every optimiser
+    step drops all packed copies (_forget_packed)."""
+    if torch.is_grad_enabled() or rows > PACKED_MAX_ROWS or weight.dtype != torch.float32:
+        return _dense(weight)
+    param = weight if weight._base is None else weight._base
+    if (not isinstance(param, torch.nn.Parameter) or weight.shape != param.shape
+            or not weight.is_contiguous() or weight.data_ptr() != param.data_ptr()):
+        return _dense(weight)
+    key = (param._version, param.data_ptr())
+    kept = _packed.get(param)
+    if kept is None or kept[0] != key:
+        kept = (key, torch.ops.mkldnn._reorder_linear_weight(weight.detach(), rows))
+        _packed[param] = kept
+    return kept[1]
+
+
 def _product(x: Tensor, weight: Tensor, bias: Tensor | None) -> Tensor:
     """x: M x K, weight: N x K (any strides), bias: N or None -> M x N by oneDNN."""
-    return torch.ops.mkldnn._linear_pointwise(_dense(x), _dense(weight), bias, "none", [], "")
+    return torch.ops.mkldnn._linear_pointwise(_dense(x), _inference_weight(weight, x.size(0)),
+                                              bias, "none", [], "")
 
 
 def mm(a: Tensor, b: Tensor) -> Tensor:
@@ -82,7 +125,8 @@ def addmm(c: Tensor, a: Tensor, b: Tensor) -> Tensor:
     if c.dim() == 1:
         return _product(a, b.t(), c)
     return torch.ops.mkldnn._linear_pointwise.binary(
-        _dense(a), c.expand(a.size(0), b.size(1)).contiguous(), _dense(b.t()), None, "add")
+        _dense(a), c.expand(a.size(0), b.size(1)).contiguous(),
+        _inference_weight(b.t(), a.size(0)), None, "add")
 
 
 def _weight_gradient(g: Tensor, x: Tensor) -> Tensor:

@@ -149,3 +149,93 @@ def test_the_linear_module_is_nn_linear_with_the_fast_product(products):
     with torch.autocast("cpu", dtype=torch.bfloat16):  # autocast: nn.Linear, cached casts
         assert torch.equal(ours(x), theirs(x))
     assert products == ([1] if ONEDNN else [])
+
+
+@pytest.mark.skipif(not matmul._available(), reason="this torch has no oneDNN")
+def test_a_search_uses_each_weight_packed_once_and_repacks_when_it_changes(monkeypatch):
+    """Without gradients, a product of few rows takes the Parameter's weight in oneDNN's
+    blocked layout, packed once and kept until the weight changes; the results are the
+    plain product's up to summation order. With gradients, or many rows, nothing is packed."""
+    packs = []
+    reorder = torch.ops.mkldnn._reorder_linear_weight
+    monkeypatch.setattr(matmul.torch.ops.mkldnn, "_reorder_linear_weight",
+                        lambda w, rows: packs.append(tuple(w.shape)) or reorder(w, rows),
+                        raising=False)
+    torch.manual_seed(0)
+    layer = matmul.Linear(256, 4096)
+    cell = torch.nn.Parameter(torch.randn(1024, 512) * 0.05)  # N x K, as a layer stores it
+    x, h, c = torch.randn(32, 256), torch.randn(32, 512), torch.randn(32, 1024)
+    exact = (x.double() @ layer.weight.double().t() + layer.bias.double())
+    with torch.no_grad():
+        for _ in range(3):  # three search steps
+            out = layer(x)
+            step = matmul.addmm(c, h, cell.t())
+    assert packs == [(4096, 256), (1024, 512)]  # each weight once: N x K
+    assert (out.double() - exact).abs().max() < 1e-4
+    assert torch.allclose(step, torch.addmm(c, h, cell.t()), atol=1e-4)
+    with torch.no_grad():
+        layer.weight.mul_(2.0)  # an update: the version moves, the packed copy is stale
+        again = layer(x)
+    assert packs[-1] == (4096, 256) and len(packs) == 3
+    assert torch.allclose(again - layer.bias, 2 * (out - layer.bias), atol=1e-4)
+    with torch.no_grad():
+        layer(torch.randn(matmul.PACKED_MAX_ROWS + 1, 256))  # a teacher-forced batch
+        matmul.addmm(c, h, cell.detach().clone().t())  # not a Parameter
+        matmul.addmm(c[:, :512], h, cell[:512].t())  # a part of the Parameter
+    layer(x).sum().backward()  # training
+    assert len(packs) == 3
+    assert layer.weight.grad is not None and layer.weight.grad.shape == (4096, 256)
+
+
+@pytest.mark.skipif(not matmul._available(), reason="this torch has no oneDNN")
+@pytest.mark.parametrize("beam", [1, 5])
+def test_a_search_with_packed_weights_finds_the_same_translations(beam, monkeypatch):
+    from core.infer.search import beam_search, greedy
+    from core.models.registry import build_model
+    from core.services.bench import bench_variants
+
+    torch.manual_seed(2)
+    model = build_model(dict(bench_variants())["luong-global-general"], 3000, 3000).eval()
+    src = torch.randint(4, 3000, (12, 9))
+    lens = torch.tensor([9, 7, 9, 3, 5, 8, 9, 2, 6, 9, 4, 9])
+    found = {}
+    for rows in (0, matmul.PACKED_MAX_ROWS):
+        monkeypatch.setattr(matmul, "PACKED_MAX_ROWS", rows)
+        with torch.no_grad():
+            if beam == 1:
+                hyps = greedy(model, src, lens, max_len_abs=15, max_len_ratio=1e9, min_len=15)
+            else:
+                hyps = [h[0] for h in beam_search(model, src, lens, beam=beam, max_len_abs=15,
+                                                   max_len_ratio=1e9, min_len=15)]
+        found[rows] = hyps
+    plain, packed = found[0], found[matmul.PACKED_MAX_ROWS]
+    kept = {name for name, p in model.named_parameters() if p in matmul._packed}
+    # the softmax layer, the attention's score and output layers (the cell's weights are
+    # built for each search: _step_weights)
+    assert kept == {"w_s.weight", "attention.score.w_a.weight", "w_c.weight"}
+    assert [h.tokens for h in packed] == [h.tokens for h in plain]
+    assert all(len(h.tokens) == 15 for h in plain)
+    assert len({tuple(h.tokens) for h in plain}) > 6  # real, varied outputs
+    assert [h.score for h in packed] == pytest.approx([h.score for h in plain], rel=1e-4)
+
+
+@pytest.mark.skipif(not matmul._available(), reason="this torch has no oneDNN")
+def test_an_optimiser_step_drops_the_packed_weights_even_when_fused():
+    """Fused Adam changes a weight without moving its version counter: a search after the
+    step must not use the weight packed before it."""
+    torch.manual_seed(1)
+    layer = matmul.Linear(256, 2048)
+    opt = torch.optim.Adam(layer.parameters(), lr=0.1, fused=True)
+    x = torch.randn(32, 256)
+    with torch.no_grad():
+        before = layer(x)
+    assert layer.weight in matmul._packed
+    version = layer.weight._version
+    layer(x).pow(2).mean().backward()
+    opt.step()
+    assert layer.weight._version == version  # fused: the counter did not move
+    with torch.no_grad():
+        after = layer(x)
+        exact = x.double() @ layer.weight.double().t() + layer.bias.double()
+    assert (after.double() - exact).abs().max() < 1e-4
+    assert (after - before).abs().max() > 1e-2  # the step did change the outputs
