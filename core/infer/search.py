@@ -24,6 +24,7 @@ import torch
 from torch import Tensor
 
 from core.infer.topk import row_topk
+from core.models import matmul
 from core.models.base import BOS, EOS, Seq2Seq, select_batch
 
 NEG_INF = float("-inf")
@@ -116,6 +117,7 @@ def _prepare(model: Seq2Seq, src: Tensor, src_lens: Tensor) -> tuple[Tensor, Ten
 
 
 @torch.no_grad()  # not inference_mode: autocast caches weight casts only outside it
+@matmul.packed_weights()  # a search packs its weights once (core/models/matmul.py)
 def greedy(
     model: Seq2Seq, src: Tensor, src_lens: Tensor, max_len_ratio: float = 2.0,
     max_len_abs: int = 200, min_len: int = 0, out_vocab: Tensor | None = None,
@@ -188,6 +190,7 @@ def greedy(
 
 
 @torch.no_grad()  # not inference_mode: autocast caches weight casts only outside it
+@matmul.packed_weights()  # a search packs its weights once (core/models/matmul.py)
 def beam_search(
     model: Seq2Seq, src: Tensor, src_lens: Tensor, beam: int = 5, n_best: int = 1,
     length_penalty: float = 0.0, length_norm: bool = False,

@@ -171,10 +171,13 @@ class LuongModel(Seq2Seq):
         w_emb, b = self._input_weights()
         if dtype is not None:
             w_emb, b = w_emb.to(dtype), b.to(dtype)
-        weights = (w_emb, b, self._feed_weights())
         if not torch.is_grad_enabled():
+            # the slice of W_ih made dense once: oneDNN takes only dense operands, so a
+            # product would copy it at every step
+            weights = (w_emb.contiguous(), b, self._feed_weights())
             self._step_weight_cache = (key, weights)
-        return weights
+            return weights
+        return w_emb, b, self._feed_weights()
 
     def _autocast_dtype(self) -> torch.dtype | None:
         """The autocast dtype on the cells' device type, or None where autocast is off."""

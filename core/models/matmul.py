@@ -17,7 +17,9 @@ torch's to the bit; in fp32 they differ by summation order only.
 """
 from __future__ import annotations
 
+import contextlib
 import functools
+import threading
 
 import torch
 from torch import Tensor
@@ -66,8 +68,25 @@ def _dense(t: Tensor) -> Tensor:
 #: a search's products have few rows (a batch of sentences, or of hypotheses): up to
 #: this many, a parameter's weight is used in oneDNN's own blocked layout
 PACKED_MAX_ROWS = 256
-#: parameter -> ((its version, its storage) when packed, the packed weight N x K)
+#: parameter -> ((its version, its storage) when packed, the tensor packed from, the
+#: packed weight N x K); the tensor packed from is held so that its storage's address
+#: cannot be reused by another one while the entry stands
 _packed = WeakIdKeyDictionary()  # by identity: a tensor's == is elementwise
+_searching = threading.local()
+
+
+@contextlib.contextmanager
+def packed_weights():
+    """Within it (a search, in this thread), products without gradients may use packed
+    weights (_inference_weight). A scope rather than the grad mode alone: a training
+    step's hand-written passes (an autograd Function's forward and backward) also run
+    without gradients, and there a weight changes at every step."""
+    before = getattr(_searching, "on", False)
+    _searching.on = True
+    try:
+        yield
+    finally:
+        _searching.on = before
 
 
 def _forget_packed(optimizer, args, kwargs) -> None:
@@ -80,27 +99,33 @@ register_optimizer_step_post_hook(_forget_packed)
 
 
 def _inference_weight(weight: Tensor, rows: int) -> Tensor:
-    """weight: N x K -> the same values in oneDNN's blocked layout where that pays: without
-    gradients (a search), in fp32, for a product of at most PACKED_MAX_ROWS rows, when
+    """weight: N x K -> the same values in oneDNN's blocked layout where that pays: in a
+    search (packed_weights) without gradients, in fp32, for a product of at most PACKED_MAX_ROWS rows, when
     `weight` is a Parameter's whole matrix as it is stored (the Parameter itself, or the
     transpose of its transpose that addmm gets). oneDNN otherwise reorders the
     weight inside every call: a greedy step's softmax layer (32 x 256 x 14,790) took 2.6
     against 1.7 ms with AVX-512 kernels, 5.1 against 3.9 with AVX2 ones. The packed copy
     is kept beside the Parameter until it changes (its version counter), so a search
     packs each weight once; it costs one copy of each weight so used. Every optimiser
-    step drops all packed copies (_forget_packed)."""
-    if torch.is_grad_enabled() or rows > PACKED_MAX_ROWS or weight.dtype != torch.float32:
+    step drops all packed copies (_forget_packed). Not seen: a change through `.data`
+    or through another tensor sharing the storage (the version counter does not move;
+    nothing in the workbench does either); inference tensors (no version counter) are
+    never packed."""
+    if (not getattr(_searching, "on", False) or torch.is_grad_enabled()
+            or rows > PACKED_MAX_ROWS or weight.dtype != torch.float32):
         return _dense(weight)
     param = weight if weight._base is None else weight._base
-    if (not isinstance(param, torch.nn.Parameter) or weight.shape != param.shape
-            or not weight.is_contiguous() or weight.data_ptr() != param.data_ptr()):
+    if (not isinstance(param, torch.nn.Parameter) or param.is_inference()
+            or weight.shape != param.shape or not weight.is_contiguous()
+            or weight.data_ptr() != param.data_ptr()):
         return _dense(weight)
     key = (param._version, param.data_ptr())
     kept = _packed.get(param)
     if kept is None or kept[0] != key:
-        kept = (key, torch.ops.mkldnn._reorder_linear_weight(weight.detach(), rows))
+        source = weight.detach()
+        kept = (key, source, torch.ops.mkldnn._reorder_linear_weight(source, rows))
         _packed[param] = kept
-    return kept[1]
+    return kept[2]
 
 
 def _product(x: Tensor, weight: Tensor, bias: Tensor | None) -> Tensor:

@@ -153,9 +153,10 @@ def test_the_linear_module_is_nn_linear_with_the_fast_product(products):
 
 @pytest.mark.skipif(not matmul._available(), reason="this torch has no oneDNN")
 def test_a_search_uses_each_weight_packed_once_and_repacks_when_it_changes(monkeypatch):
-    """Without gradients, a product of few rows takes the Parameter's weight in oneDNN's
-    blocked layout, packed once and kept until the weight changes; the results are the
-    plain product's up to summation order. With gradients, or many rows, nothing is packed."""
+    """In a search, a product of few rows takes the Parameter's weight in oneDNN's blocked
+    layout, packed once and kept until the weight changes; the results are the plain
+    product's up to summation order. Outside a search, with gradients, with many rows or
+    for a part of a Parameter, nothing is packed."""
     packs = []
     reorder = torch.ops.mkldnn._reorder_linear_weight
     monkeypatch.setattr(matmul.torch.ops.mkldnn, "_reorder_linear_weight",
@@ -167,24 +168,61 @@ def test_a_search_uses_each_weight_packed_once_and_repacks_when_it_changes(monke
     x, h, c = torch.randn(32, 256), torch.randn(32, 512), torch.randn(32, 1024)
     exact = (x.double() @ layer.weight.double().t() + layer.bias.double())
     with torch.no_grad():
+        layer(x)  # no gradients, but not a search
+    assert packs == []
+    with torch.no_grad(), matmul.packed_weights():
         for _ in range(3):  # three search steps
             out = layer(x)
             step = matmul.addmm(c, h, cell.t())
     assert packs == [(4096, 256), (1024, 512)]  # each weight once: N x K
     assert (out.double() - exact).abs().max() < 1e-4
     assert torch.allclose(step, torch.addmm(c, h, cell.t()), atol=1e-4)
-    with torch.no_grad():
+    with torch.no_grad(), matmul.packed_weights():
         layer.weight.mul_(2.0)  # an update: the version moves, the packed copy is stale
         again = layer(x)
-    assert packs[-1] == (4096, 256) and len(packs) == 3
-    assert torch.allclose(again - layer.bias, 2 * (out - layer.bias), atol=1e-4)
-    with torch.no_grad():
+        assert packs[-1] == (4096, 256) and len(packs) == 3
+        assert torch.allclose(again - layer.bias, 2 * (out - layer.bias), atol=1e-4)
         layer(torch.randn(matmul.PACKED_MAX_ROWS + 1, 256))  # a teacher-forced batch
         matmul.addmm(c, h, cell.detach().clone().t())  # not a Parameter
         matmul.addmm(c[:, :512], h, cell[:512].t())  # a part of the Parameter
-    layer(x).sum().backward()  # training
+    with matmul.packed_weights():
+        layer(x).sum().backward()  # gradients
     assert len(packs) == 3
     assert layer.weight.grad is not None and layer.weight.grad.shape == (4096, 256)
+
+
+@pytest.mark.skipif(not matmul._available(), reason="this torch has no oneDNN")
+def test_training_steps_pack_nothing():
+    """An autograd Function's forward and backward run without gradients too: the bench
+    model's training steps, whose fused decoder calls mm and addmm in them, pack nothing."""
+    from core.models.registry import build_model
+    from core.services.bench import bench_variants
+
+    torch.manual_seed(4)
+    model = build_model(dict(bench_variants())["luong-global-general"], 2000, 2000).train()
+    opt = torch.optim.Adam(model.parameters(), lr=1e-3, fused=True)
+    src, tgt = torch.randint(4, 2000, (16, 9)), torch.randint(4, 2000, (16, 8))
+    lens = torch.full((16,), 9)
+    for _ in range(2):
+        scores = model(src, lens, tgt).scores
+        torch.nn.functional.cross_entropy(scores.reshape(-1, 2000), tgt.reshape(-1)).backward()
+        assert not any(p in matmul._packed for p in model.parameters())
+        opt.step()
+        opt.zero_grad()
+
+
+@pytest.mark.skipif(not matmul._available(), reason="this torch has no oneDNN")
+def test_inference_tensors_are_used_unpacked():
+    """A model made under torch.inference_mode has no version counters to tell a change:
+    its weights are used as they are."""
+    with torch.inference_mode():
+        layer = matmul.Linear(256, 2048)
+        x = torch.randn(32, 256)
+        with matmul.packed_weights():
+            out = layer(x)
+    exact = x.double() @ layer.weight.double().t() + layer.bias.double()
+    assert (out.double() - exact).abs().max() < 1e-4
+    assert layer.weight not in matmul._packed
 
 
 @pytest.mark.skipif(not matmul._available(), reason="this torch has no oneDNN")
@@ -227,14 +265,14 @@ def test_an_optimiser_step_drops_the_packed_weights_even_when_fused():
     layer = matmul.Linear(256, 2048)
     opt = torch.optim.Adam(layer.parameters(), lr=0.1, fused=True)
     x = torch.randn(32, 256)
-    with torch.no_grad():
+    with torch.no_grad(), matmul.packed_weights():
         before = layer(x)
     assert layer.weight in matmul._packed
     version = layer.weight._version
     layer(x).pow(2).mean().backward()
     opt.step()
     assert layer.weight._version == version  # fused: the counter did not move
-    with torch.no_grad():
+    with torch.no_grad(), matmul.packed_weights():
         after = layer(x)
         exact = x.double() @ layer.weight.double().t() + layer.bias.double()
     assert (after.double() - exact).abs().max() < 1e-4
