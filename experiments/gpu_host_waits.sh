@@ -19,21 +19,7 @@
 # PAPER_BOTH=0 measures the paper preset with the default decoder only.
 set -u
 OUT=${1:?usage: gpu_host_waits.sh OUT_DIR [BUDGET_S]}; BUDGET=${2:-500}; BASE=${BASE:-.base}
-T0=$(date +%s)
-left() { echo $(( BUDGET - ($(date +%s) - T0) )); }
-stamp() { echo "## $(date -u +%H:%M:%S) $*  ($(left) s left)"; }
-limited() {
-  local cap=$1 l; shift; l=$(left)
-  if (( l < 20 )); then echo "skipped: $l s of the budget left"; return 125; fi
-  timeout $(( cap < l ? cap : l )) "$@"
-}
-mkdir -p "$OUT"
-python3 -m pip install -q --no-index --no-deps --no-compile --upgrade --target /tmp/nmt-gpu-site \
-    .whl-gpu/*.whl || exit 1
-export PYTHONPATH=/tmp/nmt-gpu-site PYTHONUNBUFFERED=1
-{ nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm --format=csv
-  python3 -c "import torch; print('torch', torch.__version__, 'cuda', torch.version.cuda)"
-  nproc; uptime; } > "$OUT/machine.txt" 2>&1
+. "$(dirname "$0")/gpu_common.sh"  # left, stamp, limited; wheels; machine.txt
 DATA="$PWD/.peer/tatoeba"
 BENCH=(python3 main.py bench train --device cuda --data "$DATA" --split onmt --amp)
 { stamp "CUDA tests"
