@@ -100,10 +100,10 @@ register_optimizer_step_post_hook(_forget_packed)
 
 def _inference_weight(weight: Tensor, rows: int) -> Tensor:
     """weight: N x K -> the same values in oneDNN's blocked layout where that pays: in a
-    search (packed_weights) without gradients, in fp32, for a product of at most PACKED_MAX_ROWS rows, when
-    `weight` is a Parameter's whole matrix as it is stored (the Parameter itself, or the
-    transpose of its transpose that addmm gets). oneDNN otherwise reorders the
-    weight inside every call: a greedy step's softmax layer (32 x 256 x 14,790) took 2.6
+    search (packed_weights) without gradients, in fp32, for a product of at most
+    PACKED_MAX_ROWS rows, when `weight` is a Parameter's whole matrix as it is stored
+    (the Parameter itself, or the transpose of its transpose that addmm gets). oneDNN
+    otherwise reorders the weight inside every call: a greedy step's softmax layer (32 x 256 x 14,790) took 2.6
     against 1.7 ms with AVX-512 kernels, 5.1 against 3.9 with AVX2 ones. The packed copy
     is kept beside the Parameter until it changes (its version counter), so a search
     packs each weight once; it costs one copy of each weight so used. Every optimiser
