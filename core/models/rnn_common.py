@@ -52,6 +52,15 @@ def uniform_init(module: nn.Module, init_range: float) -> None:
                 m.weight[m.padding_idx].zero_()
 
 
+def longest_first(lens: Tensor, device: torch.device) -> tuple[Tensor, Tensor, Tensor]:
+    """lens: batch (any device) -> (the lengths longest first, on the host (1-D); the
+    order that sorts the batch so and its inverse, both 1-D on `device`). The sort runs
+    on the host (host_lengths) and reaches a GPU without waiting (to_device)."""
+    lens = host_lengths(lens)
+    order = torch.argsort(lens, descending=True, stable=True)
+    return lens[order], to_device(order, device), to_device(torch.argsort(order), device)
+
+
 def lstm_by_segments(rnn: nn.LSTM, x: Tensor, lens: Tensor) -> tuple[Tensor, tuple[Tensor, Tensor]]:
     """A unidirectional batch-first nn.LSTM over sentences of different lengths, as over
     a packed batch, but in one call per stretch of time steps between the batch's
@@ -66,11 +75,8 @@ def lstm_by_segments(rnn: nn.LSTM, x: Tensor, lens: Tensor) -> tuple[Tensor, tup
     each sentence's length; (h_n, c_n) layers x batch x hidden at each sentence's last
     token). The sentences run longest first; the state of those still running carries
     from one stretch to the next."""
-    lens = host_lengths(lens)
-    order = torch.argsort(lens, descending=True, stable=True)
-    lengths = lens[order].tolist()  # longest first
-    order = order.to(x.device)
-    inverse = torch.argsort(order)
+    lengths, order, inverse = longest_first(lens, x.device)
+    lengths = lengths.tolist()
     x = x.index_select(0, order)
     batch, total = x.size(0), x.size(1)
     if lengths[-1] < 1 or lengths[0] > total:
@@ -139,11 +145,8 @@ class PackedEncoder(nn.Module):
             return out, h_n, c_n
         # sorted here rather than by pack_padded_sequence(enforce_sorted=False), whose
         # pageable copies of the order to a GPU wait for the GPU's queued work
-        lens = host_lengths(src_lens)
-        order = torch.argsort(lens, descending=True, stable=True)
-        inverse = to_device(torch.argsort(order), src.device)
-        packed = pack_padded_sequence(emb.index_select(0, to_device(order, src.device)),
-                                      lens[order], batch_first=True)
+        lengths, order, inverse = longest_first(src_lens, src.device)
+        packed = pack_padded_sequence(emb.index_select(0, order), lengths, batch_first=True)
         out, final = self.rnn(packed)
         out, _ = pad_packed_sequence(out, batch_first=True, total_length=src.size(1))
         out = out.index_select(0, inverse)
