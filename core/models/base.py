@@ -126,7 +126,19 @@ def output_scores(linear: nn.Linear, hidden: Tensor, out_vocab: Tensor | None = 
 
 def output_log_probs(linear: nn.Linear, hidden: Tensor, out_vocab: Tensor | None = None) -> Tensor:
     """log-softmax (fp32) of output_scores: ... x V (or K)."""
-    return torch.log_softmax(output_scores(linear, hidden, out_vocab).float(), dim=-1)
+    return step_log_probs(output_scores(linear, hidden, out_vocab))
+
+
+def step_log_probs(scores: Tensor) -> Tensor:
+    """The fp32 log-softmax over the last dim of a decoding step's logits, ... x V, which
+    the caller has just computed and does not keep. Where no gradient flows through them
+    (a search) it overwrites them: the product's output is still in the cache, while a
+    new tensor of that size is not (32 x 14,790 in a greedy step of the bench model: 175
+    against 735 us, docs/benchmarks.md)."""
+    scores = scores.float()
+    if scores.requires_grad:
+        return torch.log_softmax(scores, dim=-1)
+    return torch.log_softmax(scores, dim=-1, out=scores)
 
 
 def select_batch(tree: State, index: Tensor) -> State:

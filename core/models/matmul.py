@@ -20,6 +20,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import threading
+from collections.abc import Callable
 
 import torch
 from torch import Tensor
@@ -89,10 +90,40 @@ def packed_weights():
         _searching.on = before
 
 
+#: owner -> (key, what `kept` built for it): weights built from Parameters for searches
+_kept = WeakIdKeyDictionary()
+#: tensors `kept` built, packed as Parameters are (by identity; nothing writes to them)
+_built = WeakIdKeyDictionary()
+
+
+def kept(owner: object, key: object, build: Callable[[], list[Tensor]]) -> list[Tensor]:
+    """Weights that decoding builds from Parameters (Luong's concatenated cell weights),
+    each N x K: `build()`'s, for `owner`, kept across searches until `key` (the
+    Parameters' versions and storages, a dtype) changes or an optimiser steps. A search's
+    products use them packed, as they do Parameters (_inference_weight): built afresh
+    for each search, a weight would be packed afresh too, for about what its products
+    save in one search."""
+    entry = _kept.get(owner)
+    if entry is None or entry[0] != key:
+        weights = build()
+        for w in weights:  # a view's products see its base (_inference_weight)
+            _built[w if w._base is None else w._base] = True
+        entry = _kept[owner] = (key, weights)
+    return entry[1]
+
+
+def in_search() -> bool:
+    """Whether this thread is inside `packed_weights` (a search)."""
+    return getattr(_searching, "on", False)
+
+
 def _forget_packed(optimizer, args, kwargs) -> None:
     """After any optimiser's step: fused Adam updates the weights in place without moving
-    their version counters, so no packed copy may outlive a step."""
+    their version counters, so no packed copy, nor any weight built from them, may
+    outlive a step."""
     _packed.clear()
+    _kept.clear()
+    _built.clear()
 
 
 register_optimizer_step_post_hook(_forget_packed)
@@ -102,7 +133,8 @@ def _inference_weight(weight: Tensor, rows: int) -> Tensor:
     """weight: N x K -> the same values in oneDNN's blocked layout where that pays: in a
     search (packed_weights) without gradients, in fp32, for a product of at most
     PACKED_MAX_ROWS rows, when `weight` is a Parameter's whole matrix as it is stored
-    (the Parameter itself, or the transpose of its transpose that addmm gets). oneDNN
+    (the Parameter itself, or the transpose of its transpose that addmm gets), or a
+    weight built from Parameters by `kept`. oneDNN
     otherwise reorders the weight inside every call: a greedy step's softmax layer (32 x 256 x 14,790) took 2.6
     against 1.7 ms with AVX-512 kernels, 5.1 against 3.9 with AVX2 ones. The packed copy
     is kept beside the Parameter until it changes (its version counter), so a search
@@ -115,7 +147,7 @@ def _inference_weight(weight: Tensor, rows: int) -> Tensor:
             or rows > PACKED_MAX_ROWS or weight.dtype != torch.float32):
         return _dense(weight)
     param = weight if weight._base is None else weight._base
-    if (not isinstance(param, torch.nn.Parameter) or param.is_inference()
+    if (not (isinstance(param, torch.nn.Parameter) or param in _built) or param.is_inference()
             or weight.shape != param.shape or not weight.is_contiguous()
             or weight.data_ptr() != param.data_ptr()):
         return _dense(weight)

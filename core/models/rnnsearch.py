@@ -23,7 +23,15 @@ from core.errors import ConfigError
 from core.models import matmul
 from core.models.alignment_head import AlignmentHead, predicted_tokens
 from core.models.attention import AdditiveAttention
-from core.models.base import PAD, Seq2Seq, Seq2SeqOutput, State, length_mask, output_scores
+from core.models.base import (
+    PAD,
+    Seq2Seq,
+    Seq2SeqOutput,
+    State,
+    length_mask,
+    output_scores,
+    step_log_probs,
+)
 from core.models.dropout import Dropout
 from core.models.rnn_common import PackedEncoder, uniform_init
 
@@ -94,7 +102,7 @@ class RNNSearch(Seq2Seq):
         batch x S, {'s': batch x H}, None)."""
         emb = self.drop(self.tgt_embed(y_prev))  # batch x E
         context, weights, s = self._recur(emb, state["s"], enc)
-        logp = torch.log_softmax(self._output(state["s"], emb, context, out_vocab).float(), dim=-1)
+        logp = step_log_probs(self._output(state["s"], emb, context, out_vocab))
         return logp, weights, {"s": s}, None
 
     def forward(self, src: Tensor, src_lens: Tensor, tgt_in: Tensor,

@@ -30,7 +30,16 @@ from torch import Tensor, nn
 
 from core.config import ModelConfig
 from core.models import matmul
-from core.models.base import EOS, PAD, Seq2Seq, Seq2SeqOutput, State, length_mask, output_scores
+from core.models.base import (
+    EOS,
+    PAD,
+    Seq2Seq,
+    Seq2SeqOutput,
+    State,
+    length_mask,
+    output_scores,
+    step_log_probs,
+)
 from core.models.dropout import Dropout
 
 # --------------------------------------------------------------------------- layers
@@ -256,7 +265,7 @@ class TransformerBase(Seq2Seq):
         scores, cross, inputs = self._decode(y_prev[:, None], enc, past, out_vocab)
         heads = self._source_attention(cross, enc)  # layers x batch x heads x 1 x S
         new_state = {f"layer{i}": torch.cat([p, x], dim=1) for i, (p, x) in enumerate(zip(past, inputs, strict=True))}
-        return torch.log_softmax(scores[:, 0].float(), dim=-1), heads[-1].mean(dim=1)[:, 0], \
+        return step_log_probs(scores[:, 0]), heads[-1].mean(dim=1)[:, 0], \
             new_state, None
 
 

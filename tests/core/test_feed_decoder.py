@@ -255,7 +255,7 @@ def test_a_search_step_takes_the_onednn_product_and_training_keeps_autograd(coun
     x_pre, x = torch.randn(rows, 4 * hidden), torch.randn(rows, hidden)
     h = [torch.randn(rows, hidden) for _ in range(2)]
     c = [torch.randn(rows, hidden) for _ in range(2)]
-    weights = model._step_weights()[2]
+    weights = model._feed_weights()
     calls, products = count_calls(matmul, "addmm"), count_calls(matmul, "_product")
     with torch.no_grad():
         hs, cs = model._feed_cell(x_pre, x, weights, h, c)
@@ -275,7 +275,7 @@ def test_a_search_step_takes_the_onednn_product_and_training_keeps_autograd(coun
         assert (h_new.double() - h_ref).abs().max() < 1e-5
         assert (c_new.double() - c_ref).abs().max() < 1e-5
     calls.clear()
-    hs, _ = model._feed_cell(x_pre, x, model._step_weights()[2], h, c)
+    hs, _ = model._feed_cell(x_pre, x, model._feed_weights(), h, c)
     hs[-1].sum().backward()
     assert not calls
     cells = [p for n, p in model.named_parameters() if n.startswith("cells.") and "weight" in n]

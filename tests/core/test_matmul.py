@@ -248,9 +248,12 @@ def test_a_search_with_packed_weights_finds_the_same_translations(beam, monkeypa
         found[rows] = hyps
     plain, packed = found[0], found[matmul.PACKED_MAX_ROWS]
     kept = {name for name, p in model.named_parameters() if p in matmul._packed}
-    # the softmax layer, the attention's score and output layers (the cell's weights are
-    # built for each search: _step_weights)
+    # the softmax layer, the attention's score and output layers, and the cells' weights
+    # that the searches build from them once (_step_weights: matmul.kept)
     assert kept == {"w_s.weight", "attention.score.w_a.weight", "w_c.weight"}
+    built = [w for w in matmul._kept[model][1] if w.dim() == 2]
+    assert [tuple(w.shape) for w in built] == [(1024, 768), (1024, 512)]
+    assert all((w if w._base is None else w._base) in matmul._packed for w in built)
     assert [h.tokens for h in packed] == [h.tokens for h in plain]
     assert all(len(h.tokens) == 15 for h in plain)
     assert len({tuple(h.tokens) for h in plain}) > 6  # real, varied outputs

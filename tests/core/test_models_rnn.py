@@ -94,17 +94,46 @@ def test_forward_equals_stepwise_decoding(name):
         assert torch.allclose(torch.stack(poss, 1), out.positions, atol=1e-5)
 
 
-def test_decoding_builds_the_step_weights_once_per_search(count_calls):
-    """Luong's input-feeding steps reuse their concatenated (and cast) weights: one
-    build for a beam search of 6 steps, not one a step."""
+def test_decoding_builds_the_step_weights_once_across_searches(monkeypatch):
+    """Luong's input-feeding steps reuse their concatenated (and cast) weights: one build
+    for two beam searches of 5 steps, not one a step or a search; an optimiser step, an
+    in-place change of a weight and another autocast dtype each build them anew."""
     from core.infer.search import beam_search
 
     model = tiny("luong-global-general").eval()
     src, lens, _ = batch([6, 4, 3], 2, seed=1)
-    builds = count_calls(type(model), "_feed_weights")
-    hyps = beam_search(model, src, lens, beam=3, max_len_abs=5, max_len_ratio=1e9, min_len=5)
-    assert [len(h[0].tokens) for h in hyps] == [5, 5, 5]
+    builds = []
+    feed_weights = type(model)._feed_weights
+
+    def counted(self, *args, **kwargs):
+        builds.append(kwargs)
+        return feed_weights(self, *args, **kwargs)
+
+    monkeypatch.setattr(type(model), "_feed_weights", counted)
+
+    def search():
+        hyps = beam_search(model, src, lens, beam=3, max_len_abs=5, max_len_ratio=1e9,
+                           min_len=5)
+        assert [len(h[0].tokens) for h in hyps] == [5, 5, 5]
+        return [h[0].tokens for h in hyps]
+
+    with torch.no_grad():
+        first = search()
+        assert search() == first
     assert len(builds) == 1
+    opt = torch.optim.SGD(model.parameters(), lr=0.0)
+    opt.step()  # a step (here one that changes nothing) drops them
+    with torch.no_grad():
+        assert search() == first
+    assert len(builds) == 2
+    with torch.no_grad():
+        model.cells[1].bias_hh.add_(0.0)  # moves the version counter
+        search()
+    assert len(builds) == 3
+    if torch.backends.mkldnn.is_available():
+        with torch.no_grad(), torch.autocast("cpu", dtype=torch.bfloat16):
+            search()
+        assert len(builds) == 4
 
 
 def test_decoding_after_an_optimiser_step_uses_the_new_weights():
