@@ -156,20 +156,35 @@ def _checkpoint(ctx: JobContext | None) -> None:
         ctx.check_cancelled()
 
 
+#: hypotheses one batch decodes: HYPOTHESES_PER_BATCH // beam sentences. A greedy step
+#: over 32 sentences is bound by reading the softmax layer's weights (15 MB for the bench
+#: model), which a batch of 160 shares five times as widely: 592 against 382 sentences/s
+#: on 2 CPU cores; beam 5's 32 sentences (160 rows) were already its best
+#: (docs/benchmarks.md)
+HYPOTHESES_PER_BATCH = 160
+
+
+def sentences_per_batch(beam: int) -> int:
+    """beam: the beam size (1 = greedy) -> sentences per batch, at least 1."""
+    return max(1, HYPOTHESES_PER_BATCH // max(1, beam))
+
+
 def translate_sentences(
     models: Seq2Seq | Sequence[Seq2Seq], src_vocab: Any, tgt_vocab: Any, src_preprocessor: Any,
-    tgt_preprocessor: Any, sentences: list[str], beam: int = 5, batch_size: int = 32,
+    tgt_preprocessor: Any, sentences: list[str], beam: int = 5, batch_size: int | None = None,
     unk_replace: bool = False, dictionary: dict[str, str] | None = None,
     ctx: JobContext | None = None, length_penalty: float = 0.0, length_norm: bool = False,
     max_len_ratio: float = 2.0, max_len_abs: int = 200, shortlist: Shortlist | None = None,
 ) -> list[Translation]:
-    """Translate independent sentences; results in input order. With `shortlist`, each
-    batch is decoded over its lexical shortlist (core.infer.shortlist).
+    """Translate independent sentences; results in input order, decoded longest first
+    in batches of `batch_size` sentences (default: sentences_per_batch(beam)). With
+    `shortlist`, each batch is decoded over its lexical shortlist (core.infer.shortlist).
 
     Emits 'progress' (done, total) after each batch and 'translation'
     (index, translation) per sentence; raises core.jobs.JobCancelled when cancelled.
     """
     model = as_model(models)
+    batch_size = batch_size or sentences_per_batch(beam)
     search_opts: dict[str, Any] = dict(max_len_ratio=max_len_ratio, max_len_abs=max_len_abs)
     if beam > 1:
         search_opts.update(length_penalty=length_penalty, length_norm=length_norm)
@@ -211,8 +226,8 @@ def build_context(
 
 def translate_documents(
     models: Seq2Seq | Sequence[Seq2Seq], src_vocab: Any, tgt_vocab: Any, src_preprocessor: Any,
-    tgt_preprocessor: Any, documents: list[list[str]], beam: int = 5, batch_size: int = 32,
-    ctx_sentences: int = 1, target_context: bool = False, unk_replace: bool = False,
+    tgt_preprocessor: Any, documents: list[list[str]], beam: int = 5,
+    batch_size: int | None = None, ctx_sentences: int = 1, target_context: bool = False, unk_replace: bool = False,
     dictionary: dict[str, str] | None = None, ctx: JobContext | None = None,
     length_penalty: float = 0.0, length_norm: bool = False, max_len_ratio: float = 2.0,
     max_len_abs: int = 200, ctx_following: int = 0, shortlist: Shortlist | None = None,
@@ -226,7 +241,7 @@ def translate_documents(
     translation yet, and source ids mixed into a target-side context would be misread
     (core.infer.target_context maps every context id from target to source ids).
     Sentence i of every document goes in one batch, so context is always ready when it
-    is needed.
+    is needed. Batches of `batch_size` sentences (default: sentences_per_batch(beam)).
 
     Emits 'progress' (sentences done, total) after each batch and 'translation'
     (document, index, translation) per sentence; raises JobCancelled when cancelled.
@@ -238,6 +253,7 @@ def translate_documents(
             "context (the model's own previous translations) cannot serve it; translate "
             "with source-side context")
     model = as_model(models)
+    batch_size = batch_size or sentences_per_batch(beam)
     search_opts: dict[str, Any] = dict(max_len_ratio=max_len_ratio, max_len_abs=max_len_abs)
     if beam > 1:
         search_opts.update(length_penalty=length_penalty, length_norm=length_norm)

@@ -79,8 +79,10 @@ def greedy_bleu_fn(prepared: PreparedData, sample: int):
 
     def score(model, device) -> float:
         from core.infer.search import greedy
+        from core.infer.translate import sentences_per_batch
 
-        plan = BatchPlan(src, [[0]] * n, batch_size=64, shuffle=False, ctx_ids=ctx_ids)
+        plan = BatchPlan(src, [[0]] * n, batch_size=sentences_per_batch(1), shuffle=False,
+                         ctx_ids=ctx_ids)
         hyps: dict[int, str] = {}
         model.eval()
         for indices in plan.epoch(0):

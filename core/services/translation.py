@@ -164,11 +164,18 @@ def check_target_context(session) -> None:
 
 
 def n_best_lines(session, sentences: list[str], beam: int, n_best: int,
-                 batch_size: int = 32) -> list[str]:
+                 batch_size: int | None = None) -> list[str]:
     """Moses-style n-best lines 'i ||| translation ||| score' (i 0-based) of a
-    sentence-level run or ensemble."""
+    sentence-level run or ensemble, `batch_size` sentences at a time (default:
+    core.infer.translate.sentences_per_batch(beam))."""
     from core.infer.search import beam_search
-    from core.infer.translate import as_model, detokenize, pad_batch, source_tokens
+    from core.infer.translate import (
+        as_model,
+        detokenize,
+        pad_batch,
+        sentences_per_batch,
+        source_tokens,
+    )
 
     if session.is_context_model:
         raise ConfigError("n-best lists work with sentence-level runs; a context model "
@@ -179,6 +186,7 @@ def n_best_lines(session, sentences: list[str], beam: int, n_best: int,
     model = as_model(session.models)
     device = session.device
     out = []
+    batch_size = batch_size or sentences_per_batch(beam)
     for start in range(0, len(sentences), batch_size):
         chunk = sentences[start:start + batch_size]
         ids = [list(src_vocab.encode(source_tokens(s, src_pre, src_vocab))) for s in chunk]

@@ -112,6 +112,33 @@ def test_each_result_equals_translating_alone():
     assert g[0].target_ids == greedy(model, torch.tensor([ids]), torch.tensor([len(ids)]))[0].tokens
 
 
+def test_default_batches_hold_a_fixed_number_of_hypotheses(monotone, monkeypatch):
+    """Without batch_size, a batch holds HYPOTHESES_PER_BATCH // beam sentences: greedy
+    decoding shares each step's softmax-layer weights over 160 sentences, beam 5 over
+    32 (160 rows); the translations are those of batches of 2."""
+    from core.infer import translate
+
+    sizes = []
+    search = translate._search
+
+    def recorded(model, ids, *args):
+        sizes.append(len(ids))
+        return search(model, ids, *args)
+
+    monkeypatch.setattr(translate, "_search", recorded)
+    sents = [SENTENCES[0], SENTENCES[1], SENTENCES[3]] * 134  # 402
+    assert translate.HYPOTHESES_PER_BATCH == 160
+    for beam, expected in ((1, [160, 160, 82]), (5, [32] * 12 + [18]), (200, [1] * 402)):
+        assert translate.sentences_per_batch(beam) == expected[0]
+        sizes.clear()
+        out = run(monotone, sents, beam=beam, batch_size=None)
+        assert sizes == expected
+        assert [t.text for t in out[:3]] == ["the dog barks.", "the cat sleeps.", "the cat."]
+    sizes.clear()
+    small = run(monotone, sents[:6], beam=1, batch_size=2)
+    assert sizes == [2, 2, 2] and [t.text for t in small] == [t.text for t in out[:6]]
+
+
 def test_build_context():
     assert build_context([], 2, 4) == [4]
     assert build_context([[5, 6], [7], [8, 9]], 2, 4) == [7, 3, 8, 9]  # EOS breaks
