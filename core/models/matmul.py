@@ -186,19 +186,38 @@ def addmm(c: Tensor, a: Tensor, b: Tensor) -> Tensor:
         _inference_weight(b.t(), a.size(0)), None, "add")
 
 
+#: elements of the source a block of `_transposed` reads (2 MB of fp32: within L2)
+TRANSPOSE_BLOCK = 1 << 19
+
+
+def _transposed(t: Tensor) -> Tensor:
+    """t: K x N -> t^T, N x K contiguous, copied a block of TRANSPOSE_BLOCK // K columns
+    of t at a time. torch copies a transpose in one pass whose reads stride across the
+    whole source, a cache line for each element: 256 x 14,790 fp32 took 5.8 against 1.5
+    ms, 512 x 14,790 9.6 against 3.3 (2 threads, docs/benchmarks.md)."""
+    k, n = t.shape
+    cols = max(1, TRANSPOSE_BLOCK // max(1, k))
+    if n <= cols:
+        return t.t().contiguous()
+    out = t.new_empty(n, k)
+    for i in range(0, n, cols):
+        out[i:i + cols].copy_(t[:, i:i + cols].t())
+    return out
+
+
 def _weight_gradient(g: Tensor, x: Tensor) -> Tensor:
     """g: M x N, x: M x K -> g^T x, N x K (contiguous). oneDNN is slow with a transposed
     left operand (28 against 9.9 ms at 576 x 14,790 x 256 in fp32), so one operand is
     copied: g^T (M x N) where M <= 2K and N <= 4K (a layer, not a softmax layer over the
     vocabulary, whose g^T is large), else the product x^T g (K x N) is computed and its
-    transpose copied (N x K). Each way is up to 2.6x slower than the other at some layer
+    transpose copied (N x K, by blocks: _transposed). Each way is up to 2.6x slower than the other at some layer
     shape; against always the second way, the rule made whole fp32 training steps 2.4 %
     faster for the thesis Transformer and 2.1 % for the bench LSTM (docs/benchmarks.md)."""
     if g.dtype != x.dtype or not uses_onednn(g, g.numel() * x.size(1)):
         return torch.mm(g.t(), x)
     if g.size(0) <= 2 * x.size(1) and g.size(1) <= 4 * x.size(1):
         return _product(g.t().contiguous(), x.t(), None)
-    return _product(x.t(), g.t(), None).t().contiguous()
+    return _transposed(_product(x.t(), g.t(), None))
 
 
 class _Linear(torch.autograd.Function):

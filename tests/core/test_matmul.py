@@ -280,3 +280,23 @@ def test_an_optimiser_step_drops_the_packed_weights_even_when_fused():
         exact = x.double() @ layer.weight.double().t() + layer.bias.double()
     assert (after.double() - exact).abs().max() < 1e-4
     assert (after - before).abs().max() > 1e-2  # the step did change the outputs
+
+
+@pytest.mark.parametrize("shape, block", [((256, 14790), matmul.TRANSPOSE_BLOCK),
+                                          ((7, 100), 7 * 16), ((5, 3), 1 << 19)])
+def test_a_blocked_transpose_is_the_transpose(shape, block, monkeypatch):
+    """_transposed copies K x N to N x K in blocks of columns (the last one partial where
+    N is not a multiple): the same elements as torch's contiguous transpose, fp32 and bf16."""
+    monkeypatch.setattr(matmul, "TRANSPOSE_BLOCK", block)
+    g = torch.Generator().manual_seed(3)
+    for dtype in (torch.float32, torch.bfloat16):
+        t = torch.randn(*shape, generator=g).to(dtype)
+        out = matmul._transposed(t)
+        assert out.is_contiguous() and out.dtype == dtype
+        assert torch.equal(out, t.t())
+    if shape[1] > block // shape[0]:  # several blocks: the blocked path, not torch's
+        calls = []
+        copy = torch.Tensor.copy_
+        monkeypatch.setattr(torch.Tensor, "copy_", lambda a, b: calls.append(1) or copy(a, b))
+        matmul._transposed(t)
+        assert len(calls) == -(-shape[1] // (block // shape[0]))
