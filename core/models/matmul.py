@@ -94,6 +94,8 @@ def packed_weights():
 _kept = WeakIdKeyDictionary()
 #: tensors `kept` built, packed as Parameters are (by identity; nothing writes to them)
 _built = WeakIdKeyDictionary()
+#: optimiser steps taken in this process (any thread), counted by _forget_packed
+_steps = [0]
 
 
 def kept(owner: object, key: object, build: Callable[[], list[Tensor]]) -> list[Tensor]:
@@ -102,10 +104,15 @@ def kept(owner: object, key: object, build: Callable[[], list[Tensor]]) -> list[
     Parameters' versions and storages, a dtype) changes or an optimiser steps. A search's
     products use them packed, as they do Parameters (_inference_weight): built afresh
     for each search, a weight would be packed afresh too, for about what its products
-    save in one search."""
+    save in one search. Not seen, as for packed Parameters: a change through `.data`
+    (the version counter does not move; nothing in the workbench writes so). An optimiser
+    step on another thread while `build` runs leaves the result unkept (_steps)."""
     entry = _kept.get(owner)
     if entry is None or entry[0] != key:
+        steps = _steps[0]
         weights = build()
+        if _steps[0] != steps:  # a step landed during the build: this search's only
+            return weights
         for w in weights:  # a view's products see its base (_inference_weight)
             _built[w if w._base is None else w._base] = True
         entry = _kept[owner] = (key, weights)
@@ -121,6 +128,7 @@ def _forget_packed(optimizer, args, kwargs) -> None:
     """After any optimiser's step: fused Adam updates the weights in place without moving
     their version counters, so no packed copy, nor any weight built from them, may
     outlive a step."""
+    _steps[0] += 1
     _packed.clear()
     _kept.clear()
     _built.clear()

@@ -300,3 +300,24 @@ def test_a_blocked_transpose_is_the_transpose(shape, block, monkeypatch):
         monkeypatch.setattr(torch.Tensor, "copy_", lambda a, b: calls.append(1) or copy(a, b))
         matmul._transposed(t)
         assert len(calls) == -(-shape[1] // (block // shape[0]))
+
+
+def test_kept_weights_built_across_an_optimiser_step_are_not_kept():
+    """An optimiser step (here from inside the build, as another thread's could land)
+    between reading the weights and keeping them: the search gets what it built, and the
+    next call builds again rather than reuse weights read before the step."""
+    owner = torch.nn.Linear(2, 2)
+    opt = torch.optim.SGD(owner.parameters(), lr=0.0)
+    builds = []
+
+    def build():
+        builds.append(1)
+        if len(builds) == 1:
+            opt.step()
+        return [owner.weight.detach().clone()]
+
+    first = matmul.kept(owner, "key", build)
+    assert len(first) == 1 and owner not in matmul._kept
+    matmul.kept(owner, "key", build)
+    matmul.kept(owner, "key", build)
+    assert len(builds) == 2 and owner in matmul._kept
