@@ -227,10 +227,11 @@ def build_context(
 def translate_documents(
     models: Seq2Seq | Sequence[Seq2Seq], src_vocab: Any, tgt_vocab: Any, src_preprocessor: Any,
     tgt_preprocessor: Any, documents: list[list[str]], beam: int = 5,
-    batch_size: int | None = None, ctx_sentences: int = 1, target_context: bool = False, unk_replace: bool = False,
-    dictionary: dict[str, str] | None = None, ctx: JobContext | None = None,
-    length_penalty: float = 0.0, length_norm: bool = False, max_len_ratio: float = 2.0,
-    max_len_abs: int = 200, ctx_following: int = 0, shortlist: Shortlist | None = None,
+    batch_size: int | None = None, ctx_sentences: int = 1, target_context: bool = False,
+    unk_replace: bool = False, dictionary: dict[str, str] | None = None,
+    ctx: JobContext | None = None, length_penalty: float = 0.0, length_norm: bool = False,
+    max_len_ratio: float = 2.0, max_len_abs: int = 200, ctx_following: int = 0,
+    shortlist: Shortlist | None = None,
 ) -> list[list[Translation]]:
     """Translate documents in order, giving each sentence the previous `ctx_sentences`
     sentences of its document as `ctx`/`ctx_lens` (source side; or, with

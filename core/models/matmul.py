@@ -79,7 +79,8 @@ _searching = threading.local()
 @contextlib.contextmanager
 def packed_weights():
     """Within it (a search, in this thread), products without gradients may use packed
-    weights (_inference_weight). A scope rather than the grad mode alone: a training
+    weights (_inference_weight), and core.models.activations.tanh its cheaper identity
+    (in_search). A scope rather than the grad mode alone: a training
     step's hand-written passes (an autograd Function's forward and backward) also run
     without gradients, and there a weight changes at every step."""
     before = getattr(_searching, "on", False)
@@ -142,16 +143,16 @@ def _inference_weight(weight: Tensor, rows: int) -> Tensor:
     search (packed_weights) without gradients, in fp32, for a product of at most
     PACKED_MAX_ROWS rows, when `weight` is a Parameter's whole matrix as it is stored
     (the Parameter itself, or the transpose of its transpose that addmm gets), or a
-    weight built from Parameters by `kept`. oneDNN
-    otherwise reorders the weight inside every call: a greedy step's softmax layer (32 x 256 x 14,790) took 2.6
-    against 1.7 ms with AVX-512 kernels, 5.1 against 3.9 with AVX2 ones. The packed copy
+    weight built from Parameters by `kept`. oneDNN otherwise reorders the weight inside
+    every call: a greedy step's softmax layer (32 x 256 x 14,790) took 2.6 against 1.7
+    ms with AVX-512 kernels, 5.1 against 3.9 with AVX2 ones. The packed copy
     is kept beside the Parameter until it changes (its version counter), so a search
     packs each weight once; it costs one copy of each weight so used. Every optimiser
     step drops all packed copies (_forget_packed). Not seen: a change through `.data`
     or through another tensor sharing the storage (the version counter does not move;
     nothing in the workbench does either); inference tensors (no version counter) are
     never packed."""
-    if (not getattr(_searching, "on", False) or torch.is_grad_enabled()
+    if (not in_search() or torch.is_grad_enabled()
             or rows > PACKED_MAX_ROWS or weight.dtype != torch.float32):
         return _dense(weight)
     param = weight if weight._base is None else weight._base
@@ -160,12 +161,12 @@ def _inference_weight(weight: Tensor, rows: int) -> Tensor:
             or weight.data_ptr() != param.data_ptr()):
         return _dense(weight)
     key = (param._version, param.data_ptr())
-    kept = _packed.get(param)
-    if kept is None or kept[0] != key:
+    entry = _packed.get(param)
+    if entry is None or entry[0] != key:
         source = weight.detach()
-        kept = (key, source, torch.ops.mkldnn._reorder_linear_weight(source, rows))
-        _packed[param] = kept
-    return kept[2]
+        entry = (key, source, torch.ops.mkldnn._reorder_linear_weight(source, rows))
+        _packed[param] = entry
+    return entry[2]
 
 
 def _product(x: Tensor, weight: Tensor, bias: Tensor | None) -> Tensor:
@@ -218,8 +219,8 @@ def _weight_gradient(g: Tensor, x: Tensor) -> Tensor:
     left operand (28 against 9.9 ms at 576 x 14,790 x 256 in fp32), so one operand is
     copied: g^T (M x N) where M <= 2K and N <= 4K (a layer, not a softmax layer over the
     vocabulary, whose g^T is large), else the product x^T g (K x N) is computed and its
-    transpose copied (N x K, by blocks: _transposed). Each way is up to 2.6x slower than the other at some layer
-    shape; against always the second way, the rule made whole fp32 training steps 2.4 %
+    transpose copied (N x K, by blocks: _transposed). Each way is up to 2.6x slower than
+    the other at some layer shape; against always the second way, the rule made whole fp32 training steps 2.4 %
     faster for the thesis Transformer and 2.1 % for the bench LSTM (docs/benchmarks.md)."""
     if g.dtype != x.dtype or not uses_onednn(g, g.numel() * x.size(1)):
         return torch.mm(g.t(), x)
