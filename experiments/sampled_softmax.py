@@ -77,7 +77,7 @@ def main() -> None:
             start = time.perf_counter()
             out, _, targets = forward_batch(model, plan.collate(batches[step - 1]), cpu, amp,
                                             k, len(tv))
-            loss_sum, _, n = sequence_nll(out.for_loss(), targets)
+            loss_sum, _, n = sequence_nll(out.scores, targets)
             opt.zero_grad(set_to_none=True)
             (loss_sum / n).backward()
             torch.nn.utils.clip_grad_norm_(model.parameters(), preset.train.clip_norm)

@@ -87,7 +87,7 @@ class Ensemble(Seq2Seq):
         that have them. ConfigError when the vocabulary sizes differ."""
         outs = [m(src, src_lens, tgt_in, **extra) for m in self.members]
         return Seq2SeqOutput(
-            logits=self._combine([o.log_probs for o in outs]),  # batch x T x V log-probs
+            scores=self._combine([o.log_probs for o in outs]),  # batch x T x V log-probs
             attention=torch.stack([o.attention for o in outs]).mean(0),  # batch x T x S
             positions=_mean_or_none([o.positions for o in outs]),
             gates=_mean_or_none([o.gates for o in outs]),

@@ -14,10 +14,7 @@ Teacher-forced pass (training, forced decoding):
         src_lens: batch             (long, true lengths, no BOS/EOS on the source)
         tgt_in:   batch x tgt_len   (BOS y1 ... yn, PAD-padded)
     out.scores:    batch x tgt_len x vocab   (the softmax layer's logits; training's
-                                     loss normalises them itself, core/train/loss.py.
-                                     Inside `deferred_readout` a model leaves them to
-                                     `out.readout` and they are computed on first use;
-                                     the loss then computes them by slabs of rows)
+                                     loss normalises them itself, core/train/loss.py)
     out.log_probs: batch x tgt_len x vocab   (log-softmax of `scores` in fp32, computed
                                      on first use)
     out.attention: batch x tgt_len x src_len (rows sum to 1 over real source tokens,
@@ -54,8 +51,6 @@ reorder hypotheses generically with `select_batch` below.
 """
 from __future__ import annotations
 
-import contextlib
-import threading
 from dataclasses import dataclass
 from functools import cached_property
 
@@ -70,30 +65,8 @@ State = dict[str, Tensor]
 
 
 @dataclass
-class Readout:
-    """The softmax layer of a teacher-forced pass, not yet applied: the logits are
-    hidden x weight^T + bias, ... x V (V: the weight's rows, K for a shortlist)."""
-
-    hidden: Tensor  # ... x H
-    weight: Tensor  # V x H
-    bias: Tensor | None  # V or None
-    #: the autocast dtype the model ran under (None: autocast off), which the product
-    #: keeps wherever and whenever it is computed
-    autocast_dtype: torch.dtype | None
-
-    def scores(self) -> Tensor:
-        """... x V, as `output_scores` would have computed them in the model."""
-        device = self.hidden.device.type
-        with torch.autocast(device, dtype=self.autocast_dtype or torch.bfloat16,
-                            enabled=self.autocast_dtype is not None):
-            return matmul.linear(self.hidden, self.weight, self.bias)
-
-
-@dataclass
 class Seq2SeqOutput:
-    #: batch x tgt_len x vocab: logits (or log-probs: same log_probs); None where
-    #: `readout` computes them on first use of `scores`
-    logits: Tensor | None
+    scores: Tensor  # batch x tgt_len x vocab: logits (or log-probs: same log_probs)
     attention: Tensor  # batch x tgt_len x src_len
     positions: Tensor | None = None  # batch x tgt_len (local-p)
     gates: Tensor | None = None  # batch x src_len (context models)
@@ -101,21 +74,6 @@ class Seq2SeqOutput:
     #: batch x tgt_len x src_len: a target-conditioned alignment head's distribution
     #: (model.alignment_head, core/models/alignment_head.py), else None
     alignment: Tensor | None = None
-    #: the softmax layer left undone (`deferred_readout`), else None
-    readout: Readout | None = None
-
-    @property
-    def scores(self) -> Tensor:
-        """batch x tgt_len x vocab, the logits (computed from `readout` on first use)."""
-        if self.logits is None:
-            self.logits = self.readout.scores()
-        return self.logits
-
-    def for_loss(self) -> Tensor | Readout:
-        """What the training loss takes: the logits batch x tgt_len x vocab where they
-        exist, else the readout (the loss then computes them by slabs of rows,
-        core/train/loss.py)."""
-        return self.scores if self.logits is not None or self.readout is None else self.readout
 
     @cached_property
     def log_probs(self) -> Tensor:
@@ -164,40 +122,6 @@ def output_scores(linear: nn.Linear, hidden: Tensor, out_vocab: Tensor | None = 
     bias = None if linear.bias is None else linear.bias.index_select(0, out_vocab)
     weight = linear.weight.index_select(0, out_vocab)  # K x H
     return matmul.linear(hidden, weight, bias)
-
-
-_deferral = threading.local()
-
-
-@contextlib.contextmanager
-def deferred_readout(enabled: bool = True):
-    """Within it (on this thread) a teacher-forced pass leaves its softmax layer to
-    `Seq2SeqOutput.readout` (`output_logits`), for a loss that computes the logits by
-    slabs of rows, each still in cache when its softmax reads it. The trainer's way on a
-    CPU; not under DistributedDataParallel, which must see every parameter used by the
-    time the model's forward returns."""
-    before = getattr(_deferral, "on", False)
-    _deferral.on = enabled
-    try:
-        yield
-    finally:
-        _deferral.on = before
-
-
-def output_logits(linear: nn.Linear, hidden: Tensor,
-                  out_vocab: Tensor | None = None) -> tuple[Tensor | None, Readout | None]:
-    """A teacher-forced pass's softmax layer: hidden ... x H -> (logits ... x V, None) as
-    `output_scores`, or (None, its Readout) inside `deferred_readout` (the weights and bias
-    rows of `out_vocab` already picked)."""
-    if not getattr(_deferral, "on", False):
-        return output_scores(linear, hidden, out_vocab), None
-    weight, bias = linear.weight, linear.bias
-    if out_vocab is not None:
-        weight = weight.index_select(0, out_vocab)
-        bias = None if bias is None else bias.index_select(0, out_vocab)
-    device = hidden.device.type
-    dtype = torch.get_autocast_dtype(device) if torch.is_autocast_enabled(device) else None
-    return None, Readout(hidden, weight, bias, dtype)
 
 
 def output_log_probs(linear: nn.Linear, hidden: Tensor, out_vocab: Tensor | None = None) -> Tensor:

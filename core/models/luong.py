@@ -33,7 +33,7 @@ from core.models.base import (
     State,
     length_mask,
     output_log_probs,
-    output_logits,
+    output_scores,
 )
 from core.models.dropout import Dropout
 from core.models.feed_decoder import LocalP, feed_decoder, lstm_pointwise
@@ -323,12 +323,12 @@ class LuongModel(Seq2Seq):
             hc = (to_layer_first(enc["h0"]), to_layer_first(enc["c0"]))
             top, _ = self.rnn(emb, hc)  # batch x T x H, all steps in one call
             h_tilde, attn, pos = self._attentional(top, enc, 0)
-        logits, readout = output_logits(self.w_s, h_tilde, out_vocab)  # batch x T x V (or K)
+        scores = output_scores(self.w_s, h_tilde, out_vocab)  # batch x T x V (or K)
         alignment = None
         if self.align_head is not None:  # h~_t and the word it predicts -> batch x T x S
             alignment = self.align_head(h_tilde, self.tgt_embed(predicted_tokens(tgt_in)),
                                         enc["memory"], self.encoder.embed(src), src_lens)
-        return Seq2SeqOutput(logits, attn, positions=pos, alignment=alignment, readout=readout)
+        return Seq2SeqOutput(scores=scores, attention=attn, positions=pos, alignment=alignment)
 
 
 def build(config: ModelConfig, src_vocab_size: int, tgt_vocab_size: int) -> LuongModel:

@@ -175,20 +175,6 @@ def _product(x: Tensor, weight: Tensor, bias: Tensor | None) -> Tensor:
                                               bias, "none", [], "")
 
 
-def packed(weight: Tensor, rows: int) -> Tensor:
-    """weight: N x K (fp32, or bf16 where oneDNN has bf16 kernels) -> the same values in
-    oneDNN's blocked layout for products of about `rows` rows, to be passed to `product`
-    (and nothing else) while `weight` is unchanged. Several products with one weight pay
-    oneDNN's reorder once instead of in every call."""
-    return torch.ops.mkldnn._reorder_linear_weight(_dense(weight), rows)
-
-
-def product(x: Tensor, weight: Tensor, bias: Tensor | None) -> Tensor:
-    """x: M x K, weight: N x K or its `packed` form, bias: N or None -> x weight^T + bias,
-    M x N, by oneDNN (no autograd; the caller has checked `uses_onednn`)."""
-    return torch.ops.mkldnn._linear_pointwise(_dense(x), weight, bias, "none", [], "")
-
-
 def mm(a: Tensor, b: Tensor) -> Tensor:
     """a: M x K, b: K x N -> a @ b, M x N (no autograd: for forward and backward passes
     written by hand). oneDNN where `uses_onednn(a)`, else torch.mm."""
@@ -256,21 +242,12 @@ class _Linear(torch.autograd.Function):
     @once_differentiable
     def backward(ctx, g: Tensor):
         x, weight = ctx.saved_tensors
-        return linear_backward(g, x, weight, ctx.needs_input_grad)
-
-
-def linear_backward(g: Tensor, x: Tensor, weight: Tensor, needs: tuple[bool, ...]
-                    ) -> tuple[Tensor | None, Tensor | None, Tensor | None]:
-    """The gradients of x weight^T + bias (x: M x K, weight: N x K) from the output's,
-    g: M x N -> (dx M x K, dW N x K, db N), each None where `needs` (x, weight, bias)
-    says it is not wanted; as torch's addmm gives them (dx = g W, dW = g^T x, db =
-    sum_rows g)."""
-    need_x, need_w, need_b = needs
-    g = g.contiguous()
-    dx = mm(g, weight) if need_x else None
-    dw = _weight_gradient(g, x) if need_w else None
-    db = g.sum(0) if need_b else None
-    return dx, dw, db
+        need_x, need_w, need_b = ctx.needs_input_grad
+        g = g.contiguous()
+        dx = mm(g, weight) if need_x else None
+        dw = _weight_gradient(g, x) if need_w else None
+        db = g.sum(0) if need_b else None
+        return dx, dw, db
 
 
 def linear(x: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:

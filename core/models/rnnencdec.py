@@ -12,14 +12,7 @@ from torch import Tensor, nn
 
 from core.config import ModelConfig
 from core.models import matmul
-from core.models.base import (
-    PAD,
-    Seq2Seq,
-    Seq2SeqOutput,
-    State,
-    output_log_probs,
-    output_logits,
-)
+from core.models.base import PAD, Seq2Seq, Seq2SeqOutput, State, output_log_probs, output_scores
 from core.models.dropout import Dropout
 from core.models.rnn_common import (
     PackedEncoder,
@@ -91,9 +84,9 @@ class RNNEncDec(Seq2Seq):
         enc = self.encode(src, src_lens)
         emb = self.drop(self.tgt_embed(tgt_in))  # batch x T x E
         top, _ = self.rnn(emb, self._hidden(self.init_state(enc)))  # batch x T x H
-        logits, readout = output_logits(self.out, self.drop(top), out_vocab)  # batch x T x V (or K)
-        attention = top.new_zeros(src.size(0), tgt_in.size(1), src.size(1), dtype=torch.float32)
-        return Seq2SeqOutput(logits, attention, readout=readout)
+        scores = output_scores(self.out, self.drop(top), out_vocab)  # batch x T x V (or K)
+        attention = scores.new_zeros(src.size(0), tgt_in.size(1), src.size(1))
+        return Seq2SeqOutput(scores=scores, attention=attention)
 
 
 def build(config: ModelConfig, src_vocab_size: int, tgt_vocab_size: int) -> RNNEncDec:

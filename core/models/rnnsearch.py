@@ -29,7 +29,6 @@ from core.models.base import (
     Seq2SeqOutput,
     State,
     length_mask,
-    output_logits,
     output_scores,
     step_log_probs,
 )
@@ -90,20 +89,20 @@ class RNNSearch(Seq2Seq):
         s = self.cell(torch.cat([emb, context], dim=-1), s_prev)
         return context, weights, s
 
-    def _deep_output(self, s_prev: Tensor, emb: Tensor, context: Tensor) -> Tensor:
-        """Deep output, any leading shape: (..., H), (..., E), (..., 2H) -> the maxout
-        layer t (..., units) after dropout, the softmax layer's input."""
+    def _output(self, s_prev: Tensor, emb: Tensor, context: Tensor,
+                out_vocab: Tensor | None = None) -> Tensor:
+        """Deep output, any leading shape: (..., H), (..., E), (..., 2H) -> scores (logits)
+        (..., V) (or (..., K) over out_vocab)."""
         t_tilde = self.u_o(s_prev) + self.v_o(emb) + self.c_o(context)
         t = t_tilde.unflatten(-1, (self.units, self.pool)).amax(-1)  # maxout
-        return self.drop(t)
+        return output_scores(self.w_o, self.drop(t), out_vocab)
 
     def step(self, y_prev: Tensor, state: State, enc: State, out_vocab: Tensor | None = None):
         """y_prev: batch -> (log_probs batch x V (or K over `out_vocab`; fp32), attention
         batch x S, {'s': batch x H}, None)."""
         emb = self.drop(self.tgt_embed(y_prev))  # batch x E
         context, weights, s = self._recur(emb, state["s"], enc)
-        t = self._deep_output(state["s"], emb, context)
-        logp = step_log_probs(output_scores(self.w_o, t, out_vocab))
+        logp = step_log_probs(self._output(state["s"], emb, context, out_vocab))
         return logp, weights, {"s": s}, None
 
     def forward(self, src: Tensor, src_lens: Tensor, tgt_in: Tensor,
@@ -120,14 +119,13 @@ class RNNSearch(Seq2Seq):
             contexts.append(context)
             attns.append(weights)
         prev, context = torch.stack(prevs, 1), torch.stack(contexts, 1)  # batch x T x H, 2H
-        logits, readout = output_logits(self.w_o, self._deep_output(prev, emb, context),
-                                        out_vocab)  # batch x T x V (or K), or deferred
+        scores = self._output(prev, emb, context, out_vocab)
         alignment = None
         if self.align_head is not None:  # the predicting state and the word it predicts
             alignment = self.align_head(torch.cat([prev, context], dim=-1),
                                         self.tgt_embed(predicted_tokens(tgt_in)),
                                         enc["memory"], self.encoder.embed(src), src_lens)
-        return Seq2SeqOutput(logits, torch.stack(attns, 1), alignment=alignment, readout=readout)
+        return Seq2SeqOutput(scores=scores, attention=torch.stack(attns, 1), alignment=alignment)
 
 
 def build(config: ModelConfig, src_vocab_size: int, tgt_vocab_size: int) -> RNNSearch:

@@ -37,7 +37,6 @@ from core.models.base import (
     Seq2SeqOutput,
     State,
     length_mask,
-    output_logits,
     output_scores,
     step_log_probs,
 )
@@ -209,10 +208,11 @@ class TransformerBase(Seq2Seq):
 
     def _decode(
         self, tgt: Tensor, enc: State, past: list[Tensor] | None = None,
+        out_vocab: Tensor | None = None,
     ) -> tuple[Tensor, Tensor, list[Tensor]]:
         """tgt: batch x T new target ids; past: per layer batch x t x d cached inputs.
-        Returns (the softmax layer's input batch x T x d, cross layers x batch x heads x
-        T x M, the layer inputs of the new positions per layer)."""
+        Returns (scores batch x T x V (or K over out_vocab), cross layers x batch x
+        heads x T x M, the layer inputs of the new positions per layer)."""
         offset = 0 if past is None else past[0].size(1)
         y = self.dropout(self.positions(self.tgt_embed(tgt) * math.sqrt(self.d_model), offset))
         inputs, crosses = [], []
@@ -220,7 +220,7 @@ class TransformerBase(Seq2Seq):
             inputs.append(y)
             y, cross = layer(y, enc["memory"], enc["mem_mask"], None if past is None else past[i])
             crosses.append(cross)
-        return y, torch.stack(crosses), inputs
+        return output_scores(self.generator, y, out_vocab), torch.stack(crosses), inputs
 
     def _source_attention(self, cross: Tensor, enc: State) -> Tensor:
         """layers x batch x heads x T x M memory attention -> ... x src (identity here)."""
@@ -243,13 +243,12 @@ class TransformerBase(Seq2Seq):
         ctx: batch x C previous sentence(s), ctx_lens: batch (context families);
         out_vocab: K candidate target ids (training's sampled softmax) or None."""
         enc = self.encode(src, src_lens, ctx=ctx, ctx_lens=ctx_lens)
-        y, cross, _ = self._decode(tgt_in, enc)
-        logits, readout = output_logits(self.generator, y, out_vocab)  # batch x T x V (or K)
+        scores, cross, _ = self._decode(tgt_in, enc, out_vocab=out_vocab)
         self.last_cross_attention_full = cross.detach()
         heads = self._source_attention(cross, enc)  # layers x batch x heads x T x S
         self.last_cross_attention = heads.detach()
-        return Seq2SeqOutput(logits, heads[-1].mean(dim=1), gates=self._gates(enc),
-                             layer_attention=heads, readout=readout)
+        return Seq2SeqOutput(scores, heads[-1].mean(dim=1), gates=self._gates(enc),
+                             layer_attention=heads)
 
     def init_state(self, enc: State) -> State:
         """An empty decoder cache: `layer{i}` batch x 0 x d for every decoder layer (each step
@@ -263,8 +262,7 @@ class TransformerBase(Seq2Seq):
         """y_prev: batch -> (log_probs batch x V (or K over `out_vocab`, a shortlist),
         attention batch x S, new state, None)."""
         past = [state[f"layer{i}"] for i in range(len(self.decoder))]
-        y, cross, inputs = self._decode(y_prev[:, None], enc, past)
-        scores = output_scores(self.generator, y, out_vocab)  # batch x 1 x V (or K)
+        scores, cross, inputs = self._decode(y_prev[:, None], enc, past, out_vocab)
         heads = self._source_attention(cross, enc)  # layers x batch x heads x 1 x S
         new_state = {f"layer{i}": torch.cat([p, x], dim=1) for i, (p, x) in enumerate(zip(past, inputs, strict=True))}
         return step_log_probs(scores[:, 0]), heads[-1].mean(dim=1)[:, 0], \

@@ -32,7 +32,7 @@ import torch
 from core.config import RunConfig
 from core.errors import ConfigError, TrainingError
 from core.jobs import JobContext
-from core.models.base import Seq2Seq, deferred_readout
+from core.models.base import Seq2Seq
 from core.train import checkpoint as ckpt
 from core.train.device import amp_message, autocast, pick_device
 from core.train.guidance import alignment_loss, head_alignment_loss
@@ -81,11 +81,7 @@ def _family(model) -> str:
 def forward_batch(model, batch, device, amp: bool, sampled_softmax: int = 0, vocab_size: int = 0):
     """Teacher-forced pass -> (out, batch, targets). With sampled_softmax = K > 0,
     out.scores cover the batch's K candidate words and `targets` index into them
-    (core/train/sampled_softmax.py); otherwise targets is batch.tgt_out.
-
-    On a CPU the softmax layer is left to the loss (`out.for_loss()` is a Readout, see
-    core/train/loss.py), except under DistributedDataParallel, which must see every
-    parameter used within the model's forward."""
+    (core/train/sampled_softmax.py); otherwise targets is batch.tgt_out."""
     batch = batch.to(device)
     extra = {}
     if getattr(batch, "ctx", None) is not None:
@@ -93,12 +89,9 @@ def forward_batch(model, batch, device, amp: bool, sampled_softmax: int = 0, voc
     targets = batch.tgt_out
     if sampled_softmax:
         extra["out_vocab"], targets = candidate_vocab(batch.tgt_out, vocab_size, sampled_softmax)
-    defer = torch.device(device).type == "cpu" and not isinstance(
-        model, torch.nn.parallel.DistributedDataParallel)
-    with autocast(device, amp), deferred_readout(defer):
+    with autocast(device, amp):
         out = model(batch.src, batch.src_lens, batch.tgt_in, **extra)
-    vocab = out.readout.weight.size(0) if out.logits is None else out.logits.size(-1)
-    if sampled_softmax and vocab != extra["out_vocab"].numel():
+    if sampled_softmax and out.scores.size(-1) != extra["out_vocab"].numel():
         raise ConfigError(f"train.sampled_softmax: this model family ({_family(model)}) "
                           "does not support the sampled softmax; set it to 0")
     return out, batch, targets
@@ -112,7 +105,7 @@ def evaluate_perplexity(model: Seq2Seq, plan, device: torch.device, amp: bool = 
     nll_total, tokens = 0.0, 0
     for indices in plan.epoch(0):
         out, batch, _ = forward_batch(model, plan.collate(indices), device, amp)
-        _, nll_sum, n = sequence_nll(out.for_loss(), batch.tgt_out)
+        _, nll_sum, n = sequence_nll(out.scores, batch.tgt_out)
         nll_total += float(nll_sum)
         tokens += n
     model.train(was_training)
@@ -277,8 +270,7 @@ def train_model(
                 n_tok = host_batch.n_tgt_tokens  # counted before the batch goes to a GPU
                 out, batch, targets = forward_batch(ddp_model, host_batch, device, tc.amp,
                                                     tc.sampled_softmax, data.tgt_vocab_size)
-                loss_sum, nll_sum, _ = sequence_nll(out.for_loss(), targets, tc.label_smoothing,
-                                                    n_tok)
+                loss_sum, nll_sum, _ = sequence_nll(out.scores, targets, tc.label_smoothing, n_tok)
                 loss = loss_sum / max(n_tok, 1)
                 align_loss = None
                 if guided:

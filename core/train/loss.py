@@ -8,21 +8,13 @@ runs torch's fused softmax over fp32 chunks of the scores (each in cache) and ke
 probabilities in the scores' own dtype (bf16 under autocast); the backward scales them
 into the gradient in place, without a second exponential. The math is the same: per
 row, -log p(target) = logsumexp(s) - s_target, and d/ds = p - onehot(target).
-
-On a CPU the trainer hands over the softmax layer itself (a Readout, see
-core/models/base.py `deferred_readout`): the loss then computes the product slab by slab
-as well, so the N x V scores are never written out to memory, only the kept softmax.
 """
 from __future__ import annotations
 
-from collections.abc import Callable
-
 import torch
 from torch import Tensor
-from torch.autograd.function import once_differentiable
 
-from core.models import matmul
-from core.models.base import PAD, Readout
+from core.models.base import PAD
 
 #: scores per chunk (rows x V) on a CPU: ~4 MB of fp32, so a chunk's softmax stays in cache
 CHUNK_ELEMENTS = 1 << 20
@@ -32,17 +24,10 @@ CHUNK_ELEMENTS = 1 << 20
 GPU_CHUNK_ELEMENTS = 1 << 25
 
 
-#: scores per slab where the loss computes the softmax layer's product itself
-#: (`_LinearCrossEntropy`, CPU only): 2M (141 rows of the bench model's 14,790 words).
-#: Slabs of 128-384 rows all beat the whole product, 64 less so (docs/benchmarks.md)
-LINEAR_CHUNK_ELEMENTS = 1 << 21
-
-
-def _chunks(n_rows: int, n_cols: int, device: torch.device,
-            cpu_elements: int = CHUNK_ELEMENTS) -> list[tuple[int, int]]:
+def _chunks(n_rows: int, n_cols: int, device: torch.device) -> list[tuple[int, int]]:
     """Row ranges [(i, j)] covering n_rows rows of n_cols scores, each at most
-    `cpu_elements` (GPU_CHUNK_ELEMENTS off the CPU) scores, at least one row."""
-    elements = cpu_elements if device.type == "cpu" else GPU_CHUNK_ELEMENTS
+    CHUNK_ELEMENTS (GPU_CHUNK_ELEMENTS off the CPU) scores, at least one row."""
+    elements = CHUNK_ELEMENTS if device.type == "cpu" else GPU_CHUNK_ELEMENTS
     step = max(1, elements // max(1, n_cols))
     return [(i, min(n_rows, i + step)) for i in range(0, n_rows, step)]
 
@@ -51,85 +36,6 @@ def lse_by_reduction(device: torch.device) -> bool:
     """Whether the loss takes each row's log-sum-exp by a reduction over the scores
     (on a GPU) rather than from the target's probability (on the CPU)."""
     return device.type != "cpu"
-
-
-def _softmax_pass(ctx, scores_of: Callable[[int, int], Tensor], n: int, v: int,
-                  dtype: torch.dtype, device: torch.device, target: Tensor,
-                  with_smooth: bool, keep: bool,
-                  chunks: list[tuple[int, int]]) -> tuple[Tensor, Tensor]:
-    """The forward of the loss over scores delivered by row ranges: scores_of(i, j) ->
-    rows i:j of the N x V scores (dtype `dtype`), for each (i, j) of `chunks`; target N
-    -> (nll N, smooth N), fp32. With `keep` the softmax (N x V, in `dtype`) is kept on
-    ctx for `_scores_gradient`."""
-    picked = torch.empty(n, dtype=torch.float32, device=device)
-    p_target = torch.empty(n, dtype=torch.float32, device=device)
-    mean = torch.empty(n, dtype=torch.float32, device=device) if with_smooth else None
-    ctx.with_smooth = with_smooth
-    # on a GPU the log-sum-exp is a reduction of its own: the CPU's way (from p_t,
-    # with a fallback for the rows where it underflows) would wait for the GPU
-    on_gpu = lse_by_reduction(device)
-    lse = torch.empty(n, dtype=torch.float32, device=device) if on_gpu else None
-    probs = torch.empty(n, v, dtype=dtype, device=device) if keep else None
-    in_place = keep and dtype == torch.float32  # softmax written into probs
-    for i, j in chunks:
-        chunk = scores_of(i, j).float()
-        picked[i:j] = chunk.gather(1, target[i:j, None]).squeeze(1)
-        if with_smooth:
-            mean[i:j] = chunk.mean(dim=1)
-        if in_place:  # no chunk-sized copy (about 5 ms of a thesis Transformer step)
-            p = torch.ops.aten._softmax.out(chunk, 1, False, out=probs[i:j])
-        else:
-            p = torch.softmax(chunk, dim=1)
-        p_target[i:j] = p.gather(1, target[i:j, None]).squeeze(1)
-        if keep and not in_place:
-            probs[i:j] = p
-        if on_gpu:
-            lse[i:j] = torch.logsumexp(chunk, dim=1)
-    if not on_gpu:
-        # log-sum-exp from the target's probability: s_t - log p_t; where p_t is below
-        # fp32's normal range (a target more than ~87 nats below the best word), from the
-        # scores themselves
-        lse = picked - p_target.log()
-        lost = (p_target < torch.finfo(torch.float32).tiny).nonzero().squeeze(1)
-        for r in lost.tolist():  # subnormal or 0: its log is off
-            lse[r] = torch.logsumexp(scores_of(r, r + 1).float()[0], dim=0)
-    nll = lse - picked
-    smooth = lse - mean if with_smooth else torch.zeros_like(lse)
-    if not with_smooth:
-        ctx.mark_non_differentiable(smooth)
-    ctx.probs, ctx.lse, ctx.picked = probs, lse, picked
-    return nll, smooth
-
-
-def _scores_gradient(ctx, target: Tensor, g_nll: Tensor, g_smooth: Tensor | None) -> Tensor:
-    """The gradient of (nll, smooth) with respect to the scores, N x V in the scores'
-    dtype, written over the softmax `_softmax_pass` kept (one N x V tensor fewer to
-    allocate: a fresh one costs page faults on a CPU).
-
-    d nll / d s = p - onehot(target); d smooth / d s = p - 1/V: per row the gradient is
-    (g_nll + g_smooth) p - g_smooth / V - g_nll onehot, computed in fp32 and rounded once
-    to the scores' dtype."""
-    if getattr(ctx, "consumed", False):
-        raise RuntimeError("the training loss's backward ran twice over one forward; "
-                           "it reuses its memory, so compute the loss again")
-    ctx.consumed = True
-    probs, lse, picked = ctx.probs, ctx.lse, ctx.picked
-    ctx.probs = None
-    n, v = probs.shape
-    g_nll = g_nll.float()
-    g_smooth = None if g_smooth is None or not ctx.with_smooth else g_smooth.float()
-    coef = g_nll if g_smooth is None else g_nll + g_smooth
-    weight = _one_weight(coef) if g_smooth is None and probs.device.type == "cpu" else None
-    if weight is not None:
-        _scale_uniform(probs, coef, weight)
-    else:
-        _scale_rows(probs, coef, g_smooth)
-    # the target entries from the scores in fp32: c p_t - g_nll cancels when p_t is near
-    # 1, which a p_t rounded to bf16 would lose
-    p_target = (picked - lse).exp()
-    fix = coef * p_target - g_nll - (0.0 if g_smooth is None else g_smooth / v)
-    probs[torch.arange(n, device=probs.device), target] = fix.to(probs.dtype)
-    return probs
 
 
 class _CrossEntropy(torch.autograd.Function):
@@ -145,71 +51,72 @@ class _CrossEntropy(torch.autograd.Function):
     @staticmethod
     def forward(ctx, scores: Tensor, target: Tensor, with_smooth: bool):
         n, v = scores.shape
-        ctx.save_for_backward(target)
-        return _softmax_pass(ctx, lambda i, j: scores[i:j], n, v, scores.dtype, scores.device,
-                             target, with_smooth, ctx.needs_input_grad[0],
-                             _chunks(n, v, scores.device))
+        picked = scores.gather(1, target[:, None]).squeeze(1).float()
+        p_target = torch.empty(n, dtype=torch.float32, device=scores.device)
+        mean = torch.empty(n, dtype=torch.float32, device=scores.device) if with_smooth else None
+        keep = ctx.needs_input_grad[0]  # no backward (evaluation): nothing to keep
+        ctx.with_smooth = with_smooth
+        # on a GPU the log-sum-exp is a reduction of its own: the CPU's way (from p_t,
+        # with a fallback for the rows where it underflows) would wait for the GPU
+        on_gpu = lse_by_reduction(scores.device)
+        lse = torch.empty(n, dtype=torch.float32, device=scores.device) if on_gpu else None
+        # contiguous whatever the scores' layout: _softmax.out writes as if it were
+        probs = torch.empty_like(scores, memory_format=torch.contiguous_format) if keep else None
+        in_place = keep and probs.dtype == torch.float32  # softmax written into probs
+        for i, j in _chunks(n, v, scores.device):
+            chunk = scores[i:j].float()
+            if with_smooth:
+                mean[i:j] = chunk.mean(dim=1)
+            if in_place:  # no chunk-sized copy (about 5 ms of a thesis Transformer step)
+                p = torch.ops.aten._softmax.out(chunk, 1, False, out=probs[i:j])
+            else:
+                p = torch.softmax(chunk, dim=1)
+            p_target[i:j] = p.gather(1, target[i:j, None]).squeeze(1)
+            if keep and not in_place:
+                probs[i:j] = p
+            if on_gpu:
+                lse[i:j] = torch.logsumexp(chunk, dim=1)
+        if not on_gpu:
+            # log-sum-exp from the target's probability: s_t - log p_t; where p_t is
+            # below fp32's normal range (a target more than ~87 nats below the best
+            # word), from the scores themselves
+            lse = picked - p_target.log()
+            lost = p_target < torch.finfo(torch.float32).tiny  # subnormal or 0: log is off
+            if bool(lost.any()):
+                lse[lost] = torch.logsumexp(scores[lost].float(), dim=1)
+        nll = lse - picked
+        smooth = lse - mean if with_smooth else torch.zeros_like(lse)
+        if not with_smooth:
+            ctx.mark_non_differentiable(smooth)
+        ctx.save_for_backward(probs, target, lse, picked)
+        return nll, smooth
 
     @staticmethod
-    @once_differentiable
     def backward(ctx, g_nll: Tensor, g_smooth: Tensor):
-        return _scores_gradient(ctx, ctx.saved_tensors[0], g_nll, g_smooth), None, None
-
-
-class _LinearCrossEntropy(torch.autograd.Function):
-    """x N x H, weight V x H, bias V or None (one dtype), target N -> _CrossEntropy of
-    the scores x weight^T + bias, computed by slabs of LINEAR_CHUNK_ELEMENTS scores: each
-    slab's product is still in cache when its softmax reads it, and the N x V scores are
-    never written out (the bench model at 576 rows: forward 27.4 against 34.3 ms, with its
-    backward 78 against 89, docs/benchmarks.md). The weight is packed for oneDNN once
-    for all slabs. The backward is matmul.linear's from the scores' gradient."""
-
-    @staticmethod
-    def forward(ctx, x: Tensor, weight: Tensor, bias: Tensor | None, target: Tensor,
-                with_smooth: bool):
-        n, v = x.size(0), weight.size(0)
-        chunks = _chunks(n, v, x.device, LINEAR_CHUNK_ELEMENTS)
-        packed = matmul.packed(weight, chunks[0][1]) if len(chunks) > 1 else weight
-        ctx.save_for_backward(x, weight, target)
-        return _softmax_pass(ctx, lambda i, j: matmul.product(x[i:j], packed, bias), n, v,
-                             x.dtype, x.device, target, with_smooth,
-                             any(ctx.needs_input_grad[:3]), chunks)
-
-    @staticmethod
-    @once_differentiable
-    def backward(ctx, g_nll: Tensor, g_smooth: Tensor):
-        x, weight, target = ctx.saved_tensors
-        g = _scores_gradient(ctx, target, g_nll, g_smooth)  # N x V
-        dx, dw, db = matmul.linear_backward(g, x, weight, ctx.needs_input_grad[:3])
-        return dx, dw, db, None, None
-
-
-def fuses_readout(readout: Readout) -> bool:
-    """Whether the loss takes `readout`'s product by slabs (`_LinearCrossEntropy`): on a
-    CPU, where its product goes to oneDNN (matmul.uses_onednn: fp32, or bf16 where
-    oneDNN has bf16 kernels) and spans more than one slab."""
-    hidden, weight = readout.hidden, readout.weight
-    dtype = readout.autocast_dtype or hidden.dtype
-    rows = hidden.numel() // hidden.size(-1)
-    probe = hidden.new_empty(0, dtype=dtype)
-    return (hidden.device.type == "cpu" and rows * weight.size(0) > LINEAR_CHUNK_ELEMENTS
-            and matmul.uses_onednn(probe, rows * hidden.size(-1) * weight.size(0),
-                                   readout.bias is not None))
-
-
-def _readout_nll(readout: Readout, target: Tensor, with_smooth: bool) -> tuple[Tensor, Tensor]:
-    """(nll N, smooth N) of a deferred softmax layer (target N), by slabs where
-    `fuses_readout`, else from its logits."""
-    if not fuses_readout(readout):
-        scores = readout.scores()
-        return _CrossEntropy.apply(scores.reshape(-1, scores.size(-1)), target, with_smooth)
-    x, weight, bias = readout.hidden, readout.weight, readout.bias
-    if readout.autocast_dtype is not None:  # as matmul.linear casts under autocast
-        dtype = readout.autocast_dtype
-        x, weight = x.to(dtype), weight.to(dtype)
-        bias = None if bias is None else bias.to(dtype)
-    return _LinearCrossEntropy.apply(x.reshape(-1, x.size(-1)), weight, bias, target,
-                                     with_smooth)
+        # d nll / d s = p - onehot(target); d smooth / d s = p - 1/V: per row the gradient
+        # is (g_nll + g_smooth) p - g_smooth / V - g_nll onehot, computed in fp32 and
+        # rounded once to the scores' dtype, written over the kept probabilities (one
+        # N x V tensor fewer to allocate: a fresh one costs page faults on a CPU)
+        if getattr(ctx, "consumed", False):
+            raise RuntimeError("the training loss's backward ran twice over one forward; "
+                               "it reuses its memory, so compute the loss again")
+        ctx.consumed = True
+        probs, target, lse, picked = ctx.saved_tensors
+        n, v = probs.shape
+        g_nll = g_nll.float()
+        g_smooth = None if g_smooth is None or not ctx.with_smooth else g_smooth.float()
+        coef = g_nll if g_smooth is None else g_nll + g_smooth
+        weight = _one_weight(coef) if g_smooth is None and probs.device.type == "cpu" else None
+        if weight is not None:
+            _scale_uniform(probs, coef, weight)
+        else:
+            _scale_rows(probs, coef, g_smooth)
+        # the target entries from the scores in fp32: c p_t - g_nll cancels when p_t is
+        # near 1, which a p_t rounded to bf16 would lose
+        p_target = (picked - lse).exp()
+        fix = coef * p_target - g_nll - (0.0 if g_smooth is None else g_smooth / v)
+        probs[torch.arange(n, device=probs.device), target] = fix.to(probs.dtype)
+        return probs, None, None
 
 
 def _one_weight(coef: Tensor) -> float | None:
@@ -243,26 +150,21 @@ def _scale_uniform(probs: Tensor, coef: Tensor, weight: float) -> None:
         probs.index_fill_(0, zero, 0.0)
 
 
-def sequence_nll(scores: Tensor | Readout, target: Tensor, smoothing: float = 0.0,
+def sequence_nll(scores: Tensor, target: Tensor, smoothing: float = 0.0,
                  n_tokens: int | None = None):
     """Summed loss over real target tokens and their count.
 
-    scores: batch x tgt_len x vocab, the softmax layer's logits or already normalised
-    log-probs (same result), or the softmax layer itself, a Readout
-    (Seq2SeqOutput.for_loss()), whose logits are then computed here, by slabs on a CPU;
-    target: batch x tgt_len (PAD ignored).
+    scores: batch x tgt_len x vocab, the softmax layer's logits (Seq2SeqOutput.scores)
+    or already normalised log-probs (same result); target: batch x tgt_len (PAD ignored).
     With label smoothing eps the loss is (1 - eps) * NLL + eps * mean_v(-log p_v).
     Returns (loss_sum, nll_sum, n_tokens); nll_sum is the plain NLL for perplexity.
     n_tokens: the count when the caller has it on the host (Batch.n_tgt_tokens before
     the batch went to a GPU); counting `target` there would wait for the GPU.
     """
+    flat = scores.reshape(-1, scores.size(-1))
     gold = target.reshape(-1)
     mask = gold != PAD
-    if isinstance(scores, Readout):
-        nll, smooth = _readout_nll(scores, gold.clamp(min=0), smoothing > 0)
-    else:
-        flat = scores.reshape(-1, scores.size(-1))
-        nll, smooth = _CrossEntropy.apply(flat, gold.clamp(min=0), smoothing > 0)
+    nll, smooth = _CrossEntropy.apply(flat, gold.clamp(min=0), smoothing > 0)
     nll_sum = (nll * mask).sum()
     if smoothing > 0:
         loss_sum = ((1 - smoothing) * nll + smoothing * smooth).mul(mask).sum()

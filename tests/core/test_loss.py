@@ -67,7 +67,7 @@ def test_scores_are_not_modified_and_log_probs_normalise_them():
     before = scores.detach().clone()
     sequence_nll(scores, torch.randint(4, 40, (2, 3)))[0].backward()
     assert torch.equal(scores.detach(), before)  # the fp32 backward works on a copy
-    out = Seq2SeqOutput(logits=scores.detach(), attention=torch.zeros(2, 3, 5))
+    out = Seq2SeqOutput(scores=scores.detach(), attention=torch.zeros(2, 3, 5))
     assert torch.allclose(out.log_probs, torch.log_softmax(before, -1))
     assert out.log_probs is out.log_probs  # computed once
     # log-probs as scores (an ensemble's output) give the same loss as their logits
