@@ -17,8 +17,11 @@ import torch
 from torch import Tensor
 
 #: entries per block. At 128 a top-10 of 160 x 14,790 took 557 against torch.topk's 926
-#: us, a top-2 of 32 x 14,790 63 against 158 (2 threads; the same with AVX2 kernels)
-BLOCK = 128
+#: us, a top-2 of 32 x 14,790 63 against 158 (2 threads; the same with AVX2 kernels). At
+#: 64, in a slower window: 1,069 against 1,461 us at 128 for the top-10, 147 against 164
+#: for the top-2, and 1.17-1.27 against 1.41-1.71 ms a beam-5 step in the search
+#: (docs/benchmarks.md); fewer candidates to pick from outweigh more blocks to rank
+BLOCK = 64
 #: below this many scores torch.topk is as fast: the blocks cost about 30 us whatever the
 #: size (8 x 6,000, top-2: 30 against 21 us; 8 x 14,790: 33 against 47)
 MIN_SCORES = 100_000
