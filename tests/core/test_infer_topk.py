@@ -36,7 +36,7 @@ def test_few_scores_take_torch_topk_and_many_the_blocks():
 def test_the_best_entries_anywhere_in_the_row():
     """All k best in one block, in the last partial block, at both ends, or spread one
     per block: each row of one batch puts them somewhere else."""
-    vocab, k = 100 * BLOCK + 77, 10  # 20 rows: above MIN_SCORES whatever BLOCK
+    vocab, k = 100 * BLOCK + 77, 10  # 20 rows: above MIN_SCORES for any BLOCK >= 50
     scores = torch.rand(20, vocab) - 5.0  # everything else in [-5, -4); rows 5-19 random
     high = torch.arange(k, dtype=torch.float32)  # the k best: 0 .. 9
     scores[0, 7 * BLOCK: 7 * BLOCK + k] = high  # one block
