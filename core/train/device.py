@@ -126,9 +126,10 @@ def autocast(device: torch.device, enabled: bool):
 def cpu_name(cpuinfo: str, default: str) -> str:
     """The processor as /proc/cpuinfo's text names it: its model name, and its family and
     model numbers where given, e.g. 'AMD EPYC (family 25, model 17)'. A virtual machine
-    may show only 'AMD EPYC'; the numbers still tell a Zen 4 (family 25), whose AVX-512
-    runs at half width (about 190 fp32 GFLOP/s on 2 cores here), from a Zen 5 (family
-    26; about 470). `default` where no model name is given."""
+    may show only 'AMD EPYC'; the numbers still tell a Zen 4 (family 25), which runs
+    AVX-512 on 256-bit units (about 190 fp32 GFLOP/s on 2 cores here), from a CPU that
+    runs it at full width (about 470 on earlier hosts; a Zen 5 is family 26). `default`
+    where no model name is given."""
     fields: dict[str, str] = {}
     for line in cpuinfo.splitlines():
         key, sep, value = line.partition(":")
