@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Issue 17 item 3: decoding speed against OpenNMT-py 3.5.1 at a fixed output length, on
 # the bench model's size, the same sentences (the first N sources of the bench split),
-# greedy and beam 5, batches of 32, 2 threads; alternating rounds in one time window.
+# greedy and beam 5, batches of 32 (env BATCH=N: N, for both tools), 2 threads;
+# alternating rounds in one time window.
 # OpenNMT-py decodes a checkpoint of the bench model (e.g. the one equal_budget.sh
 # trained); `bench translate` decodes the same architecture (speed does not depend on
 # the weights at a fixed length). -max_length_ratio 1000: OpenNMT-py otherwise caps each
@@ -15,7 +16,7 @@
 # Usage: experiments/decode_vs_onmt.sh ONMT_CHECKPOINT [N] [LENGTH] [ROUNDS]
 set -euo pipefail
 cd "$(dirname "$0")/.."
-CKPT=$1; N=${2:-1000}; L=${3:-20}; ROUNDS=${4:-2}
+CKPT=$1; N=${2:-1000}; L=${3:-20}; ROUNDS=${4:-2}; B=${BATCH:-32}
 PY=${PY:-.venv/bin/python}
 PEERS=${PEERS:-$HOME/.cache/nmt-peers}
 V="$PEERS/venv-onmt"; D="$PEERS/tatoeba-es-en"
@@ -25,11 +26,11 @@ paste "$D/train.tok.es" "$D/train.tok.en" \
   | awk -F'\t' -v n="$N" '{ns=split($1,a," "); nt=split($2,b," ");
       if (ns>0 && ns<=50 && nt>0 && nt<=50 && k<n) {print $1; k++}}' > "$W/src.es"
 echo "# $($PY -c 'from core.train.device import machine_summary; print(machine_summary())')"
-echo "# $N sentences, output fixed at $L tokens, batch 32, 2 threads; load $(cat /proc/loadavg)"
-head -32 "$W/src.es" > "$W/first.es"
+echo "# $N sentences, output fixed at $L tokens, batch $B, 2 threads; load $(cat /proc/loadavg)"
+head -"$B" "$W/src.es" > "$W/first.es"
 onmt() {  # onmt() SRC BEAM -> seconds by OpenNMT-py's own clock; output in $W/out.en
   TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD=1 OMP_NUM_THREADS=2 "$V/bin/onmt_translate" -model "$CKPT" \
-      -src "$1" -output "$W/out.en" -beam_size "$2" -batch_size 32 \
+      -src "$1" -output "$W/out.en" -beam_size "$2" -batch_size "$B" \
       -min_length "$L" -max_length "$L" -max_length_ratio 1000 > "$W/log" 2>&1
   grep -o 'interpreter load/terminate: *[0-9.]*' "$W/log" | grep -o '[0-9.]*$'
 }
@@ -37,15 +38,15 @@ for round in $(seq "$ROUNDS"); do
   for beam in 1 5; do
     # its clock includes loading the model and a cold first batch (about 1 s, where the
     # workbench's timing starts after a warm-up batch): "warm" leaves them out, as the
-    # time of all N minus the time of the first batch alone, over the other N - 32
+    # time of all N minus the time of the first batch alone, over the other N - B
     first=$(onmt "$W/first.es" "$beam")
     secs=$(onmt "$W/src.es" "$beam")
     tokens=$(awk '{n+=NF} END{print n}' "$W/out.en")
-    awk -v r="$round" -v b="$beam" -v s="$secs" -v f="$first" -v n="$N" -v t="$tokens" \
-        'BEGIN{printf "round %s  onmt       beam %s  %7.1f sent/s  %8.0f tgt tok/s  (%s s, %d tokens); warm %7.1f sent/s\n", r, b, n/s, t/s, s, t, (n-32)/(s-f)}'
+    awk -v r="$round" -v b="$beam" -v s="$secs" -v f="$first" -v n="$N" -v t="$tokens" -v bs="$B" \
+        'BEGIN{printf "round %s  onmt       beam %s  %7.1f sent/s  %8.0f tgt tok/s  (%s s, %d tokens); warm %7.1f sent/s\n", r, b, n/s, t/s, s, t, (n-bs)/(s-f)}'
   done
   $PY main.py bench translate --data "$D" --split onmt --sentences "$N" --length "$L" \
-      --beam 1 --beam 5 --batch 32 --threads 2 ${SHORTLIST:+--shortlist "$SHORTLIST"} \
+      --beam 1 --beam 5 --batch "$B" --threads 2 ${SHORTLIST:+--shortlist "$SHORTLIST"} \
       ${AMP:+--amp} 2>&1 | sed "s/^/round $round  workbench  /"
 done
 echo "# done, load $(cat /proc/loadavg)"
