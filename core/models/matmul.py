@@ -220,8 +220,9 @@ def _weight_gradient(g: Tensor, x: Tensor) -> Tensor:
     copied: g^T (M x N) where M <= 2K and N <= 4K (a layer, not a softmax layer over the
     vocabulary, whose g^T is large), else the product x^T g (K x N) is computed and its
     transpose copied (N x K, by blocks: _transposed). Each way is up to 2.6x slower than
-    the other at some layer shape; against always the second way, the rule made whole fp32 training steps 2.4 %
-    faster for the thesis Transformer and 2.1 % for the bench LSTM (docs/benchmarks.md)."""
+    the other at some layer shape; against always the second way, the rule made whole
+    fp32 training steps 2.4 % faster for the thesis Transformer and 2.1 % for the bench
+    LSTM (docs/benchmarks.md)."""
     if g.dtype != x.dtype or not uses_onednn(g, g.numel() * x.size(1)):
         return torch.mm(g.t(), x)
     if g.size(0) <= 2 * x.size(1) and g.size(1) <= 4 * x.size(1):
