@@ -12,10 +12,11 @@
 #      bf16; with the input-feeding decoder's CUDA graphs, the default, and, unless
 #      STEP_GRAPH=0, without: --no-decoder-graphs); then the thesis Transformer at each
 #      of THESIS_BATCHES tokens a batch (default 32,768), fp32 and bf16 rows, with the
-#      GPU's utilisation; with BASE=DIR (an older commit's tree, e.g. `mkdir -p DIR && git archive COMMIT core
-#      main.py resources/presets pyproject.toml | tar -x -C DIR`; carried with the
-#      checkout) the same thesis rows from DIR's code, in alternating order (this tree
-#      first in odd rounds, DIR first in even ones): a before/after in one lease;
+#      GPU's utilisation; with BASE=DIR (an older commit's tree, e.g. `mkdir -p DIR &&
+#      git archive COMMIT core main.py resources/presets pyproject.toml | tar -x -C
+#      DIR`; carried with the checkout) the same thesis rows from DIR's code, in
+#      alternating order (this tree first in odd rounds, DIR first in even ones): a
+#      before/after in one lease;
 #   2b. unless DECODE=0: decoding on the GPU against OpenNMT-py (decode_vs_onmt.sh with
 #      DEVICE=cuda: 1,000 sentences at 20 tokens, greedy and beam 5, DECODE_BATCH
 #      sentences a batch for both, default 64), the peer decoding the checkpoint its
