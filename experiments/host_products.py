@@ -1,7 +1,8 @@
 """How this host runs the bench model's largest operations: each product shape by MKL
 (`torch.mm`) and by oneDNN (`core.models.matmul.mm`); the softmax layer's forward whole
 and in two halves (each output under glibc's 32 MB mapping ceiling); the loss's chunked
-softmax into a fresh buffer and into one already used; the transposed copy of the
+softmax into a fresh buffer, into one already used and over the scores themselves (with
+each row's maximum, as the loss does now); the transposed copy of the
 softmax layer's weight gradient in one pass and by blocks. docs/benchmarks.md, "where a
 step goes on a Zen 4 host". Medians of alternating rounds, 2 threads, fp32.
 
@@ -51,7 +52,7 @@ def products() -> None:
 
 def page_faults() -> None:
     """The softmax layer's forward whole (a 34 MB output) and in halves (17 MB each); its
-    chunked softmax into a fresh buffer and into a reused one. glibc maps a block over
+    chunked softmax into a fresh buffer, into a reused one and over the scores. glibc maps a block over
     its mmap threshold afresh only when its heap has no free room for it, so the fresh
     cases run first, before the halves grow the heap (and not alternating with them)."""
     x, w, bias = torch.randn(ROWS, HIDDEN), torch.randn(VOCAB, HIDDEN), torch.randn(VOCAB)
@@ -62,9 +63,18 @@ def page_faults() -> None:
         for i in range(0, ROWS, CHUNK):
             torch.ops.aten._softmax.out(scores[i:i + CHUNK], 1, False, out=out[i:i + CHUNK])
 
+    overwritten, row_max = torch.randn(ROWS, VOCAB), torch.empty(ROWS)
+
+    def softmax_over_scores() -> None:  # the training loss since 2026-11-27 (fp32, CPU)
+        for i in range(0, ROWS, CHUNK):
+            chunk = overwritten[i:i + CHUNK]
+            row_max[i:i + CHUNK] = chunk.amax(dim=1)
+            torch.ops.aten._softmax.out(chunk, 1, False, out=chunk)
+
     for name, fn in [
         ("softmax into a fresh buffer", lambda: softmax_into(torch.empty(ROWS, VOCAB))),
         ("softmax into a reused buffer", lambda: softmax_into(kept)),
+        ("softmax over the scores", softmax_over_scores),
         ("forward whole", lambda: linear(x, w, bias, "none", [], "")),
         ("forward in halves", lambda: [linear(h, w, bias, "none", [], "")
                                        for h in x.split(ROWS // 2)]),

@@ -190,7 +190,8 @@ def bench_forward_backward(model, opt, host_batch, device: torch.device, amp: bo
     from core.train.optim import embedding_rows
 
     out, _, targets = forward_batch(model, host_batch, device, amp, sampled_softmax, vocab_size)
-    loss_sum, _, n = sequence_nll(out.scores, targets, n_tokens=host_batch.n_tgt_tokens)
+    loss_sum, _, n = sequence_nll(out.scores, targets, n_tokens=host_batch.n_tgt_tokens,
+                                  consume_scores=True)
     opt.zero_grad(set_to_none=True)
     loss = loss_sum / n  # normalization: tokens
     rows = embedding_rows(loss) if clip > 0 and device.type == "cpu" else None  # as the trainer

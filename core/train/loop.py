@@ -270,7 +270,8 @@ def train_model(
                 n_tok = host_batch.n_tgt_tokens  # counted before the batch goes to a GPU
                 out, batch, targets = forward_batch(ddp_model, host_batch, device, tc.amp,
                                                     tc.sampled_softmax, data.tgt_vocab_size)
-                loss_sum, nll_sum, _ = sequence_nll(out.scores, targets, tc.label_smoothing, n_tok)
+                loss_sum, nll_sum, _ = sequence_nll(out.scores, targets, tc.label_smoothing,
+                                                    n_tok, consume_scores=True)
                 loss = loss_sum / max(n_tok, 1)
                 align_loss = None
                 if guided:

@@ -42,14 +42,14 @@ class _CrossEntropy(torch.autograd.Function):
     """scores N x V (any float dtype), target N -> (nll N, smooth N), both fp32:
     nll = -log softmax(s)[target], smooth = mean_v(-log softmax(s)_v).
 
-    The forward keeps softmax(s) (a new N x V tensor in the scores' dtype) for the
-    backward, which scales it into the gradient in place instead of exponentiating
+    The forward keeps softmax(s) (written over the scores themselves in fp32 on a CPU,
+    else a new N x V tensor in the scores' dtype) for the backward, which scales it into the gradient in place instead of exponentiating
     again. Every pass is one of torch's own vectorised kernels in one dtype: on a CPU its
     fused softmax runs at twice the speed of exp or logsumexp, and a kernel mixing bf16
     and fp32 operands at a tenth of it."""
 
     @staticmethod
-    def forward(ctx, scores: Tensor, target: Tensor, with_smooth: bool):
+    def forward(ctx, scores: Tensor, target: Tensor, with_smooth: bool, consume: bool):
         n, v = scores.shape
         picked = scores.gather(1, target[:, None]).squeeze(1).float()
         p_target = torch.empty(n, dtype=torch.float32, device=scores.device)
@@ -60,13 +60,23 @@ class _CrossEntropy(torch.autograd.Function):
         # with a fallback for the rows where it underflows) would wait for the GPU
         on_gpu = lse_by_reduction(scores.device)
         lse = torch.empty(n, dtype=torch.float32, device=scores.device) if on_gpu else None
+        # consume (the caller reads the scores no more), fp32 on a CPU: the softmax
+        # overwrites the scores. A fresh N x V buffer over glibc's mmap threshold (32 MiB:
+        # 570 rows of 15k words) costs a page fault per 4 KiB (about 10 ms a bench step).
+        # Each row's maximum is kept for the rows whose p_t underflows (see below).
+        overwrite = (consume and keep and not on_gpu and scores.dtype == torch.float32
+                     and scores.is_contiguous())
+        row_max = torch.empty(n, dtype=torch.float32, device=scores.device) if overwrite else None
         # contiguous whatever the scores' layout: _softmax.out writes as if it were
-        probs = torch.empty_like(scores, memory_format=torch.contiguous_format) if keep else None
+        probs = (scores if overwrite else
+                 torch.empty_like(scores, memory_format=torch.contiguous_format) if keep else None)
         in_place = keep and probs.dtype == torch.float32  # softmax written into probs
         for i, j in _chunks(n, v, scores.device):
             chunk = scores[i:j].float()
             if with_smooth:
                 mean[i:j] = chunk.mean(dim=1)
+            if overwrite:
+                row_max[i:j] = chunk.amax(dim=1)
             if in_place:  # no chunk-sized copy (about 5 ms of a thesis Transformer step)
                 p = torch.ops.aten._softmax.out(chunk, 1, False, out=probs[i:j])
             else:
@@ -82,7 +92,11 @@ class _CrossEntropy(torch.autograd.Function):
             # word), from the scores themselves
             lse = picked - p_target.log()
             lost = p_target < torch.finfo(torch.float32).tiny  # subnormal or 0: log is off
-            if bool(lost.any()):
+            if bool(lost.any()) and overwrite:
+                # the scores are probabilities now: the row's best word has p_max =
+                # exp(max - lse) >= 1/V, which cannot underflow, so lse = max - log p_max
+                lse[lost] = row_max[lost] - probs[lost].amax(dim=1).log()
+            elif bool(lost.any()):
                 lse[lost] = torch.logsumexp(scores[lost].float(), dim=1)
         nll = lse - picked
         smooth = lse - mean if with_smooth else torch.zeros_like(lse)
@@ -116,7 +130,7 @@ class _CrossEntropy(torch.autograd.Function):
         p_target = (picked - lse).exp()
         fix = coef * p_target - g_nll - (0.0 if g_smooth is None else g_smooth / v)
         probs[torch.arange(n, device=probs.device), target] = fix.to(probs.dtype)
-        return probs, None, None
+        return probs, None, None, None
 
 
 def _one_weight(coef: Tensor) -> float | None:
@@ -151,7 +165,7 @@ def _scale_uniform(probs: Tensor, coef: Tensor, weight: float) -> None:
 
 
 def sequence_nll(scores: Tensor, target: Tensor, smoothing: float = 0.0,
-                 n_tokens: int | None = None):
+                 n_tokens: int | None = None, consume_scores: bool = False):
     """Summed loss over real target tokens and their count.
 
     scores: batch x tgt_len x vocab, the softmax layer's logits (Seq2SeqOutput.scores)
@@ -160,11 +174,14 @@ def sequence_nll(scores: Tensor, target: Tensor, smoothing: float = 0.0,
     Returns (loss_sum, nll_sum, n_tokens); nll_sum is the plain NLL for perplexity.
     n_tokens: the count when the caller has it on the host (Batch.n_tgt_tokens before
     the batch went to a GPU); counting `target` there would wait for the GPU.
+    consume_scores: the caller reads `scores` no more (a training step's): in fp32 on a
+    CPU the loss then keeps its softmax over them (their values are lost) instead of in
+    a new tensor of their size.
     """
     flat = scores.reshape(-1, scores.size(-1))
     gold = target.reshape(-1)
     mask = gold != PAD
-    nll, smooth = _CrossEntropy.apply(flat, gold.clamp(min=0), smoothing > 0)
+    nll, smooth = _CrossEntropy.apply(flat, gold.clamp(min=0), smoothing > 0, consume_scores)
     nll_sum = (nll * mask).sum()
     if smoothing > 0:
         loss_sum = ((1 - smoothing) * nll + smoothing * smooth).mul(mask).sum()

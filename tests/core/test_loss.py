@@ -29,14 +29,18 @@ def reference(scores: torch.Tensor, target: torch.Tensor, smoothing: float):
 @pytest.mark.parametrize("smoothing", [0.0, 0.1])
 @pytest.mark.parametrize("chunk", [1 << 20, 3000])  # one chunk; rows of 1 (3000 < V)
 @pytest.mark.parametrize("reduction", [False, True])  # log-sum-exp as on a CPU / a GPU
-def test_equals_log_softmax_and_gather(dtype, smoothing, chunk, reduction, monkeypatch):
+@pytest.mark.parametrize("consume", [False, True])  # the softmax over the scores (fp32 CPU)
+def test_equals_log_softmax_and_gather(dtype, smoothing, chunk, reduction, consume,
+                                       monkeypatch):
     monkeypatch.setattr(loss_mod, "CHUNK_ELEMENTS", chunk)
     monkeypatch.setattr(loss_mod, "lse_by_reduction", lambda device: reduction)
     torch.manual_seed(0)
     scores = (torch.randn(3, 6, 5000) * 4).to(dtype).requires_grad_()
     target = torch.randint(4, 5000, (3, 6))
     target[0, 4:], target[2, 1:] = PAD, PAD  # padding rows count nothing
-    loss, nll, n = sequence_nll(scores, target, smoothing)
+    # consumed scores are a step's own (a product's output), not the leaf itself
+    loss, nll, n = sequence_nll(scores.clone() if consume else scores, target, smoothing,
+                                consume_scores=consume)
     (2.5 * loss).backward()
     grad = scores.grad.double()
     # The reference in float64 is the exact value to within 1e-13: an fp32 reference
@@ -77,6 +81,31 @@ def test_scores_are_not_modified_and_log_probs_normalise_them():
 
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
+def test_consumed_scores_give_the_same_loss_and_gradient_to_the_bit(dtype, monkeypatch):
+    """consume_scores (a training step's): in fp32 on a CPU the softmax is written over
+    the scores, with the loss and the gradient of the default way to the bit; bf16
+    scores are left as they were (their softmax is computed in fp32 chunks anyway)."""
+    monkeypatch.setattr(loss_mod, "CHUNK_ELEMENTS", 20_000)  # several chunks
+    torch.manual_seed(6)
+    logits = (torch.randn(4, 9, 3000) * 4).to(dtype)
+    target = torch.randint(4, 3000, (4, 9))
+    target[1, 5:] = PAD
+    results = []
+    for consume in (False, True):
+        leaf = logits.clone().requires_grad_()
+        scores = leaf * 1.0  # a product's output, as the softmax layer's
+        loss, nll, n = sequence_nll(scores, target, 0.1, consume_scores=consume)
+        (loss / n).backward()
+        results.append((loss.item(), nll.item(), leaf.grad, scores.detach()))
+    (loss_a, nll_a, grad_a, kept_a), (loss_b, nll_b, grad_b, kept_b) = results
+    assert (loss_a, nll_a) == (loss_b, nll_b)
+    assert torch.equal(grad_a, grad_b)
+    assert torch.equal(kept_a, logits)  # the default leaves the scores as they were
+    # consumed: the scores' storage became the gradient (fp32), or stayed (bf16)
+    assert torch.equal(kept_b, logits) == (dtype == torch.bfloat16)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
 def test_any_upstream_gradient_gets_the_exact_gradient(dtype):
     """Any per-row upstream gradients, negative ones included (no loss of ours gives them,
     but autograd allows them), give the float64 autograd gradient."""
@@ -85,7 +114,7 @@ def test_any_upstream_gradient_gets_the_exact_gradient(dtype):
     target = torch.randint(0, 300, (7,))
     for weights in (torch.rand(7) + 0.1, torch.randn(7)):
         s = scores.clone().requires_grad_()
-        nll, smooth = loss_mod._CrossEntropy.apply(s, target, True)
+        nll, smooth = loss_mod._CrossEntropy.apply(s, target, True, False)
         (nll * weights + 0.3 * smooth * weights.abs()).sum().backward()
         exact = scores.double().requires_grad_()
         lp = torch.log_softmax(exact, -1)
@@ -98,7 +127,7 @@ def test_any_upstream_gradient_gets_the_exact_gradient(dtype):
 
 def test_a_second_backward_over_one_forward_is_refused():
     scores = torch.randn(4, 30, requires_grad=True)
-    nll, _ = loss_mod._CrossEntropy.apply(scores, torch.randint(0, 30, (4,)), False)
+    nll, _ = loss_mod._CrossEntropy.apply(scores, torch.randint(0, 30, (4,)), False, False)
     nll.sum().backward(retain_graph=True)
     first = scores.grad.clone()
     with pytest.raises(RuntimeError, match="backward ran twice over one forward"):
@@ -126,9 +155,17 @@ def test_a_target_far_below_the_best_word_gets_its_exact_loss(gap, reduction, mo
     scores = torch.zeros(2, 50)
     scores[:, 7] = gap
     target = torch.tensor([3, 7])
-    nll, _ = loss_mod._CrossEntropy.apply(scores, target, False)
+    nll, _ = loss_mod._CrossEntropy.apply(scores, target, False, False)
     exact = -torch.log_softmax(scores.double(), -1)[torch.arange(2), target]
     assert torch.allclose(nll.double(), exact, rtol=1e-6, atol=1e-5)
+    # the same when the softmax overwrote the scores (a training step's, fp32 on a CPU):
+    # the log-sum-exp from the row's maximum and its best word's probability
+    leaf = scores.clone().requires_grad_()
+    nll, _ = loss_mod._CrossEntropy.apply(leaf * 1.0, target, False, True)
+    assert torch.allclose(nll.double(), exact, rtol=1e-6, atol=1e-5)
+    (grad,) = torch.autograd.grad(nll.sum(), leaf)
+    want = torch.softmax(scores.double(), -1) - torch.nn.functional.one_hot(target, 50)
+    torch.testing.assert_close(grad.double(), want, rtol=1e-6, atol=1e-7)
 
 
 def test_one_weight_finds_the_mean_over_real_tokens_only():
@@ -180,7 +217,7 @@ def test_scores_laid_out_column_major_get_the_exact_gradient(monkeypatch):
     g = torch.Generator().manual_seed(3)
     scores = torch.randn(40, 150, generator=g).t().requires_grad_()  # 150 x 40, transposed
     target = torch.randint(0, 40, (150,), generator=g)
-    nll, _ = loss_mod._CrossEntropy.apply(scores, target, False)
+    nll, _ = loss_mod._CrossEntropy.apply(scores, target, False, False)
     (grad,) = torch.autograd.grad(nll.sum(), scores)
     exact = scores.detach().double().requires_grad_()
     (want,) = torch.autograd.grad(
