@@ -42,8 +42,9 @@ class _CrossEntropy(torch.autograd.Function):
     """scores N x V (any float dtype), target N -> (nll N, smooth N), both fp32:
     nll = -log softmax(s)[target], smooth = mean_v(-log softmax(s)_v).
 
-    The forward keeps softmax(s) (written over the scores themselves in fp32 on a CPU,
-    else a new N x V tensor in the scores' dtype) for the backward, which scales it into the gradient in place instead of exponentiating
+    The forward keeps softmax(s) (written over the scores themselves when the caller
+    consumes them, in fp32 on a CPU; else a new N x V tensor in the scores' dtype) for the
+    backward, which scales it into the gradient in place instead of exponentiating
     again. Every pass is one of torch's own vectorised kernels in one dtype: on a CPU its
     fused softmax runs at twice the speed of exp or logsumexp, and a kernel mixing bf16
     and fp32 operands at a tenth of it."""
@@ -176,12 +177,14 @@ def sequence_nll(scores: Tensor, target: Tensor, smoothing: float = 0.0,
     the batch went to a GPU); counting `target` there would wait for the GPU.
     consume_scores: the caller reads `scores` no more (a training step's): in fp32 on a
     CPU the loss then keeps its softmax over them (their values are lost) instead of in
-    a new tensor of their size.
+    a new tensor of their size. Never for a leaf tensor (a user's own, whose gradient
+    would share its storage): those are left as they are.
     """
     flat = scores.reshape(-1, scores.size(-1))
     gold = target.reshape(-1)
     mask = gold != PAD
-    nll, smooth = _CrossEntropy.apply(flat, gold.clamp(min=0), smoothing > 0, consume_scores)
+    consume = consume_scores and not scores.is_leaf
+    nll, smooth = _CrossEntropy.apply(flat, gold.clamp(min=0), smoothing > 0, consume)
     nll_sum = (nll * mask).sum()
     if smoothing > 0:
         loss_sum = ((1 - smoothing) * nll + smoothing * smooth).mul(mask).sum()

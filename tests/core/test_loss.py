@@ -103,6 +103,11 @@ def test_consumed_scores_give_the_same_loss_and_gradient_to_the_bit(dtype, monke
     assert torch.equal(kept_a, logits)  # the default leaves the scores as they were
     # consumed: the scores' storage became the gradient (fp32), or stayed (bf16)
     assert torch.equal(kept_b, logits) == (dtype == torch.bfloat16)
+    # a leaf (a user's own tensor) is never consumed: its values and gradient stay apart
+    leaf = logits.clone().requires_grad_()
+    loss, _, n = sequence_nll(leaf, target, 0.1, consume_scores=True)
+    (loss / n).backward()
+    assert torch.equal(leaf.detach(), logits) and torch.equal(leaf.grad, grad_a)
 
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
