@@ -2,9 +2,9 @@
 (`torch.mm`) and by oneDNN (`core.models.matmul.mm`); the softmax layer's forward whole
 and in two halves (each output under glibc's 32 MB mapping ceiling); the loss's chunked
 softmax into a fresh buffer, into one already used and over the scores themselves (with
-each row's maximum, as the loss does now); the transposed copy of the
-softmax layer's weight gradient in one pass and by blocks. docs/benchmarks.md, "where a
-step goes on a Zen 4 host". Medians of alternating rounds, 2 threads, fp32.
+each row's maximum, as the loss does now); the transposed copy of the softmax layer's
+weight gradient in one pass and by blocks. docs/benchmarks.md, "where a step goes on a
+Zen 4 host". Medians of alternating rounds, 2 threads, fp32.
 
     python experiments/host_products.py
 """
@@ -52,9 +52,10 @@ def products() -> None:
 
 def page_faults() -> None:
     """The softmax layer's forward whole (a 34 MB output) and in halves (17 MB each); its
-    chunked softmax into a fresh buffer, into a reused one and over the scores. glibc maps a block over
-    its mmap threshold afresh only when its heap has no free room for it, so the fresh
-    cases run first, before the halves grow the heap (and not alternating with them)."""
+    chunked softmax into a fresh buffer, into a reused one and over the scores. glibc maps
+    a block over its mmap threshold afresh only when its heap has no free room for it, so
+    the fresh cases run first, before the halves grow the heap (not alternating with
+    them)."""
     x, w, bias = torch.randn(ROWS, HIDDEN), torch.randn(VOCAB, HIDDEN), torch.randn(VOCAB)
     linear = torch.ops.mkldnn._linear_pointwise
     scores, kept = torch.randn(ROWS, VOCAB), torch.empty(ROWS, VOCAB)
@@ -85,15 +86,17 @@ def page_faults() -> None:
 
 def transposes() -> None:
     """The softmax layer's weight gradient (K x N, as x^T g gives it) copied to N x K:
-    in one pass, and by blocks of 2^15..2^19 source elements (matmul.TRANSPOSE_BLOCK)."""
+    in one pass, and by matmul._transposed with blocks of 2^15..2^19 source elements
+    (its TRANSPOSE_BLOCK, set for each call and put back)."""
     grad = torch.randn(HIDDEN, VOCAB)
 
     def by_blocks(block: int) -> Callable[[], torch.Tensor]:
         def copy() -> torch.Tensor:
-            cols, out = max(1, block // HIDDEN), grad.new_empty(VOCAB, HIDDEN)
-            for i in range(0, VOCAB, cols):
-                out[i:i + cols].copy_(grad[:, i:i + cols].t())
-            return out
+            kept, matmul.TRANSPOSE_BLOCK = matmul.TRANSPOSE_BLOCK, block
+            try:
+                return matmul._transposed(grad)
+            finally:
+                matmul.TRANSPOSE_BLOCK = kept
         return copy
 
     fns = {"one pass": lambda: grad.t().contiguous()}

@@ -68,9 +68,11 @@ class _CrossEntropy(torch.autograd.Function):
         overwrite = (consume and keep and not on_gpu and scores.dtype == torch.float32
                      and scores.is_contiguous())
         row_max = torch.empty(n, dtype=torch.float32, device=scores.device) if overwrite else None
-        # contiguous whatever the scores' layout: _softmax.out writes as if it were
-        probs = (scores if overwrite else
-                 torch.empty_like(scores, memory_format=torch.contiguous_format) if keep else None)
+        probs = None
+        if overwrite:
+            probs = scores
+        elif keep:  # contiguous whatever the scores' layout: _softmax.out writes as if it were
+            probs = torch.empty_like(scores, memory_format=torch.contiguous_format)
         in_place = keep and probs.dtype == torch.float32  # softmax written into probs
         for i, j in _chunks(n, v, scores.device):
             chunk = scores[i:j].float()
@@ -93,12 +95,13 @@ class _CrossEntropy(torch.autograd.Function):
             # word), from the scores themselves
             lse = picked - p_target.log()
             lost = p_target < torch.finfo(torch.float32).tiny  # subnormal or 0: log is off
-            if bool(lost.any()) and overwrite:
-                # the scores are probabilities now: the row's best word has p_max =
-                # exp(max - lse) >= 1/V, which cannot underflow, so lse = max - log p_max
-                lse[lost] = row_max[lost] - probs[lost].amax(dim=1).log()
-            elif bool(lost.any()):
-                lse[lost] = torch.logsumexp(scores[lost].float(), dim=1)
+            if bool(lost.any()):
+                if overwrite:
+                    # the scores are probabilities now: the row's best word has p_max =
+                    # exp(max - lse) >= 1/V, which cannot underflow: lse = max - log p_max
+                    lse[lost] = row_max[lost] - probs[lost].amax(dim=1).log()
+                else:
+                    lse[lost] = torch.logsumexp(scores[lost].float(), dim=1)
         nll = lse - picked
         smooth = lse - mean if with_smooth else torch.zeros_like(lse)
         if not with_smooth:
