@@ -5,7 +5,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: run test demo lint bench screenshots clean-venv gpu-wheels gpu-check
+.PHONY: run test demo lint bench bench-vs-onmt screenshots clean-venv gpu-wheels gpu-check
 
 $(STAMP): pyproject.toml constraints.txt
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -28,6 +28,11 @@ lint: $(STAMP)
 
 bench: $(STAMP)
 	$(PY) main.py bench train
+
+# the bench model's training speed against OpenNMT-py 3.5.1 on the same split, three
+# alternating rounds, the ratios against issue 17's targets (needs ../shared/bench)
+bench-vs-onmt: $(STAMP)
+	$(PY) experiments/train_vs_onmt.py --rounds 3
 
 # the README's pictures, from the demo workspace, at 1400 x 900 and 1280 x 720
 screenshots: $(STAMP)
