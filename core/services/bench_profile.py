@@ -1,13 +1,17 @@
 """`bench train --profile N`: where the time of N training steps goes, from torch.profiler.
 
-On the CPU, the operators by their own CPU time. On a GPU also the device's view: the
-kernels' time a step against the step's wall time (how busy the host keeps the GPU),
-the kernel launches a step, and the kernels by their own device time; a launch-bound
-step shows many launches and a small busy share.
+On the CPU, the operators by their own CPU time, then by operator and input shapes, each
+product (and oneDNN's LSTM layer) with the GFLOP/s it ran at: the table that shows which
+products run below the machine's peak. On a GPU also the device's view: the kernels'
+time a step against the step's wall time (how busy the host keeps the GPU), the kernel
+launches a step, and the kernels by their own device time; a launch-bound step shows
+many launches and a small busy share.
 """
 from __future__ import annotations
 
+import math
 import time
+from collections import defaultdict
 from collections.abc import Callable
 
 import torch
@@ -17,19 +21,77 @@ from torch.profiler import ProfilerActivity, profile
 #: the runtime calls that launch a kernel, as the profiler names them
 LAUNCHES = ("cudaLaunchKernel", "cudaLaunchKernelExC", "cuLaunchKernel", "cuLaunchKernelEx")
 ROWS = 20
+#: rows of the table by input shapes
+SHAPE_ROWS = 30
+
+
+def product_flop(name: str, shapes: list) -> int:
+    """An operator's name and input shapes, as torch.profiler records them -> the FLOP
+    of its matrix products (2 x multiply-adds), 0 for an operator that is not one.
+
+    mkldnn::_linear_pointwise: X ... x K, W N x K (the binary overload: X, other, W);
+    aten::mm / addmm / bmm / baddbmm; aten::mkldnn_rnn_layer: input T x B x I, the
+    weights 4H x I and 4H x H, a product per gate row at each step; its backward twice
+    that (the input's and the weights' gradients)."""
+    try:
+        if name == "mkldnn::_linear_pointwise":
+            x, w = (shapes[0], shapes[2]) if len(shapes) == 5 else (shapes[0], shapes[1])
+            return 2 * math.prod(x[:-1]) * x[-1] * w[0]
+        if name in ("aten::mm", "aten::addmm"):
+            a, b = shapes[1:3] if name == "aten::addmm" else shapes[:2]  # addmm: C, A, B
+            return 2 * a[0] * a[1] * b[1]
+        if name in ("aten::bmm", "aten::baddbmm"):
+            a, b = shapes[1:3] if name == "aten::baddbmm" else shapes[:2]  # C, A, B
+            return 2 * a[0] * a[1] * a[2] * b[2]
+        if name in ("aten::mkldnn_rnn_layer", "aten::mkldnn_rnn_layer_backward"):
+            (t, b, i), w_ih, w_hh = shapes[0], shapes[1], shapes[2]
+            forward = 2 * t * b * w_ih[0] * (i + w_hh[1])
+            return forward * (2 if name.endswith("_backward") else 1)
+    except (IndexError, TypeError, ValueError):  # an overload with other arguments
+        return 0
+    return 0
+
+
+def by_shapes(events, steps: int, rows: int = SHAPE_ROWS) -> str:
+    """The profiler's events (`prof.events()`, recorded with shapes) over `steps` steps ->
+    a table of the top `rows` (operator, input shapes) by own CPU time: ms and calls a
+    step, share of all own time, GFLOP/s for products (product_flop)."""
+    groups = defaultdict(lambda: [0, 0.0, 0])  # (name, shapes) -> calls, own us, FLOP
+    total_us = 0.0
+    for e in events:
+        shapes = e.input_shapes
+        group = groups[(e.name, str(shapes))]
+        group[0] += 1
+        group[1] += e.self_cpu_time_total
+        group[2] += product_flop(e.name, shapes)
+        total_us += e.self_cpu_time_total
+    n = max(1, steps)
+    product_us = sum(us for _, us, flop in groups.values() if flop)
+    flop_total = sum(flop for _, _, flop in groups.values())
+    share = product_us / max(total_us, 1e-9)
+    lines = [f"# products: {product_us / 1e3 / n:.1f} ms a step ({share:.0%} of own time) "
+             f"at {flop_total / max(product_us * 1e3, 1e-9):.1f} GFLOP/s",
+             "# by input shapes: ms a step, calls a step, share of own time, GFLOP/s "
+             "(products), operator, shapes"]
+    top = sorted(groups.items(), key=lambda kv: -kv[1][1])[:rows]
+    for (name, shapes), (calls, us, flop) in top:
+        rate = f"{flop / (us * 1e3):7.1f}" if flop and us else " " * 7
+        lines.append(f"{us / 1e3 / n:8.2f} {calls / n:7.1f} {us / max(total_us, 1e-9):6.1%} "
+                     f"{rate}  {name} {shapes[:100]}")
+    return "\n".join(lines)
 
 
 def profile_steps(step: Callable[[int], object], indices: range, device: torch.device) -> str:
     """Run step(i) for each i of `indices` under torch.profiler -> a text report: wall ms
     a step (profiler on), on CUDA the kernels' ms a step, their share of the step and
     the launches a step, then the top ROWS operators (by self device time on CUDA, by
-    self CPU time elsewhere)."""
+    self CPU time elsewhere), and off CUDA the table by input shapes (by_shapes)."""
     cuda = device.type == "cuda"
     activities = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if cuda else [])
     if cuda:
         torch.cuda.synchronize(device)
     start = time.perf_counter()
-    with profile(activities=activities) as prof:
+    with profile(activities=activities, record_shapes=not cuda) as prof:
         for i in indices:
             step(i)
         if cuda:
@@ -49,4 +111,6 @@ def profile_steps(step: Callable[[int], object], indices: range, device: torch.d
                      f"of the step), {launches:.0f} kernel launches a step")
         sort = "self_device_time_total"
     lines.append(events.table(sort_by=sort, row_limit=ROWS))
+    if not cuda:
+        lines.append(by_shapes(prof.events(), len(indices)))
     return "\n".join(lines)
