@@ -2,13 +2,17 @@
 OpenNMT-py 3.5.1, in alternating rounds of one time window, with the ratios and the
 targets (>= 2x in fp32, >= 3x in bf16 where the CPU has native bf16).
 
-Each round runs the peer (`../shared/bench/peers-onmt.sh WORKDIR PEER_STEPS`: OpenNMT-py
-on the deterministic Tatoeba es->en split, its steady target tokens/s) and the workbench
-(`main.py bench train --split onmt` on the same split, the same model, `--amp` for the
-bf16 row); which goes first alternates, so a drift of the shared machine's speed hits
-both sides alike. Each round prints its rates, the ratios and the load; the medians and
-the verdict close the output. The peer's run folders (about 180 MB each, a checkpoint)
-are removed after each round unless --keep-peer-runs.
+Each round runs the peer (`../shared/bench/peers-onmt.sh`: OpenNMT-py on the
+deterministic Tatoeba es->en split, its steady target tokens/s) and the workbench
+(`main.py bench train --device cpu --split onmt` on the same split, the same model,
+`--amp` for the bf16 row), both with the same number of threads; which goes first
+alternates, so a drift of the shared machine's speed hits both sides alike. Each round
+prints its rates, the ratios and the load; the medians and the verdict close the output,
+and --json FILE is rewritten after every round.
+
+The peer runs in a folder of its own for each round (its venv and the split linked in
+from --peers), removed afterwards with the run's checkpoint (about 180 MB); where --peers
+has no venv or split yet, a first set-up run of the peer's script creates them there.
 
     python experiments/train_vs_onmt.py --rounds 3
     python experiments/train_vs_onmt.py --rounds 3 --json ratios.json
@@ -21,7 +25,7 @@ import argparse
 import json
 import os
 import re
-import shutil
+import signal
 import statistics
 import subprocess
 import sys
@@ -34,11 +38,13 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from core.atomic import write_text_atomic  # noqa: E402
-from core.train.device import machine_summary  # noqa: E402
+from core.train.device import cpu_bf16_status, machine_summary  # noqa: E402
 
 PEER_SCRIPT = ROOT.parent / "shared" / "bench" / "peers-onmt.sh"
 #: the issue's targets: the workbench's tok/s over OpenNMT-py's, by precision
 TARGETS = {"fp32": 2.0, "bf16": 3.0}
+#: what the peer's script keeps in its work folder and every round reuses
+PEER_ASSETS = ("venv-onmt", "tatoeba-es-en")
 _PEER_RATE = re.compile(r"^onmt_tgt_tok_per_s\s+([0-9.]+)\s*$", re.M)
 
 
@@ -58,18 +64,19 @@ class Round:
 
 def peer_rate(stdout: str) -> float:
     """peers-onmt.sh's output -> its steady target tokens/s (its last
-    `onmt_tgt_tok_per_s N` line). ValueError, quoting the output's tail, when it has none."""
+    `onmt_tgt_tok_per_s N` line). ValueError, quoting the output's tail, when it has none
+    or N is not positive."""
     found = _PEER_RATE.findall(stdout)
-    if not found:
+    if not found or float(found[-1]) <= 0:
         tail = "\n".join(stdout.strip().splitlines()[-5:])
-        raise ValueError(f"peers-onmt.sh printed no 'onmt_tgt_tok_per_s N' line; its "
-                         f"output ended with:\n{tail}")
+        raise ValueError(f"peers-onmt.sh printed no positive 'onmt_tgt_tok_per_s N' line; "
+                         f"its output ended with:\n{tail}")
     return float(found[-1])
 
 
 def workbench_rates(rows: list[dict], variant: str) -> dict[str, float]:
     """`bench train --json` rows -> precision ("fp32", "bf16") -> target tokens/s of
-    `variant`. ValueError when the variant's fp32 row is missing."""
+    `variant` with the full softmax. ValueError when the variant's fp32 row is missing."""
     rates = {}
     for row in rows:
         name = row["variant"].removesuffix(" +bf16")
@@ -81,114 +88,163 @@ def workbench_rates(rows: list[dict], variant: str) -> dict[str, float]:
     return rates
 
 
-def summary(rounds: list[Round]) -> tuple[list[str], bool]:
+def summary(rounds: list[Round], bf16_expected: bool, bf16_why: str) -> tuple[list[str], bool]:
     """rounds -> (the closing lines: per precision the ratios' median and range against
-    its target, the verdict; whether every precision measured met its target by its
-    median)."""
+    its target over the rounds that measured it; whether every target was met by its
+    median). bf16_expected: the bf16 rows were asked for on a CPU with native bf16, so a
+    round without one counts against the verdict; else bf16_why says why none was."""
     lines, met = [], True
     for precision, target in TARGETS.items():
         ratios = [r.ratios()[precision] for r in rounds if precision in r.workbench]
+        expected = precision == "fp32" or bf16_expected
         if not ratios:
-            lines.append(f"{precision}: not measured (no native {precision} on this CPU)")
+            met &= not expected
+            lines.append(f"{precision}: not measured ({bf16_why if not expected else 'no rows'})")
             continue
         median = statistics.median(ratios)
-        ok = median >= target
+        ok = median >= target and len(ratios) == len(rounds)
         met &= ok
-        lines.append(f"{precision}: median {median:.2f}x OpenNMT-py (rounds {min(ratios):.2f}-"
-                     f"{max(ratios):.2f}x), target >= {target:g}x: {'met' if ok else 'NOT met'}")
+        lines.append(f"{precision}: median {median:.2f}x OpenNMT-py over {len(ratios)} of "
+                     f"{len(rounds)} rounds ({min(ratios):.2f}-{max(ratios):.2f}x), target "
+                     f">= {target:g}x: {'met' if ok else 'NOT met'}")
     return lines, met
 
 
 def _load() -> str:
-    return " ".join(Path("/proc/loadavg").read_text().split()[:3]) if Path("/proc/loadavg").exists() else "?"
+    """The 1, 5 and 15 minute load averages ('?' off Linux)."""
+    path = Path("/proc/loadavg")
+    return " ".join(path.read_text().split()[:3]) if path.exists() else "?"
 
 
-def _run(command: list[str], timeout: float) -> str:
-    """Run command from the project root -> its stdout; RuntimeError with its output's
-    tail when it fails or runs past `timeout` seconds."""
-    try:
-        done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=timeout)
-    except subprocess.TimeoutExpired as e:
-        raise RuntimeError(f"{' '.join(command)} ran past {timeout:.0f} s") from e
-    if done.returncode != 0:
-        tail = "\n".join((done.stdout + done.stderr).strip().splitlines()[-8:])
-        raise RuntimeError(f"{' '.join(command)} exited with {done.returncode}:\n{tail}")
-    return done.stdout
+def _run(command: list[str], timeout: float, env: dict[str, str] | None = None) -> str:
+    """Run command from the project root -> its stdout. RuntimeError with its output's
+    tail when it fails or runs past `timeout` seconds; then its whole process group
+    (onmt_train under bash, bench's child under main.py) is killed, not just the child."""
+    with subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                          text=True, env=env, start_new_session=True) as proc:
+        try:
+            out, _ = proc.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            out, _ = proc.communicate()
+            raise RuntimeError(f"{' '.join(command)} ran past {timeout:.0f} s; its output "
+                               f"ended with:\n{_tail(out)}") from None
+    if proc.returncode != 0:
+        raise RuntimeError(f"{' '.join(command)} exited with {proc.returncode}:\n{_tail(out)}")
+    return out
 
 
-def _peer_round(workdir: Path, steps: int, keep_runs: bool, timeout: float) -> float:
-    before = set(workdir.glob("run-*"))
-    try:
-        return peer_rate(_run(["bash", str(PEER_SCRIPT), str(workdir), str(steps)], timeout))
-    finally:
-        if not keep_runs:
-            for run in set(workdir.glob("run-*")) - before:
-                shutil.rmtree(run, ignore_errors=True)
+def _tail(text: str, lines: int = 8) -> str:
+    return "\n".join((text or "").strip().splitlines()[-lines:])
+
+
+def _peer_env(threads: int) -> dict[str, str]:
+    # the script runs OpenNMT-py with OMP_NUM_THREADS=$(nproc); nproc honours the variable
+    return {**os.environ, "OMP_NUM_THREADS": str(threads)}
+
+
+def _peer_round(peers: Path, steps: int, threads: int, timeout: float) -> float:
+    """One OpenNMT-py run of `steps` updates in a folder of its own (the venv and the
+    split linked from `peers`), removed afterwards -> its steady target tokens/s. A
+    failed run's error quotes the tail of OpenNMT-py's own log."""
+    with tempfile.TemporaryDirectory(prefix="onmt-round-") as tmp:
+        for asset in PEER_ASSETS:
+            (Path(tmp) / asset).symlink_to(peers / asset)
+        try:
+            return peer_rate(_run(["bash", str(PEER_SCRIPT), tmp, str(steps)], timeout,
+                                  _peer_env(threads)))
+        except (RuntimeError, ValueError) as e:
+            logs = sorted(Path(tmp).glob("run-*/stdout"))
+            log = _tail(logs[-1].read_text(errors="replace")) if logs else "(no log)"
+            raise RuntimeError(f"{e}\nOpenNMT-py's log ended with:\n{log}") from None
 
 
 def _workbench_round(data: Path, args, timeout: float) -> dict[str, float]:
+    """One `bench train` run on the CPU (fp32, and bf16 unless --no-amp) -> precision ->
+    target tokens/s."""
     with tempfile.TemporaryDirectory() as tmp:
         rows_file = Path(tmp) / "rows.json"
-        command = [sys.executable, "main.py", "bench", "train", "--data", str(data),
-                   "--split", "onmt", "--variant", args.variant, "--threads", str(args.threads),
-                   "--warmup", str(args.warmup), "--steps", str(args.steps),
-                   "--json", str(rows_file)] + ([] if args.no_amp else ["--amp"])
-        _run(command, timeout)
+        command = [sys.executable, "main.py", "bench", "train", "--device", "cpu",
+                   "--data", str(data), "--split", "onmt", "--variant", args.variant,
+                   "--threads", str(args.threads), "--warmup", str(args.warmup),
+                   "--steps", str(args.steps), "--json", str(rows_file)]
+        _run(command + ([] if args.no_amp else ["--amp"]), timeout)
         return workbench_rates(json.loads(rows_file.read_text()), args.variant)
 
 
+def _cpus() -> int:
+    """The CPUs this process may run on (affinity and cpusets included), as nproc."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not Linux
+        return os.cpu_count() or 1
+
+
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--peers", type=Path, default=Path.home() / ".cache" / "nmt-peers",
-                    help="peers-onmt.sh's work folder (its venv, the split, its runs)")
-    ap.add_argument("--rounds", type=int, default=3)
-    ap.add_argument("--peer-steps", type=int, default=200, help="OpenNMT-py's updates a round")
-    ap.add_argument("--variant", default="luong-global-general")
-    ap.add_argument("--warmup", type=int, default=50)
-    ap.add_argument("--steps", type=int, default=150, help="the workbench's timed steps a round")
-    ap.add_argument("--threads", type=int, default=os.cpu_count() or 2,
-                    help="the workbench's threads (OpenNMT-py runs with OMP_NUM_THREADS=nproc)")
-    ap.add_argument("--no-amp", action="store_true", help="fp32 only")
-    ap.add_argument("--keep-peer-runs", action="store_true")
-    ap.add_argument("--timeout", type=float, default=1800, help="seconds a side a round")
-    ap.add_argument("--json", type=Path, help="the rounds and the summary as JSON")
-    args = ap.parse_args(argv)
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--peers", type=Path, default=Path.home() / ".cache" / "nmt-peers",
+                        help="peers-onmt.sh's work folder (its venv and the split)")
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--peer-steps", type=int, default=200, help="OpenNMT-py's updates")
+    parser.add_argument("--variant", default="luong-global-general")
+    parser.add_argument("--warmup", type=int, default=50)
+    parser.add_argument("--steps", type=int, default=150, help="the workbench's timed steps")
+    parser.add_argument("--threads", type=int, default=_cpus(), help="for both tools")
+    parser.add_argument("--no-amp", action="store_true", help="fp32 only")
+    parser.add_argument("--timeout", type=float, default=1800, help="seconds a side a round")
+    parser.add_argument("--json", type=Path, help="the rounds and the summary as JSON")
+    args = parser.parse_args(argv)
+    if args.rounds < 1:
+        parser.error("--rounds must be at least 1")
     if not PEER_SCRIPT.is_file():
         print(f"error: the peer's script {PEER_SCRIPT} is missing: this comparison needs "
               f"../shared/bench beside the checkout", file=sys.stderr)
         return 2
-    data = args.peers / "tatoeba-es-en"
+    peers = args.peers.expanduser().resolve()
+    native, why = cpu_bf16_status()
+    bf16_expected = native and not args.no_amp
+    bf16_why = "--no-amp" if args.no_amp else f"no native bf16 here: {why}"
     print(f"# {machine_summary()}")
     print(f"# OpenNMT-py {args.peer_steps} updates, workbench {args.variant} {args.warmup} + "
-          f"{args.steps} steps, {args.threads} threads; {args.rounds} rounds, which side goes "
-          f"first alternating", flush=True)
-    rounds = []
+          f"{args.steps} steps, {args.threads} threads each; {args.rounds} rounds, which "
+          f"side goes first alternating", flush=True)
     started = time.time()
+    try:
+        if not all((peers / asset).exists() for asset in PEER_ASSETS):
+            print(f"# set-up: {PEER_SCRIPT.name} creates its venv and the split in {peers} "
+                  f"(one short run of its own, kept there)", flush=True)
+            _run(["bash", str(PEER_SCRIPT), str(peers), "20"], args.timeout,
+                 _peer_env(args.threads))
+    except RuntimeError as e:
+        print(f"error in the set-up: {e}", file=sys.stderr)
+        return 1
+    rounds: list[Round] = []
     for number in range(1, args.rounds + 1):
         load_before = _load()
         peer, workbench = 0.0, {}
         sides = ["peer", "workbench"] if number % 2 else ["workbench", "peer"]
         try:
-            # round 1 runs the peer first: its script writes the split on first use
             for side in sides:
                 if side == "peer":
-                    peer = _peer_round(args.peers, args.peer_steps, args.keep_peer_runs, args.timeout)
+                    peer = _peer_round(peers, args.peer_steps, args.threads, args.timeout)
                 else:
-                    workbench = _workbench_round(data, args, args.timeout)
+                    workbench = _workbench_round(peers / "tatoeba-es-en", args, args.timeout)
         except (RuntimeError, ValueError) as e:
             print(f"error in round {number}: {e}", file=sys.stderr)
             return 1
-        rnd = Round(number, peer, workbench, (load_before, _load()))
-        rounds.append(rnd)
-        cells = "  ".join(f"{p} {rate:,.0f} ({rnd.ratios()[p]:.2f}x)" for p, rate in workbench.items())
+        done = Round(number, peer, workbench, (load_before, _load()))
+        rounds.append(done)
+        cells = "  ".join(f"{p} {rate:,.0f} ({done.ratios()[p]:.2f}x)"
+                          for p, rate in workbench.items())
         print(f"round {number}: OpenNMT-py {peer:,.0f}  {cells}  tgt tok/s; load "
-              f"{rnd.load[0]} -> {rnd.load[1]}", flush=True)
-    lines, met = summary(rounds)
+              f"{done.load[0]} -> {done.load[1]}", flush=True)
+        lines, met = summary(rounds, bf16_expected, bf16_why)
+        if args.json:  # after every round: a later failure keeps what was measured
+            write_text_atomic(args.json, json.dumps(
+                {"rounds": [asdict(r) for r in rounds], "summary": lines, "targets_met": met},
+                indent=2))
     print(f"# {len(rounds)} rounds in {time.time() - started:.0f} s")
     print("\n".join(lines))
-    if args.json:
-        write_text_atomic(args.json, json.dumps({"rounds": [asdict(r) for r in rounds],
-                                                 "summary": lines, "targets_met": met}, indent=2))
     return 0
 
 

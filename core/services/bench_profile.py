@@ -13,6 +13,7 @@ import math
 import time
 from collections import defaultdict
 from collections.abc import Callable
+from dataclasses import dataclass
 
 import torch
 from torch.autograd import DeviceType
@@ -26,22 +27,26 @@ SHAPE_ROWS = 30
 
 
 def product_flop(name: str, shapes: list) -> int:
-    """An operator's name and input shapes, as torch.profiler records them -> the FLOP
-    of its matrix products (2 x multiply-adds), 0 for an operator that is not one.
+    """An operator's name and input shapes, as torch.profiler records them (a list per
+    argument, [] for a scalar or None) -> the FLOP of its matrix products (2 x the
+    multiply-adds), 0 for an operator that is not one:
 
-    mkldnn::_linear_pointwise: X ... x K, W N x K (the binary overload: X, other, W);
-    aten::mm / addmm / bmm / baddbmm; aten::mkldnn_rnn_layer: input T x B x I, the
-    weights 4H x I and 4H x H, a product per gate row at each step; its backward twice
-    that (the input's and the weights' gradients)."""
+    - mkldnn::_linear_pointwise (X, W, B, attr, scalars, algorithm): X ... x K, W N x K;
+      its binary overload (X, other, W, B, attr) has five arguments, W the third;
+    - aten::mm (A M x K, B K x N), aten::addmm (C, A, B, beta, alpha);
+    - aten::bmm (A b x M x K, B b x K x N), aten::baddbmm (C, A, B, ...);
+    - aten::mkldnn_rnn_layer (input T x B x I, W_ih 4H x I, W_hh 4H x H, ...): each step
+      multiplies [x; h] by the gates' weights; its backward twice that (the input's and
+      the weights' gradients)."""
     try:
         if name == "mkldnn::_linear_pointwise":
             x, w = (shapes[0], shapes[2]) if len(shapes) == 5 else (shapes[0], shapes[1])
             return 2 * math.prod(x[:-1]) * x[-1] * w[0]
         if name in ("aten::mm", "aten::addmm"):
-            a, b = shapes[1:3] if name == "aten::addmm" else shapes[:2]  # addmm: C, A, B
+            a, b = shapes[1:3] if name == "aten::addmm" else shapes[:2]
             return 2 * a[0] * a[1] * b[1]
         if name in ("aten::bmm", "aten::baddbmm"):
-            a, b = shapes[1:3] if name == "aten::baddbmm" else shapes[:2]  # C, A, B
+            a, b = shapes[1:3] if name == "aten::baddbmm" else shapes[:2]
             return 2 * a[0] * a[1] * a[2] * b[2]
         if name in ("aten::mkldnn_rnn_layer", "aten::mkldnn_rnn_layer_backward"):
             (t, b, i), w_ih, w_hh = shapes[0], shapes[1], shapes[2]
@@ -52,32 +57,41 @@ def product_flop(name: str, shapes: list) -> int:
     return 0
 
 
+@dataclass
+class _Group:
+    """The events of one (operator, input shapes): their count, own CPU time, FLOP."""
+
+    calls: int = 0
+    own_us: float = 0.0
+    flop: int = 0
+
+
 def by_shapes(events, steps: int, rows: int = SHAPE_ROWS) -> str:
-    """The profiler's events (`prof.events()`, recorded with shapes) over `steps` steps ->
-    a table of the top `rows` (operator, input shapes) by own CPU time: ms and calls a
-    step, share of all own time, GFLOP/s for products (product_flop)."""
-    groups = defaultdict(lambda: [0, 0.0, 0])  # (name, shapes) -> calls, own us, FLOP
+    """The profiler's events over `steps` steps (`prof.events()` of a profile recorded
+    with shapes; each with .name, .input_shapes, .self_cpu_time_total in us) -> the
+    products' total (ms a step, share of all own time, GFLOP/s), then the top `rows`
+    (operator, input shapes) by own CPU time: ms and calls a step, share, GFLOP/s of a
+    product (product_flop), the operator and its shapes."""
+    groups: dict[tuple[str, str], _Group] = defaultdict(_Group)
     total_us = 0.0
     for e in events:
-        shapes = e.input_shapes
-        group = groups[(e.name, str(shapes))]
-        group[0] += 1
-        group[1] += e.self_cpu_time_total
-        group[2] += product_flop(e.name, shapes)
+        group = groups[(e.name, str(e.input_shapes))]
+        group.calls += 1
+        group.own_us += e.self_cpu_time_total
+        group.flop += product_flop(e.name, e.input_shapes)
         total_us += e.self_cpu_time_total
-    n = max(1, steps)
-    product_us = sum(us for _, us, flop in groups.values() if flop)
-    flop_total = sum(flop for _, _, flop in groups.values())
-    share = product_us / max(total_us, 1e-9)
-    lines = [f"# products: {product_us / 1e3 / n:.1f} ms a step ({share:.0%} of own time) "
-             f"at {flop_total / max(product_us * 1e3, 1e-9):.1f} GFLOP/s",
+    per_step = max(1, steps)
+    product_us = sum(g.own_us for g in groups.values() if g.flop)
+    flop = sum(g.flop for g in groups.values())
+    lines = [f"# products: {product_us / 1e3 / per_step:.1f} ms a step "
+             f"({product_us / max(total_us, 1e-9):.0%} of own time) at "
+             f"{flop / max(product_us * 1e3, 1e-9):.1f} GFLOP/s",
              "# by input shapes: ms a step, calls a step, share of own time, GFLOP/s "
              "(products), operator, shapes"]
-    top = sorted(groups.items(), key=lambda kv: -kv[1][1])[:rows]
-    for (name, shapes), (calls, us, flop) in top:
-        rate = f"{flop / (us * 1e3):7.1f}" if flop and us else " " * 7
-        lines.append(f"{us / 1e3 / n:8.2f} {calls / n:7.1f} {us / max(total_us, 1e-9):6.1%} "
-                     f"{rate}  {name} {shapes[:100]}")
+    for (name, shape_text), g in sorted(groups.items(), key=lambda kv: -kv[1].own_us)[:rows]:
+        rate = f"{g.flop / (g.own_us * 1e3):7.1f}" if g.flop and g.own_us else " " * 7
+        lines.append(f"{g.own_us / 1e3 / per_step:8.2f} {g.calls / per_step:7.1f} "
+                     f"{g.own_us / max(total_us, 1e-9):6.1%} {rate}  {name} {shape_text[:100]}")
     return "\n".join(lines)
 
 
