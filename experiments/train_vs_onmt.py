@@ -185,7 +185,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--peers", type=Path, default=Path.home() / ".cache" / "nmt-peers",
                         help="peers-onmt.sh's work folder (its venv and the split)")
     parser.add_argument("--rounds", type=int, default=3)
-    parser.add_argument("--peer-steps", type=int, default=200, help="OpenNMT-py's updates")
+    parser.add_argument("--peer-steps", type=int, default=200,
+                        help="OpenNMT-py's updates (at least 100)")
     parser.add_argument("--variant", default="luong-global-general")
     parser.add_argument("--warmup", type=int, default=50)
     parser.add_argument("--steps", type=int, default=150, help="the workbench's timed steps")
@@ -196,6 +197,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.rounds < 1:
         parser.error("--rounds must be at least 1")
+    if args.peer_steps < 100:  # the script reports every 50 steps and skips the first
+        parser.error("--peer-steps must be at least 100 for OpenNMT-py's steady rate")
     if not PEER_SCRIPT.is_file():
         print(f"error: the peer's script {PEER_SCRIPT} is missing: this comparison needs "
               f"../shared/bench beside the checkout", file=sys.stderr)

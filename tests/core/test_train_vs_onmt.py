@@ -186,3 +186,13 @@ def test_a_missing_peer_script_is_named(vs, tmp_path, monkeypatch, capsys):
     assert vs.main(["--rounds", "1"]) == 2
     err = capsys.readouterr().err
     assert str(tmp_path / "shared" / "bench" / "peers-onmt.sh") in err and "../shared/bench" in err
+
+
+def test_too_few_peer_steps_or_rounds_are_refused(vs, capsys):
+    # the peer's script reports its rate every 50 steps and skips the first report
+    with pytest.raises(SystemExit):
+        vs.main(["--peer-steps", "60"])
+    assert "--peer-steps must be at least 100" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        vs.main(["--rounds", "0"])
+    assert "--rounds must be at least 1" in capsys.readouterr().err
