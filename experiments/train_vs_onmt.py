@@ -45,6 +45,9 @@ PEER_SCRIPT = ROOT.parent / "shared" / "bench" / "peers-onmt.sh"
 TARGETS = {"fp32": 2.0, "bf16": 3.0}
 #: what the peer's script keeps in its work folder and every round reuses
 PEER_ASSETS = ("venv-onmt", "tatoeba-es-en")
+#: the fewest updates that give the peer's script a rate: it reports every 50 steps and
+#: leaves the first report out
+MIN_PEER_STEPS = 100
 _PEER_RATE = re.compile(r"^onmt_tgt_tok_per_s\s+([0-9.]+)\s*$", re.M)
 
 
@@ -186,7 +189,7 @@ def main(argv: list[str] | None = None) -> int:
                         help="peers-onmt.sh's work folder (its venv and the split)")
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--peer-steps", type=int, default=200,
-                        help="OpenNMT-py's updates (at least 100)")
+                        help=f"OpenNMT-py's updates (at least {MIN_PEER_STEPS})")
     parser.add_argument("--variant", default="luong-global-general")
     parser.add_argument("--warmup", type=int, default=50)
     parser.add_argument("--steps", type=int, default=150, help="the workbench's timed steps")
@@ -197,8 +200,9 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.rounds < 1:
         parser.error("--rounds must be at least 1")
-    if args.peer_steps < 100:  # the script reports every 50 steps and skips the first
-        parser.error("--peer-steps must be at least 100 for OpenNMT-py's steady rate")
+    if args.peer_steps < MIN_PEER_STEPS:
+        parser.error(f"--peer-steps must be at least {MIN_PEER_STEPS} for OpenNMT-py's "
+                     "steady rate")
     if not PEER_SCRIPT.is_file():
         print(f"error: the peer's script {PEER_SCRIPT} is missing: this comparison needs "
               f"../shared/bench beside the checkout", file=sys.stderr)
@@ -216,7 +220,7 @@ def main(argv: list[str] | None = None) -> int:
         if not all((peers / asset).exists() for asset in PEER_ASSETS):
             print(f"# set-up: {PEER_SCRIPT.name} creates its venv and the split in {peers} "
                   f"(one short run of its own, kept there)", flush=True)
-            _run(["bash", str(PEER_SCRIPT), str(peers), "20"], args.timeout,
+            _run(["bash", str(PEER_SCRIPT), str(peers), str(MIN_PEER_STEPS)], args.timeout,
                  _peer_env(args.threads))
     except RuntimeError as e:
         print(f"error in the set-up: {e}", file=sys.stderr)

@@ -196,3 +196,23 @@ def test_too_few_peer_steps_or_rounds_are_refused(vs, capsys):
     with pytest.raises(SystemExit):
         vs.main(["--rounds", "0"])
     assert "--rounds must be at least 1" in capsys.readouterr().err
+
+
+def test_a_first_run_sets_the_peer_up_with_enough_steps_for_a_rate(vs, tmp_path, monkeypatch):
+    seen = []
+
+    def run(command, timeout, env=None):  # the real script creates its venv and split
+        seen.append(command)
+        for asset in vs.PEER_ASSETS:
+            (tmp_path / asset).mkdir()
+        return "onmt_tgt_tok_per_s 1500\n"
+
+    monkeypatch.setattr(vs, "_run", run)
+    monkeypatch.setattr(vs, "_peer_round", lambda *a: 1000.0)
+    monkeypatch.setattr(vs, "_workbench_round", lambda *a: {"fp32": 2000.0})
+    monkeypatch.setattr(vs, "PEER_SCRIPT", SCRIPT)
+    assert vs.main(["--rounds", "1", "--no-amp", "--peers", str(tmp_path)]) == 0
+    # a run shorter than MIN_PEER_STEPS prints no rate, and its script then exits 1
+    assert seen == [["bash", str(SCRIPT), str(tmp_path.resolve()), str(vs.MIN_PEER_STEPS)]]
+    assert vs.main(["--rounds", "1", "--no-amp", "--peers", str(tmp_path)]) == 0
+    assert len(seen) == 1  # set up once
