@@ -63,7 +63,7 @@ def read_token_lines(path: str | Path) -> list[list[str]]:
     there made the sentence count differ and the error blame the links file)."""
     from core.data.textio import decode_text, read_bytes, split_lines
 
-    text, _ = decode_text(read_bytes(path), path)
+    text, _ = decode_text(read_bytes(path), path, offer_lenient=False)  # no lenient mode
     return [line.split() for line in split_lines(text)]
 
 
@@ -71,12 +71,16 @@ def read_gold_links(path: str | Path, fmt: str, one_based: bool, swap: bool,
                 src: list[list[str]], tgt: list[list[str]]) -> list[Alignment]:
     """Gold alignments of the sentence pairs `src`/`tgt` (token lists) from a pharaoh,
     talp or wpt file; ConfigError for another format, AlignmentError when the sentence
-    counts differ."""
+    counts differ. Errors about 0- or 1-based indices name `align`'s options (the one
+    front that reads gold links in a chosen format)."""
     if fmt == "pharaoh":
         corpus = read_pharaoh(path, one_based=one_based, swap=swap, src_tokens=src,
-                              tgt_tokens=tgt)
+                              tgt_tokens=tgt, as_zero_based="the links are 0-based: leave "
+                              "out --one-based", as_one_based="give --one-based")
     elif fmt == "talp":
-        corpus = read_talp(path, swap=swap, src_tokens=src, tgt_tokens=tgt)
+        corpus = read_talp(path, swap=swap, src_tokens=src, tgt_tokens=tgt,
+                           as_zero_based="TALP links are 1-based, these are 0-based: give "
+                           "--format pharaoh instead of --format talp")
     elif fmt == "wpt":
         # WPT files leave out sentences without links; ids are sentence numbers
         # (1-based, maybe zero-padded): sentence k gets the id that reads as k.
@@ -91,6 +95,22 @@ def read_gold_links(path: str | Path, fmt: str, one_based: bool, swap: bool,
     return list(corpus)
 
 
+def read_gold_files(src_path: str | Path, tgt_path: str | Path, links_path: str | Path,
+                    fmt: str = "pharaoh", one_based: bool = False, swap: bool = False
+                    ) -> tuple[list[list[str]], list[list[str]], list[Alignment]]:
+    """The tokenised sentences and gold links of three gold files, checked: the sentence
+    files line-parallel and not empty (CorpusError naming the files), every link inside
+    its sentence pair (read_gold_links)."""
+    src, tgt = read_token_lines(src_path), read_token_lines(tgt_path)
+    if len(src) != len(tgt):
+        raise CorpusError(tgt_path, None, f"{len(tgt)} target sentences but {len(src)} source "
+                          f"sentences in {src_path}: the files must be line-parallel")
+    if not src:
+        raise CorpusError(src_path, None, f"holds no sentences, nor does {tgt_path}: a gold "
+                          "set needs at least one sentence pair; give non-empty gold files")
+    return src, tgt, read_gold_links(links_path, fmt, one_based, swap, src, tgt)
+
+
 def import_gold_set(ws, name: str, src_path: str | Path, tgt_path: str | Path,
                     links_path: str | Path, fmt: str = "pharaoh", one_based: bool = False,
                     swap: bool = False, src_lang: str = "", tgt_lang: str = "",
@@ -100,13 +120,10 @@ def import_gold_set(ws, name: str, src_path: str | Path, tgt_path: str | Path,
     first) into (src, tgt) links; the sentence files are given in (src, tgt) order.
     An existing set of that name is an error unless `replace`."""
     name = _check_name(name)
-    src, tgt = read_token_lines(src_path), read_token_lines(tgt_path)
-    if len(src) != len(tgt):
-        raise CorpusError(tgt_path, None, f"{len(tgt)} target sentences but {len(src)} source "
-                          f"sentences in {src_path}: the files must be line-parallel")
-    if not src:
-        raise CorpusError(src_path, None, "holds no sentences; choose a non-empty gold set")
-    alignments = read_gold_links(links_path, fmt, one_based, swap, src, tgt)
+    if not replace:
+        _check_free(gold_root(ws) / name, name)
+    src, tgt, alignments = read_gold_files(src_path, tgt_path, links_path, fmt, one_based,
+                                           swap)
     gold = GoldSet(name, src, tgt, alignments, src_lang, tgt_lang)
     meta = {"name": name, "src_lang": src_lang, "tgt_lang": tgt_lang, "sentences": len(src),
             "sure": gold.n_sure, "possible": gold.n_possible, "imported": time.time(),
@@ -118,11 +135,18 @@ def import_gold_set(ws, name: str, src_path: str | Path, tgt_path: str | Path,
     return gold
 
 
+def _check_free(folder: Path, name: str) -> None:
+    """ConfigError when gold set `name` (its folder) exists already."""
+    if folder.exists():
+        raise ConfigError(f"{folder}: a gold set named {name!r} already exists; to use it, "
+                          f"give --gold-set {name} without --gold-src/--gold-tgt/--gold-links, "
+                          "or import the files under another --gold-set name")
+
+
 def _write_folder(folder: Path, gold: GoldSet, meta: dict, replace: bool) -> None:
     """Write the set into a temporary sibling folder, then rename it into place."""
-    if folder.exists() and not replace:
-        raise ConfigError(f"{folder}: a gold set named {gold.name!r} already exists; choose "
-                          "another name or replace it")
+    if not replace:
+        _check_free(folder, gold.name)  # again: another import may have come first
     folder.parent.mkdir(parents=True, exist_ok=True)
     # the PID in the name lets the next open of the workspace tell a killed writer's
     # folder from a live one's (recover_gold_folders)

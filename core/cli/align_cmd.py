@@ -19,6 +19,11 @@ from then on by `align`, `evaluate` and the Attention screen; --forget drops it 
 run's family reading is its default then). --choose-by-anchors chooses without gold: the
 reading that links most words spelled the same on both sides of training pairs (names,
 numbers) to their twin becomes the run's default (core/services/reading_anchors.py).
+
+Before a model is loaded, the options are checked (--threshold in (0, 1] for --method
+threshold, --symmetrize one of core.evaluate.symmetrize.HEURISTICS, a --reverse-run that
+translates tgt->src), the gold files read (line-parallel, not empty) and --out-dir made
+and probed; each problem is one ConfigError / CorpusError / OutputError line.
 """
 from __future__ import annotations
 
@@ -28,6 +33,7 @@ from pathlib import Path
 
 from core.errors import ConfigError
 from core.evaluate.readings import READINGS
+from core.evaluate.symmetrize import HEURISTICS
 from core.textsafe import printable
 
 
@@ -52,7 +58,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--swap", action="store_true",
                    help="the links are written target index first (e.g. English first)")
     p.add_argument("--method", choices=("argmax", "threshold"), default="argmax")
-    p.add_argument("--threshold", type=float, default=0.3)
+    p.add_argument("--threshold", type=float, default=0.3,
+                   help="--method threshold links every cell with at least this attention "
+                   "weight, above 0 and at most 1 (default 0.3)")
     p.add_argument("--reading", action="append", choices=(*READINGS, "all"),
                    help="where a target word's attention is read (repeatable): 'predict' at "
                    "the step predicting it, 'shift' one step later when it is the decoder's "
@@ -82,20 +90,14 @@ def register(sub: argparse._SubParsersAction) -> None:
                    "train split)")
     p.add_argument("--baseline-src", metavar="FILE", help="raw source text eflomal trains on")
     p.add_argument("--baseline-tgt", metavar="FILE", help="raw target text eflomal trains on")
-    p.add_argument("--symmetrize", default="grow-diag-final-and",
+    p.add_argument("--symmetrize", default="grow-diag-final-and", choices=HEURISTICS,
                    help="heuristic for both-direction alignments (default grow-diag-final-and)")
     p.add_argument("--out-dir", metavar="DIR", help="write <system>.pharaoh files here")
     p.set_defaults(func=run)
 
 
 def _gold(ws, args: argparse.Namespace, src_lang: str, tgt_lang: str):
-    from core.goldsets import (
-        GoldSet,
-        import_gold_set,
-        load_gold_set,
-        read_gold_links,
-        read_token_lines,
-    )
+    from core.goldsets import GoldSet, import_gold_set, load_gold_set, read_gold_files
 
     files = (args.gold_src, args.gold_tgt, args.gold_links)
     if any(files):
@@ -105,8 +107,7 @@ def _gold(ws, args: argparse.Namespace, src_lang: str, tgt_lang: str):
             return import_gold_set(ws, args.gold_set, *files, fmt=args.format,
                                    one_based=args.one_based, swap=args.swap,
                                    src_lang=src_lang, tgt_lang=tgt_lang)
-        src, tgt = read_token_lines(args.gold_src), read_token_lines(args.gold_tgt)
-        links = read_gold_links(args.gold_links, args.format, args.one_based, args.swap, src, tgt)
+        src, tgt, links = read_gold_files(*files, args.format, args.one_based, args.swap)
         return GoldSet(Path(args.gold_links).stem, src, tgt, links, src_lang, tgt_lang)
     if not args.gold_set:
         raise ConfigError("give --gold-set NAME or the gold files (--gold-src, --gold-tgt, "
@@ -139,33 +140,45 @@ def run(args: argparse.Namespace) -> int:
                 f"'{now}' by default",
                 file=sys.stderr)
             return 0
-        session = open_session(ws, [info.id], args.checkpoint, args.device)
-        src_lang, tgt_lang = session.first.src_pre.lang, session.first.tgt_pre.lang
-        gold = _gold(ws, args, src_lang, tgt_lang)
+        # every option, the gold set and the output folder are checked before a model
+        # is loaded or anything aligned
         if args.remember and args.reverse_run:
             raise ConfigError("--remember chooses one run's reading: leave out --reverse-run")
         if args.remember and not args.reading:
             args.reading = ["all"]  # choosing means comparing every reading
-        if args.reverse_run:
-            asked = args.reading or []
-            if len(asked) > 1 or "all" in asked:
-                raise ConfigError("with --reverse-run give one --reading, or none: each "
-                                  "run is then read at its own default")
-            reverse = open_session(ws, [args.reverse_run], args.checkpoint, args.device)
-            systems = alignment.symmetrized_systems(
-                session, info.name, reverse, ws.get_run(args.reverse_run).name, gold,
-                args.symmetrize, args.method, args.threshold,
-                asked[0] if asked else None, args.no_sink)
-        else:
-            systems = alignment.attention_systems(
-                session, info.name, gold, alignment.reading_list(args.reading, session.first.config),
-                args.no_sink, args.method, args.threshold)
+        asked = args.reading or []
+        if args.reverse_run and (len(asked) > 1 or "all" in asked):
+            raise ConfigError("with --reverse-run give one --reading, or none: each "
+                              "run is then read at its own default")
+        if args.method == "threshold" and not 0 < args.threshold <= 1:
+            raise ConfigError(f"--threshold {args.threshold:g}: --method threshold keeps "
+                              "attention weights at or above it, so give a value above 0 and "
+                              "at most 1 (e.g. 0.3)")
+        reverse_info = ws.get_run(args.reverse_run) if args.reverse_run else None
+        if reverse_info is not None:
+            alignment.check_reverse_direction(ws, info, reverse_info)
+        if args.out_dir:
+            alignment.check_out_dir(args.out_dir)
+        gold = _gold(ws, args, *alignment.run_languages(ws, info))
+        session = open_session(ws, [info.id], args.checkpoint, args.device)
+        train_src = train_tgt = None
         if args.baseline == "eflomal":
             # the run's own preprocessing (pretokenized, lowercase ...), so the baseline
             # sees the same tokens as the model and the gold
             train_src, train_tgt = alignment.baseline_training_text(
                 ws, info, session.first.src_pre, session.first.tgt_pre, args.baseline_corpus,
                 args.baseline_src, args.baseline_tgt)
+        if reverse_info is not None:
+            reverse = open_session(ws, [reverse_info.id], args.checkpoint, args.device)
+            systems = alignment.symmetrized_systems(
+                session, info.name, reverse, reverse_info.name, gold,
+                args.symmetrize, args.method, args.threshold,
+                asked[0] if asked else None, args.no_sink)
+        else:
+            systems = alignment.attention_systems(
+                session, info.name, gold, alignment.reading_list(args.reading, session.first.config),
+                args.no_sink, args.method, args.threshold)
+        if train_src is not None:
             print(f"eflomal: aligning {len(train_src)} training pairs + {len(gold)} gold "
                   "pairs", file=sys.stderr)
             systems.update(alignment.eflomal_systems(gold, train_src, train_tgt, args.symmetrize))

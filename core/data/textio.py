@@ -98,11 +98,14 @@ def line_of_offset(data: bytes, offset: int) -> tuple[int, int]:
     return line, offset - start
 
 
-def decode_text(data: bytes, path: str | Path | None, lenient: bool = False) -> tuple[str, list[str]]:
+def decode_text(data: bytes, path: str | Path | None, lenient: bool = False, *,
+                offer_lenient: bool = True) -> tuple[str, list[str]]:
     """UTF-8 bytes -> text and the warnings of a lenient decode.
 
     Strict mode raises CorpusError at the first invalid byte; lenient mode replaces
-    invalid sequences with U+FFFD and says how many it replaced. NUL bytes mean a
+    invalid sequences with U+FFFD and says how many it replaced. The error suggests
+    lenient mode only with `offer_lenient` (False where the command has none, such as
+    `align`'s gold and baseline files: it then says to convert the file). NUL bytes mean a
     binary file and are refused in both modes, and so are more lines than
     NMT_WB_MAX_LINES and a line longer than NMT_WB_MAX_LINE_CHARS (core.limits)."""
     warnings: list[str] = []
@@ -124,11 +127,13 @@ def decode_text(data: bytes, path: str | Path | None, lenient: bool = False) -> 
         offset = skip + exc.start
         if not lenient:
             line, col = line_of_offset(data, offset)
+            advice = ("convert the file to UTF-8 or read it in lenient mode to replace bad "
+                      "bytes with U+FFFD") if offer_lenient else (
+                      "convert the file to UTF-8 (e.g. with iconv) and try again")
             raise CorpusError(
                 path, line,
                 f"invalid UTF-8 byte 0x{data[offset]:02x} at byte offset {offset} "
-                f"(byte {col} of the line); convert the file to UTF-8 or read it in "
-                "lenient mode to replace bad bytes with U+FFFD",
+                f"(byte {col} of the line); {advice}",
             ) from None
         text = data[skip:].decode("utf-8", errors="replace")
         # count only the replacements we made, not U+FFFD already in the file
@@ -153,7 +158,9 @@ def split_lines(text: str) -> list[str]:
     return [ln[:-1] if ln.endswith("\r") else ln for ln in lines]
 
 
-def read_lines(path: str | Path, lenient: bool = False) -> tuple[list[str], list[str]]:
-    """The lines of a UTF-8 text file and the warnings of a lenient decode."""
-    text, warnings = decode_text(read_bytes(path), path, lenient)
+def read_lines(path: str | Path, lenient: bool = False, *,
+               offer_lenient: bool = True) -> tuple[list[str], list[str]]:
+    """The lines of a UTF-8 text file and the warnings of a lenient decode
+    (`offer_lenient`: see decode_text)."""
+    text, warnings = decode_text(read_bytes(path), path, lenient, offer_lenient=offer_lenient)
     return split_lines(text), warnings

@@ -26,6 +26,10 @@ from core.errors import AlignmentError, CorpusError
 Link = tuple[int, int]  # (src_index, tgt_index), 0-based
 
 _PHARAOH_LINK = re.compile(r"^([0-9]+)([-?p])([0-9]+)$")  # ASCII digits only
+#: the default advice when a file looks 0-based but is read as 1-based, and the other
+#: way round (the readers' keyword arguments; `align` names its options instead)
+ZERO_BASED_ADVICE = "read it with one_based=False"
+ONE_BASED_ADVICE = "read it with one_based=True"
 
 
 @dataclass
@@ -120,22 +124,24 @@ def _check_ranges(
     tgt_tokens: Sequence[Sequence[str]] | None,
     one_based: bool,
     swap: bool,
+    as_one_based: str = ONE_BASED_ADVICE,
 ) -> list[str]:
     """Validate raw (first, second, token_text, line) links; return warnings.
 
     `raw` indices are already 0-based in the file's orientation; token lists are in the
-    result's orientation (after `swap`)."""
+    result's orientation (after `swap`). `as_one_based`: how to read the file as 1-based
+    (the advice when it looks 1-based)."""
     warnings: list[str] = []
     n_links = sum(len(r) for r in raw)
     first_has_zero = any(a == 0 for r in raw for a, _, _, _ in r)
     second_has_zero = any(b == 0 for r in raw for _, b, _, _ in r)
     looks_one_based = (not one_based) and n_links > 0 and not first_has_zero and not second_has_zero
-    hint = (" The indices look 1-based (no index 0 appears anywhere in the file): read it"
-            " with one_based=True.") if looks_one_based else ""
+    hint = (" The indices look 1-based (no index 0 appears anywhere in the file): "
+            f"{as_one_based}.") if looks_one_based else ""
     if looks_one_based:
         warnings.append(
             f"{path or '<input>'}: read as 0-based but no index 0 appears on either side in "
-            f"{n_links} links; the file may be 1-based (use one_based=True)."
+            f"{n_links} links; the file may be 1-based ({as_one_based})."
         )
     if src_tokens is None and tgt_tokens is None:
         return warnings
@@ -170,12 +176,14 @@ def _finish(
     one_based: bool,
     swap: bool,
     ids: list[str] | None = None,
+    as_one_based: str = ONE_BASED_ADVICE,
 ) -> AlignmentCorpus:
     for toks, name in ((src_tokens, "source"), (tgt_tokens, "target")):
         if toks is not None and len(toks) != len(raw):
             raise AlignmentError(path, None, f"{len(raw)} sentences of links but {len(toks)} "
                                  f"{name} sentences: the files must be line-parallel")
-    warnings = _check_ranges(path, raw, src_tokens, tgt_tokens, one_based, swap)
+    warnings = _check_ranges(path, raw, src_tokens, tgt_tokens, one_based, swap,
+                             as_one_based)
     sentences = []
     for links, flags in zip(raw, sure_flags, strict=True):
         sure = {(a, b) for (a, b, _, _), f in zip(links, flags, strict=True) if f}
@@ -196,10 +204,15 @@ def parse_pharaoh(
     src_tokens: Sequence[Sequence[str]] | None = None,
     tgt_tokens: Sequence[Sequence[str]] | None = None,
     path: str | Path | None = None,
+    as_zero_based: str = ZERO_BASED_ADVICE,
+    as_one_based: str = ONE_BASED_ADVICE,
 ) -> AlignmentCorpus:
     """Parse Pharaoh/TALP lines (one per sentence). `src_tokens`/`tgt_tokens` are the
     sentences in the result's orientation (after `swap`); given, links outside the
-    sentence raise AlignmentError naming the sentence and the link."""
+    sentence raise AlignmentError naming the sentence and the link. `as_zero_based` /
+    `as_one_based`: the advice in errors and warnings when the file looks 0-based but is
+    read as 1-based, or the other way round (default: this function's argument; a
+    command names its own option)."""
     raw: list[list[tuple[int, int, str, int]]] = []
     flags: list[list[bool]] = []
     offset = 1 if one_based else 0
@@ -214,13 +227,13 @@ def parse_pharaoh(
             a, b = int(m.group(1)) - offset, int(m.group(3)) - offset
             if a < 0 or b < 0:
                 raise AlignmentError(path, lineno, f"sentence {lineno}: link '{tok}' has index 0 "
-                                     "but the file was read as 1-based: read it with "
-                                     "one_based=False")
+                                     f"but the file was read as 1-based: {as_zero_based}")
             links.append((a, b, tok, lineno))
             sure.append(m.group(2) == "-")
         raw.append(links)
         flags.append(sure)
-    return _finish(path, raw, flags, src_tokens, tgt_tokens, one_based, swap)
+    return _finish(path, raw, flags, src_tokens, tgt_tokens, one_based, swap,
+                   as_one_based=as_one_based)
 
 
 def _ascii_digits(text: str) -> bool:
@@ -231,8 +244,8 @@ def _read_lines(path: str | Path) -> list[str]:
     """The file's lines, split on '\\n' only (core.data.textio): errors name the line."""
     from core.data.textio import decode_text, read_bytes, split_lines
 
-    try:
-        text, _ = decode_text(read_bytes(path), path)
+    try:  # no lenient mode for alignments: the error says to convert the file
+        text, _ = decode_text(read_bytes(path), path, offer_lenient=False)
     except AlignmentError:
         raise
     except CorpusError as exc:
@@ -247,10 +260,13 @@ def read_pharaoh(
     swap: bool = False,
     src_tokens: Sequence[Sequence[str]] | None = None,
     tgt_tokens: Sequence[Sequence[str]] | None = None,
+    as_zero_based: str = ZERO_BASED_ADVICE,
+    as_one_based: str = ONE_BASED_ADVICE,
 ) -> AlignmentCorpus:
     """Read a Pharaoh file (`i-j` sure, `i?j`/`ipj` possible), see `parse_pharaoh`."""
     return parse_pharaoh(_read_lines(path), one_based=one_based, swap=swap,
-                         src_tokens=src_tokens, tgt_tokens=tgt_tokens, path=path)
+                         src_tokens=src_tokens, tgt_tokens=tgt_tokens, path=path,
+                         as_zero_based=as_zero_based, as_one_based=as_one_based)
 
 
 def read_talp(
@@ -259,10 +275,11 @@ def read_talp(
     swap: bool = False,
     src_tokens: Sequence[Sequence[str]] | None = None,
     tgt_tokens: Sequence[Sequence[str]] | None = None,
+    as_zero_based: str = "read it as Pharaoh (read_pharaoh): TALP is 1-based",
 ) -> AlignmentCorpus:
     """Read a TALP file: Pharaoh layout, 1-based, `i-j` sure and `ipj` possible."""
     return read_pharaoh(path, one_based=True, swap=swap, src_tokens=src_tokens,
-                        tgt_tokens=tgt_tokens)
+                        tgt_tokens=tgt_tokens, as_zero_based=as_zero_based)
 
 
 def read_wpt(

@@ -25,17 +25,20 @@ def baseline_training_text(ws, run_info, src_pre, tgt_pre, corpus: str | None = 
                            ) -> tuple[list[list[str]], list[list[str]]]:
     """Tokenised sentence pairs eflomal trains on: line-parallel `src_file`/`tgt_file`,
     else workspace `corpus`, else the run's training split; pairs with an empty side
-    are left out."""
+    are left out. Files that are not line-parallel are a CorpusError naming both and
+    their line counts (as `corpus import` says it)."""
     from core.config import RunConfig
+    from core.data.readers import _check_same_length
     from core.data.textio import read_lines
     from core.services.training import load_split_corpora
 
     if src_file or tgt_file:
         if not (src_file and tgt_file):
             raise ConfigError("give --baseline-src and --baseline-tgt together")
-        src, _ = read_lines(Path(src_file))
-        tgt, _ = read_lines(Path(tgt_file))
-        pairs = list(zip(src, tgt, strict=False))
+        src, _ = read_lines(Path(src_file), offer_lenient=False)
+        tgt, _ = read_lines(Path(tgt_file), offer_lenient=False)
+        _check_same_length(Path(src_file), Path(tgt_file), src, tgt)
+        pairs = list(zip(src, tgt, strict=True))
     elif corpus:
         pairs = [(p.src, p.tgt) for p in ws.load_corpus(corpus).pairs]
     else:
@@ -52,6 +55,60 @@ def baseline_training_text(ws, run_info, src_pre, tgt_pre, corpus: str | None = 
             src_tok.append(a)
             tgt_tok.append(b)
     return src_tok, tgt_tok
+
+
+def run_languages(ws, run_info) -> tuple[str, str]:
+    """(source language, target language) run `run_info` translates: those its
+    preprocessing was saved with, else its corpus's; '' where unknown."""
+    from core.train.artifacts import load_text_side
+
+    text = load_text_side(ws.run_dir(run_info.id))
+    if text is not None:
+        return text[2].lang, text[3].lang
+    if run_info.corpus_id is not None:
+        corpus = ws.get_corpus(run_info.corpus_id)
+        return corpus.src_lang, corpus.tgt_lang
+    return "", ""
+
+
+def check_reverse_direction(ws, run_info, reverse_info) -> None:
+    """ConfigError unless `reverse_info`'s run translates the other way round from
+    `run_info`'s (tgt->src), as `align --reverse-run` needs; runs whose languages are
+    not known pass."""
+    src, tgt = run_languages(ws, run_info)
+    rev_src, rev_tgt = run_languages(ws, reverse_info)
+    if not all((src, tgt, rev_src, rev_tgt)) or (rev_src, rev_tgt) == (tgt, src):
+        return
+    raise ConfigError(
+        f"--reverse-run {reverse_info.name!r} translates {rev_src}->{rev_tgt}, but --run "
+        f"{run_info.name!r} translates {src}->{tgt}: the reverse run must translate "
+        f"{tgt}->{src}; give a run trained on a corpus imported with --src-lang {tgt} "
+        f"--tgt-lang {src}, or leave out --reverse-run")
+
+
+def check_out_dir(out_dir: str | Path) -> Path:
+    """Create folder `out_dir` (if needed) and make sure a file can be written in it,
+    before any alignment is computed; OutputError saying why not."""
+    import os
+    import tempfile
+
+    from core.errors import OutputError
+
+    folder = Path(out_dir)
+    if folder.exists() and not folder.is_dir():
+        raise OutputError(f"{folder}: is a file, not a folder; give --out-dir a folder")
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        fd, probe = tempfile.mkstemp(prefix=".align-probe.", dir=folder)
+        os.close(fd)
+        os.unlink(probe)
+    except (FileExistsError, NotADirectoryError):
+        raise OutputError(f"{folder}: cannot be created (a part of its path is a file); "
+                          "give --out-dir a folder you can write to") from None
+    except OSError as exc:
+        raise OutputError(f"{folder}: cannot be written ({exc.strerror or exc}); give "
+                          "--out-dir a folder you can write to") from None
+    return folder
 
 
 def eflomal_systems(gold, train_src: Sequence[list[str]], train_tgt: Sequence[list[str]],
