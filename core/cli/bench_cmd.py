@@ -83,7 +83,9 @@ def run_train(args: argparse.Namespace) -> int:
     """`bench train`: print a row per variant (the JSON rows to stdout or a file with --json);
     exit status 1 when no variant ran."""
     from core.services.bench import run_train_bench
+    from core.train.device import check_device
 
+    check_device(args.device)
     to_stdout = args.json == "-"
     rows = run_train_bench(args.variant, args.steps, args.warmup, args.device, args.data,
                            args.threads, args.split, out=sys.stderr if to_stdout else sys.stdout,
@@ -105,7 +107,9 @@ def run_translate(args: argparse.Namespace) -> int:
     """`bench translate`: print decoding speed per beam size; exit status 1 when nothing ran."""
     from core.infer.shortlist import parse_spec
     from core.services.bench_translate import run_translate_bench
+    from core.train.device import check_device
 
+    check_device(args.device)
     rows = run_translate_bench(args.variant, args.sentences, args.length, args.beam or [1, 5],
                                args.batch, args.device, args.data, args.threads, args.split,
                                amp=args.amp,

@@ -146,9 +146,11 @@ def run(args: argparse.Namespace) -> int:
     an export file; ConfigError on conflicting options. Returns 0."""
     from core.services import translation
     from core.store import Workspace
+    from core.train.device import check_device
 
     if args.beam < 1 or args.n_best < 1:
         raise ConfigError("--beam and --n-best must be 1 or more")
+    check_device(args.device)
     dictionary = load_dictionary(args.dictionary) if args.dictionary else None
     if dictionary and not args.unk_replace:
         raise ConfigError("--dictionary is used by --unk-replace: add --unk-replace")
