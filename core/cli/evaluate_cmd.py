@@ -87,6 +87,8 @@ def run(args: argparse.Namespace) -> int:
                           "whole vocabulary; --shortlist only changes search: drop it")
     if args.gates is not None and not args.contrastive:
         raise ConfigError("--gates reads the gates on a contrastive set: give --contrastive")
+    if args.beam < 1:
+        raise ConfigError(f"--beam must be 1 or more (1 = greedy), not {args.beam}")
     check_device(args.device)
     with Workspace.open(args.workspace, create=False) as ws:
         if args.contrastive:
