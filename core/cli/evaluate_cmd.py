@@ -90,6 +90,10 @@ def run(args: argparse.Namespace) -> int:
     if args.beam < 1:
         raise ConfigError(f"--beam must be 1 or more (1 = greedy), not {args.beam}")
     check_device(args.device)
+    if args.shortlist:
+        parse_spec(args.shortlist)
+    if args.report:
+        service.check_report(args.report)
     with Workspace.open(args.workspace, create=False) as ws:
         if args.contrastive:
             return run_contrastive(ws, args, log)

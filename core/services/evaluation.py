@@ -186,6 +186,26 @@ def metrics_table(systems: list[SystemScores], title: str):
                  notes=[f"sacreBLEU {sig}" for sig in sigs])
 
 
+def report_format(path: str | Path) -> str:
+    """A report's format by its suffix: html, md, markdown, csv or json; ConfigError
+    naming the file otherwise."""
+    path = Path(path)
+    fmt = path.suffix.lower().lstrip(".")
+    if fmt not in ("html", "md", "markdown", "csv", "json"):
+        raise ConfigError(f"{path}: unknown report format {path.suffix!r}: use .md, .csv, "
+                          ".json or .html")
+    return fmt
+
+
+def check_report(path: str | Path) -> None:
+    """A --report checked before the evaluation: a known format (report_format) and a
+    place it can be written (core.atomic.check_writable)."""
+    from core.atomic import check_writable
+
+    check_writable(path)
+    report_format(path)
+
+
 def write_report(path: str | Path, tables: list, title: str) -> list[Path]:
     """.md and .html hold every table; .csv/.json hold the first, the others go to
     '<stem>.<k>.<suffix>' beside it."""
@@ -193,15 +213,12 @@ def write_report(path: str | Path, tables: list, title: str) -> list[Path]:
     from core.evaluate.report import write_html_report
 
     path = Path(path)
-    fmt = path.suffix.lower().lstrip(".")
+    fmt = report_format(path)
     if fmt == "html":
         return [write_html_report(path, tables, title)]
     if fmt in ("md", "markdown"):
         text = f"# {title}\n\n" + "\n".join(t.to_markdown() for t in tables)
         return [write_text_atomic(path, text)]
-    if fmt not in ("csv", "json"):
-        raise ConfigError(f"{path}: unknown report format {path.suffix!r}: use .md, .csv, "
-                          ".json or .html")
     out = [tables[0].save(path, fmt)]
     for k, t in enumerate(tables[1:], start=2):
         out.append(t.save(path.with_name(f"{path.stem}.{k}{path.suffix}"), fmt))

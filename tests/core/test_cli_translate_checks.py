@@ -95,3 +95,95 @@ def test_bench_train_passes_no_batch_option_as_the_presets(monkeypatch):
     assert seen["batch_size"] == 0 and seen["batch_tokens"] == 0
     assert run_cli(["bench", "train", "--device", "cpu", "--batch-tokens", "900"]) == 0
     assert seen["batch_size"] == 0 and seen["batch_tokens"] == 900
+
+
+# ------------------------------------------------------------------ outputs, checked first
+
+
+@pytest.fixture(scope="module")
+def tiny_ws(tmp_path_factory):
+    """A workspace with the demo corpus and a tiny run 'tiny' trained for 3 steps."""
+    from tests.core.conftest import train_tiny_demo_run
+
+    return train_tiny_demo_run(tmp_path_factory.mktemp("checks") / "ws", steps=3, dev_sample=4)
+
+
+@pytest.mark.parametrize("suffix", [".tmx", ".xlf", ".tsv"])
+def test_n_best_into_a_one_translation_format_is_refused_first(suffix, tmp_path, capsys):
+    out = tmp_path / f"out{suffix}"
+    assert run_cli(["--workspace", str(tmp_path / "none"), "translate", "--run", "tiny",
+                    "--n-best", "2", "--output", str(out)]) == 2
+    line = error_line(capsys)
+    assert f"--output {out}: a {suffix} file holds one translation per segment" in line
+    assert ".jsonl" in line and "drop --n-best" in line
+    assert not out.exists()
+
+
+def test_n_best_to_jsonl_is_one_record_per_hypothesis(tiny_ws, tmp_path, capsys):
+    from core.formats.export import read_translations
+
+    inp, out = tmp_path / "in.txt", tmp_path / "nbest.jsonl"
+    inp.write_text("Hola.\nAdiós.\n", encoding="utf-8")
+    assert run_cli(["--workspace", str(tiny_ws), "translate", "--run", "tiny", "--beam", "3",
+                    "--n-best", "2", "--input", str(inp), "--output", str(out)]) == 0
+    assert f"wrote 4 translations (up to 2 per sentence, 2 sentences) to {out}" in \
+        capsys.readouterr().err
+    records = read_translations(out)
+    assert [(r.source, r.id, r.meta["rank"]) for r in records] == [
+        ("Hola.", "1", 1), ("Hola.", "1", 2), ("Adiós.", "2", 1), ("Adiós.", "2", 2)]
+    assert records[0].score >= records[1].score and records[2].score >= records[3].score
+
+
+def test_n_best_to_a_text_file_says_where_it_wrote(tiny_ws, tmp_path, capsys):
+    inp, out = tmp_path / "in.txt", tmp_path / "nbest.txt"
+    inp.write_text("Hola.\n", encoding="utf-8")
+    assert run_cli(["--workspace", str(tiny_ws), "translate", "--run", "tiny", "--n-best", "3",
+                    "--input", str(inp), "--output", str(out)]) == 0
+    assert f"wrote 3 translations (up to 3 per sentence, 1 sentences) to {out}" in \
+        capsys.readouterr().err
+    lines = out.read_text(encoding="utf-8").splitlines()
+    assert len(lines) == 3 and all(x.startswith("0 ||| ") for x in lines)
+
+
+def unwritable(tmp_path, kind: str, name: str):
+    """(path, words of its error): a folder, or a file name under a file."""
+    if kind == "folder":
+        return tmp_path, "is a folder"
+    (tmp_path / "afile").write_text("x")
+    return tmp_path / "afile" / name, "a part of its folder path is a file"
+
+
+@pytest.mark.parametrize("kind", ["folder", "under a file"])
+def test_translate_checks_output_before_any_work(kind, tmp_path, capsys):
+    path, words = unwritable(tmp_path, kind, "out.txt")
+    assert run_cli(["--workspace", str(tmp_path / "none"), "translate", "--run", "tiny",
+                    "--output", str(path)]) == 2
+    line = error_line(capsys)
+    assert f"{path}: " in line and words in line
+
+
+@pytest.mark.parametrize("kind", ["folder", "under a file", "pdf"])
+def test_evaluate_checks_report_before_any_work(kind, tmp_path, capsys):
+    if kind == "pdf":
+        path, words = tmp_path / "rep.pdf", "unknown report format '.pdf': use .md, .csv"
+    else:
+        path, words = unwritable(tmp_path, kind, "rep.md")
+    assert run_cli(["--workspace", str(tmp_path / "none"), "evaluate", "--run", "tiny",
+                    "--report", str(path)]) == 2
+    line = error_line(capsys)
+    assert f"{path}: " in line and words in line
+
+
+@pytest.mark.parametrize("command", [["bench", "translate", "--device", "cpu"],
+                                     ["translate", "--run", "tiny"],
+                                     ["evaluate", "--run", "tiny"]])
+@pytest.mark.parametrize("spec", ["0,0", "201,5", "5,-1"])
+def test_a_shortlist_out_of_range_is_refused_before_any_work(command, spec, tmp_path, capsys,
+                                                             monkeypatch):
+    import core.services.bench_translate as bench_translate
+
+    monkeypatch.setattr(bench_translate, "run_translate_bench", None)  # never reached
+    argv = ["--workspace", str(tmp_path / "none"), *command, "--shortlist", spec]
+    assert run_cli(argv) == 2
+    assert f"shortlist {spec!r}: need 1 <= PER_WORD <= 200 and FREQUENT >= 0" in \
+        error_line(capsys)
