@@ -84,12 +84,13 @@ def add_model_args(p: argparse.ArgumentParser) -> None:
 
 def load_dictionary(path: str | Path) -> dict[str, str]:
     """`src<TAB>tgt` lines, optionally with count and total (core.evaluate.baseline's
-    saved dictionary); the first entry of a word wins."""
+    saved dictionary); the first entry of a word wins. Read as any text input
+    (core.data.textio): a missing file, a folder or invalid UTF-8 is a CorpusError
+    naming the file (and line)."""
+    from core.data.textio import CONVERT_TO_UTF8, read_lines
+
     out: dict[str, str] = {}
-    try:
-        lines = Path(path).read_text(encoding="utf-8").splitlines()
-    except FileNotFoundError:
-        raise CorpusError(path, None, "file not found: check the path") from None
+    lines, _ = read_lines(path, advice=CONVERT_TO_UTF8)
     for k, line in enumerate(lines, start=1):
         if not line.strip():
             continue

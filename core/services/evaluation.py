@@ -253,14 +253,14 @@ def evaluation_pairs(ws, run_info, split: str | None = None, src: str | Path | N
     files (languages ''). `max_sentences` > 0 keeps a prefix (name '...[:N]')."""
     from core.config import RunConfig
     from core.data.corpus import SentencePair
-    from core.data.textio import read_lines
+    from core.data.textio import CONVERT_TO_UTF8, read_lines
     from core.services.training import load_split_corpora
 
     if src or ref:
         if not (src and ref) or split:
             raise ConfigError("give --src and --ref together, or --test SPLIT")
-        sources, _ = read_lines(Path(src), False)
-        refs, _ = read_lines(Path(ref), False)
+        sources, _ = read_lines(Path(src), False, CONVERT_TO_UTF8)
+        refs, _ = read_lines(Path(ref), False, CONVERT_TO_UTF8)
         if len(sources) != len(refs):
             raise CorpusError(ref, None, f"{len(refs)} references for {len(sources)} sources "
                               f"in {src}: the files must be line-parallel")

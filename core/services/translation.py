@@ -124,9 +124,9 @@ def read_document(path: str | Path, lang: str = "en") -> Document:
 def read_lines(data: bytes, name: str) -> Document:
     """Text with one sentence per line, read as a corpus is imported (core.data.textio:
     invalid UTF-8 and NUL bytes are errors naming the line; lines end at '\\n' only)."""
-    from core.data.textio import decode_text, split_lines
+    from core.data.textio import CONVERT_TO_UTF8, decode_text, split_lines
 
-    text, _ = decode_text(data, name)
+    text, _ = decode_text(data, name, advice=CONVERT_TO_UTF8)
     return Document.of_lines(split_lines(text), name)
 
 

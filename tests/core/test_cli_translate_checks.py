@@ -187,3 +187,54 @@ def test_a_shortlist_out_of_range_is_refused_before_any_work(command, spec, tmp_
     assert run_cli(argv) == 2
     assert f"shortlist {spec!r}: need 1 <= PER_WORD <= 200 and FREQUENT >= 0" in \
         error_line(capsys)
+
+
+# ------------------------------------------------------------------ input files, advice
+
+
+CONVERT = "convert the file to UTF-8 (e.g. iconv -f latin1 -t utf-8 FILE > NEW) and try again"
+
+
+def latin1_file(tmp_path, name: str = "bad.es"):
+    path = tmp_path / name
+    path.write_bytes(b"hola\tbuenos\n" + "ni\u00f1o\tboy\n".encode("latin-1"))
+    return path
+
+
+def test_a_bad_dictionary_names_the_file_and_line(tmp_path, capsys):
+    bad = latin1_file(tmp_path)
+    base = ["--workspace", str(tmp_path / "none"), "translate", "--run", "tiny", "--unk-replace",
+            "--dictionary"]
+    assert run_cli([*base, str(bad)]) == 2
+    line = error_line(capsys)
+    assert line.startswith(f"error: {bad}, line 2: invalid UTF-8 byte 0xf1")
+    assert line.endswith(CONVERT) and "lenient" not in line
+    assert run_cli([*base, str(tmp_path)]) == 2
+    assert error_line(capsys) == f"error: {tmp_path}: is a folder, not a file; give a file in it"
+    assert run_cli([*base, str(tmp_path / "missing.tsv")]) == 2
+    assert error_line(capsys) == f"error: {tmp_path / 'missing.tsv'}: no such file; check the path"
+
+
+@pytest.mark.parametrize("command", ["translate", "translate --document", "evaluate"])
+def test_invalid_utf8_input_advises_converting_not_a_lenient_mode(command, tiny_ws, tmp_path,
+                                                                  capsys):
+    bad = latin1_file(tmp_path, "bad.txt")
+    argv = ["--workspace", str(tiny_ws), *command.split(), "--run", "tiny"]
+    if command == "evaluate":
+        argv += ["--src", str(bad), "--ref", str(bad)]
+    else:
+        argv += ["--input", str(bad)]
+    assert run_cli(argv) == 2
+    line = error_line(capsys)
+    assert line == f"error: {bad}, line 2: invalid UTF-8 byte 0xf1 at byte offset 14 " \
+        f"(byte 2 of the line); {CONVERT}"
+
+
+def test_corpus_import_keeps_its_lenient_advice(tmp_path):
+    from core.data.textio import read_lines
+    from core.errors import CorpusError
+
+    bad = latin1_file(tmp_path)
+    with pytest.raises(CorpusError, match="convert the file to UTF-8 or read it in lenient "
+                       "mode to replace bad bytes with U[+]FFFD"):
+        read_lines(bad)
