@@ -238,3 +238,33 @@ def test_corpus_import_keeps_its_lenient_advice(tmp_path):
     with pytest.raises(CorpusError, match="convert the file to UTF-8 or read it in lenient "
                        "mode to replace bad bytes with U[+]FFFD"):
         read_lines(bad)
+
+
+# ------------------------------------------------------------------ --checkpoint
+
+
+def test_a_missing_checkpoint_lists_those_the_run_has(tiny_ws, tmp_path, capsys):
+    inp = tmp_path / "in.txt"
+    inp.write_text("Hola.\n", encoding="utf-8")
+    for command in ("translate", "evaluate"):
+        argv = ["--workspace", str(tiny_ws), command, "--run", "tiny",
+                "--checkpoint", "best-00000015"]
+        assert run_cli(argv + (["--input", str(inp)] if command == "translate" else [])) == 2
+        line = error_line(capsys)
+        assert "no checkpoint 'best-00000015'; the run has best-00000003.pt, last.pt: pick " \
+               "one of them, or 'best'" in line
+        assert "not saved one yet" not in line
+
+
+def test_a_run_whose_folder_is_gone_says_so(tmp_path):
+    from core.errors import CheckpointError
+    from core.train.artifacts import pick_checkpoint
+
+    for run_dir in (tmp_path / "gone", tmp_path):  # missing, or made again empty
+        with pytest.raises(CheckpointError, match="the run's folder is missing or empty: "
+                           "train the run first or, if it was trained, put back its files"):
+            pick_checkpoint(run_dir, "best")
+    (tmp_path / "src.vocab").write_text("x")  # created, not trained yet
+    with pytest.raises(CheckpointError, match="no checkpoint 'last.pt'; the run has not "
+                       "saved one yet [(]train it first[)]"):
+        pick_checkpoint(tmp_path, "last")
