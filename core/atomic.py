@@ -39,18 +39,7 @@ def write_atomic(path: str | Path, writer: Callable[[BinaryIO], None],
     under a file, a read-only or pseudo file system) raises OutputError; a full disk
     DiskFullError, with `size` (the bytes to write, when known) as the space needed."""
     path = Path(path)
-    if path.is_dir():
-        raise OutputError(f"{path}: is a folder; give a file name (e.g. {path / 'out.txt'})")
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=temp_prefix(path.name), suffix=".tmp",
-                                   dir=path.parent)
-    except (FileExistsError, NotADirectoryError) as exc:
-        raise _cannot(path, exc, "a part of its folder path is a file") from None
-    except OSError as exc:
-        if diskspace.is_full(exc):
-            raise diskspace.disk_full(path, size) from None
-        raise _cannot(path, exc) from None
+    fd, tmp = _temp_beside(path, size)
     try:
         # mkstemp creates 0600 files; give the file the mode a plain open() would
         os.chmod(tmp, 0o666 & ~_umask())
@@ -73,6 +62,33 @@ def write_atomic(path: str | Path, writer: Callable[[BinaryIO], None],
         if isinstance(exc, OSError) and not isinstance(exc, OutputError):
             raise _cannot(path, exc) from None
         raise
+    return path
+
+
+def _temp_beside(path: Path, size: int | None) -> tuple[int, str]:
+    """A new temp file in `path`'s folder (made if missing): (fd, name); OutputError
+    (DiskFullError) when `path` cannot be written there."""
+    if path.is_dir():
+        raise OutputError(f"{path}: is a folder; give a file name (e.g. {path / 'out.txt'})")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        return tempfile.mkstemp(prefix=temp_prefix(path.name), suffix=".tmp", dir=path.parent)
+    except (FileExistsError, NotADirectoryError) as exc:
+        raise _cannot(path, exc, "a part of its folder path is a file") from None
+    except OSError as exc:
+        if diskspace.is_full(exc):
+            raise diskspace.disk_full(path, size) from None
+        raise _cannot(path, exc) from None
+
+
+def check_writable(path: str | Path) -> Path:
+    """Raise write_atomic's OutputError now if `path` could not be written (a folder,
+    under a file, a read-only or pseudo file system), so that a command says so before
+    its work, not after; a temp file is made and removed, `path` is untouched."""
+    path = Path(path)
+    fd, tmp = _temp_beside(path, None)
+    os.close(fd)
+    os.unlink(tmp)
     return path
 
 

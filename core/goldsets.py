@@ -61,9 +61,9 @@ def read_token_lines(path: str | Path) -> list[list[str]]:
     """One tokenised sentence per line (tokens split on whitespace). Lines end at '\\n'
     only: a U+2028 or a form feed inside a sentence is not a line break (splitting
     there made the sentence count differ and the error blame the links file)."""
-    from core.data.textio import decode_text, read_bytes, split_lines
+    from core.data.textio import CONVERT_TO_UTF8, decode_text, read_bytes, split_lines
 
-    text, _ = decode_text(read_bytes(path), path, offer_lenient=False)  # no lenient mode
+    text, _ = decode_text(read_bytes(path), path, advice=CONVERT_TO_UTF8)  # no lenient mode
     return [line.split() for line in split_lines(text)]
 
 

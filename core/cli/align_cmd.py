@@ -122,7 +122,9 @@ def run(args: argparse.Namespace) -> int:
     from core.services import alignment
     from core.services.translation import open_session
     from core.store import Workspace
+    from core.train.device import check_device
 
+    check_device(args.device)
     with Workspace.open(args.workspace, create=False) as ws:
         info = ws.get_run(args.run)
         if args.choose_by_anchors:

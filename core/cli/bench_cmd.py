@@ -7,6 +7,8 @@ import sys
 
 import torch
 
+from core.errors import ConfigError
+
 
 def register(sub: argparse._SubParsersAction) -> None:
     """Add the `bench train` and `bench translate` commands to `sub`."""
@@ -33,10 +35,10 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="also count each step's matrix-product FLOP and measure this machine's "
                    "matmul peak: GFLOP/s achieved, share of the peak, ceiling in tok/s")
     batch = t.add_mutually_exclusive_group()
-    batch.add_argument("--batch-size", type=int, default=0, metavar="N",
+    batch.add_argument("--batch-size", type=int, metavar="N",
                        help="batches of N sentences (default: each variant's preset's: 64; "
                        "luong-paper 128)")
-    batch.add_argument("--batch-tokens", type=int, default=0, metavar="N",
+    batch.add_argument("--batch-tokens", type=int, metavar="N",
                        help="batches of about N padded target tokens instead")
     t.add_argument("--fused-decoder-gpu", action="store_true",
                    help="on a GPU, run Luong's input-feeding decoder as one autograd node, as "
@@ -79,17 +81,31 @@ def register(sub: argparse._SubParsersAction) -> None:
     g.set_defaults(func=run_gui)
 
 
+def at_least(*checks: tuple[str, int | None, int]) -> None:
+    """(option, value, lowest) each: ConfigError naming the first option given (not
+    None) below its lowest value, before any work."""
+    for option, value, lowest in checks:
+        if value is not None and value < lowest:
+            raise ConfigError(f"{option} must be {lowest} or more, not {value}")
+
+
 def run_train(args: argparse.Namespace) -> int:
     """`bench train`: print a row per variant (the JSON rows to stdout or a file with --json);
     exit status 1 when no variant ran."""
     from core.services.bench import run_train_bench
+    from core.train.device import check_device
 
+    at_least(("--steps", args.steps, 1), ("--warmup", args.warmup, 0),
+             ("--threads", args.threads, 1), ("--batch-size", args.batch_size, 1),
+             ("--batch-tokens", args.batch_tokens, 1), ("--profile", args.profile, 0),
+             ("--sampled-softmax", args.sampled_softmax, 0))
+    check_device(args.device)
     to_stdout = args.json == "-"
     rows = run_train_bench(args.variant, args.steps, args.warmup, args.device, args.data,
                            args.threads, args.split, out=sys.stderr if to_stdout else sys.stdout,
                            sampled_softmax=args.sampled_softmax, amp=args.amp,
-                           flops=args.flops, batch_size=args.batch_size,
-                           batch_tokens=args.batch_tokens, profile=args.profile,
+                           flops=args.flops, batch_size=args.batch_size or 0,
+                           batch_tokens=args.batch_tokens or 0, profile=args.profile,
                            fused_decoder_gpu=args.fused_decoder_gpu,
                            decoder_graphs=args.decoder_graphs)
     if to_stdout:
@@ -105,7 +121,10 @@ def run_translate(args: argparse.Namespace) -> int:
     """`bench translate`: print decoding speed per beam size; exit status 1 when nothing ran."""
     from core.infer.shortlist import parse_spec
     from core.services.bench_translate import run_translate_bench
+    from core.train.device import check_device
 
+    at_least(("--threads", args.threads, 1),)
+    check_device(args.device)
     rows = run_translate_bench(args.variant, args.sentences, args.length, args.beam or [1, 5],
                                args.batch, args.device, args.data, args.threads, args.split,
                                amp=args.amp,

@@ -74,6 +74,7 @@ def run(args: argparse.Namespace) -> int:
     """`evaluate`: score the runs (one mode: metrics, --contrastive or --doc-level), store
     the results, print the tables and write --report; ConfigError when both modes are given."""
     from core.store import Workspace
+    from core.train.device import check_device
 
     def log(message: str) -> None:
         print(message, file=sys.stderr)
@@ -86,6 +87,13 @@ def run(args: argparse.Namespace) -> int:
                           "whole vocabulary; --shortlist only changes search: drop it")
     if args.gates is not None and not args.contrastive:
         raise ConfigError("--gates reads the gates on a contrastive set: give --contrastive")
+    if args.beam < 1:
+        raise ConfigError(f"--beam must be 1 or more (1 = greedy), not {args.beam}")
+    check_device(args.device)
+    if args.shortlist:
+        parse_spec(args.shortlist)
+    if args.report:
+        service.check_report(args.report)
     with Workspace.open(args.workspace, create=False) as ws:
         if args.contrastive:
             return run_contrastive(ws, args, log)

@@ -13,6 +13,9 @@ context instead of the previous source sentences (with separate source and targe
 vocabularies, mapped to source ids by token string). --json writes JSON lines with
 tokens, scores and attention (target tokens x source tokens); an --output ending in
 .tmx, .xlf, .tsv or .jsonl is written in that format and recorded in the workspace.
+--n-best K writes 'i ||| text ||| score' lines, or to a .jsonl file one record per
+hypothesis (id = the sentence's number, meta.rank); .tmx/.xlf/.tsv cannot hold it.
+--output is checked (format, writable) before any work.
 Progress goes to stderr for long inputs. The work is core.services.translation's, which
 the Translate screen uses too.
 """
@@ -45,7 +48,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                    "cost in BLEU (docs/benchmarks.md)")
     p.add_argument("--beam", type=int, default=5, help="beam size (1 = greedy; default 5)")
     p.add_argument("--n-best", type=int, default=1,
-                   help="print the K best translations per sentence ('i ||| text ||| score')")
+                   help="print the K best translations per sentence ('i ||| text ||| score'; "
+                   "to a .jsonl --output one record per hypothesis, meta.rank 1 = best)")
     p.add_argument("--unk-replace", action="store_true",
                    help="replace <unk> by the attended source word or its --dictionary entry")
     p.add_argument("--dictionary", metavar="FILE",
@@ -80,12 +84,13 @@ def add_model_args(p: argparse.ArgumentParser) -> None:
 
 def load_dictionary(path: str | Path) -> dict[str, str]:
     """`src<TAB>tgt` lines, optionally with count and total (core.evaluate.baseline's
-    saved dictionary); the first entry of a word wins."""
+    saved dictionary); the first entry of a word wins. Read as any text input
+    (core.data.textio): a missing file, a folder or invalid UTF-8 is a CorpusError
+    naming the file (and line)."""
+    from core.data.textio import CONVERT_TO_UTF8, read_lines
+
     out: dict[str, str] = {}
-    try:
-        lines = Path(path).read_text(encoding="utf-8").splitlines()
-    except FileNotFoundError:
-        raise CorpusError(path, None, "file not found: check the path") from None
+    lines, _ = read_lines(path, advice=CONVERT_TO_UTF8)
     for k, line in enumerate(lines, start=1):
         if not line.strip():
             continue
@@ -141,20 +146,42 @@ def write_output(args: argparse.Namespace, lines: list[str], records: list | Non
     return None
 
 
+def check_output(path: str, n_best: int) -> None:
+    """--output before any work: a format that can hold the result (an n-best list goes
+    to text or .jsonl, not .tmx, .xlf or .tsv) and a place it can be written
+    (core.atomic.check_writable); ConfigError / OutputError naming it."""
+    from core.atomic import check_writable
+
+    suffix = Path(path).suffix.lower()
+    if n_best > 1 and suffix in EXPORT_SUFFIXES and suffix != ".jsonl":
+        raise ConfigError(f"--output {path}: a {suffix} file holds one translation per "
+                          f"segment, not an n-best list: write --n-best to a .jsonl file (one "
+                          "record per hypothesis) or a text file ('i ||| text ||| score' "
+                          "lines), or drop --n-best")
+    check_writable(path)
+
+
 def run(args: argparse.Namespace) -> int:
     """`translate`: translate --input (or stdin) and write text, n-best lines, JSON lines or
     an export file; ConfigError on conflicting options. Returns 0."""
     from core.services import translation
     from core.store import Workspace
+    from core.train.device import check_device
 
     if args.beam < 1 or args.n_best < 1:
         raise ConfigError("--beam and --n-best must be 1 or more")
+    check_device(args.device)
     dictionary = load_dictionary(args.dictionary) if args.dictionary else None
     if dictionary and not args.unk_replace:
         raise ConfigError("--dictionary is used by --unk-replace: add --unk-replace")
     if args.n_best > 1 and (args.json or args.target_context):
         raise ConfigError("--n-best cannot be combined with --json or --target-context: "
                           "drop one of them")
+    if args.output:
+        check_output(args.output, args.n_best)
+    from core.infer.shortlist import parse_spec
+
+    spec = parse_spec(args.shortlist) if args.shortlist else None
     with Workspace.open(args.workspace, create=False) as ws:
         runs = [*args.run, *args.ensemble]
         session = translation.open_session(ws, runs, args.checkpoint, args.device)
@@ -165,13 +192,11 @@ def run(args: argparse.Namespace) -> int:
             if not amp_active(session.device, True):
                 print(f"note: --amp: {session.device} has no native bf16 "
                       f"({cpu_bf16_status()[1]}); decoding in fp32", file=sys.stderr)
-        if args.shortlist:
-            from core.infer.shortlist import parse_spec
+        if spec:
             from core.services.shortlist import load_shortlist
 
-            per_word, frequent = parse_spec(args.shortlist)
             session.shortlist = load_shortlist(
-                ws, runs[0], per_word, frequent, log=lambda m: print(m, file=sys.stderr))
+                ws, runs[0], *spec, log=lambda m: print(m, file=sys.stderr))
         src_lang, tgt_lang = session.first.src_pre.lang, session.first.tgt_pre.lang
         document = read_input(args, src_lang)
         if args.target_context:
@@ -180,9 +205,16 @@ def run(args: argparse.Namespace) -> int:
             if note:
                 print(f"note: {note}", file=sys.stderr)
         if args.n_best > 1:
-            write_output(args, translation.n_best_lines(
-                session, document.sentences, max(args.beam, args.n_best), args.n_best),
-                None, src_lang, tgt_lang)
+            beam, sentences = max(args.beam, args.n_best), document.sentences
+            if args.output and Path(args.output).suffix.lower() == ".jsonl":
+                records = translation.n_best_records(session, sentences, beam, args.n_best)
+                path = write_output(args, [], records, src_lang, tgt_lang)
+            else:
+                records = translation.n_best_lines(session, sentences, beam, args.n_best)
+                path = write_output(args, records, None, src_lang, tgt_lang)
+            if path is not None:  # not recorded: a translation list, not a translation
+                print(f"wrote {len(records)} translations (up to {args.n_best} per "
+                      f"sentence, {len(sentences)} sentences) to {path}", file=sys.stderr)
             return 0
         paragraphs = translation.translate_document(
             session, document, beam=args.beam, unk_replace=args.unk_replace,

@@ -21,13 +21,16 @@ from core.errors import CorpusError
 _BOM = b"\xef\xbb\xbf"
 _REPLACEMENT = "\ufffd"
 _REPLACEMENT_BYTES = _REPLACEMENT.encode("utf-8")
+#: the advice of an invalid UTF-8 byte where no lenient mode exists (translate, evaluate, align)
+CONVERT_TO_UTF8 = ("convert the file to UTF-8 (e.g. iconv -f latin1 -t utf-8 FILE > NEW) "
+                   "and try again")
 
 
 def _cannot_read(path: str | Path, exc: OSError) -> CorpusError:
     if isinstance(exc, FileNotFoundError):
         return CorpusError(path, None, "no such file; check the path")
     if isinstance(exc, IsADirectoryError):
-        return CorpusError(path, None, "is a folder, not a file; choose the corpus file")
+        return CorpusError(path, None, "is a folder, not a file; give a file in it")
     return CorpusError(path, None, f"cannot be read ({exc.strerror or exc}); check permissions")
 
 
@@ -98,14 +101,15 @@ def line_of_offset(data: bytes, offset: int) -> tuple[int, int]:
     return line, offset - start
 
 
-def decode_text(data: bytes, path: str | Path | None, lenient: bool = False, *,
-                offer_lenient: bool = True) -> tuple[str, list[str]]:
+def decode_text(data: bytes, path: str | Path | None, lenient: bool = False,
+                advice: str | None = None) -> tuple[str, list[str]]:
     """UTF-8 bytes -> text and the warnings of a lenient decode.
 
+    `advice` replaces the end of an invalid byte's message (default: convert the file
+    or read it in lenient mode) for callers that have no lenient mode (CONVERT_TO_UTF8).
+
     Strict mode raises CorpusError at the first invalid byte; lenient mode replaces
-    invalid sequences with U+FFFD and says how many it replaced. The error suggests
-    lenient mode only with `offer_lenient` (False where the command has none, such as
-    `align`'s gold and baseline files: it then says to convert the file). NUL bytes mean a
+    invalid sequences with U+FFFD and says how many it replaced. NUL bytes mean a
     binary file and are refused in both modes, and so are more lines than
     NMT_WB_MAX_LINES and a line longer than NMT_WB_MAX_LINE_CHARS (core.limits)."""
     warnings: list[str] = []
@@ -127,13 +131,12 @@ def decode_text(data: bytes, path: str | Path | None, lenient: bool = False, *,
         offset = skip + exc.start
         if not lenient:
             line, col = line_of_offset(data, offset)
-            advice = ("convert the file to UTF-8 or read it in lenient mode to replace bad "
-                      "bytes with U+FFFD") if offer_lenient else (
-                      "convert the file to UTF-8 (e.g. with iconv) and try again")
             raise CorpusError(
                 path, line,
                 f"invalid UTF-8 byte 0x{data[offset]:02x} at byte offset {offset} "
-                f"(byte {col} of the line); {advice}",
+                f"(byte {col} of the line); " + (advice or "convert the file to UTF-8 or "
+                                                 "read it in lenient mode to replace bad "
+                                                 "bytes with U+FFFD"),
             ) from None
         text = data[skip:].decode("utf-8", errors="replace")
         # count only the replacements we made, not U+FFFD already in the file
@@ -158,9 +161,9 @@ def split_lines(text: str) -> list[str]:
     return [ln[:-1] if ln.endswith("\r") else ln for ln in lines]
 
 
-def read_lines(path: str | Path, lenient: bool = False, *,
-               offer_lenient: bool = True) -> tuple[list[str], list[str]]:
-    """The lines of a UTF-8 text file and the warnings of a lenient decode
-    (`offer_lenient`: see decode_text)."""
-    text, warnings = decode_text(read_bytes(path), path, lenient, offer_lenient=offer_lenient)
+def read_lines(path: str | Path, lenient: bool = False,
+               advice: str | None = None) -> tuple[list[str], list[str]]:
+    """The lines of a UTF-8 text file and the warnings of a lenient decode (`advice`:
+    see decode_text)."""
+    text, warnings = decode_text(read_bytes(path), path, lenient, advice)
     return split_lines(text), warnings

@@ -242,10 +242,10 @@ def _ascii_digits(text: str) -> bool:
 
 def _read_lines(path: str | Path) -> list[str]:
     """The file's lines, split on '\\n' only (core.data.textio): errors name the line."""
-    from core.data.textio import decode_text, read_bytes, split_lines
+    from core.data.textio import CONVERT_TO_UTF8, decode_text, read_bytes, split_lines
 
     try:  # no lenient mode for alignments: the error says to convert the file
-        text, _ = decode_text(read_bytes(path), path, offer_lenient=False)
+        text, _ = decode_text(read_bytes(path), path, advice=CONVERT_TO_UTF8)
     except AlignmentError:
         raise
     except CorpusError as exc:

@@ -35,9 +35,9 @@ def _paragraph_texts(path: Path) -> list[str]:
     if suffix in (".txt", ".md"):
         # read as any text input (core.data.textio): lines end at '\n' only, invalid
         # UTF-8 and NUL bytes are errors naming the line, the input limits hold
-        from core.data.textio import decode_text, read_bytes, split_lines
+        from core.data.textio import CONVERT_TO_UTF8, decode_text, read_bytes, split_lines
 
-        lines = split_lines(decode_text(read_bytes(path), path)[0])
+        lines = split_lines(decode_text(read_bytes(path), path, advice=CONVERT_TO_UTF8)[0])
         paragraphs = 0
         for number, line in enumerate(lines, start=1):
             if line.strip():

@@ -150,9 +150,13 @@ class Shortlist:
 
 
 def parse_spec(text: str) -> tuple[int, int]:
-    """'50,100' -> (per_word 50, frequent 100); ConfigError naming the expected form."""
+    """'50,100' -> (per_word 50, frequent 100); ConfigError naming the expected form or
+    the range (Shortlist's), before any lexicon is built."""
     try:
         per_word, frequent = (int(x) for x in text.split(","))
     except ValueError:
         raise ConfigError(f"shortlist {text!r}: expected PER_WORD,FREQUENT, e.g. 50,100") from None
+    if not 1 <= per_word <= STORED_PER_WORD or frequent < 0:
+        raise ConfigError(f"shortlist {text!r}: need 1 <= PER_WORD <= {STORED_PER_WORD} and "
+                          "FREQUENT >= 0, e.g. 50,100")
     return per_word, frequent

@@ -29,14 +29,14 @@ def baseline_training_text(ws, run_info, src_pre, tgt_pre, corpus: str | None = 
     their line counts (as `corpus import` says it)."""
     from core.config import RunConfig
     from core.data.readers import _check_same_length
-    from core.data.textio import read_lines
+    from core.data.textio import CONVERT_TO_UTF8, read_lines
     from core.services.training import load_split_corpora
 
     if src_file or tgt_file:
         if not (src_file and tgt_file):
             raise ConfigError("give --baseline-src and --baseline-tgt together")
-        src, _ = read_lines(Path(src_file), offer_lenient=False)
-        tgt, _ = read_lines(Path(tgt_file), offer_lenient=False)
+        src, _ = read_lines(Path(src_file), advice=CONVERT_TO_UTF8)
+        tgt, _ = read_lines(Path(tgt_file), advice=CONVERT_TO_UTF8)
         _check_same_length(Path(src_file), Path(tgt_file), src, tgt)
         pairs = list(zip(src, tgt, strict=True))
     elif corpus:

@@ -186,6 +186,26 @@ def metrics_table(systems: list[SystemScores], title: str):
                  notes=[f"sacreBLEU {sig}" for sig in sigs])
 
 
+def report_format(path: str | Path) -> str:
+    """A report's format by its suffix: html, md, markdown, csv or json; ConfigError
+    naming the file otherwise."""
+    path = Path(path)
+    fmt = path.suffix.lower().lstrip(".")
+    if fmt not in ("html", "md", "markdown", "csv", "json"):
+        raise ConfigError(f"{path}: unknown report format {path.suffix!r}: use .md, .csv, "
+                          ".json or .html")
+    return fmt
+
+
+def check_report(path: str | Path) -> None:
+    """A --report checked before the evaluation: a known format (report_format) and a
+    place it can be written (core.atomic.check_writable)."""
+    from core.atomic import check_writable
+
+    check_writable(path)
+    report_format(path)
+
+
 def write_report(path: str | Path, tables: list, title: str) -> list[Path]:
     """.md and .html hold every table; .csv/.json hold the first, the others go to
     '<stem>.<k>.<suffix>' beside it."""
@@ -193,15 +213,12 @@ def write_report(path: str | Path, tables: list, title: str) -> list[Path]:
     from core.evaluate.report import write_html_report
 
     path = Path(path)
-    fmt = path.suffix.lower().lstrip(".")
+    fmt = report_format(path)
     if fmt == "html":
         return [write_html_report(path, tables, title)]
     if fmt in ("md", "markdown"):
         text = f"# {title}\n\n" + "\n".join(t.to_markdown() for t in tables)
         return [write_text_atomic(path, text)]
-    if fmt not in ("csv", "json"):
-        raise ConfigError(f"{path}: unknown report format {path.suffix!r}: use .md, .csv, "
-                          ".json or .html")
     out = [tables[0].save(path, fmt)]
     for k, t in enumerate(tables[1:], start=2):
         out.append(t.save(path.with_name(f"{path.stem}.{k}{path.suffix}"), fmt))
@@ -236,14 +253,14 @@ def evaluation_pairs(ws, run_info, split: str | None = None, src: str | Path | N
     files (languages ''). `max_sentences` > 0 keeps a prefix (name '...[:N]')."""
     from core.config import RunConfig
     from core.data.corpus import SentencePair
-    from core.data.textio import read_lines
+    from core.data.textio import CONVERT_TO_UTF8, read_lines
     from core.services.training import load_split_corpora
 
     if src or ref:
         if not (src and ref) or split:
             raise ConfigError("give --src and --ref together, or --test SPLIT")
-        sources, _ = read_lines(Path(src), False)
-        refs, _ = read_lines(Path(ref), False)
+        sources, _ = read_lines(Path(src), False, CONVERT_TO_UTF8)
+        refs, _ = read_lines(Path(ref), False, CONVERT_TO_UTF8)
         if len(sources) != len(refs):
             raise CorpusError(ref, None, f"{len(refs)} references for {len(sources)} sources "
                               f"in {src}: the files must be line-parallel")

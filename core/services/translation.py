@@ -124,9 +124,9 @@ def read_document(path: str | Path, lang: str = "en") -> Document:
 def read_lines(data: bytes, name: str) -> Document:
     """Text with one sentence per line, read as a corpus is imported (core.data.textio:
     invalid UTF-8 and NUL bytes are errors naming the line; lines end at '\\n' only)."""
-    from core.data.textio import decode_text, split_lines
+    from core.data.textio import CONVERT_TO_UTF8, decode_text, split_lines
 
-    text, _ = decode_text(data, name)
+    text, _ = decode_text(data, name, advice=CONVERT_TO_UTF8)
     return Document.of_lines(split_lines(text), name)
 
 
@@ -166,7 +166,29 @@ def check_target_context(session) -> None:
 def n_best_lines(session, sentences: list[str], beam: int, n_best: int,
                  batch_size: int | None = None) -> list[str]:
     """Moses-style n-best lines 'i ||| translation ||| score' (i 0-based) of a
-    sentence-level run or ensemble, `batch_size` sentences at a time (default:
+    sentence-level run or ensemble (see n_best_lists)."""
+    return [f"{i} ||| {text} ||| {score:.4f}"
+            for i, hyps in enumerate(n_best_lists(session, sentences, beam, n_best, batch_size))
+            for text, score in hyps]
+
+
+def n_best_records(session, sentences: list[str], beam: int, n_best: int,
+                   batch_size: int | None = None) -> list[TranslationRecord]:
+    """The n-best lists as TranslationRecords (for JSON lines): one per hypothesis,
+    best first; id = the sentence's number (1-based, as to_record's), meta['rank'] =
+    the hypothesis's (1 = best), score = its log-probability."""
+    return [TranslationRecord(source=src, translation=text, id=str(i + 1), score=score,
+                              meta={"rank": rank})
+            for i, (src, hyps) in enumerate(zip(sentences, n_best_lists(
+                session, sentences, beam, n_best, batch_size), strict=True))
+            for rank, (text, score) in enumerate(hyps, start=1)]
+
+
+def n_best_lists(session, sentences: list[str], beam: int, n_best: int,
+                 batch_size: int | None = None) -> list[list[tuple[str, float]]]:
+    """Per sentence, its up to `n_best` best (detokenised translation, log-probability),
+    best first (none for an empty sentence), of a sentence-level run or ensemble,
+    `batch_size` sentences at a time (default:
     core.infer.translate.sentences_per_batch(beam))."""
     from core.infer.search import beam_search
     from core.infer.translate import (
@@ -200,9 +222,8 @@ def n_best_lines(session, sentences: list[str], beam: int, n_best: int,
                 found = beam_search(model, src, lens, beam=beam, n_best=n_best, **shortlist)
         hyps = dict(zip(keep, found, strict=True))
         for k in range(len(chunk)):
-            for h in hyps.get(k, []):
-                text = detokenize(list(tgt_vocab.decode(h.tokens)), tgt_pre, tgt_vocab)
-                out.append(f"{start + k} ||| {text} ||| {h.score:.4f}")
+            out.append([(detokenize(list(tgt_vocab.decode(h.tokens)), tgt_pre, tgt_vocab),
+                         float(h.score)) for h in hyps.get(k, [])])
     return out
 
 

@@ -60,7 +60,10 @@ class LoadedModel:
 
 
 def pick_checkpoint(run_dir: Path, which: str = "best") -> Path:
-    """'best' (lowest dev perplexity, else last), 'last', or a file name in the run."""
+    """'best' (lowest dev perplexity, else last), 'last', or a file name in the run.
+    CheckpointError when it is not there: saying the run's folder is gone (or empty, as
+    Workspace.run_dir makes it again), or listing
+    the checkpoints the run has, or that it has none yet."""
     if which == "best":
         best = sorted(run_dir.glob("best-*.pt"))  # best-<step:08d>.pt: by step
         if best:
@@ -73,9 +76,17 @@ def pick_checkpoint(run_dir: Path, which: str = "best") -> Path:
     path = inside(run_dir, ckpt.LAST if which == "last" else which, "checkpoint", CheckpointError,
                   bare=True)
     if not path.exists():
+        if not run_dir.is_dir() or not any(run_dir.iterdir()):
+            raise CheckpointError(f"{run_dir}: the run's folder is missing or empty: train "
+                                  "the run first or, if it was trained, put back its files "
+                                  "(deleted or moved?)")
+        saved = sorted(p.name for p in run_dir.glob("*.pt"))
+        if saved:
+            raise CheckpointError(f"{run_dir}: no checkpoint {path.name!r}; the run has "
+                                  f"{', '.join(saved)}: pick one of them, or 'best'")
         raise CheckpointError(
             f"{run_dir}: no checkpoint {path.name!r}; the run has not saved one yet "
-            "(train it first, or pick 'last')")
+            "(train it first)")
     return path
 
 

@@ -11,8 +11,14 @@ import torch
 from core.errors import ConfigError
 
 
-def pick_device(name: str = "auto", threads: int = 0) -> torch.device:
-    """'auto' -> cuda when available else cpu; 'cuda' without a GPU is a clear error."""
+def pick_device(name: str = "auto", threads: int = 0, option: str = "device") -> torch.device:
+    """'auto' -> cuda when available else cpu; a name that is not auto, cpu, cuda or
+    cuda:N (train's rule, core.config.DEVICE_RE) and 'cuda' without a GPU are a
+    ConfigError naming `option` ('--device' from the command line, see check_device)."""
+    from core.config import DEVICE_RE
+
+    if not DEVICE_RE.match(str(name)):
+        raise ConfigError(f"{option} must be auto, cpu, cuda or cuda:N, not {name!r}")
     if threads > 0:
         torch.set_num_threads(threads)
     if name == "auto":
@@ -21,6 +27,12 @@ def pick_device(name: str = "auto", threads: int = 0) -> torch.device:
     if device.type == "cuda" and not torch.cuda.is_available():
         raise ConfigError(f"device {name!r} asked for, but no CUDA GPU is visible; use --device cpu")
     return device
+
+
+def check_device(name: str) -> torch.device:
+    """A command's --device checked before any work (translate, evaluate, align, bench):
+    the device, or the ConfigError of pick_device naming --device."""
+    return pick_device(name, option="--device")
 
 
 def describe_device(device: torch.device | None = None) -> str:
