@@ -39,7 +39,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="stop after this many minutes of training (summed over resumes)")
     p.add_argument("--epochs", type=int)
     p.add_argument("--valid-every", type=int)
-    p.add_argument("--init-from", metavar="RUN", help="two-stage training: the stage-1 run")
+    p.add_argument("--init-from", metavar="RUN",
+                   help="two-stage training: the stage-1 run (only with train.stage = 2, as "
+                   "the context-ts-cpu and context-tgt-ts-cpu presets set)")
     p.add_argument("--guide-runs", metavar="RUN[,REVERSE]",
                    help="guided alignment from these trained runs' own attention (a run and "
                    "optionally its reverse-direction run, symmetrised) instead of eflomal")

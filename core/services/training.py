@@ -21,7 +21,7 @@ from pathlib import Path
 from core.config import RunConfig
 from core.data.batching import BatchPlan
 from core.data.dataset import PreparedData, decode_ids, prepare_dataset
-from core.errors import ConfigError, TrainingError, WorkbenchError
+from core.errors import ConfigError, StoreError, TrainingError, WorkbenchError
 from core.families import family_traits
 from core.jobs import JobCancelled, JobContext, JobEvent
 from core.runlock import RunLock
@@ -40,6 +40,7 @@ def create_run(ws: Workspace, corpus_ref: int | str, config: RunConfig, name: st
     every config field (RunConfig.validate), the device, and a corpus whose split has
     training and dev pairs. A refused run leaves no row holding its name."""
     config.validate()
+    check_init_from(ws, config)
     pick_device(config.train.device)  # 'cuda' without a GPU is refused here, not mid-run
     corpus = ws.get_corpus(corpus_ref)
     # cheap enough for the GUI thread: the stored split's sizes, or the pair count
@@ -52,6 +53,21 @@ def create_run(ws: Workspace, corpus_ref: int | str, config: RunConfig, name: st
             f"an 80/10/10 split needs at least {MIN_PAIRS} for one dev pair; import a larger "
             "corpus (hundreds of pairs at least)")
     return ws.create_run(name or config.name, config.to_dict(), corpus.id)
+
+
+def check_init_from(ws: Workspace, config: RunConfig) -> None:
+    """train.init_from (`train --init-from RUN`) starts stage 2 of two-stage training, or an
+    alignment head, from a trained run: ConfigError when that run is unknown or of the
+    wrong kind, or when train.stage is not 2 (the setting would be ignored)."""
+    if config.train.stage == 2:
+        _stage1_run(ws, config)
+    elif config.train.init_from:
+        raise ConfigError(
+            f"train.init_from (--init-from) = {config.train.init_from!r} has an effect only "
+            f"with train.stage = 2, and train.stage is {config.train.stage} here: it starts "
+            "stage 2 of two-stage training from a sentence-level 'transformer' run (e.g. "
+            "--preset context-ts-cpu or context-tgt-ts-cpu --init-from RUN); leave "
+            "--init-from out otherwise")
 
 
 def check_split_sizes(corpus_name: str, assignment: dict[str, list[int]]) -> None:
@@ -227,7 +243,11 @@ def _stage1_run(ws: Workspace, config: RunConfig):
     sizes for an alignment head."""
     if not config.train.init_from:
         raise ConfigError("train.stage = 2 needs train.init_from = the trained run to start from")
-    base = ws.get_run(config.train.init_from)
+    try:
+        base = ws.get_run(config.train.init_from)
+    except StoreError as exc:
+        raise ConfigError(f"train.init_from (--init-from) = {config.train.init_from!r}: {exc} "
+                          "Name a trained run of this workspace.") from None
     if config.model.alignment_head:
         # both normalised by RunConfig (an older run's config lacks newer keys)
         ours = dataclasses.asdict(config.model)
