@@ -168,3 +168,24 @@ def test_real_tatoeba_import(tmp_path, shared, capsys):
         english, spanish = lines[k].split("\t")[:2]
         assert (corpus.pairs[k].src, corpus.pairs[k].tgt, corpus.pairs[k].line) == (
             spanish, english, k + 1)
+
+
+def test_a_corpus_that_runs_use_keeps_its_split(tmp_path, capsys):
+    src = tmp_path / "ten.tsv"
+    src.write_text("".join(f"en {i}\tes {i}\n" for i in range(10)), encoding="utf-8")
+    ws = tmp_path / "ws"
+    assert cli(ws, "corpus", "import", str(src), "--src-lang", "es", "--tgt-lang", "en",
+               "--name", "ten") == 0
+    assert cli(ws, "corpus", "split", "ten", "--seed", "5", "--ratios", "0.6,0.2,0.2") == 0
+    with Workspace.open(ws) as store:
+        parts = store.load_split("ten").assignment
+        store.create_run("d1", {}, "ten")  # a run trained on that split
+    capsys.readouterr()
+    assert cli(ws, "corpus", "split", "ten", "--seed", "7", "--ratios", "0.6,0.2,0.2") == 2
+    err = capsys.readouterr().err
+    assert "corpus 'ten' is used by runs d1" in err and "--name ten-2" in err
+    assert err.count("\n") == 1
+    with Workspace.open(ws) as store:
+        assert store.load_split("ten").assignment == parts  # unchanged
+    # the same split again changes nothing and is allowed
+    assert cli(ws, "corpus", "split", "ten", "--seed", "5", "--ratios", "0.6,0.2,0.2") == 0
