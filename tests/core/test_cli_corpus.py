@@ -189,3 +189,17 @@ def test_a_corpus_that_runs_use_keeps_its_split(tmp_path, capsys):
         assert store.load_split("ten").assignment == parts  # unchanged
     # the same split again changes nothing and is allowed
     assert cli(ws, "corpus", "split", "ten", "--seed", "5", "--ratios", "0.6,0.2,0.2") == 0
+
+
+@pytest.mark.parametrize("command", [["corpus", "list"], ["demo", "--quick"]])
+def test_a_workspace_that_cannot_be_created_is_one_clear_error(tmp_path, capsys, command):
+    blocker = tmp_path / "a-file"
+    blocker.write_text("not a folder\n", encoding="utf-8")
+    ws = blocker / "ws"  # under a file: no folder can be made there (as under /proc)
+    argv = ([*command, "--workspace", str(ws)] if command[0] == "demo"
+            else ["--workspace", str(ws), *command])
+    assert run_cli(argv) == 2
+    err = capsys.readouterr().err
+    assert f"error: {ws}: cannot create the workspace folder" in err
+    assert "choose a folder you can write to" in err and err.count("error:") == 1
+    assert blocker.read_text(encoding="utf-8") == "not a folder\n"
