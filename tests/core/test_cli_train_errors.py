@@ -45,3 +45,13 @@ def test_init_from_an_unknown_run_is_refused(ws_dir, capsys):
     err = capsys.readouterr().err
     assert "train.init_from (--init-from) = 'nosuch'" in err and "no run named 'nosuch'" in err
     assert Workspace.open(ws_dir).list_runs() == []
+
+
+def test_distributed_outside_torchrun_says_to_launch_with_torchrun(ws_dir, capsys, monkeypatch):
+    monkeypatch.delenv("MASTER_ADDR", raising=False)
+    monkeypatch.delenv("MASTER_PORT", raising=False)
+    assert train(ws_dir, "--name", "d1", "--distributed") == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: --distributed: MASTER_ADDR and MASTER_PORT not set")
+    assert "torchrun --nproc_per_node 2 main.py train --distributed" in err
+    assert Workspace.open(ws_dir).list_runs() == []
