@@ -28,7 +28,7 @@ from core.runlock import RunLock
 from core.services.corpora import ensure_split, load_split_corpora  # noqa: F401 (re-exported)
 from core.store import Workspace
 from core.train import artifacts, guidance
-from core.train.device import describe_device, pick_device
+from core.train.device import check_model_fits, describe_device, pick_device
 from core.train.loop import TrainData, TrainResult, train_model
 
 MIN_DEV_PAIRS = 1  # a dev set without a pair gives perplexity exp(0) = 1.00: meaningless
@@ -41,7 +41,10 @@ def create_run(ws: Workspace, corpus_ref: int | str, config: RunConfig, name: st
     training and dev pairs. A refused run leaves no row holding its name."""
     config.validate()
     check_init_from(ws, config)
-    pick_device(config.train.device)  # 'cuda' without a GPU is refused here, not mid-run
+    device = pick_device(config.train.device)  # 'cuda' without a GPU: refused here, not mid-run
+    # a model that cannot fit is refused before the run exists (vocabularies at their caps)
+    check_model_fits(config.model, config.data.src_vocab_size, config.data.tgt_vocab_size,
+                     device)
     corpus = ws.get_corpus(corpus_ref)
     # cheap enough for the GUI thread: the stored split's sizes, or the pair count
     sizes = ws.split_sizes(corpus.id)

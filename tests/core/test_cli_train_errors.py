@@ -3,10 +3,12 @@ setting and what to do, and leaves no run behind that would hold the name."""
 from __future__ import annotations
 
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
 from core.cli import run_cli
+from core.config import load_preset
 from core.store import Workspace
 
 DEMO = Path(__file__).resolve().parents[2] / "resources" / "demo"
@@ -55,3 +57,32 @@ def test_distributed_outside_torchrun_says_to_launch_with_torchrun(ws_dir, capsy
     assert err.startswith("error: --distributed: MASTER_ADDR and MASTER_PORT not set")
     assert "torchrun --nproc_per_node 2 main.py train --distributed" in err
     assert Workspace.open(ws_dir).list_runs() == []
+
+
+def test_a_model_too_large_for_the_machine_is_refused_before_a_run_exists(ws_dir, capsys):
+    args = ["--set", "model.hidden_size=100000000", "--name", "big"]
+    assert train(ws_dir, *args) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: the model is too large to train here: ")
+    assert "parameters, training needs at least" in err and "lower the model's sizes" in err
+    assert Workspace.open(ws_dir).list_runs() == []
+    assert train(ws_dir, "--name", "big") == 0  # the name is free
+
+
+def test_an_allocation_failure_while_building_is_a_training_error(tmp_path, monkeypatch):
+    import core.models.registry as registry
+    from core.errors import TrainingError
+    from core.jobs import RecordingContext
+    from core.train.loop import train_model
+
+    def refuse(*args, **kwargs):
+        raise RuntimeError("[enforce fail at alloc_cpu.cpp:127] err == 0. DefaultCPUAllocator: "
+                           "can't allocate memory: you tried to allocate 409600000000 bytes.")
+
+    monkeypatch.setattr(registry, "build_model", refuse)
+    config = load_preset("demo")
+    config.train.device = "cpu"
+    with pytest.raises(TrainingError, match=r"too large to train here: .* memory for 381.5 GiB "
+                       "at once could not be had"):
+        train_model(config, SimpleNamespace(src_vocab_size=9, tgt_vocab_size=9), tmp_path,
+                    RecordingContext())
