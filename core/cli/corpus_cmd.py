@@ -173,6 +173,9 @@ def run_stats(args: argparse.Namespace) -> int:
     return 0
 
 
+MAX_SEED = 2**32 - 1  # train.seed's range (core.config RULES)
+
+
 def parse_ratios(text: str) -> tuple[float, float, float]:
     """'0.8,0.1,0.1' -> (0.8, 0.1, 0.1); core.data.splits checks they make a split."""
     try:
@@ -191,6 +194,9 @@ def run_split(args: argparse.Namespace) -> int:
     from core.services.corpora import split_and_store
 
     ratios = parse_ratios(args.ratios)
+    if not 0 <= args.seed <= MAX_SEED:
+        raise ConfigError(f"--seed must be a whole number from 0 to {MAX_SEED} (as "
+                          f"train.seed), not {args.seed}")
     with _open(args) as ws:
         corpus = ws.load_corpus(args.corpus)
         assignment = split_and_store(ws, args.corpus, args.seed, ratios)

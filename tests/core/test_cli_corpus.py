@@ -124,6 +124,12 @@ def test_split_is_stored_and_show_prints_its_pairs(tmp_path, capsys):
         assert store.load_split("ten").assignment == parts  # same seed, same split
     assert cli(ws, "corpus", "split", "ten", "--ratios", "0.6,0.2") == 2
     assert "three fractions" in capsys.readouterr().err
+    for seed in ("99999999999999999999", "-1"):  # no OverflowError traceback
+        assert cli(ws, "corpus", "split", "ten", "--seed", seed) == 2
+        assert (f"error: --seed must be a whole number from 0 to 4294967295 (as train.seed), "
+                f"not {seed}\n") == capsys.readouterr().err
+    with Workspace.open(ws) as store:
+        assert store.load_split("ten").assignment == parts
 
 
 def test_parallel_import_with_documents_and_show_window(tmp_path, capsys):
@@ -203,3 +209,24 @@ def test_a_workspace_that_cannot_be_created_is_one_clear_error(tmp_path, capsys,
     assert f"error: {ws}: cannot create the workspace folder" in err
     assert "choose a folder you can write to" in err and err.count("error:") == 1
     assert blocker.read_text(encoding="utf-8") == "not a folder\n"
+
+
+def test_a_closed_stdout_ends_quietly_as_unix_tools_do(tmp_path):
+    import subprocess
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    src = tmp_path / "big.tsv"  # ~1 MB to show: far more than a pipe holds
+    src.write_text("".join(f"en {i} {'x' * 80}\tes {i} {'y' * 80}\n" for i in range(5000)),
+                   encoding="utf-8")
+    ws = tmp_path / "ws"
+    assert cli(ws, "corpus", "import", str(src), "--src-lang", "es", "--tgt-lang", "en",
+               "--name", "big") == 0
+    proc = subprocess.Popen([sys.executable, str(root / "main.py"), "--workspace", str(ws),
+                             "corpus", "show", "big", "--count", "5000"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=root)
+    assert proc.stdout.readline().startswith(b"corpus 'big': pairs 0..4999 of 5000")
+    proc.stdout.close()  # like `| head -1`
+    assert proc.wait(timeout=120) == 141  # 128 + SIGPIPE
+    assert proc.stderr.read() == b""  # no BrokenPipeError traceback
+    proc.stderr.close()
