@@ -86,3 +86,20 @@ def test_an_allocation_failure_while_building_is_a_training_error(tmp_path, monk
                        "at once could not be had"):
         train_model(config, SimpleNamespace(src_vocab_size=9, tgt_vocab_size=9), tmp_path,
                     RecordingContext())
+
+
+@pytest.mark.parametrize("garbage", ["garbage{", '{"src": 1, "tgt": {}}', "[]"])
+def test_a_damaged_preprocess_json_is_one_error_naming_the_file(ws_dir, capsys, monkeypatch,
+                                                                 garbage):
+    import io
+
+    assert train(ws_dir, "--name", "r1") == 0
+    path = Workspace.open(ws_dir).run_dir(1) / "preprocess.json"
+    path.write_text(garbage, encoding="utf-8")
+    capsys.readouterr()
+    monkeypatch.setattr("sys.stdin", io.StringIO("hola\n"))
+    for command in (["translate", "--run", "r1"], ["evaluate", "--run", "r1"]):
+        assert run_cli(["--workspace", ws_dir, *command]) == 2
+        err = capsys.readouterr().err
+        assert err.startswith(f"error: {path}: the run's preprocessing settings are damaged")
+        assert "the run is damaged: train it again" in err and err.count("\n") == 1
