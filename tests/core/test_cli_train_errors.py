@@ -103,3 +103,25 @@ def test_a_damaged_preprocess_json_is_one_error_naming_the_file(ws_dir, capsys, 
         err = capsys.readouterr().err
         assert err.startswith(f"error: {path}: the run's preprocessing settings are damaged")
         assert "the run is damaged: train it again" in err and err.count("\n") == 1
+
+
+def test_ctrl_c_before_any_validation_says_so_not_nan(ws_dir, capsys, monkeypatch):
+    import os
+    import signal
+
+    import core.cli.train_cmd as train_cmd
+
+    class CtrlCAtFirstStep(train_cmd.ProgressPrinter):
+        def __call__(self, event):
+            if event.kind == "step" and not getattr(self, "sent", False):
+                self.sent = True
+                os.kill(os.getpid(), signal.SIGINT)  # as Ctrl+C in the terminal
+            return super().__call__(event)
+
+    monkeypatch.setattr(train_cmd, "ProgressPrinter", CtrlCAtFirstStep)
+    assert run_cli(["--workspace", ws_dir, "train", "--preset", "demo", "--corpus", "demo",
+                    "--name", "c1", *TINY, "--max-steps", "50", "--valid-every", "40"]) == 130
+    out = capsys.readouterr().out
+    assert "run c1 (id 1): cancelled after 1 steps; no validation yet, so no best dev " \
+           "perplexity; folder" in out
+    assert "nan" not in out
