@@ -125,3 +125,24 @@ def test_ctrl_c_before_any_validation_says_so_not_nan(ws_dir, capsys, monkeypatc
     assert "run c1 (id 1): cancelled after 1 steps; no validation yet, so no best dev " \
            "perplexity; folder" in out
     assert "nan" not in out
+
+
+def test_a_split_without_dev_or_test_share_gets_the_right_advice(ws_dir, capsys):
+    assert run_cli(["--workspace", ws_dir, "corpus", "split", "demo", "--ratios", "1,0,0"]) == 0
+    capsys.readouterr()
+    assert train(ws_dir, "--name", "s1") == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: corpus 'demo' has no dev pairs: its split (ratios 1,0,0) "
+                          "gives 459 training and 0 dev pairs of 459; split it again")
+    assert "--ratios 0.8,0.1,0.1" in err and "import a larger corpus" not in err
+    assert Workspace.open(ws_dir).list_runs() == []
+
+    assert run_cli(["--workspace", ws_dir, "corpus", "split", "demo", "--ratios",
+                    "0.9,0.1,0"]) == 0
+    assert train(ws_dir, "--name", "s2") == 0
+    capsys.readouterr()
+    assert run_cli(["--workspace", ws_dir, "evaluate", "--run", "s2"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: corpus 'demo' has no test pairs: its split (ratios 0.9,0.1,0) "
+                          "gives the test set no share;")
+    assert "--src FILE --ref FILE" in err and "<input>" not in err
