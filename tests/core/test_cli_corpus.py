@@ -230,3 +230,20 @@ def test_a_closed_stdout_ends_quietly_as_unix_tools_do(tmp_path):
     assert proc.wait(timeout=120) == 141  # 128 + SIGPIPE
     assert proc.stderr.read() == b""  # no BrokenPipeError traceback
     proc.stderr.close()
+
+
+def test_empty_language_codes_and_xliff_files_are_refused(tmp_path, tsv, capsys):
+    ws = tmp_path / "ws"
+    for flag in ("--src-lang", "--tgt-lang"):
+        langs = {"--src-lang": "es", "--tgt-lang": "en", flag: ""}
+        assert cli(ws, "corpus", "import", str(tsv), *[x for kv in langs.items() for x in kv]) == 2
+        assert capsys.readouterr().err == (f"error: {flag} '': give a language code without "
+                                           f"spaces, e.g. {'es' if flag == '--src-lang' else 'en'}\n")
+    xlf = tmp_path / "out.xlf"
+    xlf.write_text('<?xml version="1.0"?><xliff version="1.2"></xliff>\n', encoding="utf-8")
+    assert cli(ws, "corpus", "import", str(xlf), "--src-lang", "es", "--tgt-lang", "en") == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"error: {xlf}: XLIFF is not a corpus import format; import tsv")
+    assert "tmx (one *.tmx file)" in err and "tab-separated columns)" in err
+    with Workspace.open(ws) as store:
+        assert store.list_corpora() == []
