@@ -124,7 +124,13 @@ class Workspace(RunRecords):
                     f"{root}: the folder is not empty and holds no {DB_NAME}; choose an "
                     "empty or new folder for a workspace."
                 )
-            root.mkdir(parents=True, exist_ok=True)
+            try:
+                root.mkdir(parents=True, exist_ok=True)
+            except OSError as exc:
+                raise StoreError(
+                    f"{root}: cannot create the workspace folder "
+                    f"({exc.strerror or exc}); choose a folder you can write to "
+                    "(--workspace DIR).") from None
         ws = cls(root.resolve())
         try:
             conn = ws._conn()

@@ -9,10 +9,13 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
 
 from core.errors import WorkbenchError
 from core.textsafe import printable
+
+SIGPIPE = 13  # the exit status of a tool stopped by a closed pipe is 128 + SIGPIPE
 
 # Order is the order of `--help`.
 COMMAND_MODULES = [
@@ -43,14 +46,19 @@ def build_parser() -> argparse.ArgumentParser:
 def run_cli(argv: list[str]) -> int:
     """Parse `argv` and run the chosen command; returns the exit status: the command's, 1
     (help printed) without a command, 2 after a WorkbenchError (one line on stderr), 130
-    on Ctrl-C."""
+    on Ctrl-C, 141 (128 + SIGPIPE) without a word when stdout's reader has gone."""
     parser = build_parser()
     args = parser.parse_args(argv)
     if not getattr(args, "func", None):
         parser.print_help()
         return 1
     try:
-        return int(args.func(args) or 0)
+        status = int(args.func(args) or 0)
+        sys.stdout.flush()  # a reader that has gone (`| head`) shows here, not at exit
+        return status
+    except BrokenPipeError:  # stdout closed by its reader: stop quietly, as Unix tools do
+        _drop_stdout()
+        return 128 + SIGPIPE
     except WorkbenchError as exc:
         print(f"error: {printable(str(exc))}", file=sys.stderr)  # one line, no escapes
         return 2
@@ -65,3 +73,13 @@ def run_cli(argv: list[str]) -> int:
         where = getattr(exc, "filename", None) or args.workspace or "."
         print(f"error: {printable(str(diskspace.disk_full(where, cleaned=False)))}", file=sys.stderr)
         return 2
+
+
+def _drop_stdout() -> None:
+    """Point stdout at /dev/null, so that the interpreter's last flush of what is still
+    buffered for a closed pipe says nothing."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):  # no real stdout (a test's capture): nothing to flush
+        pass

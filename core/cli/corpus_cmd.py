@@ -79,9 +79,22 @@ def _open(args: argparse.Namespace) -> Workspace:
     return Workspace.open(args.workspace)
 
 
+#: suffixes of files the workbench writes or translates but does not import as a corpus
+NOT_IMPORTED = {".xlf": "XLIFF", ".xliff": "XLIFF", ".docx": "a Word document",
+                ".jsonl": "JSON lines"}
+
+
 def guess_format(paths: list[str]) -> str:
     """The --format of `corpus import` when none is given: 'tmx' for one *.tmx file, 'tsv'
     for one other file, 'parallel' for two."""
+    for path in paths:
+        kind = NOT_IMPORTED.get(Path(path).suffix.lower())
+        if kind:
+            raise ConfigError(
+                f"{path}: {kind} is not a corpus import format; import tsv (one file of "
+                "tab-separated columns), tmx (one *.tmx file), parallel (two line-aligned "
+                "files) or docs (two files of blank-line separated documents), e.g. convert "
+                "it to TMX first")
     if len(paths) == 1:
         return "tmx" if paths[0].lower().endswith(".tmx") else "tsv"
     return "parallel"
@@ -112,6 +125,10 @@ def run_import(args: argparse.Namespace) -> int:
     warnings; returns 0."""
     from core.services.corpora import import_corpus
 
+    for flag, code in (("--src-lang", args.src_lang), ("--tgt-lang", args.tgt_lang)):
+        if not code.strip() or code != code.strip():
+            raise ConfigError(f"{flag} {code!r}: give a language code without spaces, e.g. "
+                              f"{'es' if flag == '--src-lang' else 'en'}")
     fmt = args.format or guess_format(args.paths)
     options = reader_options(args, fmt)
     name = args.name or Path(args.paths[0]).stem
@@ -173,6 +190,9 @@ def run_stats(args: argparse.Namespace) -> int:
     return 0
 
 
+MAX_SEED = 2**32 - 1  # train.seed's range (core.config RULES)
+
+
 def parse_ratios(text: str) -> tuple[float, float, float]:
     """'0.8,0.1,0.1' -> (0.8, 0.1, 0.1); core.data.splits checks they make a split."""
     try:
@@ -191,6 +211,9 @@ def run_split(args: argparse.Namespace) -> int:
     from core.services.corpora import split_and_store
 
     ratios = parse_ratios(args.ratios)
+    if not 0 <= args.seed <= MAX_SEED:
+        raise ConfigError(f"--seed must be a whole number from 0 to {MAX_SEED} (as "
+                          f"train.seed), not {args.seed}")
     with _open(args) as ws:
         corpus = ws.load_corpus(args.corpus)
         assignment = split_and_store(ws, args.corpus, args.seed, ratios)

@@ -7,7 +7,7 @@ the demo gold set, trains a small model (preset `demo`; --quick: a few steps),
 translates the test split, scores it (BLEU/chrF/TER, BLEU by length), computes the
 AER of the model's attention on the gold set beside eflomal's, exports translations
 (TMX, XLIFF, JSON lines), alignments (Pharaoh) and an HTML report into
-<workspace>/exports/demo/, and prints a summary with the numbers and the paths
+<workspace>/exports/<run>/ (demo, demo-2, ...), and prints a summary with the numbers and the paths
 (the work is core.services.demo's).
 """
 from __future__ import annotations

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import math
 import os
 import signal
 import sys
@@ -39,7 +40,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="stop after this many minutes of training (summed over resumes)")
     p.add_argument("--epochs", type=int)
     p.add_argument("--valid-every", type=int)
-    p.add_argument("--init-from", metavar="RUN", help="two-stage training: the stage-1 run")
+    p.add_argument("--init-from", metavar="RUN",
+                   help="two-stage training: the stage-1 run (only with train.stage = 2, as "
+                   "the context-ts-cpu and context-tgt-ts-cpu presets set)")
     p.add_argument("--guide-runs", metavar="RUN[,REVERSE]",
                    help="guided alignment from these trained runs' own attention (a run and "
                    "optionally its reverse-direction run, symmetrised) instead of eflomal")
@@ -224,9 +227,11 @@ def run(args: argparse.Namespace) -> int:
         # a head trained alone over a frozen model ranks by its alignment loss
         best = "best alignment loss" if model.get("alignment_head") and train["stage"] == 2 \
             else "best dev perplexity"
+        value = result.best_dev_ppl
+        best = (f"{best} {value:.2f}" if value is not None and math.isfinite(value)
+                else f"no validation yet, so no {best}")
         print(f"\nrun {printable(info.name)} (id {run_id}): {result.status} after {result.step} steps; "
-              f"{best} {result.best_dev_ppl or float('nan'):.2f}; "
-              f"folder {ws.run_dir(run_id)}")
+              f"{best}; folder {ws.run_dir(run_id)}")
         if stopper.signum is not None:
             print(f"stopped by {signal.Signals(stopper.signum).name}; continue with "
                   f"`train --resume {printable(info.name)}`", file=sys.stderr)

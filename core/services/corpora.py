@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from core.errors import StoreError
 from core.jobs import JobContext
 
 #: the split a corpus gets when training needs one and none was stored
@@ -39,12 +40,24 @@ def import_corpus(ws, fmt: str, paths: Sequence[str | Path], src_lang: str, tgt_
 def split_and_store(ws, corpus_ref: int | str, seed: int,
                     ratios: tuple[float, float, float] = DEFAULT_RATIOS) -> dict[str, list[int]]:
     """Split the corpus (core.data.splits: seeded, whole documents to one set) and store
-    it as the corpus's one split; returns {train|dev|test: pair indices}."""
+    it as the corpus's one split; returns {train|dev|test: pair indices}. Runs record no
+    split of their own: they train and are evaluated on the corpus's stored one, so a
+    different split of a corpus that runs use is refused (StoreError naming them) - it
+    would move their training pairs into the test set."""
     from core.data.splits import split_corpus
 
     corpus = ws.load_corpus(corpus_ref)
     s = split_corpus(corpus, seed=seed, ratios=ratios)
     assignment = {"train": s.train_indices, "dev": s.dev_indices, "test": s.test_indices}
+    info = ws.get_corpus(corpus_ref)
+    runs = [r.name for r in ws.list_runs(corpus_id=info.id)]
+    old = ws.load_split(info.id) if runs else None
+    if old is not None and {k: list(v) for k, v in assignment.items()} != old.assignment:
+        raise StoreError(
+            f"corpus {info.name!r} is used by runs {', '.join(runs)}, trained and evaluated "
+            "on its current split: a new split would put their training pairs into the test "
+            f"set. Import the corpus again under a new name (corpus import ... --name "
+            f"{info.name}-2) and split that, or delete those runs first.")
     ws.save_split(corpus_ref, seed, ratios, assignment)
     return assignment
 

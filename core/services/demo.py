@@ -31,6 +31,7 @@ from platformdirs import user_data_dir
 
 from core.atomic import write_text_atomic
 from core.config import RunConfig, load_preset
+from core.errors import StoreError
 from core.goldsets import import_gold_set, list_gold_sets
 from core.store import Workspace
 from core.train import artifacts
@@ -81,8 +82,20 @@ def read_demo_corpus():
 
 
 def import_demo_corpus(ws: Workspace, name: str = DEMO_CORPUS) -> int:
-    """Add the demo corpus as `name` unless the workspace has it; returns its id."""
+    """Add the demo corpus as `name` unless the workspace has it; returns its id.
+    StoreError when the workspace's corpus `name` is another corpus (its runs and scores
+    would not be the demo's)."""
     if any(c.name == name for c in ws.list_corpora()):
+        have, bundled = ws.load_corpus(name), read_demo_corpus()
+        same = (have.src_lang, have.tgt_lang) == (bundled.src_lang, bundled.tgt_lang) and [
+            (p.src, p.tgt, p.doc_id) for p in have.pairs] == [
+            (p.src, p.tgt, p.doc_id) for p in bundled.pairs]
+        if not same:
+            raise StoreError(
+                f"{ws.root}: the corpus named {name!r} here is not the bundled demo corpus "
+                f"({have.src_lang} -> {have.tgt_lang}, {len(have)} pairs; the demo's is "
+                f"{bundled.src_lang} -> {bundled.tgt_lang}, {len(bundled)} pairs); run the "
+                "demo in another workspace (--workspace DIR, or none for a fresh one)")
         return ws.corpus_id(name)
     sources = [str(DEMO_DIR / f) for f in ("demo.es", "demo.en", "demo.docids")]
     return ws.add_corpus(read_demo_corpus(), name=name, format="parallel",

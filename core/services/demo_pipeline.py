@@ -5,7 +5,8 @@ the demo gold set, trains a small model (preset `demo`; quick: a few steps),
 translates the test split, scores it (BLEU/chrF/TER, BLEU by length), computes the
 AER of the model's attention on the gold set beside eflomal's, exports translations
 (TMX, XLIFF, JSON lines), alignments (Pharaoh) and an HTML report into
-<workspace>/exports/demo/, and returns a summary with the numbers and the paths.
+<workspace>/exports/<run>/ (demo, demo-2, ...), and returns a summary with the numbers
+and the paths.
 """
 from __future__ import annotations
 
@@ -132,7 +133,7 @@ def run_demo(root: str | Path, quick: bool = False, beam: int = 5, log=print,
         aligned.update(eflomal_systems(gold, [s for s, _ in train_pairs],
                                        [t for _, t in train_pairs], "grow-diag-final-and"))
         aer = aer_table(aligned, gold)
-        out = ws.exports_dir / "demo"
+        out = ws.exports_dir / run_name  # demo, demo-2, ...: never an earlier run's
         files: dict[str, Path] = {}
         records = _records(translations, test)
         for suffix in ("tmx", "xlf", "jsonl"):

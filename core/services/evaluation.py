@@ -254,6 +254,7 @@ def evaluation_pairs(ws, run_info, split: str | None = None, src: str | Path | N
     from core.config import RunConfig
     from core.data.corpus import SentencePair
     from core.data.textio import CONVERT_TO_UTF8, read_lines
+    from core.services.corpora import SPLIT_NAMES
     from core.services.training import load_split_corpora
 
     if src or ref:
@@ -276,7 +277,18 @@ def evaluation_pairs(ws, run_info, split: str | None = None, src: str | Path | N
         if split not in parts:
             raise ConfigError(f"--test {split!r}: the corpus split has {', '.join(parts)}")
         pairs = parts[split].pairs
-        name = f"{ws.get_corpus(run_info.corpus_id).name}:{split}"
+        cname = ws.get_corpus(run_info.corpus_id).name
+        if not pairs:
+            ratios = ws.load_split(run_info.corpus_id).ratios
+            shares = ",".join(f"{r:g}" for r in ratios)
+            why = (f"gives the {split} set no share" if ratios[SPLIT_NAMES.index(split)] <= 0
+                   else f"leaves the {split} set empty (too few pairs or documents)")
+            raise ConfigError(
+                f"corpus {cname!r} has no {split} pairs: its split (ratios {shares}) {why}; "
+                "evaluate on files of your own (--src FILE --ref "
+                "FILE), or import the corpus again under a new name, split it with a "
+                f"{split} share and train on that")
+        name = f"{cname}:{split}"
         src_lang, tgt_lang = corpus.src_lang, corpus.tgt_lang
     if max_sentences > 0 and len(pairs) > max_sentences:
         pairs, name = pairs[:max_sentences], f"{name}[:{max_sentences}]"

@@ -16,19 +16,20 @@ from __future__ import annotations
 
 import dataclasses
 import time
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from core.config import RunConfig
 from core.data.batching import BatchPlan
 from core.data.dataset import PreparedData, decode_ids, prepare_dataset
-from core.errors import ConfigError, TrainingError, WorkbenchError
+from core.errors import ConfigError, StoreError, TrainingError, WorkbenchError
 from core.families import family_traits
 from core.jobs import JobCancelled, JobContext, JobEvent
 from core.runlock import RunLock
-from core.services.corpora import ensure_split, load_split_corpora  # noqa: F401 (re-exported)
+from core.services.corpora import DEFAULT_RATIOS, ensure_split, load_split_corpora  # noqa: F401 (re-exported)
 from core.store import Workspace
 from core.train import artifacts, guidance
-from core.train.device import describe_device, pick_device
+from core.train.device import check_model_fits, describe_device, pick_device
 from core.train.loop import TrainData, TrainResult, train_model
 
 MIN_DEV_PAIRS = 1  # a dev set without a pair gives perplexity exp(0) = 1.00: meaningless
@@ -40,12 +41,17 @@ def create_run(ws: Workspace, corpus_ref: int | str, config: RunConfig, name: st
     every config field (RunConfig.validate), the device, and a corpus whose split has
     training and dev pairs. A refused run leaves no row holding its name."""
     config.validate()
-    pick_device(config.train.device)  # 'cuda' without a GPU is refused here, not mid-run
+    check_init_from(ws, config)
+    device = pick_device(config.train.device)  # 'cuda' without a GPU: refused here, not mid-run
+    # a model that cannot fit is refused before the run exists (vocabularies at their caps)
+    check_model_fits(config.model, config.data.src_vocab_size, config.data.tgt_vocab_size,
+                     device)
     corpus = ws.get_corpus(corpus_ref)
     # cheap enough for the GUI thread: the stored split's sizes, or the pair count
     sizes = ws.split_sizes(corpus.id)
     if sizes is not None:
-        check_split_sizes(corpus.name, {k: [0] * n for k, n in sizes.items()})
+        check_split_sizes(corpus.name, {k: [0] * n for k, n in sizes.items()},
+                          lambda: ws.load_split(corpus.id).ratios)
     elif corpus.n_pairs < MIN_PAIRS:
         raise TrainingError(
             f"corpus {corpus.name!r} is too small to train on: {corpus.n_pairs} pairs, and "
@@ -54,16 +60,45 @@ def create_run(ws: Workspace, corpus_ref: int | str, config: RunConfig, name: st
     return ws.create_run(name or config.name, config.to_dict(), corpus.id)
 
 
-def check_split_sizes(corpus_name: str, assignment: dict[str, list[int]]) -> None:
-    """TrainingError unless the split has training pairs and a usable dev set."""
+def check_init_from(ws: Workspace, config: RunConfig) -> None:
+    """train.init_from (`train --init-from RUN`) starts stage 2 of two-stage training, or an
+    alignment head, from a trained run: ConfigError when that run is unknown or of the
+    wrong kind, or when train.stage is not 2 (the setting would be ignored)."""
+    if config.train.stage == 2:
+        _stage1_run(ws, config)
+    elif config.train.init_from:
+        raise ConfigError(
+            f"train.init_from (--init-from) = {config.train.init_from!r} has an effect only "
+            f"with train.stage = 2, and train.stage is {config.train.stage} here: it starts "
+            "stage 2 of two-stage training from a sentence-level 'transformer' run (e.g. "
+            "--preset context-ts-cpu or context-tgt-ts-cpu --init-from RUN); leave "
+            "--init-from out otherwise")
+
+
+def check_split_sizes(corpus_name: str, assignment: dict[str, list[int]],
+                      ratios: Callable[[], Sequence[float]] | None = None) -> None:
+    """TrainingError unless the split has training pairs and a usable dev set.
+    `ratios` gives the stored split's (train, dev, test) ratios, read only on failure: a
+    split the user made without a training or dev share is to be made again, not a
+    corpus to be enlarged."""
     n_train, n_dev = len(assignment.get("train", [])), len(assignment.get("dev", []))
     total = sum(len(v) for v in assignment.values())
-    if n_train == 0 or n_dev < MIN_DEV_PAIRS:
+    if n_train > 0 and n_dev >= MIN_DEV_PAIRS:
+        return
+    shares = list(ratios()) if ratios is not None else list(DEFAULT_RATIOS)
+    shown = ",".join(f"{r:g}" for r in shares)
+    if shares[0] <= 0 or shares[1] <= 0:
         raise TrainingError(
-            f"corpus {corpus_name!r} is too small to train on: its {total} pairs split into "
-            f"{n_train} training and {n_dev} dev pairs (80/10/10, whole documents per set); "
-            f"training needs at least 1 training and {MIN_DEV_PAIRS} dev pair, so import a "
-            "larger corpus (hundreds of pairs at least)")
+            f"corpus {corpus_name!r} has no {'training' if shares[0] <= 0 else 'dev'} pairs: "
+            f"its split (ratios {shown}) gives {n_train} training and {n_dev} dev pairs of "
+            f"{total}; split it again with a training and a dev share, e.g. `corpus split "
+            f"{corpus_name} --ratios 0.8,0.1,0.1` (if runs use the corpus, import it again "
+            "under a new name and split that)")
+    raise TrainingError(
+        f"corpus {corpus_name!r} is too small to train on: its {total} pairs split into "
+        f"{n_train} training and {n_dev} dev pairs (ratios {shown}, whole documents per "
+        f"set); training needs at least 1 training and {MIN_DEV_PAIRS} dev pair, so import "
+        "a larger corpus (hundreds of pairs at least)")
 
 
 def greedy_bleu_fn(prepared: PreparedData, sample: int):
@@ -102,7 +137,8 @@ def _prepare(ws: Workspace, run_id: int, config: RunConfig, resume: bool, ctx: J
     if info.corpus_id is None:
         raise ConfigError(f"run {info.name!r} has no corpus; create it with a corpus")
     corpus, parts = load_split_corpora(ws, info.corpus_id, config.train.seed)
-    check_split_sizes(corpus.name, {k: list(range(len(v))) for k, v in parts.items()})
+    check_split_sizes(corpus.name, {k: list(range(len(v))) for k, v in parts.items()},
+                      lambda: ws.load_split(info.corpus_id).ratios)
     run_dir = ws.run_dir(run_id)
     reuse = artifacts.load_text_side(run_dir) if resume else None
     fresh = reuse is None
@@ -227,7 +263,11 @@ def _stage1_run(ws: Workspace, config: RunConfig):
     sizes for an alignment head."""
     if not config.train.init_from:
         raise ConfigError("train.stage = 2 needs train.init_from = the trained run to start from")
-    base = ws.get_run(config.train.init_from)
+    try:
+        base = ws.get_run(config.train.init_from)
+    except StoreError as exc:
+        raise ConfigError(f"train.init_from (--init-from) = {config.train.init_from!r}: {exc} "
+                          "Name a trained run of this workspace.") from None
     if config.model.alignment_head:
         # both normalised by RunConfig (an older run's config lacks newer keys)
         ours = dataclasses.asdict(config.model)

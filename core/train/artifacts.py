@@ -40,9 +40,18 @@ def load_text_side(run_dir: Path) -> tuple[AnyVocab, AnyVocab, Preprocessor, Pre
     saved in `run_dir`, or None when the run has none yet."""
     if not (run_dir / SRC_VOCAB).exists():
         return None
-    raw = json.loads((run_dir / PREPROCESS).read_text(encoding="utf-8"))
-    return (load_vocab(run_dir / SRC_VOCAB), load_vocab(run_dir / TGT_VOCAB),
-            Preprocessor.from_dict(raw["src"]), Preprocessor.from_dict(raw["tgt"]))
+    path = run_dir / PREPROCESS
+    try:
+        raw = json.loads(path.read_text(encoding="utf-8"))
+        pres = Preprocessor.from_dict(raw["src"]), Preprocessor.from_dict(raw["tgt"])
+    except FileNotFoundError:
+        raise CheckpointError(f"{path}: the run's preprocessing settings are missing; the run "
+                              "is damaged: train it again") from None
+    except (ValueError, TypeError, KeyError) as exc:  # not JSON, not UTF-8, wrong shape
+        raise CheckpointError(
+            f"{path}: the run's preprocessing settings are damaged ({type(exc).__name__}: "
+            f"{exc}); the run is damaged: train it again (or restore the file)") from None
+    return (load_vocab(run_dir / SRC_VOCAB), load_vocab(run_dir / TGT_VOCAB), *pres)
 
 
 @dataclass

@@ -8,7 +8,7 @@ import platform
 
 import torch
 
-from core.errors import ConfigError
+from core.errors import ConfigError, TrainingError
 
 
 def pick_device(name: str = "auto", threads: int = 0, option: str = "device") -> torch.device:
@@ -33,6 +33,59 @@ def check_device(name: str) -> torch.device:
     """A command's --device checked before any work (translate, evaluate, align, bench):
     the device, or the ConfigError of pick_device naming --device."""
     return pick_device(name, option="--device")
+
+
+#: the least memory one parameter takes in training: its fp32 weight and its gradient
+#: (an optimizer's moments come on top)
+TRAIN_BYTES_PER_PARAM = 8
+_GIB = 1024 ** 3
+
+
+def count_parameters(model_config, src_vocab_size: int, tgt_vocab_size: int) -> int | None:
+    """Parameters of the model `model_config` describes, built on the meta device (no
+    memory, milliseconds); None where a family cannot be built there."""
+    from core.models.registry import build_model
+
+    try:
+        with torch.device("meta"):
+            model = build_model(model_config, src_vocab_size, tgt_vocab_size)
+    except (RuntimeError, NotImplementedError):
+        return None
+    return sum(p.numel() for p in model.parameters())
+
+
+def device_memory_bytes(device: torch.device) -> int | None:
+    """The memory of `device`: the GPU's, or the machine's RAM; None when unknown."""
+    if device.type == "cuda":
+        return torch.cuda.get_device_properties(device).total_memory
+    try:
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (AttributeError, ValueError, OSError):
+        return None
+
+
+def model_too_large(params: int, device: torch.device, asked: int | None = None,
+                    memory: int | None = None) -> TrainingError:
+    """The error for a model that does not fit: its size, the memory asked for, the
+    device's memory and what to do."""
+    need = (f"memory for {asked / _GIB:,.1f} GiB at once could not be had" if asked else
+            f"training needs at least {params * TRAIN_BYTES_PER_PARAM / _GIB:,.1f} GiB")
+    where = "GPU" if device.type == "cuda" else "machine"
+    has = f" (this {where} has {memory / _GIB:,.1f} GiB)" if memory else ""
+    return TrainingError(
+        f"the model is too large to train here: {params:,} parameters, {need}{has}; lower "
+        "the model's sizes (model.hidden_size, model.emb_size or model.d_model, the layers) "
+        "or the vocabulary sizes")
+
+
+def check_model_fits(model_config, src_vocab_size: int, tgt_vocab_size: int,
+                     device: torch.device) -> None:
+    """TrainingError (model_too_large) when the model's weights and gradients alone
+    exceed the device's memory."""
+    params = count_parameters(model_config, src_vocab_size, tgt_vocab_size)
+    memory = device_memory_bytes(device)
+    if params is not None and memory and params * TRAIN_BYTES_PER_PARAM > memory:
+        raise model_too_large(params, device, memory=memory)
 
 
 def describe_device(device: torch.device | None = None) -> str:

@@ -14,6 +14,8 @@ import torch
 import torch.distributed as dist
 from torch.nn.parallel import DistributedDataParallel
 
+from core.errors import ConfigError
+
 
 @dataclass
 class DistContext:
@@ -26,6 +28,13 @@ class DistContext:
     def from_env(cls, backend: str | None = None) -> DistContext:
         """The process group of this torchrun process (RANK, WORLD_SIZE, LOCAL_RANK), joined if
         needed; `backend` defaults to NCCL with CUDA, else gloo; NCCL selects the local GPU."""
+        missing = [k for k in ("MASTER_ADDR", "MASTER_PORT") if k not in os.environ]
+        if missing and not dist.is_initialized():
+            raise ConfigError(
+                f"--distributed: {' and '.join(missing)} not set, so this process was not "
+                "started by torchrun; launch it with torchrun, e.g. `torchrun "
+                "--nproc_per_node 2 main.py train --distributed --preset luong-cpu --corpus "
+                "CORPUS`, or leave --distributed out to train in one process")
         rank = int(os.environ.get("RANK", "0"))
         world = int(os.environ.get("WORLD_SIZE", "1"))
         local = int(os.environ.get("LOCAL_RANK", "0"))

@@ -21,6 +21,7 @@ the first one reached ends the run as 'finished'.
 from __future__ import annotations
 
 import math
+import re
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -34,7 +35,14 @@ from core.errors import ConfigError, TrainingError
 from core.jobs import JobContext
 from core.models.base import Seq2Seq
 from core.train import checkpoint as ckpt
-from core.train.device import amp_message, autocast, pick_device
+from core.train.device import (
+    amp_message,
+    autocast,
+    count_parameters,
+    device_memory_bytes,
+    model_too_large,
+    pick_device,
+)
 from core.train.guidance import alignment_loss, head_alignment_loss
 from core.train.loss import sequence_nll
 from core.train.optim import EpochSchedule, build_optimizer, clip_gradients, embedding_rows
@@ -137,9 +145,17 @@ def train_model(
                           "must stop at the same step): set train.max_steps instead")
     device = pick_device(tc.device, tc.threads)
     torch.manual_seed(tc.seed)
-    if model is None:
-        model = build_model(mc, data.src_vocab_size, data.tgt_vocab_size)
-    model.to(device)
+    try:
+        if model is None:
+            model = build_model(mc, data.src_vocab_size, data.tgt_vocab_size)
+        model.to(device)
+    except RuntimeError as exc:  # torch.OutOfMemoryError, DefaultCPUAllocator's refusal
+        if not (isinstance(exc, torch.OutOfMemoryError) or "can't allocate memory" in str(exc)):
+            raise
+        asked = re.search(r"allocate (\d+) bytes", str(exc))
+        params = count_parameters(mc, data.src_vocab_size, data.tgt_vocab_size) or 0
+        raise model_too_large(params, device, int(asked.group(1)) if asked else None,
+                              device_memory_bytes(device)) from None
     optimizer = build_optimizer(model.parameters(), tc)
     schedule = EpochSchedule(optimizer, tc)
     keeper = ckpt.BestKeeper(run_dir, tc.keep_best, [])

@@ -170,7 +170,7 @@ def test_a_head_run_over_a_workspace_run_and_its_reading_in_align(tmp_path, caps
     from core.cli import run_cli
     from core.services.alignment import default_reading
     from core.services.demo import demo_config
-    from core.services.training import alignment_head_config, create_run, train_run
+    from core.services.training import alignment_head_config, create_run
     from core.store import Workspace
     from core.train.artifacts import load_model
     from tests.core.conftest import train_tiny_demo_run
@@ -188,9 +188,9 @@ def test_a_head_run_over_a_workspace_run_and_its_reading_in_align(tmp_path, caps
             return config
 
         corpus = ws.get_run("tiny").corpus_id
-        bad = create_run(ws, corpus, head_config(hidden_size=20), "tiny-bad")
         with pytest.raises(ConfigError, match="model.hidden_size is 20 here and 24 there"):
-            train_run(ws, bad, RecordingContext())
+            create_run(ws, corpus, head_config(hidden_size=20), "tiny-bad")  # refused up front
+        ws.create_run("tiny-bad", head_config(hidden_size=20).to_dict(), corpus)
         with pytest.raises(ConfigError, match="has an alignment head already"):
             alignment_head_config(ws, "tiny-bad")
     assert run_cli(["--workspace", str(root), "train", "--alignment-head", "tiny",

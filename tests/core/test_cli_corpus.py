@@ -124,6 +124,12 @@ def test_split_is_stored_and_show_prints_its_pairs(tmp_path, capsys):
         assert store.load_split("ten").assignment == parts  # same seed, same split
     assert cli(ws, "corpus", "split", "ten", "--ratios", "0.6,0.2") == 2
     assert "three fractions" in capsys.readouterr().err
+    for seed in ("99999999999999999999", "-1"):  # no OverflowError traceback
+        assert cli(ws, "corpus", "split", "ten", "--seed", seed) == 2
+        assert (f"error: --seed must be a whole number from 0 to 4294967295 (as train.seed), "
+                f"not {seed}\n") == capsys.readouterr().err
+    with Workspace.open(ws) as store:
+        assert store.load_split("ten").assignment == parts
 
 
 def test_parallel_import_with_documents_and_show_window(tmp_path, capsys):
@@ -168,3 +174,76 @@ def test_real_tatoeba_import(tmp_path, shared, capsys):
         english, spanish = lines[k].split("\t")[:2]
         assert (corpus.pairs[k].src, corpus.pairs[k].tgt, corpus.pairs[k].line) == (
             spanish, english, k + 1)
+
+
+def test_a_corpus_that_runs_use_keeps_its_split(tmp_path, capsys):
+    src = tmp_path / "ten.tsv"
+    src.write_text("".join(f"en {i}\tes {i}\n" for i in range(10)), encoding="utf-8")
+    ws = tmp_path / "ws"
+    assert cli(ws, "corpus", "import", str(src), "--src-lang", "es", "--tgt-lang", "en",
+               "--name", "ten") == 0
+    assert cli(ws, "corpus", "split", "ten", "--seed", "5", "--ratios", "0.6,0.2,0.2") == 0
+    with Workspace.open(ws) as store:
+        parts = store.load_split("ten").assignment
+        store.create_run("d1", {}, "ten")  # a run trained on that split
+    capsys.readouterr()
+    assert cli(ws, "corpus", "split", "ten", "--seed", "7", "--ratios", "0.6,0.2,0.2") == 2
+    err = capsys.readouterr().err
+    assert "corpus 'ten' is used by runs d1" in err and "--name ten-2" in err
+    assert err.count("\n") == 1
+    with Workspace.open(ws) as store:
+        assert store.load_split("ten").assignment == parts  # unchanged
+    # the same split again changes nothing and is allowed
+    assert cli(ws, "corpus", "split", "ten", "--seed", "5", "--ratios", "0.6,0.2,0.2") == 0
+
+
+@pytest.mark.parametrize("command", [["corpus", "list"], ["demo", "--quick"]])
+def test_a_workspace_that_cannot_be_created_is_one_clear_error(tmp_path, capsys, command):
+    blocker = tmp_path / "a-file"
+    blocker.write_text("not a folder\n", encoding="utf-8")
+    ws = blocker / "ws"  # under a file: no folder can be made there (as under /proc)
+    argv = ([*command, "--workspace", str(ws)] if command[0] == "demo"
+            else ["--workspace", str(ws), *command])
+    assert run_cli(argv) == 2
+    err = capsys.readouterr().err
+    assert f"error: {ws}: cannot create the workspace folder" in err
+    assert "choose a folder you can write to" in err and err.count("error:") == 1
+    assert blocker.read_text(encoding="utf-8") == "not a folder\n"
+
+
+def test_a_closed_stdout_ends_quietly_as_unix_tools_do(tmp_path):
+    import subprocess
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    src = tmp_path / "big.tsv"  # ~1 MB to show: far more than a pipe holds
+    src.write_text("".join(f"en {i} {'x' * 80}\tes {i} {'y' * 80}\n" for i in range(5000)),
+                   encoding="utf-8")
+    ws = tmp_path / "ws"
+    assert cli(ws, "corpus", "import", str(src), "--src-lang", "es", "--tgt-lang", "en",
+               "--name", "big") == 0
+    proc = subprocess.Popen([sys.executable, str(root / "main.py"), "--workspace", str(ws),
+                             "corpus", "show", "big", "--count", "5000"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=root)
+    assert proc.stdout.readline().startswith(b"corpus 'big': pairs 0..4999 of 5000")
+    proc.stdout.close()  # like `| head -1`
+    assert proc.wait(timeout=120) == 141  # 128 + SIGPIPE
+    assert proc.stderr.read() == b""  # no BrokenPipeError traceback
+    proc.stderr.close()
+
+
+def test_empty_language_codes_and_xliff_files_are_refused(tmp_path, tsv, capsys):
+    ws = tmp_path / "ws"
+    for flag in ("--src-lang", "--tgt-lang"):
+        langs = {"--src-lang": "es", "--tgt-lang": "en", flag: ""}
+        assert cli(ws, "corpus", "import", str(tsv), *[x for kv in langs.items() for x in kv]) == 2
+        assert capsys.readouterr().err == (f"error: {flag} '': give a language code without "
+                                           f"spaces, e.g. {'es' if flag == '--src-lang' else 'en'}\n")
+    xlf = tmp_path / "out.xlf"
+    xlf.write_text('<?xml version="1.0"?><xliff version="1.2"></xliff>\n', encoding="utf-8")
+    assert cli(ws, "corpus", "import", str(xlf), "--src-lang", "es", "--tgt-lang", "en") == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"error: {xlf}: XLIFF is not a corpus import format; import tsv")
+    assert "tmx (one *.tmx file)" in err and "tab-separated columns)" in err
+    with Workspace.open(ws) as store:
+        assert store.list_corpora() == []

@@ -199,3 +199,21 @@ def test_the_shipped_runs_translate_and_align(tmp_path):
             found = reading_alignments(session, gold, [(reading, False)])[(reading, False)]
             aer = corpus_aer(found, gold.alignments).aer
             assert aer < (0.35 if name == "tatoeba-luong-guided" else 0.60), (name, aer)
+
+
+def test_demo_refuses_a_workspace_whose_demo_corpus_is_another(tmp_path, capsys):
+    from core.cli import run_cli
+    from core.services.demo import DEMO_DIR
+
+    ws_dir = str(tmp_path / "ws")
+    assert run_cli(["--workspace", ws_dir, "corpus", "import", str(DEMO_DIR / "demo.en"),
+                    str(DEMO_DIR / "demo.es"), "--src-lang", "en", "--tgt-lang", "es",
+                    "--name", "demo"]) == 0  # the user's own en -> es corpus
+    capsys.readouterr()
+    assert run_cli(["demo", "--quick", "--workspace", ws_dir]) == 2
+    err = capsys.readouterr().err
+    assert "the corpus named 'demo' here is not the bundled demo corpus (en -> es" in err
+    assert "another workspace" in err and err.count("error:") == 1
+    with Workspace.open(ws_dir) as ws:
+        assert ws.list_runs() == [] and [c.src_lang for c in ws.list_corpora()] == ["en"]
+        assert not (ws.exports_dir / "demo").exists()
