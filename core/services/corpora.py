@@ -56,8 +56,8 @@ def split_and_store(ws, corpus_ref: int | str, seed: int,
         raise StoreError(
             f"corpus {info.name!r} is used by runs {', '.join(runs)}, trained and evaluated "
             "on its current split: a new split would put their training pairs into the test "
-            f"set. Import the corpus again under a new name (corpus import ... --name "
-            f"{info.name}-2) and split that, or delete those runs first.")
+            f"set. Import the corpus again under a new name (e.g. '{info.name}-2') and split "
+            "that, or delete those runs first.")
     ws.save_split(corpus_ref, seed, ratios, assignment)
     return assignment
 

@@ -119,3 +119,28 @@ def test_split_from_the_corpora_screen_is_stored(qtbot, tmp_path):
     assert {k: len(v) for k, v in stored.assignment.items()} == {"train": 14, "dev": 4, "test": 2}
     assert panel.split_label.text() == "train 14 · dev 4 · test 2"
     window.close()
+
+
+def test_a_new_split_under_trained_runs_is_refused_in_a_message(qtbot, tmp_path, trained_ws,
+                                                                 errors):
+    """The Corpora screen's Store split on a corpus that runs trained on: the service's
+    refusal reaches the user in a message box and the stored split stays."""
+    import shutil
+
+    root = tmp_path / "ws"
+    shutil.copytree(trained_ws, root)
+    window = MainWindow(root)
+    qtbot.addWidget(window)
+    panel = window.corpora
+    panel.corpus_list.setCurrentRow(0)
+    before = window.workspace.load_split("demo").assignment
+    panel.split_seed.setValue(4242)
+    for spin, value in zip(panel.split_ratios, (0.5, 0.25, 0.25), strict=True):
+        spin.setValue(value)
+    job = panel.store_split()
+    _wait_done(qtbot, job)
+    assert job.state == workers.FAILED
+    assert len(errors) == 1
+    assert "corpus 'demo' is used by runs glob, locp" in errors[0][1]
+    assert window.workspace.load_split("demo").assignment == before
+    window.close()

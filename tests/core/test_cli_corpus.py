@@ -189,7 +189,7 @@ def test_a_corpus_that_runs_use_keeps_its_split(tmp_path, capsys):
     capsys.readouterr()
     assert cli(ws, "corpus", "split", "ten", "--seed", "7", "--ratios", "0.6,0.2,0.2") == 2
     err = capsys.readouterr().err
-    assert "corpus 'ten' is used by runs d1" in err and "--name ten-2" in err
+    assert "corpus 'ten' is used by runs d1" in err and "new name (e.g. 'ten-2')" in err
     assert err.count("\n") == 1
     with Workspace.open(ws) as store:
         assert store.load_split("ten").assignment == parts  # unchanged
