@@ -96,13 +96,19 @@ def test_user_mistakes_exit_2_with_a_hint(tmp_path, tsv, capsys):
     assert "run `corpus split small` first" in capsys.readouterr().err
 
 
-def test_split_is_stored_and_show_prints_its_pairs(tmp_path, capsys):
+def _ten_pairs_split(tmp_path):
+    """A workspace (its path) with corpus 'ten' of 10 TSV pairs, split 0.6/0.2/0.2, seed 5."""
     src = tmp_path / "ten.tsv"
     src.write_text("".join(f"en {i}\tes {i}\n" for i in range(10)), encoding="utf-8")
     ws = tmp_path / "ws"
     assert cli(ws, "corpus", "import", str(src), "--src-lang", "es", "--tgt-lang", "en",
                "--name", "ten") == 0
     assert cli(ws, "corpus", "split", "ten", "--seed", "5", "--ratios", "0.6,0.2,0.2") == 0
+    return ws
+
+
+def test_split_is_stored_and_show_prints_its_pairs(tmp_path, capsys):
+    ws = _ten_pairs_split(tmp_path)
     out = capsys.readouterr().out
     assert table_row(out, "  train")[0] == "6" and table_row(out, "  dev")[0] == "2"
     with Workspace.open(ws) as store:
@@ -177,12 +183,7 @@ def test_real_tatoeba_import(tmp_path, shared, capsys):
 
 
 def test_a_corpus_that_runs_use_keeps_its_split(tmp_path, capsys):
-    src = tmp_path / "ten.tsv"
-    src.write_text("".join(f"en {i}\tes {i}\n" for i in range(10)), encoding="utf-8")
-    ws = tmp_path / "ws"
-    assert cli(ws, "corpus", "import", str(src), "--src-lang", "es", "--tgt-lang", "en",
-               "--name", "ten") == 0
-    assert cli(ws, "corpus", "split", "ten", "--seed", "5", "--ratios", "0.6,0.2,0.2") == 0
+    ws = _ten_pairs_split(tmp_path)
     with Workspace.open(ws) as store:
         parts = store.load_split("ten").assignment
         store.create_run("d1", {}, "ten")  # a run trained on that split
