@@ -2,7 +2,8 @@
 each deletion is confirmed by a dialog that names what goes and what stays; a corpus
 that runs use, and a run that is training, are refused with the reason. The store does
 the work (Workspace.rename_corpus / delete_corpus, update_run(name=) / delete_run), so
-nothing but the named corpus or run is touched."""
+nothing but the named corpus or run is touched. What a deletion removes, or why it is
+refused, comes from core.services.manage, as for `corpus delete` / `runs delete`."""
 from __future__ import annotations
 
 from collections.abc import Callable
@@ -14,36 +15,7 @@ from PySide6.QtWidgets import QInputDialog, QLineEdit, QMessageBox, QWidget
 
 from app import workers
 from core.errors import WorkbenchError
-
-
-# --- what the dialogs say (plain functions of the workspace) ----------------------------------
-def corpus_deletion(ws: Any, corpus_id: int) -> tuple[bool, str]:
-    """(allowed, message): what deleting the corpus removes, or why it cannot go."""
-    info = ws.get_corpus(corpus_id)
-    users = ws.list_runs(corpus_id=corpus_id)
-    if users:
-        names = ", ".join(f"{r.id}: {r.name}" for r in users)
-        return False, (f"The corpus \u201c{info.name}\u201d is used by "
-                       f"{len(users)} run{'s' if len(users) > 1 else ''} ({names}). "
-                       "Delete those runs first; nothing was deleted.")
-    return True, (f"Delete the corpus \u201c{info.name}\u201d ({info.n_pairs:,} pairs, "
-                  f"{info.src_lang} \u2192 {info.tgt_lang})?\n\nIts stored text and its split "
-                  "are removed from the workspace. No run uses it; the files it was imported "
-                  "from, the other corpora and the runs stay.")
-
-
-def run_deletion(ws: Any, run_id: int, training: bool) -> tuple[bool, str]:
-    """(allowed, message): what deleting the run removes, or why it cannot go."""
-    run = ws.get_run(run_id)
-    if training or run.status == "running":
-        return False, (f"The run \u201c{run.name}\u201d is training. Cancel it first (Cancel "
-                       "under the form), then delete it; nothing was deleted.")
-    evaluations = [e for e in ws.evaluations(run_id)]
-    return True, (f"Delete the run {run.id}: \u201c{run.name}\u201d ({run.family}, {run.status}, "
-                  f"{run.steps:,} steps)?\n\nIts checkpoints, curves, "
-                  f"{len(evaluations)} evaluation{'' if len(evaluations) == 1 else 's'} and its "
-                  f"folder {run.path.name}/ under runs/ are removed. Its corpus and the other "
-                  "runs stay.")
+from core.services.manage import corpus_deletion, run_deletion
 
 
 # --- the dialogs (tests replace these two) --------------------------------------------------

@@ -19,7 +19,7 @@ SIGPIPE = 13  # the exit status of a tool stopped by a closed pipe is 128 + SIGP
 
 # Order is the order of `--help`.
 COMMAND_MODULES = [
-    "corpus", "train", "translate", "evaluate", "align", "bench", "demo", "device_check",
+    "corpus", "runs", "train", "translate", "evaluate", "align", "bench", "demo", "device_check",
 ]
 
 

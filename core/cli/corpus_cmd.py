@@ -1,10 +1,13 @@
-"""`corpus`: import corpora into the workspace, list them, show statistics, split, show pairs.
+"""`corpus`: import corpora into the workspace, list them, show statistics, split, show
+pairs, rename and delete them.
 
     corpus import PATH [PATH2] --format tsv --src-lang es --tgt-lang en [--name N]
     corpus list
     corpus stats NAME|ID
     corpus split NAME|ID --seed 1 --ratios 0.8,0.1,0.1
     corpus show NAME|ID [--start N] [--count K] [--split dev]
+    corpus rename OLD NEW
+    corpus delete NAME|ID [--yes]
 """
 from __future__ import annotations
 
@@ -22,8 +25,9 @@ SPLIT_NAMES = ("train", "dev", "test")
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    """Add the `corpus` command with its actions import, list, stats, split and show to `sub`."""
-    p = sub.add_parser("corpus", help="import, inspect and split corpora")
+    """Add the `corpus` command with its actions import, list, stats, split, show, rename
+    and delete to `sub`."""
+    p = sub.add_parser("corpus", help="import, inspect, split, rename and delete corpora")
     cmds = p.add_subparsers(dest="corpus_command", metavar="ACTION", required=True)
 
     imp = cmds.add_parser("import", help="read a corpus file (or two) into the workspace")
@@ -73,6 +77,18 @@ def register(sub: argparse._SubParsersAction) -> None:
     sh.add_argument("--split", choices=SPLIT_NAMES, default=None,
                     help="show pairs of this split only (run `corpus split` first)")
     sh.set_defaults(func=run_show)
+
+    ren = cmds.add_parser("rename", help="give a corpus a new, unused name (its runs keep it)")
+    ren.add_argument("corpus", metavar="OLD", help="the corpus's name (or id)")
+    ren.add_argument("new_name", metavar="NEW", help="its new name")
+    ren.set_defaults(func=run_rename)
+
+    dele = cmds.add_parser("delete", help="delete a corpus and its split (refused while "
+                           "runs use it)")
+    dele.add_argument("corpus", metavar="NAME|ID")
+    dele.add_argument("--yes", action="store_true",
+                      help="delete without asking (needed when stdin is not a terminal)")
+    dele.set_defaults(func=run_delete)
 
 
 def _open(args: argparse.Namespace) -> Workspace:
@@ -253,4 +269,35 @@ def run_show(args: argparse.Namespace) -> int:
         print(printable(f"[{i}] line {pair.line}{doc}"))
         print(printable(f"  {corpus.src_lang}: {pair.src}"))
         print(printable(f"  {corpus.tgt_lang}: {pair.tgt}"))
+    return 0
+
+
+def run_rename(args: argparse.Namespace) -> int:
+    """`corpus rename`: give corpus OLD the name NEW (the store refuses a taken or bad
+    name; its id, files, split and runs stay); returns 0."""
+    with _open(args) as ws:
+        info = ws.get_corpus(args.corpus)
+        ws.rename_corpus(info.id, args.new_name)
+        new = ws.get_corpus(info.id).name
+    print(f"renamed corpus {info.id} {info.name!r} to {new!r}")
+    return 0
+
+
+def run_delete(args: argparse.Namespace) -> int:
+    """`corpus delete`: print what goes, confirm (or --yes) and delete the corpus; refused
+    (exit 2, naming them) while runs use it; returns 0 when deleted, 1 when the answer
+    was no."""
+    from core.cli.runs_cmd import confirm_deletion, refuse
+    from core.errors import StoreError
+    from core.services.manage import corpus_deletion
+
+    with _open(args) as ws:
+        info = ws.get_corpus(args.corpus)
+        allowed, text = corpus_deletion(ws, info.id)
+        if not allowed:
+            refuse(StoreError, text)
+        if not confirm_deletion("corpus", info.name, text, args.yes):
+            return 1
+        ws.delete_corpus(info.id)
+    print(f"deleted corpus {info.id} {info.name!r}")
     return 0

@@ -1,0 +1,177 @@
+"""`runs`: list the workspace's runs, rename them, delete them (as the Training screen does).
+
+    runs list [--corpus NAME|ID] [--status S] [--json]
+    runs rename OLD NEW
+    runs delete NAME|ID [--yes]
+
+`runs delete` prints what goes (core.services.manage, the text of the GUI's dialog), then
+asks on a terminal; without a terminal it needs --yes. A run that is training is refused.
+"""
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import json
+import math
+import sys
+from collections.abc import Callable
+from typing import Any
+
+from core.errors import ConfigError, StoreError, TrainingError
+from core.store import RUN_STATUSES, Workspace
+from core.textsafe import printable
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    """Add the `runs` command with its actions list, rename and delete to `sub`."""
+    p = sub.add_parser("runs", help="list, rename and delete training runs")
+    cmds = p.add_subparsers(dest="runs_command", metavar="ACTION", required=True)
+
+    lst = cmds.add_parser("list", help="list the runs with their status, steps and best "
+                          "dev perplexity")
+    lst.add_argument("--corpus", metavar="NAME|ID", default=None,
+                     help="only the runs trained on this corpus")
+    lst.add_argument("--status", choices=RUN_STATUSES, default=None,
+                     help="only the runs with this status")
+    lst.add_argument("--json", action="store_true",
+                     help="one JSON object per run and line instead of a table")
+    lst.set_defaults(func=run_list)
+
+    ren = cmds.add_parser("rename", help="give a run a new, unused name")
+    ren.add_argument("run", metavar="OLD", help="the run's name (or id)")
+    ren.add_argument("new_name", metavar="NEW", help="its new name")
+    ren.set_defaults(func=run_rename)
+
+    dele = cmds.add_parser("delete", help="delete a run: its checkpoints, curves, "
+                           "evaluations and folder")
+    dele.add_argument("run", metavar="NAME|ID")
+    dele.add_argument("--yes", action="store_true",
+                      help="delete without asking (needed when stdin is not a terminal)")
+    dele.set_defaults(func=run_delete)
+
+
+def _open(args: argparse.Namespace) -> Workspace:
+    return Workspace.open(args.workspace)
+
+
+def run_rows(ws: Workspace, corpus: str | None, status: str | None) -> list[dict[str, Any]]:
+    """The runs (of `corpus`, with `status` when given) as plain dicts: id, name, family,
+    attention, corpus, status, steps, best_dev_ppl (None when never validated), device,
+    created (epoch seconds), error."""
+    corpus_id = None if corpus is None else ws.corpus_id(corpus)
+    names = {c.id: c.name for c in ws.list_corpora()}
+    runs = ws.list_runs(corpus_id=corpus_id, status=status)
+    best = ws.best_dev_ppl([r.id for r in runs]) if runs else {}
+    rows = []
+    for run in runs:
+        attention = run.config.get("model", {}).get("attention", "")
+        if "transformer" in run.family or run.family == "concat":
+            attention = "multi-head"  # as the Training screen shows it
+        ppl = best.get(run.id)
+        rows.append({
+            "id": run.id, "name": run.name, "family": run.family, "attention": attention,
+            "corpus": names.get(run.corpus_id) if run.corpus_id is not None else None,
+            "status": run.status, "steps": run.steps,
+            "best_dev_ppl": ppl if ppl is not None and math.isfinite(ppl) else None,
+            "device": run.device, "created": run.created, "error": run.error,
+        })
+    return rows
+
+
+def run_list(args: argparse.Namespace) -> int:
+    """`runs list`: print the runs as a table (or JSON lines with --json); returns 0."""
+    with _open(args) as ws:
+        rows = run_rows(ws, args.corpus, args.status)
+    if args.json:
+        for row in rows:
+            print(json.dumps(row, ensure_ascii=False))
+        return 0
+    if not rows:
+        print("no matching runs" if args.corpus or args.status else
+              "no runs yet; start one with `train --preset NAME --corpus CORPUS`")
+        return 0
+    from core.cli.corpus_cmd import format_table
+
+    table = [("id", "name", "family", "attention", "corpus", "status", "steps",
+              "best dev ppl", "created")]
+    for r in rows:
+        created = dt.datetime.fromtimestamp(r["created"]).strftime("%Y-%m-%d %H:%M")
+        ppl = "-" if r["best_dev_ppl"] is None else f"{r['best_dev_ppl']:.2f}"
+        table.append((str(r["id"]), printable(r["name"]), printable(r["family"] or "-"),
+                      printable(str(r["attention"] or "-")), printable(r["corpus"] or "-"),
+                      r["status"], str(r["steps"]), ppl, created))
+    print(format_table(table))
+    return 0
+
+
+def run_rename(args: argparse.Namespace) -> int:
+    """`runs rename`: give run OLD the name NEW (the store refuses a taken or bad name);
+    returns 0."""
+    with _open(args) as ws:
+        run = ws.get_run(args.run)
+        ws.update_run(run.id, name=args.new_name)
+        new = ws.get_run(run.id).name
+    print(f"renamed run {run.id} {run.name!r} to {new!r}")
+    return 0
+
+
+def confirm_deletion(what: str, name: str, text: str, yes: bool,
+                     stdin: Any = None) -> bool:
+    """Print `text` (what deleting the `what` called `name` removes) and return whether to
+    go on: True with `yes`; else ask on a terminal (y/yes goes on); ConfigError when
+    stdin is not a terminal, saying to pass --yes."""
+    stdin = sys.stdin if stdin is None else stdin
+    for line in text.split("\n"):
+        print(printable(line))
+    if yes:
+        return True
+    if not (stdin is not None and stdin.isatty()):
+        raise ConfigError(f"{what} {name!r} not deleted: stdin is not a terminal to confirm "
+                          f"on; pass --yes to delete it")
+    print(f"Delete the {what} {name!r}? [y/N] ", end="", flush=True)
+    answer = stdin.readline()
+    if answer.strip().lower() in ("y", "yes"):
+        return True
+    if not answer:
+        print()
+    print("nothing was deleted")
+    return False
+
+
+def refuse(error: type[Exception], text: str) -> None:
+    """Raise `error` with the refusal `text` on one line."""
+    raise error(" ".join(text.split()))
+
+
+def run_delete(args: argparse.Namespace) -> int:
+    """`runs delete`: print what goes, confirm (or --yes) and delete the run; refused
+    (exit 2) while it trains; returns 0 when deleted, 1 when the answer was no."""
+    from core.services.manage import run_deletion
+
+    with _open(args) as ws:
+        run = ws.get_run(args.run)
+        allowed, text = run_deletion(ws, run.id, training=False)
+        if not allowed:
+            refuse(TrainingError, text)
+        if not confirm_deletion("run", run.name, text, args.yes):
+            return 1
+        _holding_lock(run, lambda: ws.delete_run(run.id))
+    print(f"deleted run {run.id} {run.name!r}")
+    return 0
+
+
+def _holding_lock(run: Any, delete: Callable[[], None]) -> None:
+    """`delete()` while holding the run's training lock, so that no trainer starts on it
+    between the check and the deletion (TrainingError if one has)."""
+    from core.runlock import RunLock
+
+    if not run.path.is_dir():
+        delete()
+        return
+    try:
+        lock = RunLock.acquire(run.path, run.name)
+    except OSError as exc:  # a folder we cannot write in: the store's rmtree decides
+        raise StoreError(f"{run.path}: cannot lock the run folder ({exc.strerror or exc}); "
+                         "nothing was deleted") from None
+    with lock:
+        delete()
