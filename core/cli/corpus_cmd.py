@@ -287,7 +287,7 @@ def run_delete(args: argparse.Namespace) -> int:
     """`corpus delete`: print what goes, confirm (or --yes) and delete the corpus; refused
     (exit 2, naming them) while runs use it; returns 0 when deleted, 1 when the answer
     was no."""
-    from core.cli.runs_cmd import confirm_deletion, refuse
+    from core.cli.confirm import confirm_deletion, refuse
     from core.errors import StoreError
     from core.services.manage import corpus_deletion
 

@@ -13,11 +13,11 @@ import argparse
 import datetime as dt
 import json
 import math
-import sys
 from collections.abc import Callable
 from typing import Any
 
-from core.errors import ConfigError, StoreError, TrainingError
+from core.cli.confirm import confirm_deletion, refuse
+from core.errors import StoreError, TrainingError
 from core.store import RUN_STATUSES, Workspace
 from core.textsafe import printable
 
@@ -113,34 +113,6 @@ def run_rename(args: argparse.Namespace) -> int:
         new = ws.get_run(run.id).name
     print(f"renamed run {run.id} {run.name!r} to {new!r}")
     return 0
-
-
-def confirm_deletion(what: str, name: str, text: str, yes: bool,
-                     stdin: Any = None) -> bool:
-    """Print `text` (what deleting the `what` called `name` removes) and return whether to
-    go on: True with `yes`; else ask on a terminal (y/yes goes on); ConfigError when
-    stdin is not a terminal, saying to pass --yes."""
-    stdin = sys.stdin if stdin is None else stdin
-    for line in text.split("\n"):
-        print(printable(line))
-    if yes:
-        return True
-    if not (stdin is not None and stdin.isatty()):
-        raise ConfigError(f"{what} {name!r} not deleted: stdin is not a terminal to confirm "
-                          f"on; pass --yes to delete it")
-    print(f"Delete the {what} {name!r}? [y/N] ", end="", flush=True)
-    answer = stdin.readline()
-    if answer.strip().lower() in ("y", "yes"):
-        return True
-    if not answer:
-        print()
-    print("nothing was deleted")
-    return False
-
-
-def refuse(error: type[Exception], text: str) -> None:
-    """Raise `error` with the refusal `text` on one line."""
-    raise error(" ".join(text.split()))
 
 
 def run_delete(args: argparse.Namespace) -> int:
