@@ -81,11 +81,14 @@ def read_demo_corpus():
                                     DEMO_DIR / "demo.docids"], SRC_LANG, TGT_LANG, name=DEMO_CORPUS)
 
 
-def import_demo_corpus(ws: Workspace, name: str = DEMO_CORPUS) -> int:
+def import_demo_corpus(ws: Workspace, name: str = DEMO_CORPUS, same_only: bool = False) -> int:
     """Add the demo corpus as `name` unless the workspace has it; returns its id.
-    StoreError when the workspace's corpus `name` is another corpus (its runs and scores
-    would not be the demo's)."""
+    same_only (the `demo` command, run in any workspace): StoreError when the workspace's
+    corpus `name` is another corpus, whose runs and scores would not be the demo's. The
+    GUI's own demo workspace keeps the corpus it has (one an earlier version bundled)."""
     if any(c.name == name for c in ws.list_corpora()):
+        if not same_only:
+            return ws.corpus_id(name)
         have, bundled = ws.load_corpus(name), read_demo_corpus()
         same = (have.src_lang, have.tgt_lang) == (bundled.src_lang, bundled.tgt_lang) and [
             (p.src, p.tgt, p.doc_id) for p in have.pairs] == [

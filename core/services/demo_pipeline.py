@@ -97,7 +97,7 @@ def run_demo(root: str | Path, quick: bool = False, beam: int = 5, log=print,
     started = time.perf_counter()
     with Workspace.open(root, allow_nonempty=False) as ws:
         log(f"demo workspace: {ws.root}")
-        corpus_id = import_demo_corpus(ws)
+        corpus_id = import_demo_corpus(ws, same_only=True)
         gold = import_demo_gold(ws)
         info = ws.get_corpus(corpus_id)
         log(f"corpus {info.name!r}: {info.n_pairs} pairs, {info.n_documents} documents; "

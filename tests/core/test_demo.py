@@ -217,3 +217,20 @@ def test_demo_refuses_a_workspace_whose_demo_corpus_is_another(tmp_path, capsys)
     with Workspace.open(ws_dir) as ws:
         assert ws.list_runs() == [] and [c.src_lang for c in ws.list_corpora()] == ["en"]
         assert not (ws.exports_dir / "demo").exists()
+
+
+def test_the_guis_demo_workspace_keeps_the_demo_corpus_it_has(tmp_path):
+    """Only the `demo` command refuses another corpus named 'demo'; the GUI's own demo
+    workspace (populate_demo_workspace) keeps the corpus an earlier version stored."""
+    from core.data.readers import read_parallel
+    from core.errors import StoreError
+    from core.services.demo import DEMO_DIR, import_demo_corpus
+
+    older = read_parallel(DEMO_DIR / "demo.es", DEMO_DIR / "demo.en", "es", "en", name="demo")
+    older.pairs = older.pairs[:300]  # as if an earlier demo corpus had fewer sentences
+    with Workspace.open(tmp_path / "ws", create=True) as ws:
+        kept = ws.add_corpus(older, "demo", format="parallel")
+        assert import_demo_corpus(ws) == kept
+        with pytest.raises(StoreError, match="not the bundled demo corpus"):
+            import_demo_corpus(ws, same_only=True)
+        assert len(ws.load_corpus("demo")) == 300 and len(ws.list_corpora()) == 1
