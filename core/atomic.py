@@ -3,6 +3,7 @@ temp file is removed, so nothing half-written is left; a full disk is a DiskFull
 saying how much is free and needed (core.diskspace)."""
 from __future__ import annotations
 
+import contextlib
 import os
 import tempfile
 from collections.abc import Callable
@@ -84,11 +85,22 @@ def _temp_beside(path: Path, size: int | None) -> tuple[int, str]:
 def check_writable(path: str | Path) -> Path:
     """Raise write_atomic's OutputError now if `path` could not be written (a folder,
     under a file, a read-only or pseudo file system), so that a command says so before
-    its work, not after; a temp file is made and removed, `path` is untouched."""
+    its work, not after; a temp file is made and removed, and so are the folders made for
+    it: `path` and its folders are as they were."""
     path = Path(path)
-    fd, tmp = _temp_beside(path, None)
-    os.close(fd)
-    os.unlink(tmp)
+    made = []  # the missing folders _temp_beside makes, deepest first
+    folder = path.parent
+    while folder != folder.parent and not folder.exists() and not folder.is_symlink():
+        made.append(folder)
+        folder = folder.parent
+    try:
+        fd, tmp = _temp_beside(path, None)
+        os.close(fd)
+        os.unlink(tmp)
+    finally:
+        for folder in made:
+            with contextlib.suppress(OSError):
+                folder.rmdir()
     return path
 
 

@@ -444,6 +444,13 @@ class Workspace(RunRecords):
                            (self.corpus_id(ref),))
         return {k: int(v) for k, v in json.loads(rows[0]["sizes"]).items()} if rows else None
 
+    def split_settings(self, ref: int | str) -> tuple[int, list[float]] | None:
+        """(seed, ratios) of corpus `ref`'s stored split, from its row (no file read: they
+        survive a damaged split.json), or None when it has none yet."""
+        rows = self._query("SELECT seed, ratios FROM corpus_splits WHERE corpus_id = ?",
+                           (self.corpus_id(ref),))
+        return (int(rows[0]["seed"]), list(json.loads(rows[0]["ratios"]))) if rows else None
+
     def load_split(self, ref: int | str) -> SplitInfo | None:
         """The stored split of corpus `ref`, or None when it has none yet."""
         corpus_id = self.corpus_id(ref)

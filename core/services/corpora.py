@@ -50,9 +50,9 @@ def split_and_store(ws, corpus_ref: int | str, seed: int,
     s = split_corpus(corpus, seed=seed, ratios=ratios)
     assignment = {"train": s.train_indices, "dev": s.dev_indices, "test": s.test_indices}
     info = ws.get_corpus(corpus_ref)
-    runs = [r.name for r in ws.list_runs(corpus_id=info.id)]
-    old = ws.load_split(info.id) if runs else None
-    if old is not None and {k: list(v) for k, v in assignment.items()} != old.assignment:
+    # runs that trained (a queued or failed-at-start run checks the split when it starts)
+    runs = [r.name for r in ws.list_runs(corpus_id=info.id) if r.steps > 0]
+    if runs and _changes_split(ws, info.id, seed, ratios, assignment):
         raise StoreError(
             f"corpus {info.name!r} is used by runs {', '.join(runs)}, trained and evaluated "
             "on its current split: a new split would put their training pairs into the test "
@@ -60,6 +60,18 @@ def split_and_store(ws, corpus_ref: int | str, seed: int,
             "that, or delete those runs first.")
     ws.save_split(corpus_ref, seed, ratios, assignment)
     return assignment
+
+
+def _changes_split(ws, corpus_id: int, seed: int, ratios, assignment) -> bool:
+    """Whether storing `assignment` would change corpus `corpus_id`'s stored split. With
+    its split.json unreadable, only the recorded seed and ratios (which give the same
+    assignment again) leave it unchanged: that is how a damaged file is repaired."""
+    try:
+        old = ws.load_split(corpus_id)
+    except StoreError:
+        recorded = ws.split_settings(corpus_id)
+        return recorded is None or recorded != (seed, [float(r) for r in ratios])
+    return old is not None and {k: list(v) for k, v in assignment.items()} != old.assignment
 
 
 def ensure_split(ws, corpus_id: int, seed: int):

@@ -202,7 +202,7 @@ def check_report(path: str | Path) -> None:
     place it can be written (core.atomic.check_writable)."""
     from core.atomic import check_writable
 
-    check_writable(path)
+    check_writable(path)  # first: a folder given as the report is told so
     report_format(path)
 
 
@@ -285,8 +285,8 @@ def evaluation_pairs(ws, run_info, split: str | None = None, src: str | Path | N
                    else f"leaves the {split} set empty (too few pairs or documents)")
             raise ConfigError(
                 f"corpus {cname!r} has no {split} pairs: its split (ratios {shares}) {why}; "
-                "evaluate on files of your own (--src FILE --ref "
-                "FILE), or import the corpus again under a new name, split it with a "
+                "evaluate on test files of your own, or import the corpus again under a new "
+                "name, split it with a "
                 f"{split} share and train on that")
         name = f"{cname}:{split}"
         src_lang, tgt_lang = corpus.src_lang, corpus.tgt_lang

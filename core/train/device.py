@@ -26,6 +26,10 @@ def pick_device(name: str = "auto", threads: int = 0, option: str = "device") ->
     device = torch.device(name)
     if device.type == "cuda" and not torch.cuda.is_available():
         raise ConfigError(f"device {name!r} asked for, but no CUDA GPU is visible; use --device cpu")
+    if device.type == "cuda" and device.index is not None and (
+            device.index >= torch.cuda.device_count()):
+        raise ConfigError(f"{option} {name!r}: this machine has {torch.cuda.device_count()} "
+                          "CUDA GPU(s), numbered from 0; pick one of them, or cuda / auto")
     return device
 
 
@@ -57,7 +61,10 @@ def count_parameters(model_config, src_vocab_size: int, tgt_vocab_size: int) -> 
 def device_memory_bytes(device: torch.device) -> int | None:
     """The memory of `device`: the GPU's, or the machine's RAM; None when unknown."""
     if device.type == "cuda":
-        return torch.cuda.get_device_properties(device).total_memory
+        try:
+            return torch.cuda.get_device_properties(device).total_memory
+        except (AssertionError, RuntimeError):  # no such GPU: pick_device says so first
+            return None
     try:
         return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
     except (AttributeError, ValueError, OSError):

@@ -186,7 +186,7 @@ def test_a_corpus_that_runs_use_keeps_its_split(tmp_path, capsys):
     ws = _ten_pairs_split(tmp_path)
     with Workspace.open(ws) as store:
         parts = store.load_split("ten").assignment
-        store.create_run("d1", {}, "ten")  # a run trained on that split
+        store.update_run(store.create_run("d1", {}, "ten"), steps=5)  # trained on it
     capsys.readouterr()
     assert cli(ws, "corpus", "split", "ten", "--seed", "7", "--ratios", "0.6,0.2,0.2") == 2
     err = capsys.readouterr().err
@@ -196,6 +196,32 @@ def test_a_corpus_that_runs_use_keeps_its_split(tmp_path, capsys):
         assert store.load_split("ten").assignment == parts  # unchanged
     # the same split again changes nothing and is allowed
     assert cli(ws, "corpus", "split", "ten", "--seed", "5", "--ratios", "0.6,0.2,0.2") == 0
+
+
+def test_a_run_that_never_trained_leaves_the_split_free(tmp_path):
+    ws = _ten_pairs_split(tmp_path)
+    with Workspace.open(ws) as store:
+        store.create_run("queued", {}, "ten")  # created, 0 steps: it reads the split later
+        before = store.load_split("ten").assignment
+    assert cli(ws, "corpus", "split", "ten", "--seed", "7", "--ratios", "0.6,0.2,0.2") == 0
+    with Workspace.open(ws) as store:
+        assert store.load_split("ten").seed == 7 and store.load_split("ten").assignment != before
+
+
+def test_a_damaged_split_under_trained_runs_is_repaired_by_its_own_seed(tmp_path, capsys):
+    ws = _ten_pairs_split(tmp_path)
+    with Workspace.open(ws) as store:
+        store.update_run(store.create_run("d1", {}, "ten"), steps=5)
+        parts = store.load_split("ten").assignment
+        split_file = store.get_corpus("ten").path / "split.json"
+    split_file.write_text("{garbage", encoding="utf-8")
+    capsys.readouterr()
+    # another seed is still refused; the recorded seed and ratios remake the same split
+    assert cli(ws, "corpus", "split", "ten", "--seed", "7", "--ratios", "0.6,0.2,0.2") == 2
+    assert "is used by runs d1" in capsys.readouterr().err
+    assert cli(ws, "corpus", "split", "ten", "--seed", "5", "--ratios", "0.6,0.2,0.2") == 0
+    with Workspace.open(ws) as store:
+        assert store.load_split("ten").assignment == parts
 
 
 @pytest.mark.parametrize("command", [["corpus", "list"], ["demo", "--quick"]])

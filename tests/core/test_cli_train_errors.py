@@ -145,4 +145,4 @@ def test_a_split_without_dev_or_test_share_gets_the_right_advice(ws_dir, capsys)
     err = capsys.readouterr().err
     assert err.startswith("error: corpus 'demo' has no test pairs: its split (ratios 0.9,0.1,0) "
                           "gives the test set no share;")
-    assert "--src FILE --ref FILE" in err and "<input>" not in err
+    assert "test files of your own" in err and "<input>" not in err

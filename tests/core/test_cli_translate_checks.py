@@ -268,3 +268,27 @@ def test_a_run_whose_folder_is_gone_says_so(tmp_path):
     with pytest.raises(CheckpointError, match="no checkpoint 'last.pt'; the run has not "
                        "saved one yet [(]train it first[)]"):
         pick_checkpoint(tmp_path, "last")
+
+
+def test_a_cuda_index_past_the_machines_gpus_is_refused(monkeypatch):
+    import torch
+
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    monkeypatch.setattr(torch.cuda, "device_count", lambda: 1)
+    assert pick_device("cuda:0", option="--device") == torch.device("cuda:0")
+    with pytest.raises(ConfigError, match=r"--device 'cuda:3': this machine has 1 CUDA GPU"):
+        pick_device("cuda:3", option="--device")
+
+
+def test_output_checks_leave_no_folders_behind(tmp_path):
+    from core.atomic import check_writable
+    from core.services.evaluation import check_report
+
+    check_writable(tmp_path / "a" / "b" / "out.txt")
+    assert not (tmp_path / "a").exists()
+    with pytest.raises(ConfigError):
+        check_report(tmp_path / "r" / "x.pdf")  # an unknown report format
+    assert not (tmp_path / "r").exists()
+    (tmp_path / "kept").mkdir()
+    check_writable(tmp_path / "kept" / "new" / "out.txt")
+    assert (tmp_path / "kept").is_dir() and not (tmp_path / "kept" / "new").exists()
