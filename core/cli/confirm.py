@@ -1,12 +1,32 @@
-"""Deleting from the command line: what goes is printed, then confirmed on a terminal or
-by --yes (`corpus delete`, `runs delete`)."""
+"""Renaming and deleting from the command line (`corpus rename / delete`, `runs rename /
+delete`): the two actions' arguments, and a deletion's confirmation: what goes is printed,
+then confirmed on a terminal or by --yes."""
 from __future__ import annotations
 
+import argparse
 import sys
+from collections.abc import Callable
 from typing import Any
 
 from core.errors import ConfigError
 from core.textsafe import printable
+
+
+def add_rename_and_delete(cmds: argparse._SubParsersAction, what: str,
+                          rename: Callable[[argparse.Namespace], int],
+                          delete: Callable[[argparse.Namespace], int],
+                          rename_help: str, delete_help: str) -> None:
+    """Add the actions `rename OLD NEW` and `delete NAME|ID [--yes]` to a command's
+    actions `cmds`; `what` ("corpus", "run") is the attribute holding OLD / NAME."""
+    ren = cmds.add_parser("rename", help=rename_help)
+    ren.add_argument(what, metavar="OLD", help=f"the {what}'s name (or id)")
+    ren.add_argument("new_name", metavar="NEW", help="its new name")
+    ren.set_defaults(func=rename)
+    dele = cmds.add_parser("delete", help=delete_help)
+    dele.add_argument(what, metavar="NAME|ID")
+    dele.add_argument("--yes", action="store_true",
+                      help="delete without asking (needed when stdin is not a terminal)")
+    dele.set_defaults(func=delete)
 
 
 def confirm_deletion(what: str, name: str, text: str, yes: bool,

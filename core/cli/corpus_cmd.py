@@ -16,6 +16,7 @@ import datetime as dt
 from pathlib import Path
 from typing import Any
 
+from core.cli.confirm import add_rename_and_delete
 from core.errors import ConfigError
 from core.store import Workspace
 from core.textsafe import printable
@@ -78,17 +79,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                     help="show pairs of this split only (run `corpus split` first)")
     sh.set_defaults(func=run_show)
 
-    ren = cmds.add_parser("rename", help="give a corpus a new, unused name (its runs keep it)")
-    ren.add_argument("corpus", metavar="OLD", help="the corpus's name (or id)")
-    ren.add_argument("new_name", metavar="NEW", help="its new name")
-    ren.set_defaults(func=run_rename)
-
-    dele = cmds.add_parser("delete", help="delete a corpus and its split (refused while "
-                           "runs use it)")
-    dele.add_argument("corpus", metavar="NAME|ID")
-    dele.add_argument("--yes", action="store_true",
-                      help="delete without asking (needed when stdin is not a terminal)")
-    dele.set_defaults(func=run_delete)
+    add_rename_and_delete(cmds, "corpus", run_rename, run_delete,
+                          "give a corpus a new, unused name (its runs keep it)",
+                          "delete a corpus and its split (refused while runs use it)")
 
 
 def _open(args: argparse.Namespace) -> Workspace:

@@ -16,7 +16,7 @@ import math
 from collections.abc import Callable
 from typing import Any
 
-from core.cli.confirm import confirm_deletion, refuse
+from core.cli.confirm import add_rename_and_delete, confirm_deletion, refuse
 from core.errors import StoreError, TrainingError
 from core.store import RUN_STATUSES, Workspace
 from core.textsafe import printable
@@ -37,17 +37,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                      help="one JSON object per run and line instead of a table")
     lst.set_defaults(func=run_list)
 
-    ren = cmds.add_parser("rename", help="give a run a new, unused name")
-    ren.add_argument("run", metavar="OLD", help="the run's name (or id)")
-    ren.add_argument("new_name", metavar="NEW", help="its new name")
-    ren.set_defaults(func=run_rename)
-
-    dele = cmds.add_parser("delete", help="delete a run: its checkpoints, curves, "
-                           "evaluations and folder")
-    dele.add_argument("run", metavar="NAME|ID")
-    dele.add_argument("--yes", action="store_true",
-                      help="delete without asking (needed when stdin is not a terminal)")
-    dele.set_defaults(func=run_delete)
+    add_rename_and_delete(cmds, "run", run_rename, run_delete, "give a run a new, unused name",
+                          "delete a run: its checkpoints, curves, evaluations and folder")
 
 
 def _open(args: argparse.Namespace) -> Workspace:
