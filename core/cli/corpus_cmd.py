@@ -132,12 +132,9 @@ def reader_options(args: argparse.Namespace, fmt: str) -> dict[str, Any]:
 def run_import(args: argparse.Namespace) -> int:
     """`corpus import`: read the file(s) into the workspace, print the corpus and its
     warnings; returns 0."""
-    from core.services.corpora import import_corpus
+    from core.services.corpora import check_language_codes, import_corpus
 
-    for flag, code in (("--src-lang", args.src_lang), ("--tgt-lang", args.tgt_lang)):
-        if not code.strip() or code != code.strip():
-            raise ConfigError(f"{flag} {code!r}: give a language code without spaces, e.g. "
-                              f"{'es' if flag == '--src-lang' else 'en'}")
+    check_language_codes(args.src_lang, args.tgt_lang, ("--src-lang", "--tgt-lang"))
     fmt = args.format or guess_format(args.paths)
     options = reader_options(args, fmt)
     name = args.name or Path(args.paths[0]).stem

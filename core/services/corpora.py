@@ -7,12 +7,22 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from core.errors import StoreError
+from core.errors import ConfigError, StoreError
 from core.jobs import JobContext
 
 #: the split a corpus gets when training needs one and none was stored
 DEFAULT_RATIOS = (0.8, 0.1, 0.1)
 SPLIT_NAMES = ("train", "dev", "test")
+
+
+def check_language_codes(src_lang: str, tgt_lang: str,
+                         labels: tuple[str, str] = ("source language", "target language")) -> None:
+    """ConfigError unless both codes are non-empty and hold no whitespace; `labels` name
+    them in the message (the command line's flags, or the import dialog's fields)."""
+    for label, code, example in ((labels[0], src_lang, "es"), (labels[1], tgt_lang, "en")):
+        if not code or any(ch.isspace() for ch in code):
+            raise ConfigError(f"{label} {code!r}: give a language code without spaces, e.g. "
+                              f"{example}")
 
 
 def import_corpus(ws, fmt: str, paths: Sequence[str | Path], src_lang: str, tgt_lang: str,
@@ -23,6 +33,7 @@ def import_corpus(ws, fmt: str, paths: Sequence[str | Path], src_lang: str, tgt_
     options['docids_path'] is recorded among the sources."""
     from core.data.readers import read_corpus
 
+    check_language_codes(src_lang, tgt_lang)
     options = dict(options or {})
     if ctx is not None:
         ctx.progress(0, 2, f"reading {paths[0] if paths else ''}")

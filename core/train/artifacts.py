@@ -69,7 +69,8 @@ class LoadedModel:
 
 
 def pick_checkpoint(run_dir: Path, which: str = "best") -> Path:
-    """'best' (lowest dev perplexity, else last), 'last', or a file name in the run.
+    """'best' (lowest dev perplexity, else last), 'last', or a file name in the run (its
+    '.pt' may be left out, as `runs`' listings and the GUI name checkpoints without it).
     CheckpointError when it is not there: saying the run's folder is gone (or empty, as
     Workspace.run_dir makes it again), or listing
     the checkpoints the run has, or that it has none yet."""
@@ -84,6 +85,8 @@ def pick_checkpoint(run_dir: Path, which: str = "best") -> Path:
         which = "last"
     path = inside(run_dir, ckpt.LAST if which == "last" else which, "checkpoint", CheckpointError,
                   bare=True)
+    if not path.exists() and path.suffix != ".pt" and path.with_name(path.name + ".pt").exists():
+        path = path.with_name(path.name + ".pt")
     if not path.exists():
         if not run_dir.is_dir() or not any(run_dir.iterdir()):
             raise CheckpointError(f"{run_dir}: the run's folder is missing or empty: train "

@@ -144,3 +144,20 @@ def test_a_new_split_under_trained_runs_is_refused_in_a_message(qtbot, tmp_path,
     assert "corpus 'demo' is used by runs glob, locp" in errors[0][1]
     assert window.workspace.load_split("demo").assignment == before
     window.close()
+
+
+def test_an_import_without_a_language_code_is_refused_in_a_message(qtbot, tmp_path, errors):
+    """The import dialog lets a language field be left empty: the service refuses it and
+    the user sees why; nothing is stored."""
+    src, tgt = tmp_path / "c.en", tmp_path / "c.fr"
+    src.write_text("one\ntwo\n", encoding="utf-8")
+    tgt.write_text("un\ndeux\n", encoding="utf-8")
+    window = MainWindow(tmp_path / "ws")
+    qtbot.addWidget(window)
+    job = window.corpora.import_corpus("parallel", [str(src), str(tgt)], "", "fr",
+                                       {"lenient": False}, "nolang")
+    _wait_done(qtbot, job)
+    assert job.state == workers.FAILED
+    assert len(errors) == 1 and "source language '': give a language code" in errors[0][1]
+    assert window.workspace.list_corpora() == []
+    window.close()

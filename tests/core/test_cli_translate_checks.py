@@ -292,3 +292,15 @@ def test_output_checks_leave_no_folders_behind(tmp_path):
     (tmp_path / "kept").mkdir()
     check_writable(tmp_path / "kept" / "new" / "out.txt")
     assert (tmp_path / "kept").is_dir() and not (tmp_path / "kept" / "new").exists()
+
+
+def test_a_checkpoint_named_without_its_suffix_is_found(tmp_path):
+    from core.errors import CheckpointError
+    from core.train.artifacts import pick_checkpoint
+
+    (tmp_path / "best-00000003.pt").write_bytes(b"")
+    (tmp_path / "last.pt").write_bytes(b"")
+    assert pick_checkpoint(tmp_path, "best-00000003") == tmp_path / "best-00000003.pt"
+    assert pick_checkpoint(tmp_path, "best-00000003.pt") == tmp_path / "best-00000003.pt"
+    with pytest.raises(CheckpointError, match="the run has best-00000003.pt, last.pt"):
+        pick_checkpoint(tmp_path, "best-00000009")
