@@ -30,11 +30,10 @@ keep_freed_memory()  # as the entry point does
 import torch  # noqa: E402
 
 from core.data.batching import BatchPlan  # noqa: E402
-from core.data.vocab import Vocab  # noqa: E402
 from core.models.registry import build_model  # noqa: E402
 from core.services.bench import (  # noqa: E402
-    SPECIALS,
     bench_variants,
+    bench_vocabularies,
     load_bench_pairs,
     load_preset,
     variant_data,
@@ -75,9 +74,8 @@ def main() -> None:
     args = ap.parse_args()
 
     src, tgt = load_bench_pairs(args.data, "onmt")
-    src_size, tgt_size, batch_size, batch_tokens = variant_data(VARIANT)
-    src_vocab = Vocab.build(src, max_size=src_size + SPECIALS)
-    tgt_vocab = Vocab.build(tgt, max_size=tgt_size + SPECIALS)
+    _, _, batch_size, batch_tokens = variant_data(VARIANT)
+    src_vocab, tgt_vocab = bench_vocabularies(VARIANT, src, tgt)
     plan = BatchPlan([src_vocab.encode(s) for s in src], [tgt_vocab.encode(t) for t in tgt],
                      batch_size=batch_size, batch_tokens=batch_tokens, seed=1)
     batches = plan.epoch(0)

@@ -16,6 +16,7 @@ from PySide6.QtWidgets import QInputDialog, QLineEdit, QMessageBox, QWidget
 from app import workers
 from core.errors import WorkbenchError
 from core.services.manage import corpus_deletion, run_deletion
+from core.services.manage import delete_run as delete_run_locked
 
 
 # --- the dialogs (tests replace these two) --------------------------------------------------
@@ -45,7 +46,7 @@ def delete_corpus(parent: QWidget, ws: Any, corpus_id: int) -> bool:
 
 def delete_run(parent: QWidget, ws: Any, run_id: int, training: bool) -> bool:
     return _delete(parent, "run", run_deletion(ws, run_id, training),
-                   lambda: ws.delete_run(run_id))
+                   lambda: delete_run_locked(ws, run_id))
 
 
 def _delete(parent: QWidget, what: str, verdict: tuple[bool, str], delete) -> bool:
@@ -56,7 +57,11 @@ def _delete(parent: QWidget, what: str, verdict: tuple[bool, str], delete) -> bo
         return False
     if not confirm(parent, f"Delete {what}", text):
         return False
-    delete()
+    try:
+        delete()
+    except WorkbenchError as exc:  # e.g. a trainer started on the run meanwhile
+        workers.show_error(parent, f"Cannot delete the {what}", str(exc))
+        return False
     return True
 
 

@@ -13,11 +13,10 @@ import argparse
 import datetime as dt
 import json
 import math
-from collections.abc import Callable
 from typing import Any
 
 from core.cli.confirm import add_rename_and_delete, confirm_deletion, refuse
-from core.errors import StoreError, TrainingError
+from core.errors import TrainingError
 from core.store import RUN_STATUSES, Workspace
 from core.textsafe import printable
 
@@ -109,7 +108,7 @@ def run_rename(args: argparse.Namespace) -> int:
 def run_delete(args: argparse.Namespace) -> int:
     """`runs delete`: print what goes, confirm (or --yes) and delete the run; refused
     (exit 2) while it trains; returns 0 when deleted, 1 when the answer was no."""
-    from core.services.manage import run_deletion
+    from core.services.manage import delete_run, run_deletion
 
     with _open(args) as ws:
         run = ws.get_run(args.run)
@@ -118,23 +117,7 @@ def run_delete(args: argparse.Namespace) -> int:
             refuse(TrainingError, text)
         if not confirm_deletion("run", run.name, text, args.yes):
             return 1
-        _holding_lock(run, lambda: ws.delete_run(run.id))
+        delete_run(ws, run.id)
     print(f"deleted run {run.id} {run.name!r}")
     return 0
 
-
-def _holding_lock(run: Any, delete: Callable[[], None]) -> None:
-    """`delete()` while holding the run's training lock, so that no trainer starts on it
-    between the check and the deletion (TrainingError if one has)."""
-    from core.runlock import RunLock
-
-    if not run.path.is_dir():
-        delete()
-        return
-    try:
-        lock = RunLock.acquire(run.path, run.name)
-    except OSError as exc:  # a folder we cannot write in: the store's rmtree decides
-        raise StoreError(f"{run.path}: cannot lock the run folder ({exc.strerror or exc}); "
-                         "nothing was deleted") from None
-    with lock:
-        delete()

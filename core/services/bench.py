@@ -179,6 +179,16 @@ def variant_data(name: str, batch_size: int = 0, batch_tokens: int = 0) -> tuple
     return data.src_vocab_size, data.tgt_vocab_size, sentences, tokens
 
 
+def bench_vocabularies(name: str, src_tok, tgt_tok):
+    """(source Vocab, target Vocab) of variant `name` built from the tokenised bench pairs,
+    at the vocabulary sizes its preset gives (variant_data)."""
+    from core.data.vocab import Vocab
+
+    src_size, tgt_size, _, _ = variant_data(name)
+    return (Vocab.build(src_tok, max_size=src_size + SPECIALS),
+            Vocab.build(tgt_tok, max_size=tgt_size + SPECIALS))
+
+
 def bench_forward_backward(model, opt, host_batch, device: torch.device, amp: bool,
                            clip: float, sampled_softmax: int = 0,
                            vocab_size: int = 0) -> tuple[int, dict | None]:
@@ -236,7 +246,6 @@ def measure_variant(name: str, steps: int, warmup: int, device: str, pairs_file:
     buckets recorded, the seconds of that pass)."""
     from core.data.batching import BatchPlan
     from core.data.context import CONTEXT_START
-    from core.data.vocab import Vocab
     from core.families import family_traits
     from core.models.registry import build_model
     from core.train.optim import build_optimizer
@@ -245,9 +254,8 @@ def measure_variant(name: str, steps: int, warmup: int, device: str, pairs_file:
     cfg = dict(bench_variants())[name]
     with open(pairs_file, encoding="utf-8") as f:
         src_tok, tgt_tok = json.load(f)
-    src_size, tgt_size, batch_size, batch_tokens = variant_data(name, batch_size, batch_tokens)
-    src_vocab = Vocab.build(src_tok, max_size=src_size + SPECIALS)
-    tgt_vocab = Vocab.build(tgt_tok, max_size=tgt_size + SPECIALS)
+    _, _, batch_size, batch_tokens = variant_data(name, batch_size, batch_tokens)
+    src_vocab, tgt_vocab = bench_vocabularies(name, src_tok, tgt_tok)
     src_ids = [src_vocab.encode(s) for s in src_tok]
     tgt_ids = [tgt_vocab.encode(t) for t in tgt_tok]
     del src_tok, tgt_tok

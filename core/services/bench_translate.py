@@ -23,11 +23,10 @@ import torch
 
 from core.errors import ConfigError
 from core.services.bench import (
-    SPECIALS,
     bench_variants,
+    bench_vocabularies,
     load_bench_pairs,
     machine_line,
-    variant_data,
     variant_preset,
 )
 from core.services.bench_roofline import HEADER as ROOFLINE_HEADER
@@ -94,7 +93,6 @@ def run_translate_bench(variant: str, sentences: int, length: int, beams: list[i
     return rows. With `flops`, each row also gets the roofline of
     core/services/bench_roofline.py: matrix-product MFLOP per output token (the decoding
     run again under the counter), GFLOP/s, this machine's peak, its share, the ceiling."""
-    from core.data.vocab import Vocab
     from core.models.registry import build_model
     from core.train.device import amp_active
 
@@ -105,9 +103,8 @@ def run_translate_bench(variant: str, sentences: int, length: int, beams: list[i
         raise ConfigError("--beam, --length, --sentences and --batch must be >= 1")
     torch.set_num_threads(threads)
     src_tok, tgt_tok = load_bench_pairs(data_dir, split)
-    src_size, tgt_size, _, _ = variant_data(variant)  # luong-paper: its own vocabularies
-    src_vocab = Vocab.build(src_tok, max_size=src_size + SPECIALS)
-    tgt_vocab = Vocab.build(tgt_tok, max_size=tgt_size + SPECIALS)
+    # luong-paper: its own vocabularies
+    src_vocab, tgt_vocab = bench_vocabularies(variant, src_tok, tgt_tok)
     ids = [src_vocab.encode(s) for s in src_tok[:sentences]]
     if len(ids) < sentences:
         raise ConfigError(f"the bench split has {len(ids)} sentences, fewer than {sentences}")

@@ -1,14 +1,16 @@
 """What deleting a corpus or a run removes, or why it cannot go: the text the GUI's
 confirmation dialog shows and `corpus delete` / `runs delete` print, from one place.
 
-The store does the deleting (Workspace.delete_corpus / delete_run); these functions only
-look, so a front shows the verdict, asks, and then calls the store.
+The store does the deleting (Workspace.delete_corpus; a run through `delete_run` here,
+which holds its training lock meanwhile); the verdicts only look, so a front shows the
+verdict, asks, and then deletes.
 """
 from __future__ import annotations
 
 from typing import Any
 
 from core import runlock
+from core.errors import StoreError
 
 
 def corpus_deletion(ws: Any, corpus_id: int) -> tuple[bool, str]:
@@ -48,3 +50,20 @@ def run_deletion(ws: Any, run_id: int, training: bool) -> tuple[bool, str]:
                   f"{len(evaluations)} evaluation{'' if len(evaluations) == 1 else 's'} and its "
                   f"folder {run.path.name}/ under runs/ are removed. Its corpus and the other "
                   "runs stay.")
+
+
+def delete_run(ws: Any, run_id: int) -> None:
+    """Delete the run while holding its training lock (core.runlock), so that no trainer
+    starts on it between the verdict and the deletion: TrainingError if one has;
+    StoreError when its folder cannot be locked (nothing is deleted then)."""
+    run = ws.get_run(run_id)
+    if not run.path.is_dir():
+        ws.delete_run(run.id)
+        return
+    try:
+        lock = runlock.RunLock.acquire(run.path, run.name)
+    except OSError as exc:  # a folder we cannot write in
+        raise StoreError(f"{run.path}: cannot lock the run folder ({exc.strerror or exc}); "
+                         "nothing was deleted") from None
+    with lock:
+        ws.delete_run(run.id)

@@ -170,3 +170,18 @@ def test_corpus_delete_after_its_runs(runs, capsys, monkeypatch):
     assert runs.list_corpora() == [] and not folder.exists()
     assert cli(runs, "corpus", "delete", "demo", "--yes") == 2
     assert "no corpus named 'demo' (known: none yet)" in capsys.readouterr().err
+
+
+def test_the_deletion_itself_holds_the_runs_lock(runs):
+    """A trainer that takes the lock after the verdict (both fronts delete through
+    core.services.manage.delete_run) stops the deletion."""
+    from core.errors import TrainingError
+    from core.services.manage import delete_run
+
+    run = runs.get_run("glob")
+    with RunLock.acquire(run.path, run.name):  # taken after the verdict said yes
+        with pytest.raises(TrainingError, match="being trained by process"):
+            delete_run(runs, run.id)
+    assert runs.get_run("glob").id == run.id and (run.path / "last.pt").is_file()
+    delete_run(runs, run.id)
+    assert [r.name for r in runs.list_runs()] == ["tf"] and not run.path.exists()
