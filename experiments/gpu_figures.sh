@@ -7,7 +7,9 @@
 # gpu-wheels), .whl-onmt and .peer (../shared/bench/onmt-gpu/README.md).
 # Writes OUT_DIR/{machine.txt, cudatests.log, peer.log, bench.log, thesis.log, decode.log,
 # check.log, paper.log, profile.log}, the steps in the order of what a lease must not miss:
-#   1. the CUDA-only tests of the suite (every test that needs a GPU);
+#   1. the CUDA-only tests of the suite (every test that needs a GPU), then make
+#      gpu-check's device check (every path, CHECK_STEPS steps a training run, default
+#      200): the final code's CUDA paths before any figure;
 #   2. ROUNDS times (default 1): OpenNMT-py and bench train on the bench model (fp32 and
 #      bf16; with the input-feeding decoder's CUDA graphs, the default, and, unless
 #      STEP_GRAPH=0, without: --no-decoder-graphs); then the thesis Transformer at each
@@ -18,15 +20,14 @@
 #      alternating order (this tree first in odd rounds, DIR first in even ones): a
 #      before/after in one lease;
 #   2b. unless DECODE=0: decoding on the GPU against OpenNMT-py (decode_vs_onmt.sh with
-#      DEVICE=cuda: 1,000 sentences at 20 tokens, greedy and beam 5, DECODE_BATCH
-#      sentences a batch for both, default 64), the peer decoding the checkpoint its
-#      training run of step 2 saved;
-#   3. make gpu-check's device check (every path, CHECK_STEPS steps a training run,
-#      default 200);
-#   4. Luong et al.'s 4 x 1000 (luong-paper) at its batch of 128, its local-p decoder as
+#      DEVICE=cuda: sentences at 20 tokens, greedy and beam 5, DECODE_BATCH
+#      sentences a batch for both, default 64; DECODE_N sentences, default 1,000, under
+#      DECODE_CAP seconds, default 120), the peer decoding the checkpoint its training run
+#      of step 2 saved;
+#   3. Luong et al.'s 4 x 1000 (luong-paper) at its batch of 128, its local-p decoder as
 #      CUDA graphs (the default) and as the step-by-step graph (--no-decoder-graphs),
 #      PAPER=0 leaves it out, PAPER_STEP=0 the step-by-step row;
-#   5. unless PROFILES=0, bench train --profile of the bench model and the thesis
+#   4. unless PROFILES=0, bench train --profile of the bench model and the thesis
 #      Transformer (bf16 rows included): kernel time, launches and the top kernels a step.
 set -u
 OUT=${1:?usage: gpu_figures.sh OUT_DIR [BUDGET_S]}; BUDGET=${2:-540}
@@ -41,6 +42,9 @@ BENCH=(python3 main.py bench train --device "$DEVICE" --data "$PWD/.peer/tatoeba
     tests/core/test_jobs_and_checkpoints.py::test_resume_on_cuda_restores_the_generators \
     tests/core/test_distributed.py::test_torchrun_with_nccl_creates_one_run_and_trains; } \
     >> "$OUT/cudatests.log" 2>&1
+{ stamp "device check"
+  limited 240 python3 main.py device-check --device "$DEVICE" --steps "${CHECK_STEPS:-200}"
+  echo "device-check exit status $?"; } >> "$OUT/check.log" 2>&1
 for round in $(seq 1 "${ROUNDS:-1}"); do
   { stamp "peer round $round"
     # its run folder (mktemp) under /tmp/peer-runs, where step 2b finds the checkpoint
@@ -71,13 +75,11 @@ if [ "${DECODE:-1}" = 1 ]; then
       > /tmp/onmt_translate && chmod +x /tmp/onmt_translate
     if [ -n "$ckpt" ]; then
       DEVICE="$DEVICE" DATA="$PWD/.peer/tatoeba" ONMT=/tmp/onmt_translate PY=python3 \
-        BATCH="${DECODE_BATCH:-64}" limited 120 bash experiments/decode_vs_onmt.sh "$ckpt" 1000 20 1
+        BATCH="${DECODE_BATCH:-64}" limited "${DECODE_CAP:-120}" bash experiments/decode_vs_onmt.sh \
+          "$ckpt" "${DECODE_N:-1000}" 20 1
     else echo "no OpenNMT-py checkpoint under /tmp/peer-runs: its training run failed"; fi
   } >> "$OUT/decode.log" 2>&1
 fi
-{ stamp "device check"
-  limited 240 python3 main.py device-check --device "$DEVICE" --steps "${CHECK_STEPS:-200}"
-  echo "device-check exit status $?"; } >> "$OUT/check.log" 2>&1
 if [ "${PAPER:-1}" = 1 ]; then
   { stamp "luong-paper"
     limited 100 "${BENCH[@]}" --variant luong-paper --steps 40 --warmup 8

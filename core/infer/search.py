@@ -80,20 +80,35 @@ def _hypothesis(
     tokens: list[int], token_lps: list[float], attn: Tensor, pos: Tensor | None,
     src_len: int, divisor: float = 1.0, gates: Tensor | None = None,
 ) -> Hypothesis:
-    """attn: out_len x src_width, gates: src_width (both cropped to the sentence's real
-    source length). The
-    score is recomputed from the token log-probs (in float64), so equal outputs get
-    exactly equal scores whichever search found them."""
+    """attn: out_len x src_width, pos: out_len, gates: src_width, host (CPU) tensors, as
+    _to_host gives them (attn and gates are cropped to the sentence's real source
+    length). The score is recomputed from the token log-probs (in float64), so equal
+    outputs get exactly equal scores whichever search found them."""
     log_prob = float(sum(token_lps))
     return Hypothesis(
         tokens=tokens,
         token_log_probs=token_lps,
         score=log_prob / divisor,
         log_prob=log_prob,
-        attention=attn[:, :src_len].float().cpu().numpy(),
-        positions=None if pos is None else pos.float().cpu().numpy(),
-        gates=None if gates is None else gates[:src_len].cpu().numpy(),
+        attention=attn[:, :src_len].numpy(),
+        positions=None if pos is None else pos.numpy(),
+        gates=None if gates is None else gates[:src_len].numpy(),
     )
+
+
+def _to_host(rows: Tensor, *histories: Tensor | None) -> list:
+    """The histories' `rows` (a 1-D index), each as one fp32 (ids: int64) host tensor:
+    one device-to-host copy per history for all hypotheses that end at a step, where a
+    copy per hypothesis and history made a GPU search wait for the GPU some 1,800 times
+    a batch of 64 sentences at beam 5. None stays None."""
+    out = []
+    for h in histories:
+        if h is None:
+            out.append(None)
+            continue
+        picked = h[rows]
+        out.append((picked if picked.dtype == torch.long else picked.float()).cpu())
+    return out
 
 
 def _shortlist_opts(out_vocab: Tensor | None, device: torch.device) -> dict[str, Tensor]:
@@ -134,6 +149,7 @@ def greedy(
     lens = src_lens.tolist()
     enc = model.encode(src, src_lens, **extra)
     gates = encoder_gates(enc)  # batch x src_width, in input order (or None)
+    gates = None if gates is None else gates.cpu()  # read by each hypothesis
     state = model.init_state(enc)
     active = list(range(n_sent))  # original index of each row still decoding
     y = torch.full((n_sent,), BOS, dtype=torch.long, device=device)
@@ -150,13 +166,19 @@ def greedy(
         # (a row at its length limit is not held back: the limit wins)
         top_lp, top = row_topk(logp, min(2, logp.size(-1)))
         best_lp, best = top_lp[:, 0], top[:, 0]
+        # (masks built on the host only where rows differ: each is a copy to a GPU)
         if t < min_len and top.size(1) > 1:
-            short = torch.tensor([t < limits[i] for i in active], device=device) & (best == EOS)
+            under = [t < limits[i] for i in active]
+            short = best == EOS
+            if not all(under):
+                short &= torch.tensor(under, device=device)
             best = torch.where(short, top[:, 1], best)
             best_lp = torch.where(short, top_lp[:, 1], best_lp)
-        last = torch.tensor([t >= limits[i] for i in active], device=device)
-        best = torch.where(last, torch.full_like(best, EOS), best)
-        best_lp = torch.where(last, logp[:, EOS], best_lp)
+        at_limit = [t >= limits[i] for i in active]
+        if any(at_limit):
+            last = torch.tensor(at_limit, device=device)
+            best = torch.where(last, torch.full_like(best, EOS), best)
+            best_lp = torch.where(last, logp[:, EOS], best_lp)
         if out_vocab is not None:  # candidate index -> token id (EOS keeps its index)
             best = step_opts["out_vocab"][best]
         hist_tok = torch.cat([hist_tok, best[:, None]], 1)
@@ -167,17 +189,19 @@ def greedy(
             pos_now = pos.float()[:, None]
             hist_pos = pos_now if hist_pos is None else torch.cat([hist_pos, pos_now], 1)
         t += 1
-        keep: list[int] = []
-        for a, tok in enumerate(best.tolist()):
-            if tok != EOS:
-                keep.append(a)
-                continue
-            i = active[a]
-            out[i] = _hypothesis(
-                hist_tok[a, :-1].tolist(), hist_lp[a].tolist(), hist_attn[a],
-                None if hist_pos is None else hist_pos[a], lens[i],
-                gates=None if gates is None else gates[i],
-            )
+        tokens = best.tolist()
+        keep = [a for a, tok in enumerate(tokens) if tok != EOS]
+        ended = [a for a, tok in enumerate(tokens) if tok == EOS]
+        if ended:
+            toks, lps, attns, poss = _to_host(torch.tensor(ended, device=device), hist_tok,
+                                              hist_lp, hist_attn, hist_pos)
+            for j, a in enumerate(ended):
+                i = active[a]
+                out[i] = _hypothesis(
+                    toks[j, :-1].tolist(), lps[j].tolist(), attns[j],
+                    None if poss is None else poss[j], lens[i],
+                    gates=None if gates is None else gates[i],
+                )
         if len(keep) < len(active):
             sel = torch.tensor(keep, dtype=torch.long, device=device)
             enc, state = select_batch(enc, sel), select_batch(state, sel)
@@ -223,6 +247,7 @@ def beam_search(
 
     enc = model.encode(src, src_lens, **extra)
     gates = encoder_gates(enc)  # batch x src_width, in input order (or None)
+    gates = None if gates is None else gates.cpu()  # read by each hypothesis
     # every beam of a sentence is the same before the first word: the first step runs
     # once per sentence, then its outputs, the state and the encoding are copied k times
     expand = torch.arange(n_sent, device=device).repeat_interleave(k)
@@ -262,18 +287,20 @@ def beam_search(
         eos_lp = logp[:, EOS].clone()  # rows of logp
         if t < min_len:  # no EOS before min_len, unless the row is at its length limit
             copies = k if logp_row is None else 1
-            short = torch.tensor([t < limits[i] for i in active for _ in range(copies)],
-                                 device=device)
-            logp[:, EOS].masked_fill_(short, NEG_INF)
+            under = [t < limits[i] for i in active for _ in range(copies)]
+            if all(under):  # no mask to copy to a GPU
+                logp[:, EOS] = NEG_INF
+            else:
+                logp[:, EOS].masked_fill_(torch.tensor(under, device=device), NEG_INF)
         row_lp, row_tok = row_topk(logp, per_row)  # rows of logp x per_row
         if t < min_len:
             logp[:, EOS] = eos_lp  # the step's output as it was
         if logp_row is not None:  # one row of logp per alive row
             row_lp, row_tok, eos_lp = row_lp[logp_row], row_tok[logp_row], eos_lp[logp_row]
         # at a sentence's last step only EOS may follow
-        last = torch.tensor([t >= limits[i] for i in active], device=device)
-        if bool(last.any()):
-            rows_last = last.repeat_interleave(k)
+        at_limit = [t >= limits[i] for i in active]
+        if any(at_limit):
+            rows_last = torch.tensor(at_limit, device=device).repeat_interleave(k)
             row_lp[rows_last] = NEG_INF
             row_lp[rows_last, 0] = eos_lp[rows_last]
             row_tok[rows_last, 0] = EOS
@@ -297,19 +324,23 @@ def beam_search(
         eos_rank = is_eos.clone()
         eos_rank[:, k:] = False
         eos_rank &= torch.isfinite(top_lp)
-        for a, b_rank in eos_rank.nonzero().tolist():
-            i = active[a]
-            row = a * k + int(top_beam[a, b_rank])
-            tok_lp = float(eos_lp[row])
-            toks = hist_tok[row].tolist()
-            lps = hist_lp[row].tolist() + [tok_lp]
-            finished[i].append(
-                _hypothesis(
-                    toks, lps, hist_attn_now[row],
-                    None if hist_pos_now is None else hist_pos_now[row], lens[i],
-                    lp(len(toks) + 1), None if gates is None else gates[i],
+        ends = eos_rank.nonzero()  # hypotheses x (active sentence, rank)
+        ended = ends[:, 0].tolist()
+        if ended:
+            ended_rows = ends[:, 0] * k + top_beam[ends[:, 0], ends[:, 1]]
+            toks, lps, eos_lps, attns, poss = _to_host(
+                ended_rows, hist_tok, hist_lp, eos_lp, hist_attn_now, hist_pos_now)
+            eos_list = eos_lps.tolist()
+            for j, a in enumerate(ended):
+                i = active[a]
+                tok_list = toks[j].tolist()
+                finished[i].append(
+                    _hypothesis(
+                        tok_list, lps[j].tolist() + [eos_list[j]], attns[j],
+                        None if poss is None else poss[j], lens[i],
+                        lp(len(tok_list) + 1), None if gates is None else gates[i],
+                    )
                 )
-            )
 
         # the k best non-EOS candidates stay alive (stable order: rank, EOS last)
         order = (is_eos.long() * (2 * k) + torch.arange(top_lp.size(1), device=device)).argsort(

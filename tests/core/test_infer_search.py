@@ -244,3 +244,51 @@ def test_a_large_vocabulary_takes_row_topk_and_finds_what_torch_topk_finds(monke
     for a, b in zip(blocked, plain, strict=True):
         assert a.tokens == b.tokens and len(a.tokens) >= 3
         assert a.score == b.score
+
+
+class _ScalarReads(TorchDispatchMode):
+    """Counts reads of one value to the host (`int(t)`, `float(t)`, `t.item()`): on a
+    GPU each is a copy that waits for the GPU."""
+
+    def __init__(self):
+        super().__init__()
+        self.count = 0
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        if func is torch.ops.aten._local_scalar_dense.default:
+            self.count += 1
+        return func(*args, **(kwargs or {}))
+
+
+@pytest.mark.parametrize("beam", [1, 5])
+def test_finished_hypotheses_reach_the_host_together_not_one_by_one(toy, monkeypatch, beam):
+    """At a fixed length every hypothesis ends at the last step: the histories of all
+    of them are copied to the host in one call a step, and no value is read one by one,
+    so one sentence and four cost the search the same number of host reads (each read
+    and each copy made a GPU search wait for the GPU: some 1,800 times a batch of 64
+    sentences at beam 5 before)."""
+    import core.infer.search as search
+
+    copies = []
+    real = search._to_host
+    monkeypatch.setattr(search, "_to_host",
+                        lambda rows, *h: copies.append(rows.numel()) or real(rows, *h))
+
+    def reads(n):
+        copies.clear()
+        opts = dict(max_len_abs=5, max_len_ratio=1e9, min_len=5)
+        with _ScalarReads() as mode:
+            if beam == 1:
+                hyps = greedy(toy, SRC[:n], LENS[:n], **opts)
+            else:
+                hyps = [h for hs in beam_search(toy, SRC[:n], LENS[:n], beam=beam, n_best=beam,
+                                                **opts) for h in hs]
+        assert all(len(h.tokens) == 5 for h in hyps) and len(hyps) == n * beam
+        return mode.count, list(copies)
+
+    one, one_copies = reads(1)
+    four, four_copies = reads(4)
+    assert one == four
+    # the last step's hypotheses: one copy for all of them (beam search also sets aside
+    # the EOS candidates among each sentence's k best: all k at the last step)
+    assert one_copies == [beam] and four_copies == [4 * beam]
