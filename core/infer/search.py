@@ -77,12 +77,13 @@ def lp_divisor(length: int, alpha: float = 0.0, normalise: bool = False) -> floa
 
 
 def _hypothesis(
-    tokens: list[int], token_lps: list[float], attn: Tensor, pos: Tensor | None,
-    src_len: int, divisor: float = 1.0, gates: Tensor | None = None,
+    tokens: list[int], token_lps: list[float], attn: np.ndarray, pos: np.ndarray | None,
+    src_len: int, divisor: float = 1.0, gates: np.ndarray | None = None,
 ) -> Hypothesis:
-    """attn: out_len x src_width, pos: out_len, gates: src_width, host (CPU) tensors, as
-    _to_host gives them (attn and gates are cropped to the sentence's real source
-    length). The score is recomputed from the token log-probs (in float64), so equal
+    """attn: out_len x src_width, pos: out_len, gates: src_width, host arrays as _to_host
+    gives them; the hypothesis keeps its own copies (attn and gates cropped to the
+    sentence's real source length), not views that would keep a step's whole batch
+    alive. The score is recomputed from the token log-probs (in float64), so equal
     outputs get exactly equal scores whichever search found them."""
     log_prob = float(sum(token_lps))
     return Hypothesis(
@@ -90,24 +91,25 @@ def _hypothesis(
         token_log_probs=token_lps,
         score=log_prob / divisor,
         log_prob=log_prob,
-        attention=attn[:, :src_len].numpy(),
-        positions=None if pos is None else pos.numpy(),
-        gates=None if gates is None else gates[:src_len].numpy(),
+        attention=attn[:, :src_len].copy(),
+        positions=None if pos is None else pos.copy(),
+        gates=None if gates is None else gates[:src_len].copy(),
     )
 
 
-def _to_host(rows: Tensor, *histories: Tensor | None) -> list:
-    """The histories' `rows` (a 1-D index), each as one fp32 (ids: int64) host tensor:
+def _to_host(rows: Tensor, *histories: Tensor | None) -> list[np.ndarray | None]:
+    """The histories' `rows` (a 1-D index), each as one fp32 (ids: int64) numpy array:
     one device-to-host copy per history for all hypotheses that end at a step, where a
     copy per hypothesis and history made a GPU search wait for the GPU some 1,800 times
-    a batch of 64 sentences at beam 5. None stays None."""
+    a batch of 64 sentences at beam 5; what each hypothesis then reads is numpy's, no
+    tensor op. None stays None."""
     out = []
     for h in histories:
         if h is None:
             out.append(None)
             continue
         picked = h[rows]
-        out.append((picked if picked.dtype == torch.long else picked.float()).cpu())
+        out.append((picked if picked.dtype == torch.long else picked.float()).cpu().numpy())
     return out
 
 
@@ -149,7 +151,7 @@ def greedy(
     lens = src_lens.tolist()
     enc = model.encode(src, src_lens, **extra)
     gates = encoder_gates(enc)  # batch x src_width, in input order (or None)
-    gates = None if gates is None else gates.cpu()  # read by each hypothesis
+    gates = None if gates is None else gates.cpu().numpy()  # read by each hypothesis
     state = model.init_state(enc)
     active = list(range(n_sent))  # original index of each row still decoding
     y = torch.full((n_sent,), BOS, dtype=torch.long, device=device)
@@ -247,7 +249,7 @@ def beam_search(
 
     enc = model.encode(src, src_lens, **extra)
     gates = encoder_gates(enc)  # batch x src_width, in input order (or None)
-    gates = None if gates is None else gates.cpu()  # read by each hypothesis
+    gates = None if gates is None else gates.cpu().numpy()  # read by each hypothesis
     # every beam of a sentence is the same before the first word: the first step runs
     # once per sentence, then its outputs, the state and the encoding are copied k times
     expand = torch.arange(n_sent, device=device).repeat_interleave(k)
