@@ -296,6 +296,9 @@ class TranslatePanel(QWidget):
         return self.translate()
 
     def set_sentences(self, sources: list[str], targets: list[str] | None = None) -> None:
+        if self.job is not None and not self.job.done:
+            self.job.cancel()  # it translates the sentences this table no longer shows
+        self.job = None  # so its late results are not taken for these (_if_current)
         self.translations, self.translated_by = [], []
         self._end_comparison()
         self.table.setRowCount(len(sources))
@@ -352,7 +355,7 @@ class TranslatePanel(QWidget):
                                         name="Translate", target_context=target_context,
                                         amp=self.bf16.isChecked(),
                                         shortlist=self.shortlist.isChecked())
-            self.job.finished.connect(self.show_translations)
+            self.job.finished.connect(self._if_current(self.job, self.show_translations))
         else:
             self.job = self.jobs.submit(compare_job, self.workspace, self.sessions, run_ids,
                                         baseline, sentences, self.beam.value(),
@@ -360,13 +363,21 @@ class TranslatePanel(QWidget):
                                         target_context=target_context,
                                         amp=self.bf16.isChecked(),
                                         shortlist=self.shortlist.isChecked())
-            self.job.finished.connect(self.show_comparison)
-        self.job.event.connect(self._on_event)
-        self.job.cancelled.connect(lambda: self.status.setText("Translation cancelled"))
-        self.job.failed.connect(lambda msg, _tb: self.status.setText(f"Failed: {msg}"))
-        self.job.state_changed.connect(lambda _s: self._update_buttons())
+            self.job.finished.connect(self._if_current(self.job, self.show_comparison))
+        job = self.job
+        job.event.connect(self._if_current(job, self._on_event))
+        job.cancelled.connect(self._if_current(
+            job, lambda: self.status.setText("Translation cancelled")))
+        job.failed.connect(self._if_current(
+            job, lambda msg, _tb: self.status.setText(f"Failed: {msg}")))
+        job.state_changed.connect(lambda _s: self._update_buttons())
         self._update_buttons()
-        return self.job
+        return job
+
+    def _if_current(self, job: workers.Job, slot):
+        """`slot`, called only while `job` is the screen's translation: one whose
+        sentences were replaced meanwhile (another document opened) changes nothing."""
+        return lambda *args: slot(*args) if job is self.job else None
 
     def _on_event(self, kind: str, data: dict) -> None:
         if kind == "progress" and data.get("total"):

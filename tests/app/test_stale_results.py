@@ -1,0 +1,54 @@
+"""Results of a job that the user has since made stale (another document opened, other
+pairs listed) never reach the screen: they would be shown beside sentences they are not
+the translation or the attention of, and exported so."""
+from __future__ import annotations
+
+import threading
+
+from app.main_window import MainWindow
+
+
+def _window(qtbot, root) -> MainWindow:
+    window = MainWindow(root)
+    qtbot.addWidget(window)
+    return window
+
+
+def _held(monkeypatch, module, name):
+    """Make `module.name` wait, in its job's thread, until the returned event is set."""
+    release, entered = threading.Event(), threading.Event()
+    real = getattr(module, name)
+
+    def held(*args, **kwargs):
+        entered.set()
+        assert release.wait(30)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(module, name, held)
+    return release, entered
+
+
+def test_a_translation_never_lands_in_a_document_opened_meanwhile(qtbot, trained_ws, errors,
+                                                                   monkeypatch):
+    """Translate document A, open document B before A's translation ends: B's rows keep
+    empty targets (A's translations are not B's), nothing is exported as B's translation,
+    and B can be translated at once."""
+    from core.services import translation
+
+    window = _window(qtbot, trained_ws)
+    panel = window.translate
+    glob = next(r.id for r in window.workspace.list_runs() if r.name == "glob")
+    panel.models.set_checked([glob])
+    panel.set_sentences(["La casa es verde.", "Mi hermana vive en Madrid."])
+    release, entered = _held(monkeypatch, translation, "translate")
+    job = panel.translate()
+    assert entered.wait(30)
+    panel.set_sentences(["El perro come.", "Hola.", "Adiós."])  # what opening B does
+    release.set()
+    qtbot.waitUntil(lambda: job.done, timeout=30000)
+    assert panel.sources() == ["El perro come.", "Hola.", "Adiós."]
+    assert panel.targets() == ["", "", ""]
+    assert panel.translations == [] and panel.translated_by == []
+    assert panel.translate_button.isEnabled()
+    assert errors == []
+    window.close()
