@@ -52,3 +52,31 @@ def test_a_translation_never_lands_in_a_document_opened_meanwhile(qtbot, trained
     assert panel.translate_button.isEnabled()
     assert errors == []
     window.close()
+
+
+def test_attention_of_pairs_listed_before_never_shows_for_the_new_pairs(qtbot, trained_ws,
+                                                                         errors, monkeypatch):
+    """Compute attention on the gold set, switch to the test split before it ends: the
+    old job's views (keyed by the old pairs' indices) are not taken for the new pairs."""
+    from app import core_jobs
+    from tests.app.conftest import wait_for_pairs
+
+    window = _window(qtbot, trained_ws)
+    panel = window.attention
+    ids = [r.id for r in window.workspace.list_runs()]
+    panel.models.set_checked(ids[:1])
+    panel.pair_source.setCurrentText("Gold set")
+    wait_for_pairs(qtbot, panel)
+    release, entered = _held(monkeypatch, core_jobs, "pair_view")
+    job = panel.compute()
+    assert entered.wait(30)
+    panel.pair_source.setCurrentText("Test split")
+    wait_for_pairs(qtbot, panel)
+    test_pairs = list(panel.pairs)
+    release.set()
+    qtbot.waitUntil(lambda: job.done, timeout=60000)
+    assert panel.pairs == test_pairs
+    assert panel.views == {}
+    assert panel.run_button.isEnabled()
+    assert errors == []
+    window.close()
