@@ -1,0 +1,40 @@
+"""Exports never overwrite a file the user did not agree to replace, and a failed
+export is reported in a dialog, not lost as a traceback."""
+from __future__ import annotations
+
+from PySide6.QtWidgets import QFileDialog, QMessageBox
+
+from app import workers
+from app.panels.translate import TranslatePanel
+
+
+def test_a_suffix_added_after_the_dialog_asks_before_replacing_that_file(qtbot, tmp_path,
+                                                                          monkeypatch, errors):
+    """The user types 'doc' and chooses TMX: the dialog confirmed overwriting 'doc' (which
+    does not exist), but 'doc.tmx' is written; an existing doc.tmx is replaced only when
+    the user says so."""
+    (tmp_path / "doc.tmx").write_text("my earlier export", encoding="utf-8")
+    monkeypatch.setattr(QFileDialog, "getSaveFileName", staticmethod(
+        lambda *a, **k: (str(tmp_path / "doc"), "TMX 1.4 (*.tmx)")))
+    asked: list[str] = []
+    answer = [QMessageBox.StandardButton.No]
+    monkeypatch.setattr(QMessageBox, "question", staticmethod(
+        lambda parent, title, text, *a, **k: asked.append(text) or answer[0]))
+    jobs = workers.JobManager()
+    panel = TranslatePanel(jobs)
+    qtbot.addWidget(panel)
+    panel.set_sentences(["Hola."], ["Hello."])
+    panel._choose_export()
+    assert len(asked) == 1 and str(tmp_path / "doc.tmx") in asked[0]
+    assert (tmp_path / "doc.tmx").read_text(encoding="utf-8") == "my earlier export"
+    answer[0] = QMessageBox.StandardButton.Yes
+    panel._choose_export()
+    assert len(asked) == 2
+    assert "<tmx" in (tmp_path / "doc.tmx").read_text(encoding="utf-8")
+    # a name the dialog itself confirmed (its suffix unchanged) is not asked about twice
+    monkeypatch.setattr(QFileDialog, "getSaveFileName", staticmethod(
+        lambda *a, **k: (str(tmp_path / "doc.tmx"), "TMX 1.4 (*.tmx)")))
+    panel._choose_export()
+    assert len(asked) == 2
+    assert errors == []
+    jobs.shutdown()
