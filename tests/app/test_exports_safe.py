@@ -38,3 +38,28 @@ def test_a_suffix_added_after_the_dialog_asks_before_replacing_that_file(qtbot, 
     assert len(asked) == 2
     assert errors == []
     jobs.shutdown()
+
+
+def test_heatmaps_that_cannot_be_written_open_an_error_dialog(qtbot, tmp_path, trained_ws,
+                                                              errors):
+    """The heatmaps are written when their job ends, in the GUI thread: a folder that
+    cannot be written there (here a file took its name) gives the error dialog naming
+    the file, not a traceback on the terminal and a screen that says nothing."""
+    from app.main_window import MainWindow
+
+    window = MainWindow(trained_ws)
+    qtbot.addWidget(window)
+    panel = window.evaluation
+    panel.table.selectAll()
+    folder = tmp_path / "maps"
+    job = panel.export_heatmaps(folder, 2)
+    folder.write_text("not a folder", encoding="utf-8")  # e.g. the folder went meanwhile
+    qtbot.waitUntil(lambda: job.done, timeout=30000)
+    assert job.state == workers.FINISHED
+    assert len(errors) == 1
+    title, message, _ = errors[0]
+    assert title == "Export heatmaps failed"
+    assert str(folder) in message and "cannot be written" in message
+    assert panel.last_heatmaps == []
+    assert folder.read_text(encoding="utf-8") == "not a folder"
+    window.close()
