@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import threading
 
+from app import workers
 from app.main_window import MainWindow
 
 
@@ -80,3 +81,34 @@ def test_attention_of_pairs_listed_before_never_shows_for_the_new_pairs(qtbot, t
     assert panel.run_button.isEnabled()
     assert errors == []
     window.close()
+
+
+def test_another_workspace_is_not_opened_under_a_running_job(qtbot, demo_ws, tmp_path, tiny,
+                                                             errors, monkeypatch):
+    """Opening a workspace closes the current one: a run training in it lost its
+    database mid-way and failed ('the workspace is closed'). While a job of the workspace
+    runs, the other workspace is refused with the reason; the run trains to its end."""
+    from app.panels import training
+
+    window = _window(qtbot, demo_ws)
+    panel = window.training
+    panel.set_config(tiny("busy", 4))
+    panel.corpus.setCurrentIndex(panel.corpus.findData(1))
+    release, entered = _held(monkeypatch, training, "train_run")
+    job = panel.start()
+    assert entered.wait(30)
+    before = window.workspace
+    assert window.open_workspace(tmp_path / "other") is False
+    assert window.workspace is before and window.training.workspace is before
+    assert not (tmp_path / "other").exists()
+    assert len(errors) == 1 and errors[0][0] == "Cannot open workspace"
+    assert "Train 1: busy" in errors[0][1] and "cancel" in errors[0][1]
+    release.set()
+    qtbot.waitUntil(lambda: job.done, timeout=60000)
+    assert job.state == workers.FINISHED, errors
+    assert window.workspace.get_run(1).status == "finished"
+    # the screens read the new run's pairs and scores in jobs of their own: once those end
+    qtbot.waitUntil(lambda: window.jobs.active() in ([], [window.warm_up_job]), timeout=30000)
+    assert window.open_workspace(tmp_path / "other") is True  # nothing runs now
+    window.close()
+
