@@ -115,10 +115,12 @@ class MainWindow(QMainWindow):
             sizes = settings.value(f"splitters/{key}")
             if sizes is not None:
                 splitter.restoreState(sizes)
+        create = True
         if workspace_path is None:
             workspace_path = settings.value("workspace/last") or None
+            create = False  # a remembered workspace whose folder is gone is not made anew
         if workspace_path is not None:
-            self.open_workspace(workspace_path)
+            self.open_workspace(workspace_path, create=create)
 
     # --- workspace ------------------------------------------------------------------
     def open_workspace(self, path: str | Path, create: bool = True) -> bool:
