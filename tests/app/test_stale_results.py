@@ -112,3 +112,42 @@ def test_another_workspace_is_not_opened_under_a_running_job(qtbot, demo_ws, tmp
     assert window.open_workspace(tmp_path / "other") is True  # nothing runs now
     window.close()
 
+
+def test_a_translation_exports_after_its_run_was_deleted(qtbot, tmp_path, trained_ws, errors,
+                                                          monkeypatch):
+    """Translate with a run, delete the run (Training screen), export the translation: the
+    file is written with the run's corpus languages (kept from when it translated); no
+    record goes under the deleted run. Before, the export raised StoreError out of the
+    slot: no file, no dialog, the user's edited translation could not be saved."""
+    import shutil
+
+    from app.panels import manage
+    from core.formats.tmx import read_tmx
+
+    root = tmp_path / "ws"
+    shutil.copytree(trained_ws, root)
+    window = _window(qtbot, root)
+    panel = window.translate
+    locp = window.workspace.get_run("locp").id
+    panel.models.set_checked([locp])
+    panel.set_sentences(["La casa es verde.", "Hola."])
+    job = panel.translate()
+    qtbot.waitUntil(lambda: job.done, timeout=30000)
+    assert job.state == workers.FINISHED, errors
+    panel.table.item(0, 1).setText("The house is green.")  # the user's edit
+    monkeypatch.setattr(manage, "confirm", lambda *a: True)
+    training = window.training
+    training.runs_table.selectRow(next(r for r in range(training.runs_table.rowCount())
+                                       if training.runs_table.item(r, 0).text() == "2: locp"))
+    training.delete_action.trigger()
+    assert [r.name for r in window.workspace.list_runs()] == ["glob"]
+    assert panel.targets()[0] == "The house is green."
+    written = panel.export(tmp_path / "out.tmx")
+    assert errors == []
+    assert written == [tmp_path / "out.tmx"]
+    records = read_tmx(written[0])
+    assert [r.translation for r in records][0] == "The house is green."
+    text = written[0].read_text(encoding="utf-8")
+    assert 'srclang="es"' in text and 'xml:lang="en"' in text
+    assert window.workspace.translations() == []
+    window.close()
