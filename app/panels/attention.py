@@ -8,6 +8,7 @@ its heads) or one head; the pair's AER follows the matrix shown, the whole-set t
 stays on the averaged attention."""
 from __future__ import annotations
 
+import html
 from typing import Any
 
 from PySide6.QtCore import Qt
@@ -485,7 +486,8 @@ class AttentionPanel(LayerSelector, QWidget):
     def show_pair(self, index: int) -> None:
         self.current = index
         pair = self.pairs[index]
-        self.pair_label.setText(f"<b>{index + 1}.</b> {pair.source}<br><i>{pair.target}</i>")
+        self.pair_label.setText(f"<b>{index + 1}.</b> {html.escape(pair.source)}<br>"
+                                f"<i>{html.escape(pair.target)}</i>")  # '<unk>' is text
         views = [self.views[(index, r)] for r in self.models.checked()
                  if (index, r) in self.views]
         self.show_views(views, pair.gold)

@@ -151,3 +151,25 @@ def test_a_translation_exports_after_its_run_was_deleted(qtbot, tmp_path, traine
     assert 'srclang="es"' in text and 'xml:lang="en"' in text
     assert window.workspace.translations() == []
     window.close()
+
+
+def test_a_pair_with_markup_characters_is_shown_as_written(qtbot, trained_ws, errors):
+    """The pair above the heatmaps is rich text: a source or target holding '<' or '&'
+    (code, maths, '<unk>' in a test split) lost words or took the markup as formatting."""
+    from PySide6.QtGui import QTextDocument
+
+    from app.panels.attention import AttentionPanel
+    from tests.app.conftest import shown_panel
+
+    panel = next(shown_panel(qtbot, AttentionPanel, trained_ws, 1400, 900))
+    panel.models.set_checked([])  # nothing to compute: only the pair is shown
+    panel.src_edit.setText("si a <b y c> d, <unk> & fin")
+    panel.tgt_edit.setText("if a <b and c> d, <i>x</i> & end")
+    panel.add_typed_pair()
+    doc = QTextDocument()
+    doc.setHtml(panel.pair_label.text())
+    assert doc.toPlainText().split("\n") == ["1. si a <b y c> d, <unk> & fin",
+                                             "if a <b and c> d, <i>x</i> & end"]
+    assert errors == []
+    panel.jobs.shutdown()
+    panel.workspace.close()
