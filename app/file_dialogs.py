@@ -7,7 +7,7 @@ import re
 from pathlib import Path
 
 from PySide6.QtCore import QSettings
-from PySide6.QtWidgets import QFileDialog, QWidget
+from PySide6.QtWidgets import QFileDialog, QMessageBox, QWidget
 
 _PATTERN = re.compile(r"\*(\.[A-Za-z0-9]+)")
 
@@ -52,13 +52,20 @@ def remember_folder(purpose: str, path: str) -> None:
 def ask_save_path(parent: QWidget | None, title: str, purpose: str, default_name: str,
                   filters: str) -> str | None:
     """A save dialog in the last folder used for `purpose`; the chosen filter decides the
-    suffix (see with_filter_suffix). None when cancelled."""
+    suffix (see with_filter_suffix), and an existing file under the name so made is
+    replaced only when the user agrees. None when cancelled."""
     start = str(Path(last_folder(purpose)) / default_name)
     selected = _filter_for(default_name, filters)
-    path, chosen = QFileDialog.getSaveFileName(parent, title, start, filters, selected)
-    if not path:
+    typed, chosen = QFileDialog.getSaveFileName(parent, title, start, filters, selected)
+    if not typed:
         return None
-    path = with_filter_suffix(path, chosen or selected, filters, default_name)
+    path = with_filter_suffix(typed, chosen or selected, filters, default_name)
+    # the dialog asked about replacing the name as typed, not the one with the suffix
+    if path != typed and Path(path).exists() and QMessageBox.question(
+            parent, title, f"{path} already exists.\nDo you want to replace it?",
+            QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.No,
+            QMessageBox.StandardButton.No) != QMessageBox.StandardButton.Yes:
+        return None
     remember_folder(purpose, path)
     return path
 

@@ -115,13 +115,26 @@ class MainWindow(QMainWindow):
             sizes = settings.value(f"splitters/{key}")
             if sizes is not None:
                 splitter.restoreState(sizes)
+        create = True
         if workspace_path is None:
             workspace_path = settings.value("workspace/last") or None
+            create = False  # a remembered workspace whose folder is gone is not made anew
         if workspace_path is not None:
-            self.open_workspace(workspace_path)
+            self.open_workspace(workspace_path, create=create)
 
     # --- workspace ------------------------------------------------------------------
     def open_workspace(self, path: str | Path, create: bool = True) -> bool:
+        """Open (or create) the workspace at `path` in every screen; refused while a job
+        of the current one runs, since opening closes it under the job."""
+        busy = [j for j in self.jobs.active() if j is not self.warm_up_job]
+        if self.workspace is not None and busy:
+            names = ", ".join(j.name for j in busy[:3]) + (" ..." if len(busy) > 3 else "")
+            workers.show_error(
+                self, "Cannot open workspace",
+                f"{len(busy)} job{'s' if len(busy) > 1 else ''} still running in "
+                f"{self.workspace.root} ({names}): cancel {'them' if len(busy) > 1 else 'it'} "
+                f"or wait for the end, then open {path}.")
+            return False
         try:
             ws = Workspace.open(path, create=create)
         except WorkbenchError as exc:

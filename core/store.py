@@ -114,6 +114,9 @@ class Workspace(RunRecords):
         if not db.exists():
             if root.exists() and not root.is_dir():
                 raise StoreError(f"{root}: is a file, not a workspace folder; choose a folder.")
+            if not create and not root.exists():
+                raise StoreError(f"{root}: no such folder (moved, deleted, or on a drive "
+                                 "not mounted); open or create another workspace.")
             if not create:
                 raise StoreError(
                     f"{root}: is not a workspace (no {DB_NAME}); choose an existing "

@@ -8,6 +8,7 @@ its heads) or one head; the pair's AER follows the matrix shown, the whole-set t
 stays on the averaged attention."""
 from __future__ import annotations
 
+import html
 from typing import Any
 
 from PySide6.QtCore import Qt
@@ -345,7 +346,12 @@ class AttentionPanel(LayerSelector, QWidget):
         if asked != self._pairs_asked:  # the user chose another source meanwhile
             return
         self.loading_pairs = False
+        for job in (self.job, self.baseline_job):
+            if job is not None and not job.done:
+                job.cancel()  # it computes the pairs listed before
+        self.job = self.baseline_job = None  # their late results are not these pairs' views
         self.pairs, self.views = list(pairs), {}
+        self.baseline_alignments = None
         self.current = -1
         self._fill_pair_list()
         self._fill_corpus_table()
@@ -431,17 +437,20 @@ class AttentionPanel(LayerSelector, QWidget):
         self.progress.setValue(0)
         self.job = self.jobs.submit(attention_job, self.workspace, self.sessions, runs, pairs,
                                     self.forced.isChecked(), name="Attention")
-        self.job.event.connect(self._on_event)
-        self.job.finished.connect(self._computed)
-        self.job.state_changed.connect(lambda _s: self._update_controls())
+        job = self.job
+        job.event.connect(lambda kind, data: job is self.job and self._on_event(kind, data))
+        job.finished.connect(lambda views: job is self.job and self._computed(views))
+        job.state_changed.connect(lambda _s: self._update_controls())
         self._update_controls()
-        self.baseline_alignments = None
+        self.baseline_alignments, self.baseline_job = None, None
         if self.baseline.isChecked() and all(p.gold is not None for p in self.pairs):
             words = [(p.gold_src or p.source.split(), p.gold_tgt or p.target.split())
                      for p in self.pairs]
             self.baseline_job = self.jobs.submit(
                 baseline_job, self.workspace, run_ids[0], words, name="eflomal baseline")
-            self.baseline_job.finished.connect(self._baseline_done)
+            baseline = self.baseline_job
+            baseline.finished.connect(
+                lambda links: baseline is self.baseline_job and self._baseline_done(links))
         return self.job
 
     def _baseline_done(self, alignments: list) -> None:
@@ -477,7 +486,8 @@ class AttentionPanel(LayerSelector, QWidget):
     def show_pair(self, index: int) -> None:
         self.current = index
         pair = self.pairs[index]
-        self.pair_label.setText(f"<b>{index + 1}.</b> {pair.source}<br><i>{pair.target}</i>")
+        self.pair_label.setText(f"<b>{index + 1}.</b> {html.escape(pair.source)}<br>"
+                                f"<i>{html.escape(pair.target)}</i>")  # '<unk>' is text
         views = [self.views[(index, r)] for r in self.models.checked()
                  if (index, r) in self.views]
         self.show_views(views, pair.gold)

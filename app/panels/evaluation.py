@@ -369,6 +369,9 @@ class EvaluationPanel(QWidget):
                 heatmap.plot.setTitle(title, size="11pt")
                 safe = "".join(c if c.isalnum() or c in "-_" else "_" for c in names.get(run_id, ""))
                 written.append(heatmap.export(folder / f"{run_id}-{safe}-{index + 1:03d}.png", dpi))
+        except OSError as exc:  # a slot of the job's end: nothing above would report it
+            done = f" ({len(written)} of {len(views)} written)" if written else ""
+            workers.show_error(self, "Export heatmaps failed", f"{exc}{done}")
         finally:
             heatmap.deleteLater()
         self.last_heatmaps = written

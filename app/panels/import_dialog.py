@@ -23,7 +23,10 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from app import workers
 from app.file_dialogs import ask_open_path
+from core.errors import ConfigError
+from core.services.corpora import check_language_codes
 
 FORMAT_LABELS = {
     "parallel": "Two line-parallel files (+ optional document ids)",
@@ -135,10 +138,33 @@ class ImportDialog(QDialog):
         self._update_roles()
 
     def accept(self) -> None:
+        problem = self.problem()
+        if problem is not None:  # the dialog stays open with what the user typed
+            workers.show_error(self, "Import corpus", problem)
+            return
         settings = QSettings()  # the next import offers this pair
         settings.setValue("import/src_lang", self.src_lang.text().strip())
         settings.setValue("import/tgt_lang", self.tgt_lang.text().strip())
         super().accept()
+
+    def problem(self) -> str | None:
+        """Why the form cannot be imported as it stands (a required file empty, missing
+        or a folder; a language code empty or spaced), else None."""
+        roles = FILE_ROLES.get(self.fmt(), [("File", True)])
+        for (label, required), picker in zip(roles, self.pickers, strict=False):
+            path = picker.path()
+            if not path:
+                if required:
+                    return f"{label}: choose a file (Browse\u2026) or type its path."
+            elif not Path(path).exists():
+                return f"{label}: {path}: no such file; check the path."
+            elif Path(path).is_dir():
+                return f"{label}: {path}: is a folder; choose a file in it."
+        try:
+            check_language_codes(self.src_lang.text().strip(), self.tgt_lang.text().strip())
+        except ConfigError as exc:
+            return str(exc)
+        return None
 
     def fmt(self) -> str:
         return self.format.currentData()

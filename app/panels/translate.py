@@ -71,6 +71,10 @@ class TranslatePanel(QWidget):
         self.translations: list[Any] = []
         self.translated_by: list[int] = []  # the run(s) behind self.translations
         self._pending_runs: list[int] = []
+        # the source and target languages of the run that translated (its corpus's), kept
+        # for the export: the run may be deleted meanwhile
+        self.translated_langs: tuple[str, str] = ("src", "tgt")
+        self._pending_langs: tuple[str, str] = ("src", "tgt")
         self.comparison: Comparison | None = None
         self.document_path: Path | None = None
         self.job: workers.Job | None = None
@@ -296,6 +300,9 @@ class TranslatePanel(QWidget):
         return self.translate()
 
     def set_sentences(self, sources: list[str], targets: list[str] | None = None) -> None:
+        if self.job is not None and not self.job.done:
+            self.job.cancel()  # it translates the sentences this table no longer shows
+        self.job = None  # so its late results are not taken for these (_if_current)
         self.translations, self.translated_by = [], []
         self._end_comparison()
         self.table.setRowCount(len(sources))
@@ -327,6 +334,7 @@ class TranslatePanel(QWidget):
             return None
         sentences = self.sources()
         self._pending_runs = list(run_ids)
+        self._pending_langs = self._languages(run_ids[0])
         self.progress.setRange(0, len(sentences))
         self.progress.setValue(0)
         kind = "ensemble of " + str(len(run_ids)) if len(run_ids) > 1 else "run " + str(run_ids[0])
@@ -352,7 +360,7 @@ class TranslatePanel(QWidget):
                                         name="Translate", target_context=target_context,
                                         amp=self.bf16.isChecked(),
                                         shortlist=self.shortlist.isChecked())
-            self.job.finished.connect(self.show_translations)
+            self.job.finished.connect(self._if_current(self.job, self.show_translations))
         else:
             self.job = self.jobs.submit(compare_job, self.workspace, self.sessions, run_ids,
                                         baseline, sentences, self.beam.value(),
@@ -360,13 +368,21 @@ class TranslatePanel(QWidget):
                                         target_context=target_context,
                                         amp=self.bf16.isChecked(),
                                         shortlist=self.shortlist.isChecked())
-            self.job.finished.connect(self.show_comparison)
-        self.job.event.connect(self._on_event)
-        self.job.cancelled.connect(lambda: self.status.setText("Translation cancelled"))
-        self.job.failed.connect(lambda msg, _tb: self.status.setText(f"Failed: {msg}"))
-        self.job.state_changed.connect(lambda _s: self._update_buttons())
+            self.job.finished.connect(self._if_current(self.job, self.show_comparison))
+        job = self.job
+        job.event.connect(self._if_current(job, self._on_event))
+        job.cancelled.connect(self._if_current(
+            job, lambda: self.status.setText("Translation cancelled")))
+        job.failed.connect(self._if_current(
+            job, lambda msg, _tb: self.status.setText(f"Failed: {msg}")))
+        job.state_changed.connect(lambda _s: self._update_buttons())
         self._update_buttons()
-        return self.job
+        return job
+
+    def _if_current(self, job: workers.Job, slot):
+        """`slot`, called only while `job` is the screen's translation: one whose
+        sentences were replaced meanwhile (another document opened) changes nothing."""
+        return lambda *args: slot(*args) if job is self.job else None
 
     def _on_event(self, kind: str, data: dict) -> None:
         if kind == "progress" and data.get("total"):
@@ -383,6 +399,7 @@ class TranslatePanel(QWidget):
         """core.infer.translate.Translation objects, in input order."""
         self.translations = list(translations)
         self.translated_by = list(self._pending_runs)
+        self.translated_langs = self._pending_langs
         self.table.blockSignals(True)
         for row, tr in enumerate(translations):
             self.table.setItem(row, 1, QTableWidgetItem(tr.text))
@@ -397,6 +414,7 @@ class TranslatePanel(QWidget):
         self.comparison = comparison
         self.translations = list(comparison.main)
         self.translated_by = list(self._pending_runs)
+        self.translated_langs = self._pending_langs
         differ = fill_comparison(self.table, comparison)
         self.compare.only_differing.setEnabled(True)
         apply_filter(self.table, comparison, self.compare.only_differing.isChecked())
@@ -469,14 +487,14 @@ class TranslatePanel(QWidget):
         """Write sources and the (edited) targets (core.services.translation: the records
         the `translate` command writes; a sentence whose target was edited keeps its
         text only) and record the export in the workspace under the run that translated."""
-        src_lang, tgt_lang = "src", "tgt"
         run_id = self.translated_by[0] if self.translations and self.translated_by else None
-        shown = run_id if run_id is not None else (self.models.checked() or [None])[0]
-        if self.workspace is not None and shown is not None:
-            run = self.workspace.get_run(shown)
-            if run.corpus_id is not None:
-                info = self.workspace.get_corpus(run.corpus_id)
-                src_lang, tgt_lang = info.src_lang, info.tgt_lang
+        if run_id is not None:
+            src_lang, tgt_lang = self.translated_langs
+            if run_id not in {r.id for r in self.workspace.list_runs()}:
+                run_id = None  # deleted since it translated: the export is not recorded
+        else:
+            checked = self.models.checked()
+            src_lang, tgt_lang = self._languages(checked[0]) if checked else ("src", "tgt")
         document = self.document_path.name if self.document_path else "typed text"
         try:
             records = translation.table_records(self.sources(), self.targets(),
@@ -490,6 +508,14 @@ class TranslatePanel(QWidget):
             return []
         self.status.setText(f"Exported to {', '.join(str(p) for p in written)}")
         return written
+
+    def _languages(self, run_id: int) -> tuple[str, str]:
+        """(source, target) language of run `run_id`'s corpus; ("src", "tgt") without."""
+        run = self.workspace.get_run(run_id) if self.workspace is not None else None
+        if run is None or run.corpus_id is None:
+            return "src", "tgt"
+        info = self.workspace.get_corpus(run.corpus_id)
+        return info.src_lang, info.tgt_lang
 
     def export_figure(self) -> None:
         from app.panels.figures import export_dialog

@@ -265,7 +265,7 @@ def test_item12_window_size_splitters_and_tab_come_back(qtbot, demo_ws):
     second.close()
 
 
-def test_item12_import_dialog_offers_the_last_language_pair(qtbot):
+def test_item12_import_dialog_offers_the_last_language_pair(qtbot, tmp_path):
     from app.panels.import_dialog import ImportDialog
 
     first = ImportDialog(("parallel",), languages=("de", "en"))  # the newest corpus: de-en
@@ -273,6 +273,9 @@ def test_item12_import_dialog_offers_the_last_language_pair(qtbot):
     assert (first.src_lang.text(), first.tgt_lang.text()) == ("de", "en")
     first.src_lang.setText("es")
     first.tgt_lang.setText("en")
+    for picker, name in zip(first.pickers, ("a.es", "a.en"), strict=False):
+        (tmp_path / name).write_text("hola\n", encoding="utf-8")
+        picker.edit.setText(str(tmp_path / name))
     first.accept()
     second = ImportDialog(("parallel",), languages=("de", "en"))
     qtbot.addWidget(second)

@@ -161,3 +161,22 @@ def test_an_import_without_a_language_code_is_refused_in_a_message(qtbot, tmp_pa
     assert len(errors) == 1 and "source language '': give a language code" in errors[0][1]
     assert window.workspace.list_corpora() == []
     window.close()
+
+
+def test_a_last_workspace_that_is_gone_is_not_made_again_empty(qtbot, tmp_path, errors):
+    """The remembered workspace's folder is gone (a drive not mounted, a folder moved):
+    the workbench says so and opens none, instead of making a new empty workspace there
+    (which would then hide or clash with the real one)."""
+    MainWindow(tmp_path / "ws1").close()
+    gone = tmp_path / "ws1"
+    import shutil
+
+    shutil.rmtree(gone)
+    window = MainWindow(None)
+    qtbot.addWidget(window)
+    assert not gone.exists()
+    assert window.workspace is None
+    assert len(errors) == 1 and errors[0][0] == "Cannot open workspace"
+    assert errors[0][1].startswith(f"{gone.resolve()}: no such folder")
+    assert window.corpora.import_button.isEnabled() is False
+    window.close()

@@ -114,9 +114,12 @@ def test_non_workspace_folders_are_refused(tmp_path):
     Workspace.open(busy, allow_nonempty=True).close()
     assert (busy / "workspace.sqlite").exists()
 
-    with pytest.raises(StoreError, match="not a workspace"):
+    with pytest.raises(StoreError, match="missing: no such folder"):
         Workspace.open(tmp_path / "missing", create=False)
     assert not (tmp_path / "missing").exists()
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(StoreError, match="not a workspace"):
+        Workspace.open(tmp_path / "empty", create=False)
 
     broken = tmp_path / "broken"
     broken.mkdir()

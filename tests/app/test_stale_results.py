@@ -1,0 +1,176 @@
+"""Results of a job that the user has since made stale (another document opened, other
+pairs listed) never reach the screen: they would be shown beside sentences they are not
+the translation or the attention of, and exported so."""
+from __future__ import annotations
+
+import threading
+
+from app import workers
+from app.main_window import MainWindow
+
+
+def _window(qtbot, root) -> MainWindow:
+    window = MainWindow(root)
+    qtbot.addWidget(window)
+    return window
+
+
+def _held(monkeypatch, module, name):
+    """Make `module.name` wait, in its job's thread, until the returned event is set."""
+    release, entered = threading.Event(), threading.Event()
+    real = getattr(module, name)
+
+    def held(*args, **kwargs):
+        entered.set()
+        assert release.wait(30)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(module, name, held)
+    return release, entered
+
+
+def test_a_translation_never_lands_in_a_document_opened_meanwhile(qtbot, trained_ws, errors,
+                                                                   monkeypatch):
+    """Translate document A, open document B before A's translation ends: B's rows keep
+    empty targets (A's translations are not B's), nothing is exported as B's translation,
+    and B can be translated at once."""
+    from core.services import translation
+
+    window = _window(qtbot, trained_ws)
+    panel = window.translate
+    glob = next(r.id for r in window.workspace.list_runs() if r.name == "glob")
+    panel.models.set_checked([glob])
+    panel.set_sentences(["La casa es verde.", "Mi hermana vive en Madrid."])
+    release, entered = _held(monkeypatch, translation, "translate")
+    job = panel.translate()
+    assert entered.wait(30)
+    panel.set_sentences(["El perro come.", "Hola.", "Adiós."])  # what opening B does
+    release.set()
+    qtbot.waitUntil(lambda: job.done, timeout=30000)
+    assert panel.sources() == ["El perro come.", "Hola.", "Adiós."]
+    assert panel.targets() == ["", "", ""]
+    assert panel.translations == [] and panel.translated_by == []
+    assert panel.translate_button.isEnabled()
+    assert errors == []
+    window.close()
+
+
+def test_attention_of_pairs_listed_before_never_shows_for_the_new_pairs(qtbot, trained_ws,
+                                                                         errors, monkeypatch):
+    """Compute attention on the gold set, switch to the test split before it ends: the
+    old job's views (keyed by the old pairs' indices) are not taken for the new pairs."""
+    from app import core_jobs
+    from tests.app.conftest import wait_for_pairs
+
+    window = _window(qtbot, trained_ws)
+    panel = window.attention
+    ids = [r.id for r in window.workspace.list_runs()]
+    panel.models.set_checked(ids[:1])
+    panel.pair_source.setCurrentText("Gold set")
+    wait_for_pairs(qtbot, panel)
+    release, entered = _held(monkeypatch, core_jobs, "pair_view")
+    job = panel.compute()
+    assert entered.wait(30)
+    panel.pair_source.setCurrentText("Test split")
+    wait_for_pairs(qtbot, panel)
+    test_pairs = list(panel.pairs)
+    release.set()
+    qtbot.waitUntil(lambda: job.done, timeout=60000)
+    assert panel.pairs == test_pairs
+    assert panel.views == {}
+    assert panel.run_button.isEnabled()
+    assert errors == []
+    window.close()
+
+
+def test_another_workspace_is_not_opened_under_a_running_job(qtbot, demo_ws, tmp_path, tiny,
+                                                             errors, monkeypatch):
+    """Opening a workspace closes the current one: a run training in it lost its
+    database mid-way and failed ('the workspace is closed'). While a job of the workspace
+    runs, the other workspace is refused with the reason; the run trains to its end."""
+    from app.panels import training
+
+    window = _window(qtbot, demo_ws)
+    panel = window.training
+    panel.set_config(tiny("busy", 4))
+    panel.corpus.setCurrentIndex(panel.corpus.findData(1))
+    release, entered = _held(monkeypatch, training, "train_run")
+    job = panel.start()
+    assert entered.wait(30)
+    before = window.workspace
+    assert window.open_workspace(tmp_path / "other") is False
+    assert window.workspace is before and window.training.workspace is before
+    assert not (tmp_path / "other").exists()
+    assert len(errors) == 1 and errors[0][0] == "Cannot open workspace"
+    assert "Train 1: busy" in errors[0][1] and "cancel" in errors[0][1]
+    release.set()
+    qtbot.waitUntil(lambda: job.done, timeout=60000)
+    assert job.state == workers.FINISHED, errors
+    assert window.workspace.get_run(1).status == "finished"
+    # the screens read the new run's pairs and scores in jobs of their own: once those end
+    qtbot.waitUntil(lambda: window.jobs.active() in ([], [window.warm_up_job]), timeout=30000)
+    assert window.open_workspace(tmp_path / "other") is True  # nothing runs now
+    window.close()
+
+
+def test_a_translation_exports_after_its_run_was_deleted(qtbot, tmp_path, trained_ws, errors,
+                                                          monkeypatch):
+    """Translate with a run, delete the run (Training screen), export the translation: the
+    file is written with the run's corpus languages (kept from when it translated); no
+    record goes under the deleted run. Before, the export raised StoreError out of the
+    slot: no file, no dialog, the user's edited translation could not be saved."""
+    import shutil
+
+    from app.panels import manage
+    from core.formats.tmx import read_tmx
+
+    root = tmp_path / "ws"
+    shutil.copytree(trained_ws, root)
+    window = _window(qtbot, root)
+    panel = window.translate
+    locp = window.workspace.get_run("locp").id
+    recorded = window.workspace.translations()  # earlier tests' exports in the shared runs
+    panel.models.set_checked([locp])
+    panel.set_sentences(["La casa es verde.", "Hola."])
+    job = panel.translate()
+    qtbot.waitUntil(lambda: job.done, timeout=30000)
+    assert job.state == workers.FINISHED, errors
+    panel.table.item(0, 1).setText("The house is green.")  # the user's edit
+    monkeypatch.setattr(manage, "confirm", lambda *a: True)
+    training = window.training
+    training.runs_table.selectRow(next(r for r in range(training.runs_table.rowCount())
+                                       if training.runs_table.item(r, 0).text() == "2: locp"))
+    training.delete_action.trigger()
+    assert [r.name for r in window.workspace.list_runs()] == ["glob"]
+    assert panel.targets()[0] == "The house is green."
+    written = panel.export(tmp_path / "out.tmx")
+    assert errors == []
+    assert written == [tmp_path / "out.tmx"]
+    records = read_tmx(written[0])
+    assert [r.translation for r in records][0] == "The house is green."
+    text = written[0].read_text(encoding="utf-8")
+    assert 'srclang="es"' in text and 'xml:lang="en"' in text
+    assert window.workspace.translations() == recorded
+    window.close()
+
+
+def test_a_pair_with_markup_characters_is_shown_as_written(qtbot, trained_ws, errors):
+    """The pair above the heatmaps is rich text: a source or target holding '<' or '&'
+    (code, maths, '<unk>' in a test split) lost words or took the markup as formatting."""
+    from PySide6.QtGui import QTextDocument
+
+    from app.panels.attention import AttentionPanel
+    from tests.app.conftest import shown_panel
+
+    panel = next(shown_panel(qtbot, AttentionPanel, trained_ws, 1400, 900))
+    panel.models.set_checked([])  # nothing to compute: only the pair is shown
+    panel.src_edit.setText("si a <b y c> d, <unk> & fin")
+    panel.tgt_edit.setText("if a <b and c> d, <i>x</i> & end")
+    panel.add_typed_pair()
+    doc = QTextDocument()
+    doc.setHtml(panel.pair_label.text())
+    assert doc.toPlainText().split("\n") == ["1. si a <b y c> d, <unk> & fin",
+                                             "if a <b and c> d, <i>x</i> & end"]
+    assert errors == []
+    panel.jobs.shutdown()
+    panel.workspace.close()
