@@ -22,6 +22,7 @@ from PySide6.QtWidgets import (
 
 from app import workers
 from app.core_jobs import SessionCache, warm_up
+from app.error_hook import ErrorDialogHook
 from app.file_dialogs import ask_folder
 from app.gc_guard import collect_on_gui_thread
 from app.panels.attention import AttentionPanel
@@ -304,6 +305,7 @@ def launch(workspace: str | None = None, demo: bool = False) -> int:
             workers.show_error(None, "Demo workspace", str(exc))
             workspace = tempfile.mkdtemp(prefix="nmt-demo-")
     window = MainWindow(workspace)
+    ErrorDialogHook(lambda: window if window.isVisible() else None).install()
     window.show()
     if os.environ.get("NMT_WORKBENCH_QUIT_AFTER_MS"):  # smoke runs: open, then quit
         QTimer.singleShot(int(os.environ["NMT_WORKBENCH_QUIT_AFTER_MS"]), window.close)
