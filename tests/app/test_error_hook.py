@@ -96,6 +96,9 @@ def test_the_workbench_window_installs_the_hook(qtbot, tmp_path, monkeypatch):
     monkeypatch.setattr(main_window, "MainWindow",
                         lambda ws: windows.append(real_window(ws)) or windows[-1])
     monkeypatch.setattr(QApplication, "exec", lambda self: 0)  # no event loop here
+    # the application's style and the collector are process-wide: later tests keep theirs
+    monkeypatch.setattr(main_window, "apply_style", lambda app: None)
+    monkeypatch.setattr(main_window, "collect_on_gui_thread", lambda: None)
     before = sys.excepthook
     try:
         assert main_window.launch(str(tmp_path / "ws")) == 0
