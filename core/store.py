@@ -555,13 +555,14 @@ class Workspace(RunRecords):
         return [self._run_info(r) for r in self._query(sql + " ORDER BY id", params)]
 
     def delete_run(self, ref: int | str) -> None:
-        """Delete a run with its metrics, checkpoints, evaluations and folder."""
+        """Delete a run with its metrics, checkpoints, evaluations and folder. An ensemble's
+        evaluation goes too: kept with the other members only, its scores would read as
+        theirs."""
         run_id = self.run_id(ref)
         with self._write() as conn:
+            conn.execute("DELETE FROM evaluations WHERE id IN (SELECT evaluation_id FROM "
+                         "evaluation_runs WHERE run_id = ?)", (run_id,))
             conn.execute("DELETE FROM runs WHERE id = ?", (run_id,))
-            # An evaluation left without any run is meaningless.
-            conn.execute("DELETE FROM evaluations WHERE id NOT IN "
-                         "(SELECT evaluation_id FROM evaluation_runs)")
         shutil.rmtree(self.root / RUNS_DIR / str(run_id), ignore_errors=True)
 
     @property

@@ -35,7 +35,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     scores) to `sub`."""
     p = sub.add_parser("evaluate", help="BLEU/chrF/TER/perplexity, BLEU by length, "
                        "contrastive and document-level scores")
-    add_model_args(p)
+    add_model_args(p, run_help="trained run (name or id); repeat --run to score several "
+                   "runs side by side, one row each")
     p.add_argument("--test", default=None, metavar="SPLIT",
                    help="the run corpus's stored split to score: test (default), dev, train")
     p.add_argument("--src", metavar="FILE", help="raw source sentences, one per line")

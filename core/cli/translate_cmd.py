@@ -71,10 +71,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=run)
 
 
-def add_model_args(p: argparse.ArgumentParser) -> None:
-    """--run, --ensemble, --checkpoint, --device: shared by translate and evaluate."""
-    p.add_argument("--run", required=True, action="append", metavar="RUN",
-                   help="trained run (name or id)")
+def add_model_args(p: argparse.ArgumentParser,
+                   run_help: str = "trained run (name or id); given again, the runs are "
+                   "ensembled, as with --ensemble") -> None:
+    """--run, --ensemble, --checkpoint, --device: shared by translate and evaluate
+    (`run_help` says what a repeated --run does)."""
+    p.add_argument("--run", required=True, action="append", metavar="RUN", help=run_help)
     p.add_argument("--ensemble", nargs="+", default=[], metavar="RUN",
                    help="more runs to ensemble with --run (same vocabularies)")
     p.add_argument("--checkpoint", default="best", metavar="WHICH",

@@ -104,6 +104,19 @@ def test_delete_prints_the_guis_text_and_removes_record_and_folder(runs, capsys)
     assert runs.metrics(1) == [] and runs.get_run("tf").path.is_dir()
 
 
+def test_delete_removes_the_evaluations_it_counts_ensembles_included(runs, capsys):
+    """The text says how many evaluations go; that many go. An ensemble's score kept under
+    its other member alone would read as that run's own (the Evaluation screen labels a
+    row by its runs, and would show it in place of the run's own score on that test)."""
+    own = runs.add_evaluation(2, "demo:test", {"bleu": 10.0})
+    runs.add_evaluation(1, "demo:test", {"bleu": 12.0})
+    runs.add_evaluation([1, 2], "demo:test", {"bleu": 14.0})
+    assert cli(runs, "runs", "delete", "glob", "--yes") == 0
+    assert "2 evaluations and its folder" in capsys.readouterr().out
+    assert [(e.id, e.run_ids, e.metrics["bleu"]) for e in runs.evaluations()] == [
+        (own, [2], 10.0)]
+
+
 def test_delete_without_yes_and_without_a_terminal_is_refused(runs, capsys, monkeypatch):
     monkeypatch.setattr("sys.stdin", io.StringIO("y\n"))  # piped: not a terminal
     assert cli(runs, "runs", "delete", "glob") == 2

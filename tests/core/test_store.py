@@ -345,8 +345,9 @@ def test_evaluations_and_translations(ws):
     assert [(x.id, x.run_id, x.document, x.path) for x in ws.translations(r1)] == [
         (t, r1, "doc.es.txt", out)]
 
-    ws.delete_run(r1)  # cascades: e1 loses its only run, e2 keeps r2
-    assert [(e.id, e.run_ids) for e in ws.evaluations()] == [(e2, [r2])]
+    e3 = ws.add_evaluation(r2, "newstest", {"bleu": 19.0})
+    ws.delete_run(r1)  # cascades: e1 and the ensemble's e2 go (not read as r2's alone)
+    assert [(e.id, e.run_ids) for e in ws.evaluations()] == [(e3, [r2])]
     assert ws.translations()[0].run_id is None and ws.translations(r1) == []
     assert ws.metrics(r1) == [] and ws.checkpoints(r1) == []
 
