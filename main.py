@@ -35,10 +35,12 @@ def main(argv: list[str] | None = None) -> int:
                                          description="Open the desktop workbench.")
         parser.add_argument("--demo", action="store_true",
                             help="open the bundled demo workspace")
+        parser.add_argument("--workspace", metavar="DIR", default=None,
+                            help="workspace folder (as before the command)")
         args = parser.parse_args(rest[1:])
         from app.main_window import launch  # Qt is imported only here
 
-        return launch(workspace=workspace, demo=args.demo)
+        return launch(workspace=args.workspace or workspace, demo=args.demo)
     from core.cli import run_cli
 
     return run_cli(argv)

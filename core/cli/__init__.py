@@ -40,7 +40,25 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name in COMMAND_MODULES:
         importlib.import_module(f"core.cli.{name}_cmd").register(sub)
+    _workspace_after_the_command(parser)
     return parser
+
+
+def _workspace_after_the_command(parser: argparse.ArgumentParser) -> None:
+    """Every command also takes --workspace after its name (`translate --workspace D`),
+    as users type it; given there, it overrides one given before. (SUPPRESS: left out,
+    the value from before the command, or None, stays.)"""
+    for action in parser._actions:
+        if not isinstance(action, argparse._SubParsersAction):
+            continue
+        for command in set(action.choices.values()):
+            has_subcommands = any(isinstance(a, argparse._SubParsersAction)
+                                  for a in command._actions)
+            if has_subcommands:
+                _workspace_after_the_command(command)
+            elif "--workspace" not in command._option_string_actions:
+                command.add_argument("--workspace", metavar="DIR", default=argparse.SUPPRESS,
+                                     help="workspace folder (as before the command)")
 
 
 def run_cli(argv: list[str]) -> int:

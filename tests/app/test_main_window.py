@@ -180,3 +180,16 @@ def test_a_last_workspace_that_is_gone_is_not_made_again_empty(qtbot, tmp_path, 
     assert errors[0][1].startswith(f"{gone.resolve()}: no such folder")
     assert window.corpora.import_button.isEnabled() is False
     window.close()
+
+
+def test_gui_takes_workspace_before_or_after_its_name(monkeypatch):
+    import main as entry
+    from app import main_window
+
+    opened = []
+    monkeypatch.setattr(main_window, "launch",
+                        lambda workspace=None, demo=False: opened.append((workspace, demo)) or 0)
+    assert entry.main(["gui", "--workspace", "/data/ws"]) == 0
+    assert entry.main(["--workspace", "/data/a", "gui", "--demo"]) == 0
+    assert entry.main(["--workspace", "/data/a", "gui", "--workspace", "/data/b"]) == 0
+    assert opened == [("/data/ws", False), ("/data/a", True), ("/data/b", False)]

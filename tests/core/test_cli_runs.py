@@ -198,3 +198,24 @@ def test_the_deletion_itself_holds_the_runs_lock(runs):
     assert runs.get_run("glob").id == run.id and (run.path / "last.pt").is_file()
     delete_run(runs, run.id)
     assert [r.name for r in runs.list_runs()] == ["tf"] and not run.path.exists()
+
+
+def test_workspace_may_follow_the_command_and_then_wins(runs, tmp_path, capsys):
+    """`runs list --workspace D` and `corpus list --workspace D`, as users type them,
+    read D; after the command it overrides a --workspace given before it."""
+    other = Workspace.open(tmp_path / "other")  # a workspace without runs or corpora
+
+    def names(out: str) -> list[str]:
+        return [json.loads(line)["name"] for line in out.splitlines()]
+
+    assert run_cli(["runs", "list", "--json", "--workspace", str(runs.root)]) == 0
+    assert names(capsys.readouterr().out) == ["glob", "tf"]
+    assert run_cli(["--workspace", str(other.root), "runs", "list", "--json",
+                    "--workspace", str(runs.root)]) == 0
+    assert names(capsys.readouterr().out) == ["glob", "tf"]
+    assert run_cli(["--workspace", str(runs.root), "runs", "list", "--json"]) == 0
+    assert names(capsys.readouterr().out) == ["glob", "tf"]
+    assert run_cli(["corpus", "list", "--workspace", str(runs.root)]) == 0
+    assert rows(capsys.readouterr().out)[1][1] == "demo"
+    assert run_cli(["corpus", "list", "--workspace", str(other.root)]) == 0
+    assert "demo" not in capsys.readouterr().out
