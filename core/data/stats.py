@@ -82,8 +82,9 @@ def format_stats(stats: CorpusStats, src_lang: str = "src", tgt_lang: str = "tgt
         ("types", f"{stats.src.types:,}", f"{stats.tgt.types:,}"),
         ("mean length", f"{stats.src.mean_len:.1f}", f"{stats.tgt.mean_len:.1f}"),
         ("max length", str(stats.src.max_len), str(stats.tgt.max_len)),
-        ("OOV rate", pct(stats.src.oov_rate), pct(stats.tgt.oov_rate)),
     ]
+    if stats.src.oov_rate is not None or stats.tgt.oov_rate is not None:  # vocabularies given
+        rows.append(("OOV rate", pct(stats.src.oov_rate), pct(stats.tgt.oov_rate)))
     w0 = max(len(r[0]) for r in rows)
     w1 = max(len(r[1]) for r in rows)
     w2 = max(len(r[2]) for r in rows)

@@ -177,6 +177,9 @@ def test_corpus_stats_hand_counts():
     assert s.src.max_len == 7 and s.src.mean_len == pytest.approx(4.0)
     table = format_stats(s, "en", "fr")
     assert "pairs: 3" in table and "8.33%" in table and "77.78%" in table
+    # without vocabularies (`corpus stats`) there is no OOV rate, and no row of dashes
+    plain = format_stats(corpus_stats(c), "en", "fr")
+    assert "OOV" not in plain and plain.splitlines()[5].split() == ["max", "length", "7", "6"]
 
 
 # --- preprocessing --------------------------------------------------------------------
