@@ -201,9 +201,14 @@ class TranslatePanel(QWidget):
 
     # --- workspace ------------------------------------------------------------------------
     def set_workspace(self, workspace: Any) -> None:
+        """Show `workspace`'s runs. The translations, comparison and run ids on the screen
+        are the previous workspace's (the same id may name another run here): cleared,
+        targets too, without asking, since the switch has already happened; the sources
+        stay, to be translated by this workspace's runs."""
         self.workspace = workspace
         self.sessions.clear()
-        self.refresh()
+        self.refresh()  # first: the runs checked are then this workspace's
+        self.set_sentences(self.sources())
 
     def refresh(self) -> None:
         runs = usable_runs(self.workspace)
