@@ -15,6 +15,7 @@ from PySide6.QtWidgets import (
     QHeaderView,
     QInputDialog,
     QLabel,
+    QMessageBox,
     QProgressBar,
     QPushButton,
     QSpinBox,
@@ -77,6 +78,12 @@ def _shown(metrics: dict[str, Any]) -> list[Any]:
         values[METRIC_KEYS.index("gates")] = " / ".join(
             "–" if v is None else f"{v:.3f}" for v in (watched, other))
     return values
+
+
+def heatmap_path(folder: Path, run_id: int, name: str, index: int) -> Path:
+    """Where "Export heatmaps" writes pair `index`'s (from 0) heatmap under run `run_id`."""
+    safe = "".join(c if c.isalnum() or c in "-_" else "_" for c in name)
+    return folder / f"{run_id}-{safe}-{index + 1:03d}.png"
 
 
 class EvaluationPanel(QWidget):
@@ -338,11 +345,23 @@ class EvaluationPanel(QWidget):
 
     def export_heatmaps(self, folder: str | Path, n: int, dpi: int = 150) -> workers.Job | None:
         """Forced attention of the first `n` gold-set sentences (or test sentences) under
-        each selected run, written as `<folder>/<run>-<k>.png` when the job ends."""
+        each selected run, written as `<folder>/<run>-<name>-<k>.png` when the job ends;
+        None when some of those files exist and the user keeps them."""
         run_ids = self.selected_run_ids()
         if self.workspace is None or not run_ids:
             return None
         names = {r.id: r.name for r in self.workspace.list_runs()}
+        existing = sorted(path for r in run_ids for k in range(n)
+                          if (path := heatmap_path(Path(folder), r, names.get(r, ""), k)).exists())
+        if existing and QMessageBox.question(
+                self, "Export heatmaps",
+                f"{len(existing)} of the heatmap files already exist"
+                f"{'s' if len(existing) == 1 else ''} in {folder} "
+                f"({existing[0].name}{', …' if len(existing) > 1 else ''}).\n"
+                "Do you want to replace them?",
+                QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.No,
+                QMessageBox.StandardButton.No) != QMessageBox.StandardButton.Yes:
+            return None
         runs = [(r, f"{r}: {names.get(r, '?')}") for r in run_ids]
         job = self.jobs.submit(pairs_attention_job, self.workspace, self.sessions, runs,
                                self._gold_name() or None, run_ids[0], n, True,
@@ -367,8 +386,8 @@ class EvaluationPanel(QWidget):
                 if view.aer is not None:
                     title += f" (AER {percent_text(view.aer)} %)"
                 heatmap.plot.setTitle(title, size="11pt")
-                safe = "".join(c if c.isalnum() or c in "-_" else "_" for c in names.get(run_id, ""))
-                written.append(heatmap.export(folder / f"{run_id}-{safe}-{index + 1:03d}.png", dpi))
+                path = heatmap_path(folder, run_id, names.get(run_id, ""), index)
+                written.append(heatmap.export(path, dpi))
         except OSError as exc:  # a slot of the job's end: nothing above would report it
             done = f" ({len(written)} of {len(views)} written)" if written else ""
             workers.show_error(self, "Export heatmaps failed", f"{exc}{done}")
