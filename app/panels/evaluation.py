@@ -134,6 +134,8 @@ class EvaluationPanel(QWidget):
         self.heatmaps_button.setToolTip("Attention heatmaps of the first N gold (or test) "
                                         "sentences for the selected runs, one PNG each")
         self.heatmaps_button.clicked.connect(self._choose_heatmaps)
+        self.heatmaps_button.setEnabled(False)  # until runs are selected
+        self.table.itemSelectionChanged.connect(self._update_heatmaps_button)
         self.report_button = QPushButton("HTML report…")
         self.report_button.clicked.connect(self._choose_report)
         self.refresh_button = QPushButton("Refresh")
@@ -186,6 +188,7 @@ class EvaluationPanel(QWidget):
     def refresh(self) -> None:
         self.table.setSortingEnabled(False)
         self.table.setRowCount(0)
+        self._update_heatmaps_button()
         if self.workspace is None:
             return
         names = {r.id: r.name for r in self.workspace.list_runs()}
@@ -214,6 +217,9 @@ class EvaluationPanel(QWidget):
         self.table.setSortingEnabled(True)
         if rows and not self.table.selectedItems():
             self.table.selectAll()
+
+    def _update_heatmaps_button(self) -> None:
+        self.heatmaps_button.setEnabled(bool(self.selected_run_ids()))
 
     def selected(self) -> list[tuple[list[int], dict[str, Any], str]]:
         rows = sorted({i.row() for i in self.table.selectedItems()})
