@@ -292,6 +292,8 @@ class EvaluationPanel(QWidget):
                                     name="Evaluate")
         self.job.event.connect(self._on_event)
         self.job.finished.connect(lambda _ids: self.refresh())
+        self.job.failed.connect(lambda _msg, _tb: self.progress.reset())  # no partial bar
+        self.job.cancelled.connect(self.progress.reset)
         self.evaluate_button.setEnabled(False)
         self.job.state_changed.connect(lambda _s: self.evaluate_button.setEnabled(self.job.done))
         return self.job

@@ -1,4 +1,5 @@
-"""Buttons that can do nothing are disabled until they can (and enabled again then)."""
+"""Buttons that can do nothing are disabled until they can (and enabled again then), and
+a failed job's progress bar does not stay at its partial value."""
 from __future__ import annotations
 
 from app import workers
@@ -49,3 +50,25 @@ def test_export_heatmaps_is_enabled_only_with_runs_selected(qtbot, trained_ws, d
     trained.close()
     demo.close()
 
+
+def test_a_failed_evaluation_leaves_no_partial_progress(qtbot, trained_ws, monkeypatch, errors):
+    from core.errors import WorkbenchError
+
+    def failing(*args, ctx, **kwargs):
+        ctx.emit("progress", done=1, total=3)
+        raise WorkbenchError("the test split is empty")
+
+    monkeypatch.setattr("app.panels.evaluation.evaluate_job", failing)
+    jobs = workers.JobManager()
+    panel = EvaluationPanel(jobs)
+    qtbot.addWidget(panel)
+    ws = Workspace.open(trained_ws)
+    panel.set_workspace(ws)
+    job = panel.evaluate_selected()
+    qtbot.waitUntil(lambda: job.done, timeout=10000)
+    assert job.state == workers.FAILED
+    assert [e[1] for e in errors] == ["the test split is empty"]
+    assert panel.progress.value() < panel.progress.minimum() and panel.progress.text() == ""
+    assert panel.evaluate_button.isEnabled()
+    jobs.shutdown()
+    ws.close()
