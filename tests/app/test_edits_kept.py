@@ -30,7 +30,7 @@ class Questions:
                 (title, text, buttons, default)) or self.answer))
 
 
-def _run(qtbot, panel: TranslatePanel, job: workers.Job | None) -> None:
+def _run(qtbot, job: workers.Job | None) -> None:
     assert job is not None
     qtbot.waitUntil(lambda: job.done, timeout=60000)
     assert job.state == workers.FINISHED
@@ -44,7 +44,7 @@ def test_translating_again_asks_before_replacing_edited_targets(qtbot, panel, mo
                                                                 errors):
     panel.models.set_checked([_glob(panel)])
     panel.set_sentences(["La casa es verde.", "Mi hermana vive en Madrid."])
-    _run(qtbot, panel, panel.translate())
+    _run(qtbot, panel.translate())
     machine = panel.targets()
     panel.table.item(1, 1).setText("My sister lives in Madrid.")  # the user's edit
     questions = Questions(monkeypatch, NO)
@@ -60,10 +60,10 @@ def test_translating_again_asks_before_replacing_edited_targets(qtbot, panel, mo
     assert panel.targets() == [machine[0], "My sister lives in Madrid."]
     assert len(panel.translations) == 2
     questions.answer = YES
-    _run(qtbot, panel, panel.translate())
+    _run(qtbot, panel.translate())
     assert len(asked) == 2
     assert panel.targets() == machine  # the model's translation again
-    _run(qtbot, panel, panel.translate())  # no edits now: no question
+    _run(qtbot, panel.translate())  # no edits now: no question
     assert len(asked) == 2
     assert errors == []
 
@@ -77,9 +77,9 @@ def test_an_edit_beside_a_compared_baseline_is_asked_about_too(qtbot, panel, mon
     panel.compare.enabled.setChecked(True)
     panel.compare.baseline.setCurrentIndex(panel.compare.baseline.findData(locp))
     panel.set_sentences(["La casa es verde.", "Hola."])
-    _run(qtbot, panel, panel.translate())
+    _run(qtbot, panel.translate())
     assert panel.comparison is not None
-    _run(qtbot, panel, panel.translate())  # nothing edited: translated again, unasked
+    _run(qtbot, panel.translate())  # nothing edited: translated again, unasked
     panel.table.item(0, 1).setText("The green house.")
     questions = Questions(monkeypatch, NO)
     asked = questions.asked
@@ -96,7 +96,7 @@ def test_opening_a_document_or_typed_text_asks_before_replacing_edited_targets(
     first.write_text("La casa es verde. Hola.\n", encoding="utf-8")
     second.write_text("El perro come.\n", encoding="utf-8")
     panel.set_sentences(["Hola."], ["Hello."])  # targets the screen wrote: no edit
-    _run(qtbot, panel, panel.open_document(first))  # unasked
+    _run(qtbot, panel.open_document(first))  # unasked
     assert panel.sources() == ["La casa es verde.", "Hola."]
     panel.table.item(0, 1).setText("The house is green.")
     questions = Questions(monkeypatch, NO)
@@ -112,7 +112,7 @@ def test_opening_a_document_or_typed_text_asks_before_replacing_edited_targets(
     assert panel.document_path == first
     assert panel.typed.toPlainText() == "Mi hermana vive en Madrid."
     questions.answer = YES
-    _run(qtbot, panel, panel.open_document(second))
+    _run(qtbot, panel.open_document(second))
     assert len(asked) == 3
     assert panel.sources() == ["El perro come."] and panel.targets() == [""]
     assert errors == []
