@@ -158,6 +158,7 @@ class CorporaPanel(QWidget):
             grid.addWidget(spin, 2, col + 1)
         grid.addWidget(QLabel("train/dev/test"), 2, 0)
         self.split_button = QPushButton("Store split")
+        self.split_button.setEnabled(False)  # until a corpus is selected
         self.split_button.clicked.connect(self.store_split)
         self.split_label = QLabel("")
         self.split_label.setObjectName("hint")
@@ -227,6 +228,7 @@ class CorporaPanel(QWidget):
 
     # --- showing a corpus -----------------------------------------------------------------------
     def _on_corpus_selected(self, item: QListWidgetItem | None, _previous=None) -> None:
+        self.split_button.setEnabled(item is not None and self.workspace is not None)
         if item is None or self.workspace is None:  # e.g. the last corpus was deleted
             self.corpus = None
             self.model.set_pairs([])

@@ -15,6 +15,7 @@ from PySide6.QtWidgets import (
     QHeaderView,
     QInputDialog,
     QLabel,
+    QMessageBox,
     QProgressBar,
     QPushButton,
     QSpinBox,
@@ -79,6 +80,12 @@ def _shown(metrics: dict[str, Any]) -> list[Any]:
     return values
 
 
+def heatmap_path(folder: Path, run_id: int, name: str, index: int) -> Path:
+    """Where "Export heatmaps" writes pair `index`'s (from 0) heatmap under run `run_id`."""
+    safe = "".join(c if c.isalnum() or c in "-_" else "_" for c in name)
+    return folder / f"{run_id}-{safe}-{index + 1:03d}.png"
+
+
 class EvaluationPanel(QWidget):
     def __init__(self, jobs: workers.JobManager, sessions: SessionCache | None = None,
                  parent: QWidget | None = None):
@@ -127,6 +134,8 @@ class EvaluationPanel(QWidget):
         self.heatmaps_button.setToolTip("Attention heatmaps of the first N gold (or test) "
                                         "sentences for the selected runs, one PNG each")
         self.heatmaps_button.clicked.connect(self._choose_heatmaps)
+        self.heatmaps_button.setEnabled(False)  # until runs are selected
+        self.table.itemSelectionChanged.connect(self._update_heatmaps_button)
         self.report_button = QPushButton("HTML report…")
         self.report_button.clicked.connect(self._choose_report)
         self.refresh_button = QPushButton("Refresh")
@@ -179,6 +188,7 @@ class EvaluationPanel(QWidget):
     def refresh(self) -> None:
         self.table.setSortingEnabled(False)
         self.table.setRowCount(0)
+        self._update_heatmaps_button()
         if self.workspace is None:
             return
         names = {r.id: r.name for r in self.workspace.list_runs()}
@@ -207,6 +217,9 @@ class EvaluationPanel(QWidget):
         self.table.setSortingEnabled(True)
         if rows and not self.table.selectedItems():
             self.table.selectAll()
+
+    def _update_heatmaps_button(self) -> None:
+        self.heatmaps_button.setEnabled(bool(self.selected_run_ids()))
 
     def selected(self) -> list[tuple[list[int], dict[str, Any], str]]:
         rows = sorted({i.row() for i in self.table.selectedItems()})
@@ -279,6 +292,8 @@ class EvaluationPanel(QWidget):
                                     name="Evaluate")
         self.job.event.connect(self._on_event)
         self.job.finished.connect(lambda _ids: self.refresh())
+        self.job.failed.connect(lambda _msg, _tb: self.progress.reset())  # no partial bar
+        self.job.cancelled.connect(self.progress.reset)
         self.evaluate_button.setEnabled(False)
         self.job.state_changed.connect(lambda _s: self.evaluate_button.setEnabled(self.job.done))
         return self.job
@@ -338,11 +353,23 @@ class EvaluationPanel(QWidget):
 
     def export_heatmaps(self, folder: str | Path, n: int, dpi: int = 150) -> workers.Job | None:
         """Forced attention of the first `n` gold-set sentences (or test sentences) under
-        each selected run, written as `<folder>/<run>-<k>.png` when the job ends."""
+        each selected run, written as `<folder>/<run>-<name>-<k>.png` when the job ends;
+        None when some of those files exist and the user keeps them."""
         run_ids = self.selected_run_ids()
         if self.workspace is None or not run_ids:
             return None
         names = {r.id: r.name for r in self.workspace.list_runs()}
+        existing = sorted(path for r in run_ids for k in range(n)
+                          if (path := heatmap_path(Path(folder), r, names.get(r, ""), k)).exists())
+        if existing and QMessageBox.question(
+                self, "Export heatmaps",
+                f"{len(existing)} of the heatmap files already exist"
+                f"{'s' if len(existing) == 1 else ''} in {folder} "
+                f"({existing[0].name}{', …' if len(existing) > 1 else ''}).\n"
+                "Do you want to replace them?",
+                QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.No,
+                QMessageBox.StandardButton.No) != QMessageBox.StandardButton.Yes:
+            return None
         runs = [(r, f"{r}: {names.get(r, '?')}") for r in run_ids]
         job = self.jobs.submit(pairs_attention_job, self.workspace, self.sessions, runs,
                                self._gold_name() or None, run_ids[0], n, True,
@@ -367,8 +394,8 @@ class EvaluationPanel(QWidget):
                 if view.aer is not None:
                     title += f" (AER {percent_text(view.aer)} %)"
                 heatmap.plot.setTitle(title, size="11pt")
-                safe = "".join(c if c.isalnum() or c in "-_" else "_" for c in names.get(run_id, ""))
-                written.append(heatmap.export(folder / f"{run_id}-{safe}-{index + 1:03d}.png", dpi))
+                path = heatmap_path(folder, run_id, names.get(run_id, ""), index)
+                written.append(heatmap.export(path, dpi))
         except OSError as exc:  # a slot of the job's end: nothing above would report it
             done = f" ({len(written)} of {len(views)} written)" if written else ""
             workers.show_error(self, "Export heatmaps failed", f"{exc}{done}")

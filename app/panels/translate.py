@@ -18,6 +18,7 @@ from PySide6.QtWidgets import (
     QHBoxLayout,
     QHeaderView,
     QLabel,
+    QMessageBox,
     QPlainTextEdit,
     QProgressBar,
     QPushButton,
@@ -76,6 +77,8 @@ class TranslatePanel(QWidget):
         self.translated_langs: tuple[str, str] = ("src", "tgt")
         self._pending_langs: tuple[str, str] = ("src", "tgt")
         self.comparison: Comparison | None = None
+        # the target column as the screen last wrote it: a row whose text differs was edited
+        self._written: list[str] = []
         self.document_path: Path | None = None
         self.job: workers.Job | None = None
         self.window_of: dict[int, int] = {}
@@ -198,9 +201,14 @@ class TranslatePanel(QWidget):
 
     # --- workspace ------------------------------------------------------------------------
     def set_workspace(self, workspace: Any) -> None:
+        """Show `workspace`'s runs. The translations, comparison and run ids on the screen
+        are the previous workspace's (the same id may name another run here): cleared,
+        targets too, without asking, since the switch has already happened; the sources
+        stay, to be translated by this workspace's runs."""
         self.workspace = workspace
         self.sessions.clear()
-        self.refresh()
+        self.refresh()  # first: the runs checked are then this workspace's
+        self.set_sentences(self.sources())
 
     def refresh(self) -> None:
         runs = usable_runs(self.workspace)
@@ -272,12 +280,15 @@ class TranslatePanel(QWidget):
         if path:
             self.open_document(path)
 
-    def open_document(self, path: str | Path) -> workers.Job:
+    def open_document(self, path: str | Path) -> workers.Job | None:
         """Read the document in a job (a big .docx takes seconds to parse and split: never
         on the GUI thread); its sentences fill the table when it is done, and a failure
-        opens the error dialog (with the reader's file and line)."""
-        lang = self._source_lang() if self.workspace is not None else "en"
+        opens the error dialog (with the reader's file and line). None when the user keeps
+        the targets they edited."""
         path = Path(path)
+        if not self._may_discard_edits(f"Opening {path.name}"):
+            return None
+        lang = self._source_lang() if self.workspace is not None else "en"
         self.status.setText(f"reading {path.name} ...")
         job = self.jobs.submit(read_document_job, str(path), lang, name=f"Open {path.name}")
         job.finished.connect(lambda sentences, p=path: self._document_read(p, sentences))
@@ -293,7 +304,7 @@ class TranslatePanel(QWidget):
         """Translate the typed text: its sentences replace the table's, as a document would."""
         text = self.typed.toPlainText()
         sentences = split_sentences(text, self._source_lang() if self.workspace else "en")
-        if not sentences:
+        if not sentences or not self._may_discard_edits("Translating the typed text"):
             return None
         self.document_path = None
         self.set_sentences(sentences)
@@ -305,12 +316,13 @@ class TranslatePanel(QWidget):
         self.job = None  # so its late results are not taken for these (_if_current)
         self.translations, self.translated_by = [], []
         self._end_comparison()
+        self._written = list(targets) if targets else [""] * len(sources)
         self.table.setRowCount(len(sources))
         for row, text in enumerate(sources):
             item = QTableWidgetItem(text)
             item.setFlags(item.flags() & ~Qt.ItemFlag.ItemIsEditable)
             self.table.setItem(row, 0, item)
-            self.table.setItem(row, 1, QTableWidgetItem(targets[row] if targets else ""))
+            self.table.setItem(row, 1, QTableWidgetItem(self._written[row]))
         self.table.resizeRowsToContents()
         self.heatmap.clear()
         self.gate_strip.clear()
@@ -327,10 +339,33 @@ class TranslatePanel(QWidget):
     def sources(self) -> list[str]:
         return [self.table.item(r, 0).text() for r in range(self.table.rowCount())]
 
+    def edited_rows(self) -> list[int]:
+        """The rows whose target the user changed from what the screen wrote there."""
+        return [row for row, (written, shown) in enumerate(zip(self._written, self.targets(),
+                                                                strict=True))
+                if written != shown]
+
+    def _may_discard_edits(self, action: str) -> bool:
+        """Whether `action`, which replaces the targets, may go on: yes when the user edited
+        none, else only when they agree to discard their edits (Yes/No, default No)."""
+        edited = self.edited_rows()
+        if not edited:
+            return True
+        n, plural = len(edited), "s" if len(edited) > 1 else ""
+        rows = ", ".join(str(row + 1) for row in edited[:5]) + (", …" if n > 5 else "")
+        return QMessageBox.question(
+            self, "Discard edited translations?",
+            f"You edited the target of {n} sentence{plural} (row{plural} {rows}). {action} "
+            f"replaces {'them' if plural else 'it'}.\nDiscard your edits?",
+            QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.No,
+            QMessageBox.StandardButton.No) == QMessageBox.StandardButton.Yes
+
     # --- translating --------------------------------------------------------------------------
     def translate(self) -> workers.Job | None:
         run_ids = self.models.checked()
         if self.workspace is None or not run_ids or self.table.rowCount() == 0:
+            return None
+        if not self._may_discard_edits("Translating again"):
             return None
         sentences = self.sources()
         self._pending_runs = list(run_ids)
@@ -394,6 +429,8 @@ class TranslatePanel(QWidget):
             if tr is not None and row is not None and data.get("document", 0) == 0 \
                     and row < self.table.rowCount() and column < self.table.columnCount():
                 self.table.setItem(row, column, QTableWidgetItem(tr.text))
+                if column == 1:
+                    self._written[row] = tr.text
 
     def show_translations(self, translations: list[Any]) -> None:
         """core.infer.translate.Translation objects, in input order."""
@@ -403,6 +440,7 @@ class TranslatePanel(QWidget):
         self.table.blockSignals(True)
         for row, tr in enumerate(translations):
             self.table.setItem(row, 1, QTableWidgetItem(tr.text))
+            self._written[row] = tr.text
         self.table.blockSignals(False)
         self.table.resizeRowsToContents()
         self.status.setText(f"{len(translations)} sentences translated; select one to see "
@@ -416,6 +454,7 @@ class TranslatePanel(QWidget):
         self.translated_by = list(self._pending_runs)
         self.translated_langs = self._pending_langs
         differ = fill_comparison(self.table, comparison)
+        self._written[:len(comparison.main)] = [tr.text for tr in comparison.main]
         self.compare.only_differing.setEnabled(True)
         apply_filter(self.table, comparison, self.compare.only_differing.isChecked())
         self.table.resizeRowsToContents()

@@ -63,3 +63,44 @@ def test_heatmaps_that_cannot_be_written_open_an_error_dialog(qtbot, tmp_path, t
     assert panel.last_heatmaps == []
     assert folder.read_text(encoding="utf-8") == "not a folder"
     window.close()
+
+
+def test_heatmaps_replace_earlier_files_only_when_the_user_agrees(qtbot, tmp_path, trained_ws,
+                                                                  monkeypatch, errors):
+    """"Export heatmaps" writes <run>-<name>-NNN.png: a second export into the same folder
+    silently replaced the first (and a figure the user had changed since). Now, when any
+    file it would write exists, it asks once (default No); No writes nothing."""
+    from app.panels.evaluation import EvaluationPanel
+    from tests.app.conftest import shown_panel
+
+    panel = next(shown_panel(qtbot, EvaluationPanel, trained_ws, 1200))
+    panel.table.selectAll()
+    folder = tmp_path / "maps"
+    job = panel.export_heatmaps(folder, 2)  # nothing there yet: nobody is asked
+    qtbot.waitUntil(lambda: job.done, timeout=30000)
+    names = sorted(p.name for p in folder.iterdir())
+    assert len(names) == 2 * len(panel.selected_run_ids()) and names[0].endswith("-001.png")
+    mine = folder / names[0]
+    mine.write_bytes(b"my retouched figure")
+    asked: list[tuple] = []
+    answer = [QMessageBox.StandardButton.No]
+    monkeypatch.setattr(QMessageBox, "question", staticmethod(
+        lambda parent, title, text, buttons, default: asked.append((text, default))
+        or answer[0]))
+    jobs_before = list(panel.jobs.jobs)
+    assert panel.export_heatmaps(folder, 2) is None
+    assert len(asked) == 1
+    text, default = asked[0]
+    assert f"{len(names)} of the heatmap files already exist in {folder}" in text
+    assert names[0] in text and default == QMessageBox.StandardButton.No
+    assert panel.jobs.jobs == jobs_before  # nothing computed, nothing written
+    assert mine.read_bytes() == b"my retouched figure"
+    answer[0] = QMessageBox.StandardButton.Yes
+    job = panel.export_heatmaps(folder, 2)
+    qtbot.waitUntil(lambda: job.done, timeout=30000)
+    assert len(asked) == 2
+    assert mine.read_bytes()[:4] == b"\x89PNG"
+    assert sorted(p.name for p in folder.iterdir()) == names
+    assert errors == []
+    panel.jobs.shutdown()
+    panel.workspace.close()

@@ -154,6 +154,41 @@ def test_a_translation_exports_after_its_run_was_deleted(qtbot, tmp_path, traine
     window.close()
 
 
+def test_translations_of_the_previous_workspace_leave_with_it(qtbot, tmp_path, trained_ws,
+                                                               errors):
+    """Translate (compared with a baseline), open another workspace whose runs have the
+    same ids: the translations, comparison and their runs were kept, so an export was
+    recorded under the new workspace's unrelated run 1. Now they are cleared (the
+    document's sentences stay) and the export is recorded under no run."""
+    import shutil
+
+    other = tmp_path / "other"
+    shutil.copytree(trained_ws, other)
+    window = _window(qtbot, trained_ws)
+    panel = window.translate
+    runs = {r.name: r.id for r in window.workspace.list_runs()}
+    panel.models.set_checked([runs["glob"]])
+    panel.compare.enabled.setChecked(True)
+    panel.compare.baseline.setCurrentIndex(panel.compare.baseline.findData(runs["locp"]))
+    panel.set_sentences(["La casa es verde.", "Hola."])
+    job = panel.translate()
+    qtbot.waitUntil(lambda: job.done, timeout=30000)
+    assert job.state == workers.FINISHED, errors
+    assert panel.comparison is not None and panel.translated_by == [runs["glob"]]
+    assert panel.targets()[0] == panel.translations[0].text != ""
+    assert window.open_workspace(other) is True
+    assert panel.sources() == ["La casa es verde.", "Hola."]
+    assert panel.targets() == ["", ""]
+    assert panel.translations == [] and panel.translated_by == []
+    assert panel.comparison is None and panel.table.columnCount() == 2
+    assert panel.heatmap.matrix.size == 0
+    recorded = window.workspace.translations()
+    assert panel.export(tmp_path / "out.tmx") == [tmp_path / "out.tmx"]
+    assert window.workspace.translations() == recorded
+    assert errors == []
+    window.close()
+
+
 def test_a_pair_with_markup_characters_is_shown_as_written(qtbot, trained_ws, errors):
     """The pair above the heatmaps is rich text: a source or target holding '<' or '&'
     (code, maths, '<unk>' in a test split) lost words or took the markup as formatting."""
