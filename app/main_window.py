@@ -136,6 +136,9 @@ class MainWindow(QMainWindow):
                 f"{self.workspace.root} ({names}): cancel {'them' if len(busy) > 1 else 'it'} "
                 f"or wait for the end, then open {path}.")
             return False
+        if self.workspace is not None and not self.translate.may_discard_edits(
+                "Opening another workspace"):  # its Translate screen starts empty
+            return False
         try:
             ws = Workspace.open(path, create=create)
         except WorkbenchError as exc:
@@ -255,6 +258,9 @@ class MainWindow(QMainWindow):
 
     # --- closing ---------------------------------------------------------------------------
     def closeEvent(self, event) -> None:
+        if not self.translate.may_discard_edits("Closing the workbench"):
+            event.ignore()  # the user keeps the window and the edited targets
+            return
         settings = QSettings()
         settings.setValue("window/geometry", self.saveGeometry())
         settings.setValue("window/state", self.saveState())

@@ -286,7 +286,7 @@ class TranslatePanel(QWidget):
         opens the error dialog (with the reader's file and line). None when the user keeps
         the targets they edited."""
         path = Path(path)
-        if not self._may_discard_edits(f"Opening {path.name}"):
+        if not self.may_discard_edits(f"Opening {path.name}"):
             return None
         lang = self._source_lang() if self.workspace is not None else "en"
         self.status.setText(f"reading {path.name} ...")
@@ -304,7 +304,7 @@ class TranslatePanel(QWidget):
         """Translate the typed text: its sentences replace the table's, as a document would."""
         text = self.typed.toPlainText()
         sentences = split_sentences(text, self._source_lang() if self.workspace else "en")
-        if not sentences or not self._may_discard_edits("Translating the typed text"):
+        if not sentences or not self.may_discard_edits("Translating the typed text"):
             return None
         self.document_path = None
         self.set_sentences(sentences)
@@ -345,7 +345,7 @@ class TranslatePanel(QWidget):
                                                                 strict=True))
                 if written != shown]
 
-    def _may_discard_edits(self, action: str) -> bool:
+    def may_discard_edits(self, action: str) -> bool:
         """Whether `action`, which replaces the targets, may go on: yes when the user edited
         none, else only when they agree to discard their edits (Yes/No, default No)."""
         edited = self.edited_rows()
@@ -356,7 +356,7 @@ class TranslatePanel(QWidget):
         return QMessageBox.question(
             self, "Discard edited translations?",
             f"You edited the target of {n} sentence{plural} (row{plural} {rows}). {action} "
-            f"replaces {'them' if plural else 'it'}.\nDiscard your edits?",
+            f"would lose {'them' if plural else 'it'}.\nDiscard your edits?",
             QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.No,
             QMessageBox.StandardButton.No) == QMessageBox.StandardButton.Yes
 
@@ -365,7 +365,7 @@ class TranslatePanel(QWidget):
         run_ids = self.models.checked()
         if self.workspace is None or not run_ids or self.table.rowCount() == 0:
             return None
-        if not self._may_discard_edits("Translating again"):
+        if not self.may_discard_edits("Translating again"):
             return None
         sentences = self.sources()
         self._pending_runs = list(run_ids)

@@ -105,8 +105,8 @@ def test_opening_a_document_or_typed_text_asks_before_replacing_edited_targets(
     panel.typed.setPlainText("Mi hermana vive en Madrid.")
     assert panel.translate_typed() is None
     assert len(asked) == 2
-    assert "Opening second.txt replaces it." in asked[0][1]
-    assert "Translating the typed text replaces it." in asked[1][1]
+    assert "Opening second.txt would lose it." in asked[0][1]
+    assert "Translating the typed text would lose it." in asked[1][1]
     assert panel.sources() == ["La casa es verde.", "Hola."]
     assert panel.targets() == ["The house is green.", ""]
     assert panel.document_path == first
@@ -116,3 +116,31 @@ def test_opening_a_document_or_typed_text_asks_before_replacing_edited_targets(
     assert len(asked) == 3
     assert panel.sources() == ["El perro come."] and panel.targets() == [""]
     assert errors == []
+
+
+def test_closing_or_leaving_the_workspace_asks_before_losing_edited_targets(
+        qtbot, tmp_path, monkeypatch, errors):
+    """The main window's close and Open Workspace go through the Translate screen's
+    question too: No keeps the window, the workspace and the edits."""
+    from app.main_window import MainWindow
+
+    window = MainWindow(tmp_path / "first")
+    qtbot.addWidget(window)
+    window.show()
+    screen = window.translate
+    screen.set_sentences(["Hola.", "Adiós."], ["Hello.", "Goodbye."])
+    screen.table.item(0, 1).setText("Hi.")  # the user's edit
+    questions = Questions(monkeypatch, NO)
+    assert not window.open_workspace(tmp_path / "second")
+    assert window.workspace.root == tmp_path / "first" and not (tmp_path / "second").exists()
+    assert "Opening another workspace would lose it." in questions.asked[0][1]
+    assert not window.close()  # the close event was ignored
+    assert window.isVisible() and window.workspace is not None
+    assert "Closing the workbench would lose it." in questions.asked[1][1]
+    assert screen.targets() == ["Hi.", "Goodbye."]
+    questions.answer = YES
+    assert window.open_workspace(tmp_path / "second")
+    assert window.workspace.root == tmp_path / "second" and screen.targets() == ["", ""]
+    assert len(questions.asked) == 3
+    assert window.close()  # nothing edited any more: no question
+    assert len(questions.asked) == 3 and errors == []
