@@ -135,7 +135,8 @@ class EvaluationPanel(QWidget):
                                         "sentences for the selected runs, one PNG each")
         self.heatmaps_button.clicked.connect(self._choose_heatmaps)
         self.heatmaps_button.setEnabled(False)  # until runs are selected
-        self.table.itemSelectionChanged.connect(self._update_heatmaps_button)
+        self.evaluate_button.setEnabled(False)  # likewise
+        self.table.itemSelectionChanged.connect(self._update_selection_buttons)
         self.report_button = QPushButton("HTML report…")
         self.report_button.clicked.connect(self._choose_report)
         self.refresh_button = QPushButton("Refresh")
@@ -188,7 +189,7 @@ class EvaluationPanel(QWidget):
     def refresh(self) -> None:
         self.table.setSortingEnabled(False)
         self.table.setRowCount(0)
-        self._update_heatmaps_button()
+        self._update_selection_buttons()
         if self.workspace is None:
             return
         names = {r.id: r.name for r in self.workspace.list_runs()}
@@ -218,8 +219,12 @@ class EvaluationPanel(QWidget):
         if rows and not self.table.selectedItems():
             self.table.selectAll()
 
-    def _update_heatmaps_button(self) -> None:
-        self.heatmaps_button.setEnabled(bool(self.selected_run_ids()))
+    def _update_selection_buttons(self) -> None:
+        """Export heatmaps and Evaluate work on the selected runs: enabled while some are
+        selected (Evaluate not while an evaluation runs)."""
+        runs = bool(self.selected_run_ids())
+        self.heatmaps_button.setEnabled(runs)
+        self.evaluate_button.setEnabled(runs and (self.job is None or self.job.done))
 
     def selected(self) -> list[tuple[list[int], dict[str, Any], str]]:
         rows = sorted({i.row() for i in self.table.selectedItems()})
@@ -295,7 +300,7 @@ class EvaluationPanel(QWidget):
         self.job.failed.connect(lambda _msg, _tb: self.progress.reset())  # no partial bar
         self.job.cancelled.connect(self.progress.reset)
         self.evaluate_button.setEnabled(False)
-        self.job.state_changed.connect(lambda _s: self.evaluate_button.setEnabled(self.job.done))
+        self.job.state_changed.connect(lambda _s: self._update_selection_buttons())
         return self.job
 
     def _on_event(self, kind: str, data: dict) -> None:

@@ -79,6 +79,8 @@ class TranslatePanel(QWidget):
         self.comparison: Comparison | None = None
         # the target column as the screen last wrote it: a row whose text differs was edited
         self._written: list[str] = []
+        # the target column as last exported: edits written to a file are not lost
+        self._exported: list[str] = []
         self.document_path: Path | None = None
         self.job: workers.Job | None = None
         self.window_of: dict[int, int] = {}
@@ -317,6 +319,7 @@ class TranslatePanel(QWidget):
         self.translations, self.translated_by = [], []
         self._end_comparison()
         self._written = list(targets) if targets else [""] * len(sources)
+        self._exported = []
         self.table.setRowCount(len(sources))
         for row, text in enumerate(sources):
             item = QTableWidgetItem(text)
@@ -340,10 +343,12 @@ class TranslatePanel(QWidget):
         return [self.table.item(r, 0).text() for r in range(self.table.rowCount())]
 
     def edited_rows(self) -> list[int]:
-        """The rows whose target the user changed from what the screen wrote there."""
+        """The rows whose target the user changed from what the screen wrote there, and
+        did not export since."""
+        exported = self._exported if len(self._exported) == len(self._written) else None
         return [row for row, (written, shown) in enumerate(zip(self._written, self.targets(),
                                                                 strict=True))
-                if written != shown]
+                if written != shown and (exported is None or exported[row] != shown)]
 
     def may_discard_edits(self, action: str) -> bool:
         """Whether `action`, which replaces the targets, may go on: yes when the user edited
@@ -545,6 +550,7 @@ class TranslatePanel(QWidget):
         except (WorkbenchError, OSError, ValueError) as exc:
             workers.show_error(self, "Export failed", str(exc))
             return []
+        self._exported = self.targets()  # these edits are kept in the file now
         self.status.setText(f"Exported to {', '.join(str(p) for p in written)}")
         return written
 

@@ -144,3 +144,25 @@ def test_closing_or_leaving_the_workspace_asks_before_losing_edited_targets(
     assert len(questions.asked) == 3
     assert window.close()  # nothing edited any more: no question
     assert len(questions.asked) == 3 and errors == []
+
+
+def test_edits_exported_to_a_file_are_not_asked_about(qtbot, tmp_path, monkeypatch, errors):
+    """Edits are lost only until they are exported: then closing asks nothing; a new
+    edit after the export asks again."""
+    from app.main_window import MainWindow
+
+    window = MainWindow(tmp_path / "ws")
+    qtbot.addWidget(window)
+    window.show()
+    screen = window.translate
+    screen.set_sentences(["Hola.", "Adiós."], ["Hello.", "Goodbye."])
+    screen.table.item(0, 1).setText("Hi.")
+    questions = Questions(monkeypatch, NO)
+    assert screen.export(tmp_path / "out.txt") == [tmp_path / "out.txt"]
+    assert (tmp_path / "out.txt").read_text(encoding="utf-8").splitlines() == ["Hi.", "Goodbye."]
+    assert screen.edited_rows() == []
+    screen.table.item(1, 1).setText("Bye.")
+    assert screen.edited_rows() == [1]
+    assert not window.close() and "1 sentence (row 2)" in questions.asked[0][1]
+    screen.export(tmp_path / "out.txt")
+    assert window.close() and len(questions.asked) == 1 and errors == []

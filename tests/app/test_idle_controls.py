@@ -39,13 +39,15 @@ def test_export_heatmaps_is_enabled_only_with_runs_selected(qtbot, trained_ws, d
     trained = Workspace.open(trained_ws)
     panel.set_workspace(trained)  # every row selected
     assert panel.selected_run_ids() and panel.heatmaps_button.isEnabled()
+    assert panel.evaluate_button.isEnabled()
     panel.table.clearSelection()
-    assert not panel.heatmaps_button.isEnabled()
+    assert not panel.heatmaps_button.isEnabled() and not panel.evaluate_button.isEnabled()
     panel.table.selectRow(0)
-    assert panel.heatmaps_button.isEnabled()
-    demo = Workspace.open(demo_ws)  # no runs: nothing to draw
+    assert panel.heatmaps_button.isEnabled() and panel.evaluate_button.isEnabled()
+    demo = Workspace.open(demo_ws)  # no runs: nothing to draw or evaluate
     panel.set_workspace(demo)
     assert panel.table.rowCount() == 0 and not panel.heatmaps_button.isEnabled()
+    assert not panel.evaluate_button.isEnabled()
     jobs.shutdown()
     trained.close()
     demo.close()
