@@ -173,6 +173,7 @@ class TranslatePanel(QWidget):
         self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
         self.table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
         self.table.setItemDelegate(RichTextDelegate(self.table))  # highlighted differences
+        self._edit_triggers = self.table.editTriggers()
         self.table.currentCellChanged.connect(lambda row, *_: self.show_attention(row))
         self.heatmap = AttentionHeatmap(title="Attention of the selected sentence")
         self.gate_strip = GateStrip(self.heatmap)  # context models' lambda, under the heatmap
@@ -226,6 +227,10 @@ class TranslatePanel(QWidget):
                                          and self.table.rowCount() > 0)
         self.cancel_button.setEnabled(busy)
         self.export_button.setEnabled(self.table.rowCount() > 0)
+        # while a translation runs its result will fill the targets: an edit made then
+        # would be overwritten, so none can be started
+        self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers if busy
+                                   else self._edit_triggers)
         target_side = self._target_side_checked()
         if target_side and self._user_target_context is None:  # it has no other context
             self._user_target_context = self.target_context.isChecked()

@@ -166,3 +166,20 @@ def test_edits_exported_to_a_file_are_not_asked_about(qtbot, tmp_path, monkeypat
     assert not window.close() and "1 sentence (row 2)" in questions.asked[0][1]
     screen.export(tmp_path / "out.txt")
     assert window.close() and len(questions.asked) == 1 and errors == []
+
+
+def test_targets_cannot_be_edited_while_a_translation_runs(qtbot, panel, errors):
+    """The running translation's result fills the targets: an edit made meanwhile would
+    be overwritten, so the column takes none until the job ends."""
+    from PySide6.QtWidgets import QAbstractItemView
+
+    editable = panel.table.editTriggers()
+    assert editable != QAbstractItemView.EditTrigger.NoEditTriggers
+    panel.models.set_checked([_glob(panel)])
+    panel.set_sentences(["La casa es verde.", "Mi hermana vive en Madrid."])
+    job = panel.translate()
+    assert not job.done
+    assert panel.table.editTriggers() == QAbstractItemView.EditTrigger.NoEditTriggers
+    _run(qtbot, job)
+    assert panel.table.editTriggers() == editable
+    assert errors == []
