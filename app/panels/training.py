@@ -47,7 +47,7 @@ from app.widgets.status_label import StatusLabel
 from core.config import ATTENTION_KINDS, SCORES, RunConfig, list_presets
 from core.errors import ConfigError, WorkbenchError
 from core.families import FAMILIES
-from core.services.training import create_run, train_run
+from core.services.training import cancel_queued, create_run, train_run
 from core.textsafe import printable
 from core.train.device import precision_note
 
@@ -473,6 +473,8 @@ class TrainingPanel(RunForm, QWidget):
 
     def _on_state(self, run_id: int) -> None:
         job = self.run_jobs.get(run_id)
+        if job is not None and job.state == workers.CANCELLED and self.workspace is not None:
+            cancel_queued(self.workspace, run_id)  # cancelled before it ever trained
         if self.current is None or self.current.done:
             running = [j for j in self.run_jobs.values() if not j.done and j.started]
             self.current = running[-1] if running else self.current
