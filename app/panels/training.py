@@ -458,8 +458,10 @@ class TrainingPanel(RunForm, QWidget):
 
     def submit(self, run_id: int, resume: bool, queue: bool = False) -> workers.Job:
         label = self._label(run_id)
+        # every run is in the 'training' queue: a queued one waits for the runs training
+        # before it, also those started at once (Start, Continue run)
         job = self.jobs.submit(train_run, self.workspace, run_id, resume=resume,
-                               name=f"Train {label}", queue="training" if queue else None)
+                               name=f"Train {label}", queue="training", wait=queue)
         self.run_jobs[run_id] = job
         job.event.connect(lambda kind, data, rid=run_id: self._on_event(rid, kind, data))
         job.state_changed.connect(lambda _s, rid=run_id: self._on_state(rid))

@@ -74,3 +74,23 @@ def test_a_queued_run_cancelled_before_it_starts_is_listed_cancelled(qtbot, pane
     assert not panel.workspace.curves(second_id, "train")
     assert _status(panel, second_id) == "cancelled"
     assert errors == []
+
+
+def test_a_queued_run_waits_for_a_run_started_before_it(qtbot, panel, tiny, errors,
+                                                        hold_first_run):
+    release = hold_first_run
+    panel.set_config(tiny("started", 3))
+    started = panel.start()  # Start: trains at once
+    qtbot.waitUntil(lambda: started.state == workers.RUNNING, timeout=20000)
+    panel.set_config(tiny("queued", 3))
+    queued = panel.start(queue=True)
+    qtbot.wait(300)  # time enough for a wrongly started job to report 'running'
+    assert queued.state == workers.QUEUED and not queued.started
+    assert _status(panel, _run_id(panel, queued)) == "queued"
+    assert panel.current is started  # the progress follows the run training
+    release.set()
+    qtbot.waitUntil(lambda: queued.done, timeout=30000)
+    assert started.state == workers.FINISHED and queued.state == workers.FINISHED, errors
+    runs = {r.name: r for r in panel.workspace.list_runs()}
+    assert runs["queued"].started >= runs["started"].finished  # one after the other
+    assert errors == []
