@@ -335,6 +335,9 @@ class TrainingPanel(RunForm, QWidget):
             header.setSectionResizeMode(len(RUN_COLUMNS) - 1, QHeaderView.ResizeMode.Stretch)
         finally:
             self.runs_table.blockSignals(False)
+            # the selection may have lost a run (deleted, another workspace) without a
+            # signal: the run buttons follow what is selected now
+            self._update_buttons()
 
     def _fill_row(self, row: int, run: Any) -> None:
         created = time.strftime("%Y-%m-%d %H:%M", time.localtime(run.created))

@@ -9,8 +9,10 @@ import threading
 import pytest
 
 from app import workers
+from app.panels import manage
 from app.panels.training import TrainingPanel
 from core.services import training as service
+from core.services.training import create_run
 from tests.app.conftest import shown_panel
 
 
@@ -93,4 +95,21 @@ def test_a_queued_run_waits_for_a_run_started_before_it(qtbot, panel, tiny, erro
     assert started.state == workers.FINISHED and queued.state == workers.FINISHED, errors
     runs = {r.name: r for r in panel.workspace.list_runs()}
     assert runs["queued"].started >= runs["started"].finished  # one after the other
+    assert errors == []
+
+
+def test_deleting_the_selected_run_disables_the_run_buttons(qtbot, panel, tiny, errors,
+                                                           monkeypatch):
+    for name in ("keep", "gone"):
+        create_run(panel.workspace, "demo", tiny(name, 3))
+    panel.refresh()
+    panel.runs_table.selectRow(1)
+    assert panel.selected_runs() == [2]
+    assert panel.continue_button.isEnabled() and panel.head_button.isEnabled()
+    monkeypatch.setattr(manage, "confirm", lambda *args: True)
+    panel.delete_action.trigger()
+    assert [r.name for r in panel.workspace.list_runs()] == ["keep"]
+    assert panel.selected_runs() == []
+    assert not panel.continue_button.isEnabled()
+    assert not panel.head_button.isEnabled()
     assert errors == []
