@@ -181,13 +181,14 @@ class JobManager(QObject):
         self.pool.setMaxThreadCount(max_threads)
         self.jobs: list[Job] = []
         self._queues: dict[str, deque[Job]] = {}
-        self._queue_busy: dict[str, Job | None] = {}
+        self._queue_busy: dict[str, list[Job]] = {}  # the queue's jobs handed to threads
         self.error_parent = error_parent
 
     def submit(self, fn: Callable[..., Any], *args: Any, name: str = "", queue: str | None = None,
-               report_errors: bool = True, **kwargs: Any) -> Job:
+               wait: bool = True, report_errors: bool = True, **kwargs: Any) -> Job:
         """Run `fn(*args, ctx=..., **kwargs)`; with `queue`, after the queue's previous
-        jobs. Unless `report_errors` is False, a failure opens an error dialog."""
+        jobs, or with `wait=False` at once, the queue's later jobs waiting for it too.
+        Unless `report_errors` is False, a failure opens an error dialog."""
         job = Job(fn, *args, name=name, parent=self, **kwargs)
         job._queue = queue  # type: ignore[attr-defined]
         job.state_changed.connect(self._on_state)
@@ -195,6 +196,9 @@ class JobManager(QObject):
             job.failed.connect(lambda msg, tb, j=job: self._report(j, msg, tb))
         self.jobs.append(job)
         if queue is None:
+            self._start(job)
+        elif not wait:
+            self._queue_busy.setdefault(queue, []).append(job)
             self._start(job)
         else:
             self._queues.setdefault(queue, deque()).append(job)
@@ -207,18 +211,17 @@ class JobManager(QObject):
         self.pool.start(_Runnable(job))
 
     def _pump(self, queue: str) -> None:
-        busy = self._queue_busy.get(queue)
-        if busy is not None and not busy.done:
+        busy = self._queue_busy[queue] = [j for j in self._queue_busy.get(queue, []) if not j.done]
+        if busy:
             return
         pending = self._queues.get(queue, deque())
         while pending:
             job = pending.popleft()
             if job.done:  # cancelled while waiting
                 continue
-            self._queue_busy[queue] = job
+            busy.append(job)
             self._start(job)
             return
-        self._queue_busy[queue] = None
 
     def _on_state(self, state: str) -> None:
         if state in DONE_STATES:

@@ -47,7 +47,7 @@ from app.widgets.status_label import StatusLabel
 from core.config import ATTENTION_KINDS, SCORES, RunConfig, list_presets
 from core.errors import ConfigError, WorkbenchError
 from core.families import FAMILIES
-from core.services.training import create_run, train_run
+from core.services.training import cancel_queued, create_run, train_run
 from core.textsafe import printable
 from core.train.device import precision_note
 
@@ -335,6 +335,9 @@ class TrainingPanel(RunForm, QWidget):
             header.setSectionResizeMode(len(RUN_COLUMNS) - 1, QHeaderView.ResizeMode.Stretch)
         finally:
             self.runs_table.blockSignals(False)
+            # the selection may have lost a run (deleted, another workspace) without a
+            # signal: the run buttons follow what is selected now
+            self._update_buttons()
 
     def _fill_row(self, row: int, run: Any) -> None:
         created = time.strftime("%Y-%m-%d %H:%M", time.localtime(run.created))
@@ -458,8 +461,10 @@ class TrainingPanel(RunForm, QWidget):
 
     def submit(self, run_id: int, resume: bool, queue: bool = False) -> workers.Job:
         label = self._label(run_id)
+        # every run is in the 'training' queue: a queued one waits for the runs training
+        # before it, also those started at once (Start, Continue run)
         job = self.jobs.submit(train_run, self.workspace, run_id, resume=resume,
-                               name=f"Train {label}", queue="training" if queue else None)
+                               name=f"Train {label}", queue="training", wait=queue)
         self.run_jobs[run_id] = job
         job.event.connect(lambda kind, data, rid=run_id: self._on_event(rid, kind, data))
         job.state_changed.connect(lambda _s, rid=run_id: self._on_state(rid))
@@ -473,6 +478,8 @@ class TrainingPanel(RunForm, QWidget):
 
     def _on_state(self, run_id: int) -> None:
         job = self.run_jobs.get(run_id)
+        if job is not None and job.state == workers.CANCELLED and self.workspace is not None:
+            cancel_queued(self.workspace, run_id)  # cancelled before it ever trained
         if self.current is None or self.current.done:
             running = [j for j in self.run_jobs.values() if not j.done and j.started]
             self.current = running[-1] if running else self.current

@@ -424,6 +424,17 @@ def _train_locked(ws: Workspace, run_id: int, info, ctx: JobContext, resume: boo
     return result
 
 
+def cancel_queued(ws: Workspace, run_ref: int | str) -> bool:
+    """A run cancelled before any trainer took it: 'queued' -> 'cancelled' (else it
+    would stay listed as queued with nothing left to start it). A run a trainer took
+    meanwhile keeps the status that trainer gave it. True if the status changed."""
+    run_id = ws.run_id(run_ref)
+    if ws.get_run(run_id).status != "queued":
+        return False
+    ws.update_run(run_id, status="cancelled")
+    return True
+
+
 def run_folder(ws: Workspace, run_ref: int | str) -> Path:
     """The folder of run `run_ref` (a name or an id); StoreError for an unknown run."""
     return ws.run_dir(ws.run_id(run_ref))

@@ -121,6 +121,27 @@ def test_queue_runs_jobs_one_after_another(qtbot):
     assert log == ["start a", "end a", "start b", "end b"]
 
 
+def test_a_queued_job_waits_for_a_job_of_its_queue_started_at_once(qtbot):
+    """submit(queue=..., wait=False) starts at once; the queue's next job waits for it."""
+    manager = workers.JobManager()
+    log: list[str] = []
+
+    def tagged(tag: str, ctx: JobContext) -> str:
+        log.append(f"start {tag}")
+        time.sleep(0.1)
+        log.append(f"end {tag}")
+        return tag
+
+    now = manager.submit(tagged, "now", queue="training", wait=False)
+    assert now.started
+    later = manager.submit(tagged, "later", queue="training")
+    assert later.state == workers.QUEUED and not later.started
+    with qtbot.waitSignal(later.finished, timeout=5000):
+        pass
+    assert now.state == workers.FINISHED
+    assert log == ["start now", "end now", "start later", "end later"]
+
+
 def test_cancelling_a_queued_job_never_runs_it(qtbot):
     manager = workers.JobManager()
     ran: list[str] = []

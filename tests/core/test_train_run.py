@@ -9,7 +9,7 @@ from core.cli import run_cli
 from core.config import DataConfig, ModelConfig, RunConfig, TrainConfig
 from core.errors import TrainingError
 from core.jobs import JobCancelled, RecordingContext
-from core.services.training import create_run, train_run
+from core.services.training import cancel_queued, create_run, train_run
 from core.store import Workspace
 from core.train.artifacts import load_model
 
@@ -91,6 +91,18 @@ def test_job_cancelled_during_preparation_marks_run(workspace, monkeypatch):
     with pytest.raises(JobCancelled):
         train_run(workspace, run_id, RecordingContext())
     assert workspace.get_run(run_id).status == "cancelled"
+
+
+def test_cancel_queued_marks_only_a_run_no_trainer_took(workspace):
+    """A run cancelled while it waited in the GUI's queue is 'cancelled', not 'queued'
+    for ever; a run that trained keeps the status its trainer gave it."""
+    waiting = create_run(workspace, "demo", tiny_run_config())
+    assert cancel_queued(workspace, waiting) is True
+    assert workspace.get_run(waiting).status == "cancelled"
+    trained = create_run(workspace, "demo", tiny_run_config(max_steps=2), name="trained")
+    train_run(workspace, trained, RecordingContext())
+    assert cancel_queued(workspace, trained) is False
+    assert workspace.get_run(trained).status == "finished"
 
 
 def test_cli_train_and_resume(tmp_path, capsys):
