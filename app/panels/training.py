@@ -68,6 +68,41 @@ def _spin(lo: float, hi: float, value: float, decimals: int = 0, step: float = 1
     return spin
 
 
+class RateSpinBox(QDoubleSpinBox):
+    """A learning rate as typed: 1.5e-05 or 0.0003 (no rounding to a few decimals, which
+    turned a typed 1.5e-5 into 2e-5); the arrows multiply or divide by 2."""
+
+    def __init__(self, lo: float, hi: float, value: float):
+        super().__init__()
+        self.setDecimals(12)  # the value keeps what was typed; the text is textFromValue's
+        self.setRange(lo, hi)
+        self.setValue(value)
+
+    def textFromValue(self, value: float) -> str:
+        return f"{value:.6g}"
+
+    def valueFromText(self, text: str) -> float:
+        try:
+            return float(text)
+        except ValueError:
+            return self.value()
+
+    def validate(self, text: str, pos: int):
+        from PySide6.QtGui import QValidator
+
+        stripped = text.strip()
+        try:
+            value = float(stripped)
+        except ValueError:  # half typed ('1e', '1.5e-'): go on typing
+            ok = bool(stripped) and all(c in "0123456789.eE+-" for c in stripped)
+            return (QValidator.State.Intermediate if ok else QValidator.State.Invalid), text, pos
+        inside = self.minimum() <= value <= self.maximum()
+        return (QValidator.State.Acceptable if inside else QValidator.State.Intermediate), text, pos
+
+    def stepBy(self, steps: int) -> None:
+        self.setValue(self.value() * 2.0 ** steps)
+
+
 def _clock(seconds: float) -> str:
     s = int(seconds)
     return f"{s // 3600}:{s // 60 % 60:02d}:{s % 60:02d}" if s >= 3600 else f"{s // 60}:{s % 60:02d}"
@@ -118,7 +153,7 @@ class TrainingPanel(RunForm, QWidget):
         self.max_minutes.setToolTip("Stop after this many minutes of training, summed over "
                                     "resumes; pauses do not count (0 = no time limit)")
         self.batch_size = _spin(1, 4096, 64)
-        self.lr = _spin(0.00001, 10, 0.001, 5, 0.0005)
+        self.lr = RateSpinBox(1e-9, 10, 0.001)
         self.valid_every = _spin(0, 1_000_000, 500)
         self.dev_sample = _spin(0, 100_000, 200)
         self.sampled_softmax = _spin(0, 1_000_000, 0)

@@ -113,3 +113,27 @@ def test_deleting_the_selected_run_disables_the_run_buttons(qtbot, panel, tiny, 
     assert not panel.continue_button.isEnabled()
     assert not panel.head_button.isEnabled()
     assert errors == []
+
+
+def test_the_learning_rate_keeps_what_is_typed(qtbot):
+    """A typed 1.5e-5 stays 1.5e-5 in the run's config (five decimals turned it into
+    2e-5, and anything under 1e-5 into 1e-5); the arrows double and halve it."""
+    from PySide6.QtCore import Qt
+
+    from app.panels.training import RateSpinBox
+
+    spin = RateSpinBox(1e-9, 10, 0.001)
+    qtbot.addWidget(spin)
+    spin.lineEdit().selectAll()
+    qtbot.keyClicks(spin, "1.5e-5")
+    qtbot.keyClick(spin, Qt.Key.Key_Return)
+    assert spin.value() == 1.5e-5 and spin.text() == "1.5e-05"
+    spin.setValue(3e-7)
+    assert spin.value() == 3e-7 and spin.text() == "3e-07"
+    spin.stepBy(1)
+    assert spin.value() == 6e-7
+    spin.stepBy(-2)
+    assert spin.value() == pytest.approx(1.5e-7)
+    spin.lineEdit().selectAll()
+    qtbot.keyClicks(spin, "abc")  # refused as typed
+    assert spin.value() == pytest.approx(1.5e-7)
