@@ -19,7 +19,6 @@ from PySide6.QtWidgets import (
     QAbstractItemView,
     QCheckBox,
     QComboBox,
-    QDoubleSpinBox,
     QFormLayout,
     QGroupBox,
     QHBoxLayout,
@@ -41,6 +40,7 @@ from app.panels.manage import install_run_actions
 from app.panels.training_context import ContextModelBox
 from app.panels.training_form import CUSTOM_NOTE, RunForm
 from app.widgets.curves import CurvesPlot
+from app.widgets.number_fields import RateSpinBox, number_field
 from app.widgets.run_colours import run_colour, swatch
 from app.widgets.run_list import run_device
 from app.widgets.status_label import StatusLabel
@@ -57,50 +57,6 @@ STATUS_COLOURS = {"finished": "#1b7837", "failed": "#b2182b", "cancelled": "#8c6
                   "interrupted": "#8c6d1f",
                   "running": "#2166ac", "queued": "#555555"}
 FLUSH_MS = 250  # how often buffered curve points are drawn
-
-
-def _spin(lo: float, hi: float, value: float, decimals: int = 0, step: float = 1) -> QDoubleSpinBox:
-    spin = QDoubleSpinBox()
-    spin.setRange(lo, hi)
-    spin.setDecimals(decimals)
-    spin.setSingleStep(step)
-    spin.setValue(value)
-    return spin
-
-
-class RateSpinBox(QDoubleSpinBox):
-    """A learning rate as typed: 1.5e-05 or 0.0003 (no rounding to a few decimals, which
-    turned a typed 1.5e-5 into 2e-5); the arrows multiply or divide by 2."""
-
-    def __init__(self, lo: float, hi: float, value: float):
-        super().__init__()
-        self.setDecimals(12)  # the value keeps what was typed; the text is textFromValue's
-        self.setRange(lo, hi)
-        self.setValue(value)
-
-    def textFromValue(self, value: float) -> str:
-        return f"{value:.6g}"
-
-    def valueFromText(self, text: str) -> float:
-        try:
-            return float(text)
-        except ValueError:
-            return self.value()
-
-    def validate(self, text: str, pos: int):
-        from PySide6.QtGui import QValidator
-
-        stripped = text.strip()
-        try:
-            value = float(stripped)
-        except ValueError:  # half typed ('1e', '1.5e-'): go on typing
-            ok = bool(stripped) and all(c in "0123456789.eE+-" for c in stripped)
-            return (QValidator.State.Intermediate if ok else QValidator.State.Invalid), text, pos
-        inside = self.minimum() <= value <= self.maximum()
-        return (QValidator.State.Acceptable if inside else QValidator.State.Intermediate), text, pos
-
-    def stepBy(self, steps: int) -> None:
-        self.setValue(self.value() * 2.0 ** steps)
 
 
 def _clock(seconds: float) -> str:
@@ -138,25 +94,25 @@ class TrainingPanel(RunForm, QWidget):
         self.score.addItems(SCORES)
         self.input_feeding = QCheckBox("input feeding")
         self.reverse = QCheckBox("reverse source")
-        self.dropout = _spin(0, 0.9, 0.2, 2, 0.05)
-        self.emb, self.hidden = _spin(8, 4096, 256), _spin(8, 4096, 256)
-        self.layers = _spin(1, 8, 2)
-        self.window = _spin(1, 50, 10)
+        self.dropout = number_field(0, 0.9, 0.2, 2, 0.05)
+        self.emb, self.hidden = number_field(8, 4096, 256), number_field(8, 4096, 256)
+        self.layers = number_field(1, 8, 2)
+        self.window = number_field(1, 50, 10)
         self.corpus = QComboBox()  # as wide as the longest corpus name
         self.corpus.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToContents)
         self.device = QComboBox()
         self.device.addItems(["auto", "cpu", "cuda"])
-        self.epochs, self.max_steps = _spin(1, 1000, 10), _spin(0, 10_000_000, 0)
-        self.max_minutes = _spin(0, 1_000_000, 0, 1, 5)
+        self.epochs, self.max_steps = number_field(1, 1000, 10), number_field(0, 10_000_000, 0)
+        self.max_minutes = number_field(0, 1_000_000, 0, 1, 5)
         self.max_minutes.setSuffix(" min")
         self.max_steps.setToolTip("Stop after this many updates (0 = no step limit)")
         self.max_minutes.setToolTip("Stop after this many minutes of training, summed over "
                                     "resumes; pauses do not count (0 = no time limit)")
-        self.batch_size = _spin(1, 4096, 64)
+        self.batch_size = number_field(1, 4096, 64)
         self.lr = RateSpinBox(1e-9, 10, 0.001)
-        self.valid_every = _spin(0, 1_000_000, 500)
-        self.dev_sample = _spin(0, 100_000, 200)
-        self.sampled_softmax = _spin(0, 1_000_000, 0)
+        self.valid_every = number_field(0, 1_000_000, 500)
+        self.dev_sample = number_field(0, 100_000, 200)
+        self.sampled_softmax = number_field(0, 1_000_000, 0)
         self.sampled_softmax.setToolTip(
             "0 = full softmax. K > 0: each training batch normalises over K candidate words "
             "(its target words plus random others; Jean et al. 2015) - a faster output layer. "
@@ -172,7 +128,7 @@ class TrainingPanel(RunForm, QWidget):
             "grow-diag-final-and alignments of the training split (Chen et al. 2016, Garg et "
             "al. 2019). They are computed once per corpus and tokenisation and stored in the "
             "corpus's folder.")
-        self.guided_weight = _spin(0.01, 100, 0.5, 2, 0.05)
+        self.guided_weight = number_field(0.01, 100, 0.5, 2, 0.05)
         self.guided_weight.setToolTip("The alignment loss's weight beside the per-token NLL")
         self.guided_weight.setEnabled(False)
         self.guided.toggled.connect(self.guided_weight.setEnabled)

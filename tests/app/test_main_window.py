@@ -33,12 +33,19 @@ def test_window_opens_with_every_panel(qtbot, tmp_path):
     window.close()
 
 
-def test_import_then_table_and_stats(qtbot, tmp_path):
+def _window_and_files(qtbot, tmp_path, src_text: str, tgt_text: str):
+    """A window on a new workspace, and two line-parallel files c.en / c.fr to import."""
     src, tgt = tmp_path / "c.en", tmp_path / "c.fr"
-    src.write_text("a house\nthe green house is big\nhello\n", encoding="utf-8")
-    tgt.write_text("une maison\nla maison verte est grande\nbonjour\n", encoding="utf-8")
+    src.write_text(src_text, encoding="utf-8")
+    tgt.write_text(tgt_text, encoding="utf-8")
     window = MainWindow(tmp_path / "ws")
     qtbot.addWidget(window)
+    return src, tgt, window
+
+
+def test_import_then_table_and_stats(qtbot, tmp_path):
+    src, tgt, window = _window_and_files(qtbot, tmp_path, "a house\nthe green house is big\nhello\n",
+                                         "une maison\nla maison verte est grande\nbonjour\n")
     job = window.corpora.import_corpus("parallel", [str(src), str(tgt)], "en", "fr",
                                        {"lenient": False}, "tiny")
     _wait_done(qtbot, job)
@@ -149,11 +156,7 @@ def test_a_new_split_under_trained_runs_is_refused_in_a_message(qtbot, tmp_path,
 def test_an_import_without_a_language_code_is_refused_in_a_message(qtbot, tmp_path, errors):
     """The import dialog lets a language field be left empty: the service refuses it and
     the user sees why; nothing is stored."""
-    src, tgt = tmp_path / "c.en", tmp_path / "c.fr"
-    src.write_text("one\ntwo\n", encoding="utf-8")
-    tgt.write_text("un\ndeux\n", encoding="utf-8")
-    window = MainWindow(tmp_path / "ws")
-    qtbot.addWidget(window)
+    src, tgt, window = _window_and_files(qtbot, tmp_path, "one\ntwo\n", "un\ndeux\n")
     job = window.corpora.import_corpus("parallel", [str(src), str(tgt)], "", "fr",
                                        {"lenient": False}, "nolang")
     _wait_done(qtbot, job)

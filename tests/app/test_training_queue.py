@@ -120,7 +120,7 @@ def test_the_learning_rate_keeps_what_is_typed(qtbot):
     2e-5, and anything under 1e-5 into 1e-5); the arrows double and halve it."""
     from PySide6.QtCore import Qt
 
-    from app.panels.training import RateSpinBox
+    from app.widgets.number_fields import RateSpinBox
 
     spin = RateSpinBox(1e-9, 10, 0.001)
     qtbot.addWidget(spin)

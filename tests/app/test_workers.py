@@ -102,15 +102,22 @@ def test_pause_stops_progress_and_resume_continues(qtbot):
     assert manager.shutdown(2000)
 
 
-def test_queue_runs_jobs_one_after_another(qtbot):
-    manager = workers.JobManager()
-    log: list[str] = []
+def _tagged(log: list[str]):
+    """A job function that logs its start and end (0.1 s apart) and returns its tag."""
 
     def tagged(tag: str, ctx: JobContext) -> str:
         log.append(f"start {tag}")
         time.sleep(0.1)
         log.append(f"end {tag}")
         return tag
+
+    return tagged
+
+
+def test_queue_runs_jobs_one_after_another(qtbot):
+    manager = workers.JobManager()
+    log: list[str] = []
+    tagged = _tagged(log)
 
     first = manager.submit(tagged, "a", queue="training")
     second = manager.submit(tagged, "b", queue="training")
@@ -125,12 +132,7 @@ def test_a_queued_job_waits_for_a_job_of_its_queue_started_at_once(qtbot):
     """submit(queue=..., wait=False) starts at once; the queue's next job waits for it."""
     manager = workers.JobManager()
     log: list[str] = []
-
-    def tagged(tag: str, ctx: JobContext) -> str:
-        log.append(f"start {tag}")
-        time.sleep(0.1)
-        log.append(f"end {tag}")
-        return tag
+    tagged = _tagged(log)
 
     now = manager.submit(tagged, "now", queue="training", wait=False)
     assert now.started
