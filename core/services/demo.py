@@ -2,14 +2,18 @@
 
     ensure_demo_workspace(path=None) -> Path
         The demo workspace (default: <user data dir>/demo-workspace), created or
-        completed when needed: corpus 'demo' (es -> en, with documents), gold set
-        'demo-gold', and the pretrained runs of resources/demo/models/ installed as
-        finished runs with their learning curves. Fast and idempotent when complete.
+        completed when needed: the corpora of DEMO_CORPORA ('demo' es -> en, our own
+        en-fr documents in both directions), the gold sets of DEMO_GOLDS ('demo-gold',
+        the WPT-03 trial gold 'wpt03-trial'), and the pretrained runs of
+        resources/demo/models/ installed as finished runs with their learning curves,
+        each attached to its language pair's corpus. Fast and idempotent when complete.
 
     bundle_run(ws, run, dest)    (python -m core.services.demo bundle-run WS RUN DEST)
         Writes a trained run (any corpus) as a bundle: a model-only checkpoint with
         int8 weights, the vocabularies, the preprocessors, curves.json and meta.json
         (see resources/demo/models/README.md for the shipped reference runs).
+        share_bundle_files(models_dir) then stores the sentencepiece models that
+        several bundles hold once, in models_dir/shared/.
 
     build_demo_bundle(out_dir)   (python -m core.services.demo build-bundle OUT_DIR)
         Trains the three toy models on the demo corpus's train split (the tests' toy
@@ -19,17 +23,19 @@ Everything here needs only the repository's resources: no network, no ../shared.
 """
 from __future__ import annotations
 
+import hashlib
 import json
 import shutil
 import sys
 import tempfile
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from platformdirs import user_data_dir
 
-from core.atomic import write_text_atomic
+from core.atomic import write_bytes_atomic, write_text_atomic
 from core.config import RunConfig, load_preset
 from core.errors import StoreError
 from core.goldsets import import_gold_set, list_gold_sets
@@ -39,12 +45,72 @@ from core.workspace_paths import APP_NAME
 
 DEMO_DIR = Path(__file__).resolve().parents[2] / "resources" / "demo"
 MODELS_DIR = DEMO_DIR / "models"
+#: sentencepiece models that several bundles hold, stored once (share_bundle_files)
+SHARED_DIR_NAME = "shared"
 DEMO_CORPUS, DEMO_GOLD = "demo", "demo-gold"
 SRC_LANG, TGT_LANG = "es", "en"
+EN_FR_DIR, WPT03_DIR = DEMO_DIR / "en-fr", DEMO_DIR / "wpt03"
+WPT03_GOLD = "wpt03-trial"
 BUNDLE_META, BUNDLE_CURVES = "meta.json", "curves.json"
 #: written into an installed bundled run's folder: its training corpus is not in the
 #: workspace (the demo corpus it is attached to is not what it was trained on)
 BUNDLED_MARK = "bundled.txt"
+
+
+@dataclass(frozen=True)
+class DemoCorpus:
+    """A corpus of the demo workspace: its files (source, target, docids) and languages.
+    A bundled run is attached to the demo corpus of its own language pair."""
+    name: str
+    src_lang: str
+    tgt_lang: str
+    files: tuple[Path, Path, Path]
+
+    def available(self) -> bool:
+        return all(f.is_file() for f in self.files)
+
+
+@dataclass(frozen=True)
+class DemoGold:
+    """A gold set of the demo workspace: sentence files, links, their format."""
+    name: str
+    src_lang: str
+    tgt_lang: str
+    files: tuple[Path, Path, Path]
+    fmt: str
+
+    def available(self) -> bool:
+        return all(f.is_file() for f in self.files)
+
+
+#: the demo corpora, by language pair: our own es -> en stories, and our own English
+#: documents with French references, in both directions (the fr -> en runs' corpus)
+DEMO_CORPORA: tuple[DemoCorpus, ...] = (
+    DemoCorpus(DEMO_CORPUS, "es", "en",
+               (DEMO_DIR / "demo.es", DEMO_DIR / "demo.en", DEMO_DIR / "demo.docids")),
+    DemoCorpus("demo-en-fr", "en", "fr",
+               (EN_FR_DIR / "demo.en", EN_FR_DIR / "demo.fr", EN_FR_DIR / "demo.docids")),
+    DemoCorpus("demo-fr-en", "fr", "en",
+               (EN_FR_DIR / "demo.fr", EN_FR_DIR / "demo.en", EN_FR_DIR / "demo.docids")),
+)
+#: the demo gold sets: our own es-en links, and the WPT-03 en-fr trial gold (Mihalcea &
+#: Pedersen 2003, gold by Och & Ney; no restriction), English first, 1-based TALP links
+DEMO_GOLDS: tuple[DemoGold, ...] = (
+    DemoGold(DEMO_GOLD, "es", "en", (DEMO_DIR / "gold.es", DEMO_DIR / "gold.en",
+                                     DEMO_DIR / "gold.links"), "pharaoh"),
+    DemoGold(WPT03_GOLD, "en", "fr", (WPT03_DIR / "trial.en", WPT03_DIR / "trial.fr",
+                                      WPT03_DIR / "trial.talp"), "talp"),
+)
+
+
+def demo_corpus_for(src_lang: str, tgt_lang: str) -> DemoCorpus:
+    """The demo corpus of a language pair (StoreError when the demo has none)."""
+    for c in DEMO_CORPORA:
+        if (c.src_lang, c.tgt_lang) == (src_lang, tgt_lang):
+            return c
+    raise StoreError(f"the demo has no corpus {src_lang} -> {tgt_lang}; its pairs: "
+                     + ", ".join(f"{c.src_lang} -> {c.tgt_lang}" for c in DEMO_CORPORA))
+
 
 #: the bundled models: (run name, overrides of the `demo` preset's [model] table)
 BUNDLE_MODELS: list[tuple[str, dict[str, Any]]] = [
@@ -73,23 +139,27 @@ def default_demo_dir() -> Path:
 # --------------------------------------------------------------------- corpus + gold
 
 
-def read_demo_corpus():
-    """The bundled corpus (459 es-en pairs in 28 documents) as a core.data Corpus."""
+def read_demo_corpus(demo: DemoCorpus = DEMO_CORPORA[0]):
+    """A bundled corpus (default: the 459 es-en pairs in 28 documents) as a core.data
+    Corpus."""
     from core.data.readers import read_corpus
 
-    return read_corpus("parallel", [DEMO_DIR / "demo.es", DEMO_DIR / "demo.en",
-                                    DEMO_DIR / "demo.docids"], SRC_LANG, TGT_LANG, name=DEMO_CORPUS)
+    return read_corpus("parallel", list(demo.files), demo.src_lang, demo.tgt_lang,
+                       name=demo.name)
 
 
-def import_demo_corpus(ws: Workspace, name: str = DEMO_CORPUS, same_only: bool = False) -> int:
-    """Add the demo corpus as `name` unless the workspace has it; returns its id.
-    same_only (the `demo` command, run in any workspace): StoreError when the workspace's
-    corpus `name` is another corpus, whose runs and scores would not be the demo's. The
-    GUI's own demo workspace keeps the corpus it has (one an earlier version bundled)."""
+def import_demo_corpus(ws: Workspace, name: str | None = None, same_only: bool = False,
+                       demo: DemoCorpus = DEMO_CORPORA[0]) -> int:
+    """Add the bundled corpus `demo` as `name` (default: its own) unless the workspace has
+    it; returns its id. same_only (the `demo` command, run in any workspace): StoreError
+    when the workspace's corpus `name` is another corpus, whose runs and scores would not
+    be the demo's. The GUI's own demo workspace keeps the corpus it has (one an earlier
+    version bundled)."""
+    name = name or demo.name
     if any(c.name == name for c in ws.list_corpora()):
         if not same_only:
             return ws.corpus_id(name)
-        have, bundled = ws.load_corpus(name), read_demo_corpus()
+        have, bundled = ws.load_corpus(name), read_demo_corpus(demo)
         same = (have.src_lang, have.tgt_lang) == (bundled.src_lang, bundled.tgt_lang) and [
             (p.src, p.tgt, p.doc_id) for p in have.pairs] == [
             (p.src, p.tgt, p.doc_id) for p in bundled.pairs]
@@ -100,20 +170,22 @@ def import_demo_corpus(ws: Workspace, name: str = DEMO_CORPUS, same_only: bool =
                 f"{bundled.src_lang} -> {bundled.tgt_lang}, {len(bundled)} pairs); run the "
                 "demo in another workspace (--workspace DIR, or none for a fresh one)")
         return ws.corpus_id(name)
-    sources = [str(DEMO_DIR / f) for f in ("demo.es", "demo.en", "demo.docids")]
-    return ws.add_corpus(read_demo_corpus(), name=name, format="parallel",
+    sources = [str(f) for f in demo.files]
+    return ws.add_corpus(read_demo_corpus(demo), name=name, format="parallel",
                          options={"docids_path": sources[2]}, sources=sources)
 
 
-def import_demo_gold(ws: Workspace, name: str = DEMO_GOLD):
-    """Add the demo gold alignments (Spanish first, 0-based Pharaoh) unless present."""
+def import_demo_gold(ws: Workspace, name: str | None = None, gold: DemoGold = DEMO_GOLDS[0]):
+    """Add a bundled gold set (default: the demo gold, Spanish first, 0-based Pharaoh)
+    as `name` (default: its own) unless present."""
     from core.goldsets import load_gold_set
 
+    name = name or gold.name
     if name in list_gold_sets(ws):
         return load_gold_set(ws, name)
-    return import_gold_set(ws, name, DEMO_DIR / "gold.es", DEMO_DIR / "gold.en",
-                           DEMO_DIR / "gold.links", fmt="pharaoh", src_lang=SRC_LANG,
-                           tgt_lang=TGT_LANG)
+    src, tgt, links = gold.files
+    return import_gold_set(ws, name, src, tgt, links, fmt=gold.fmt,
+                           src_lang=gold.src_lang, tgt_lang=gold.tgt_lang)
 
 
 def demo_config(name: str, model_overrides: dict[str, Any] | None = None,
@@ -155,9 +227,8 @@ def install_bundled_run(ws: Workspace, bundle: Path, corpus_id: int) -> int:
         ws.delete_run(old.id)
     run_id = ws.create_run(name, meta["config"], corpus_id)
     folder = ws.run_dir(run_id)
-    for f in bundle.iterdir():
-        if f.is_file() and f.name not in (BUNDLE_META, BUNDLE_CURVES, "README.md"):
-            shutil.copy2(f, folder / f.name)
+    for name_in_run, f in bundle_files(bundle, meta).items():
+        shutil.copy2(f, folder / name_in_run)
     (folder / BUNDLED_MARK).write_text(
         f"installed from the bundle {bundle.name}; trained on a corpus outside this "
         "workspace (see its README)\n", encoding="utf-8")
@@ -177,25 +248,82 @@ def install_bundled_run(ws: Workspace, bundle: Path, corpus_id: int) -> int:
     return run_id
 
 
+def bundle_pair(meta: dict[str, Any]) -> tuple[str, str]:
+    """A bundle's language pair (bundles made before pairs were recorded are es -> en)."""
+    return meta.get("src_lang", SRC_LANG), meta.get("tgt_lang", TGT_LANG)
+
+
+def bundle_files(bundle: Path, meta: dict[str, Any]) -> dict[str, Path]:
+    """The files an installed run gets, by their name in the run folder: the bundle's own
+    (not its meta, curves or README) and the shared sentencepiece models it names."""
+    files = {f.name: f for f in sorted(bundle.iterdir())
+             if f.is_file() and f.name not in (BUNDLE_META, BUNDLE_CURVES, "README.md")}
+    for name_in_run, shared in meta.get("shared_files", {}).items():
+        files[name_in_run] = bundle.parent / SHARED_DIR_NAME / shared
+    return files
+
+
+def share_bundle_files(models_dir: Path = MODELS_DIR) -> int:
+    """Store every bundle's sentencepiece models once, in `models_dir/shared/` under a
+    name made of their content's hash, and name them in the bundle's meta
+    (`shared_files`): runs trained on the same corpus (both directions included) have
+    byte-identical ones. Idempotent; returns how many bytes it saved."""
+    shared_dir = models_dir / SHARED_DIR_NAME
+    saved = 0
+    for bundle in bundled_models(models_dir):
+        meta = json.loads((bundle / BUNDLE_META).read_text(encoding="utf-8"))
+        shared = dict(meta.get("shared_files", {}))
+        for f in sorted(bundle.glob("*.model")):
+            data = f.read_bytes()
+            stored = f"{hashlib.sha256(data).hexdigest()[:16]}.model"
+            if (shared_dir / stored).exists():
+                saved += len(data)
+            else:
+                shared_dir.mkdir(parents=True, exist_ok=True)
+                write_bytes_atomic(shared_dir / stored, data)
+            shared[f.name] = stored
+            f.unlink()
+        if shared != meta.get("shared_files", {}):
+            meta["shared_files"] = shared
+            write_text_atomic(bundle / BUNDLE_META, json.dumps(meta, indent=2))
+    return saved
+
+
+def _available_corpora() -> list[DemoCorpus]:
+    return [c for c in DEMO_CORPORA if c.available()]
+
+
 def populate_demo_workspace(ws: Workspace, models_dir: Path = MODELS_DIR) -> None:
-    """Add what is missing: corpus, its split, gold set, bundled runs."""
+    """Add what is missing: the corpora (each bundled run is attached to its pair's),
+    the es -> en corpus's split, the gold sets, the bundled runs."""
     from core.services.training import ensure_split
 
-    corpus_id = import_demo_corpus(ws)
-    ensure_split(ws, corpus_id, load_preset("demo").train.seed)  # the split the bundle used
-    import_demo_gold(ws)
+    corpus_ids = {(c.src_lang, c.tgt_lang): import_demo_corpus(ws, demo=c)
+                  for c in _available_corpora()}
+    # the split the toy bundles used
+    ensure_split(ws, corpus_ids[(SRC_LANG, TGT_LANG)], load_preset("demo").train.seed)
+    for gold in DEMO_GOLDS:
+        if gold.available():
+            import_demo_gold(ws, gold=gold)
     for bundle in bundled_models(models_dir):
-        name = json.loads((bundle / BUNDLE_META).read_text(encoding="utf-8"))["name"]
-        if not _run_complete(ws, name):
+        meta = json.loads((bundle / BUNDLE_META).read_text(encoding="utf-8"))
+        if not _run_complete(ws, meta["name"]):
+            pair = bundle_pair(meta)
+            corpus_id = corpus_ids.get(pair)
+            if corpus_id is None:
+                raise StoreError(f"{bundle}: a {pair[0]} -> {pair[1]} run, and the demo "
+                                 f"has no corpus of that pair ({demo_corpus_for(*pair)})")
             install_bundled_run(ws, bundle, corpus_id)
 
 
 def demo_workspace_complete(ws: Workspace, models_dir: Path = MODELS_DIR) -> bool:
-    """True when `ws` holds the demo corpus, the demo gold set and a complete run of every
+    """True when `ws` holds every bundled corpus and gold set and a complete run of every
     bundled model."""
-    if not any(c.name == DEMO_CORPUS for c in ws.list_corpora()):
+    have = {c.name for c in ws.list_corpora()}
+    if any(c.name not in have for c in _available_corpora()):
         return False
-    if DEMO_GOLD not in list_gold_sets(ws):
+    golds = list_gold_sets(ws)
+    if any(g.available() and g.name not in golds for g in DEMO_GOLDS):
         return False
     for bundle in bundled_models(models_dir):
         name = json.loads((bundle / BUNDLE_META).read_text(encoding="utf-8"))["name"]
@@ -306,6 +434,8 @@ def bundle_run(ws: Workspace, run_ref: int | str, dest: str | Path, which: str =
             "best_dev_ppl": dev_ppl, "weights": weights,
             "elapsed_s": round(float(elapsed_s if elapsed_s is not None else info.elapsed_s or 0), 1),
             "device": "cpu", "trained_on": corpus.name if corpus else None,
+            "src_lang": corpus.src_lang if corpus else SRC_LANG,
+            "tgt_lang": corpus.tgt_lang if corpus else TGT_LANG,
             "built": time.strftime("%Y-%m-%d"), **(extra or {})}
     write_text_atomic(dest / BUNDLE_META, json.dumps(meta, indent=2))
     return meta

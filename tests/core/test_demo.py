@@ -234,3 +234,79 @@ def test_the_guis_demo_workspace_keeps_the_demo_corpus_it_has(tmp_path):
         with pytest.raises(StoreError, match="not the bundled demo corpus"):
             import_demo_corpus(ws, same_only=True)
         assert len(ws.load_corpus("demo")) == 300 and len(ws.list_corpora()) == 1
+
+
+def test_bundles_share_their_sentencepiece_models_and_install_from_them(tmp_path):
+    """share_bundle_files stores byte-identical sentencepiece models once (the shipped
+    runs' vocabularies would otherwise be most of the bundle after the weights); an
+    installed run gets them back under its own names and translates as before."""
+    import shutil
+
+    from core.infer.session import TranslationSession
+    from core.services.demo import SHARED_DIR_NAME, share_bundle_files
+
+    # two bundles with the same (made-up) piece model, written as bundle_run copies it
+    models = tmp_path / "models"
+    shutil.copytree(TOY_MODELS, models)
+    bundles = bundled_models(models)
+    for b in bundles[:2]:
+        (b / "src.model").write_bytes(b"piece model " * 1000)
+    before = sum(p.stat().st_size for p in models.rglob("*") if p.is_file())
+    assert share_bundle_files(models) == 12_000  # the second copy
+    assert share_bundle_files(models) == 0  # idempotent: nothing left to move
+    after = sum(p.stat().st_size for p in models.rglob("*") if p.is_file())
+    assert before - after > 11_000
+    shared = list((models / SHARED_DIR_NAME).iterdir())
+    assert len(shared) == 1 and shared[0].read_bytes() == b"piece model " * 1000
+    for b in bundles[:2]:
+        meta = json.loads((b / BUNDLE_META).read_text())
+        assert meta["shared_files"] == {"src.model": shared[0].name}
+        assert not (b / "src.model").exists()
+
+    root = ensure_demo_workspace(tmp_path / "demo", models_dir=models)
+    with Workspace.open(root) as ws:
+        for b in bundles[:2]:
+            run = ws.get_run(json.loads((b / BUNDLE_META).read_text())["name"])
+            assert (ws.run_dir(run.id) / "src.model").read_bytes() == b"piece model " * 1000
+        # a run without shared files translates as the fixture it came from
+        name = json.loads((bundles[2] / BUNDLE_META).read_text())["name"]
+        installed = TranslationSession.open(ws, [ws.get_run(name).id])
+        from core.train import artifacts
+        original = TranslationSession.from_loaded([artifacts.load_model(
+            TOY_MODELS / bundles[2].name, "best")], ["fixture"])
+        text = ["Compré una mesa nueva para la cocina."]
+        assert [t.text for t in installed.translate(text, beam=2)] == \
+            [t.text for t in original.translate(text, beam=2)]
+
+
+def test_the_demo_workspace_holds_the_wpt03_trial_gold(tmp_path):
+    """The WPT-03 en-fr trial gold (37 Hansards pairs; Mihalcea & Pedersen 2003, gold by
+    Och & Ney) is a gold set of the demo workspace, English first, its sure and possible
+    links as published (338 sure; 1,784 possible, the sure ones included)."""
+    from core.goldsets import load_gold_set
+    from core.services.demo import WPT03_GOLD
+
+    root = ensure_demo_workspace(tmp_path / "demo", models_dir=TOY_MODELS)
+    with Workspace.open(root) as ws:
+        gold = load_gold_set(ws, WPT03_GOLD)
+        assert len(gold) == 37 and (gold.src_lang, gold.tgt_lang) == ("en", "fr")
+        assert (gold.n_sure, gold.n_possible) == (338, 1784)
+        assert gold.src_tokens[1] == "the commissionners went on :".split()
+        assert len(gold.tgt_tokens[1]) > 3
+        # TALP is 1-based: its first link, 1-1, joins the first words, a sure link
+        assert (0, 0) in gold.alignments[0].sure
+
+
+def test_every_tracked_file_together_stays_under_45_mb():
+    """Issue 45: the repository a user clones (demo runs, screenshots, fixtures
+    included) stays under 45 MB."""
+    import subprocess
+
+    repo = Path(__file__).resolve().parents[2]
+    try:
+        listed = subprocess.run(["git", "ls-files", "-z"], cwd=repo, capture_output=True,
+                                check=True).stdout.decode().split("\0")
+    except (OSError, subprocess.CalledProcessError):
+        pytest.skip("not a git checkout: the tracked files cannot be listed")
+    total = sum((repo / f).stat().st_size for f in listed if f and (repo / f).is_file())
+    assert 10 * 2**20 < total < 45 * 10**6, total
