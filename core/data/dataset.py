@@ -27,7 +27,7 @@ def text_to_tokens(text: str, pre: Preprocessor, vocab: AnyVocab) -> list[str]:
     """The tokens a model sees for `text`: sentencepiece pieces of the normalised text for
     a SubwordVocab, the preprocessor's (Moses) tokens otherwise."""
     if isinstance(vocab, SubwordVocab):
-        return vocab.tokenize(pre.normalize(text))
+        return vocab.tokenize(pre.model_text(text))
     return pre.tokenize(text)
 
 
@@ -46,7 +46,7 @@ def decode_ids(ids: list[int], pre: Preprocessor, vocab: AnyVocab) -> str:
             cut.append(int(i))
     tokens = vocab.decode(cut)
     if isinstance(vocab, SubwordVocab):
-        return vocab.detokenize(tokens)
+        return pre.restore(vocab.detokenize(tokens))
     return pre.detokenize(tokens)
 
 

@@ -14,6 +14,8 @@ from typing import Any
 
 from sacremoses import MosesDetokenizer, MosesPunctNormalizer, MosesTokenizer, MosesTruecaser
 
+from core.data.conventions import CONVENTIONS, from_model, to_model
+
 
 def fold_accents(text: str) -> str:
     """Decompose (NFKD) and drop combining marks: '¿Qué tal, señor?' -> '¿Que tal,
@@ -36,19 +38,27 @@ class Preprocessor:
                      truecaser is set (ignored when lowercasing).
     detokenize(tokens): Moses detokenisation back to a sentence.
     `pretokenized=True` splits on whitespace instead of Moses (already tokenised
-    corpora such as the Hansards release)."""
+    corpora such as the Hansards release).
+    `convention` (core.data.conventions, e.g. "hansards"): the text convention of the
+    corpus the model was trained on; `model_text` turns a user's text into it and
+    `restore` the model's output back into ordinary text (set in a bundled run's
+    preprocess.json; training reads its corpus as it is)."""
 
     def __init__(
         self, lang: str, lowercase: bool = False, fold_accents: bool = False,
         normalize_punct: bool = True, pretokenized: bool = False,
-        truecaser: MosesTruecaser | None = None,
+        truecaser: MosesTruecaser | None = None, convention: str | None = None,
     ) -> None:
+        if convention is not None and convention not in CONVENTIONS:
+            raise ValueError(f"unknown text convention {convention!r}; known: "
+                             + ", ".join(CONVENTIONS))
         self.lang = lang
         self.lowercase = lowercase
         self.fold_accents = fold_accents
         self.normalize_punct = normalize_punct
         self.pretokenized = pretokenized
         self.truecaser = truecaser
+        self.convention = convention
         self._tok = MosesTokenizer(lang=lang)
         self._detok = MosesDetokenizer(lang=lang)
         self._punct = MosesPunctNormalizer(lang=lang)
@@ -64,11 +74,26 @@ class Preprocessor:
             text = fold_accents(text)
         return text.strip()
 
+    def model_text(self, text: str) -> str:
+        """A user's text as the model's corpus writes it: `normalize`d, then in the run's
+        convention (space-separated tokens) when it has one."""
+        text = self.normalize(text)
+        if self.convention is not None:
+            text = " ".join(to_model(text, self.lang, self._tok))
+        return text
+
+    def restore(self, text: str) -> str:
+        """The model's output text as a person writes it: in the run's convention's
+        inverse (cased, contracted, detokenised) when it has one, else as it is."""
+        if self.convention is None:
+            return text
+        return from_model(text.split(), self.lang, self._detok)
+
     def tokenize(self, text: str) -> list[str]:
         """`normalize`d text split into tokens: on spaces when pretokenized, else by Moses
         (no escaping); then truecased when a truecaser is set and not lowercasing."""
-        text = self.normalize(text)
-        if self.pretokenized:
+        text = self.model_text(text)
+        if self.pretokenized or self.convention is not None:
             tokens = text.split()
         else:
             tokens = self._tok.tokenize(text, escape=False)
@@ -77,7 +102,10 @@ class Preprocessor:
         return tokens
 
     def detokenize(self, tokens: list[str]) -> str:
-        """Tokens back to text: joined by spaces when pretokenized, else Moses detokenised."""
+        """Tokens back to text: by the run's convention when it has one, joined by spaces
+        when pretokenized, else Moses detokenised."""
+        if self.convention is not None:
+            return self.restore(" ".join(tokens))
         if self.pretokenized:
             return " ".join(tokens)
         return self._detok.detokenize(list(tokens), unescape=False)
@@ -85,10 +113,13 @@ class Preprocessor:
     def to_dict(self) -> dict[str, Any]:
         """Settings to save beside a model (the truecaser model is saved separately
         with `save_truecaser`)."""
-        return {
+        out = {
             "lang": self.lang, "lowercase": self.lowercase, "fold_accents": self.fold_accents,
             "normalize_punct": self.normalize_punct, "pretokenized": self.pretokenized,
         }
+        if self.convention is not None:
+            out["convention"] = self.convention
+        return out
 
     @classmethod
     def from_dict(cls, raw: dict[str, Any], truecaser: MosesTruecaser | None = None) -> Preprocessor:

@@ -97,9 +97,9 @@ def cut_warnings(translations: Sequence[Translation], name: str = "<input>",
 
 def detokenize(tokens: list[str], preprocessor: Any, vocab: Any) -> str:
     """Tokens -> text: the subword vocabulary's detokenize when it has one, else the
-    preprocessor's (Moses)."""
+    preprocessor's (Moses); then the run's text convention undone (Preprocessor.restore)."""
     if hasattr(vocab, "detokenize"):  # subword pieces -> text
-        return vocab.detokenize(tokens)
+        return preprocessor.restore(vocab.detokenize(tokens))
     return preprocessor.detokenize(tokens)
 
 

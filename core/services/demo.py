@@ -403,12 +403,15 @@ def thin_curves(curves: dict[str, tuple[list[int], list[float]]], points: int = 
 def bundle_run(ws: Workspace, run_ref: int | str, dest: str | Path, which: str = "best",
                weights: str = "int8", dev_ppl: float | None = None,
                elapsed_s: float | None = None, extra: dict[str, Any] | None = None,
-               name: str | None = None) -> dict[str, Any]:
+               name: str | None = None, convention: str | None = None) -> dict[str, Any]:
     """Write one trained run of `ws` as a demo bundle folder `dest` (replaced): its
     `which` checkpoint model-only in `weights` (core.train.compact), vocabularies and
     preprocessing, curves.json and meta.json (+ `extra`, e.g. test scores), installed
-    as run `name` (default: the run's own). The bundle installs into any demo workspace
-    (install_bundled_run), whatever corpus it was trained on. Returns the meta."""
+    as run `name` (default: the run's own). `convention` (core.data.conventions, e.g.
+    "hansards" for a run trained on the tokenised Hansards release) goes into the
+    bundle's preprocessing, so that the installed run reads and writes ordinary text.
+    The bundle installs into any demo workspace (install_bundled_run), whatever corpus
+    it was trained on. Returns the meta."""
     info = ws.get_run(run_ref)
     run_dir = ws.run_dir(info.id)
     source = artifacts.pick_checkpoint(run_dir, which)
@@ -425,6 +428,11 @@ def bundle_run(ws: Workspace, run_ref: int | str, dest: str | Path, which: str =
         if f.is_file() and (f.name.endswith((".vocab", ".model"))
                             or f.name == artifacts.PREPROCESS):
             shutil.copy2(f, dest / f.name)
+    if convention is not None:
+        pre = json.loads((dest / artifacts.PREPROCESS).read_text(encoding="utf-8"))
+        for side in ("src", "tgt"):
+            pre[side]["convention"] = convention
+        write_text_atomic(dest / artifacts.PREPROCESS, json.dumps(pre, indent=2))
     curves = {"train": thin_curves(ws.curves(info.id, "train")),
               "valid": ws.curves(info.id, "valid")}
     write_text_atomic(dest / BUNDLE_CURVES, json.dumps(curves))
@@ -436,7 +444,7 @@ def bundle_run(ws: Workspace, run_ref: int | str, dest: str | Path, which: str =
             "device": "cpu", "trained_on": corpus.name if corpus else None,
             "src_lang": corpus.src_lang if corpus else SRC_LANG,
             "tgt_lang": corpus.tgt_lang if corpus else TGT_LANG,
-            "built": time.strftime("%Y-%m-%d"), **(extra or {})}
+            "built": time.strftime("%Y-%m-%d"), "convention": convention, **(extra or {})}
     write_text_atomic(dest / BUNDLE_META, json.dumps(meta, indent=2))
     return meta
 

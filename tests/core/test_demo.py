@@ -148,6 +148,8 @@ def test_a_run_bundled_in_int8_installs_into_the_demo_workspace(tmp_path):
         train_run(ws, run_id, JobContext())
         meta = bundle_run(ws, run_id, tmp_path / "models" / "real", which="last",
                           extra={"test_bleu": 1.5})
+        bundle_run(ws, run_id, tmp_path / "conventions" / "real", which="last",
+                   convention="hansards")
         original = TranslationSession.from_loaded(
             [artifacts.load_model(ws.run_dir(run_id), "last")], ["fp32"])
     assert meta["weights"] == "int8" and meta["trained_on"] == "elsewhere"
@@ -165,6 +167,11 @@ def test_a_run_bundled_in_int8_installs_into_the_demo_workspace(tmp_path):
         a = original.translate(sentences, beam=1)
         b = installed.translate(sentences, beam=1)
         assert [x.text for x in a] == [x.text for x in b]
+    # a run bundled with a text convention reads and writes through it
+    loaded = artifacts.load_model(tmp_path / "conventions" / "real", "best")
+    assert loaded.src_pre.convention == loaded.tgt_pre.convention == "hansards"
+    assert loaded.tgt_pre.restore("i think the member ' s point .") == \
+        "I think the member's point."  # the toy run's target is English
 
 
 @pytest.mark.skipif(not bundled_models(), reason="resources/demo/models/ holds no bundled runs")

@@ -1,0 +1,158 @@
+"""Text conventions of corpora released tokenised: what a model trained on one expects
+to read, and how its output becomes text a person writes.
+
+The ISI release of the Canadian Hansards (and the WPT-03 gold drawn from it) is
+tokenised by the EGYPT tools: the first word of a sentence is lowercased ("the House
+resumed", "i would like"), apostrophes stand alone in English ("member ' s", "don ' t"),
+and French elisions and contractions are written out ("jusque à le appel" for "jusqu'à
+l'appel", "de les députés" for "des députés", "ce est" for "c'est"). A model trained on it
+answers in that form too. The "hansards" convention turns a user's text into it
+(`to_model`) and the model's tokens back into cased, contracted, detokenised text
+(`from_model`); Preprocessor applies them when a run's preprocessing names the convention
+(`preprocess.json`: "convention": "hansards"), so `translate`, the Translate screen and
+the evaluation read and write ordinary text.
+
+    to_model(text, lang, tokenizer) -> list[str]    tokens as the corpus writes them
+    from_model(tokens, lang, detokenizer) -> str    a sentence as a person writes it
+"""
+from __future__ import annotations
+
+import re
+
+from sacremoses import MosesDetokenizer, MosesTokenizer
+
+CONVENTIONS = ("hansards",)
+
+#: French words written out in full before a vowel by the release, and their elided form
+_ELIDED = {"le": "l'", "la": "l'", "de": "d'", "que": "qu'", "ne": "n'", "se": "s'",
+           "je": "j'", "me": "m'", "te": "t'", "jusque": "jusqu'", "lorsque": "lorsqu'",
+           "puisque": "puisqu'", "quoique": "quoiqu'", "si": "s'"}
+#: "ce" elides only before these ("ce est" -> "c'est"; "ce avion" is "cet avion")
+_CE_BEFORE = {"est", "était", "étaient", "eût", "en"}
+#: "si" elides only before il / ils ("si il" -> "s'il")
+_SI_BEFORE = {"il", "ils"}
+#: words whose h is aspirated: no elision before them ("le héros", "la hausse")
+_ASPIRATED = ("hache", "haine", "hall", "hameau", "hanche", "handicap", "hangar", "hardi",
+              "hasard", "hausse", "haut", "héros", "hiérarchie", "hockey", "homard",
+              "honte", "hors", "hublot", "huit", "hurl", "hongr", "hollande", "hollandais")
+#: contractions the release writes out: (preposition, article) -> contracted form
+_CONTRACTED = {("à", "le"): "au", ("à", "les"): "aux", ("de", "le"): "du",
+               ("de", "les"): "des"}
+_SPLIT_FR = {"l'": "le", "d'": "de", "qu'": "que", "n'": "ne", "s'": "se", "j'": "je",
+             "m'": "me", "t'": "te", "c'": "ce", "jusqu'": "jusque", "lorsqu'": "lorsque",
+             "puisqu'": "puisque", "quoiqu'": "quoique"}
+_EXPANDED = {"du": ["de", "le"], "au": ["à", "le"], "aux": ["à", "les"],
+             "des": ["de", "les"]}
+_VOWEL = re.compile(r"^[aeiouyàâäéèêëîïôöùûüœæ]", re.IGNORECASE)
+_WORD_APOSTROPHE = re.compile(r"(\w)[’']+(\w)")
+
+
+def _starts_with_vowel_sound(word: str) -> bool:
+    low = word.lower()
+    if _VOWEL.match(low):
+        return True
+    return low.startswith("h") and not low.startswith(_ASPIRATED)
+
+
+def _lower_first(tokens: list[str]) -> list[str]:
+    """The release's first word is lowercased, unless it is a title such as 'Mr.' or
+    'M.' or an acronym written in capitals."""
+    if not tokens:
+        return tokens
+    first = tokens[0]
+    if first.endswith(".") or (len(first) > 1 and first.isupper()):
+        return tokens
+    return [first[:1].lower() + first[1:]] + tokens[1:]
+
+
+def to_model(text: str, lang: str, tokenizer: MosesTokenizer) -> list[str]:
+    """`text` as a person writes it -> tokens as the Hansards release writes them:
+    Moses-tokenised with every apostrophe a token of its own in English ("member ' s")
+    and French elisions and contractions written out ("jusque à le appel")."""
+    if lang == "en":
+        text = _WORD_APOSTROPHE.sub(r"\1 ' \2", text)
+    tokens = tokenizer.tokenize(text, escape=False)
+    if lang == "fr":
+        out: list[str] = []
+        for t in tokens:
+            low = t.lower()
+            if low in _SPLIT_FR:
+                out.append(_SPLIT_FR[low] if t.islower() or len(out) else
+                           _SPLIT_FR[low].capitalize())
+            elif low in _EXPANDED:
+                first, second = _EXPANDED[low]
+                out += [first.capitalize() if t[:1].isupper() else first, second]
+            else:
+                out.append(t)
+        tokens = out
+    return _lower_first(tokens)
+
+
+def _contract_fr(tokens: list[str]) -> list[str]:
+    """French tokens with contractions, then elisions, made: "de les députés" -> ["des",
+    "députés"], "jusque à le bureau" -> ["jusqu'au", "bureau"], "jusque à le appel" ->
+    ["jusqu'à", "l'appel"] (no contraction before a vowel: the article elides)."""
+    contracted: list[str] = []
+    i = 0
+    while i < len(tokens):
+        t = tokens[i]
+        pair = (t.lower(), tokens[i + 1].lower() if i + 1 < len(tokens) else "")
+        after = tokens[i + 2] if i + 2 < len(tokens) else ""
+        if pair in _CONTRACTED and not (pair[1] == "le" and _starts_with_vowel_sound(after)):
+            word = _CONTRACTED[pair]
+            contracted.append(word.capitalize() if t[:1].isupper() else word)
+            i += 2
+        else:
+            contracted.append(t)
+            i += 1
+    out: list[str] = []
+    for t in reversed(contracted):  # from the end, so that an elided word meets its
+        low = t.lower()             # next word already joined ("jusqu'" + "au")
+        nxt = out[-1] if out else ""
+        if low == "ce" and nxt and nxt.lower() not in _CE_BEFORE \
+                and _starts_with_vowel_sound(nxt):
+            out.append("Cet" if t[:1].isupper() else "cet")  # "ce avion" -> "cet avion"
+            continue
+        if low == "ce":
+            short = "c'" if nxt.lower() in _CE_BEFORE else ""
+        elif low == "si":
+            short = "s'" if nxt.lower() in _SI_BEFORE else ""
+        else:
+            short = _ELIDED.get(low, "") if nxt and _starts_with_vowel_sound(nxt) else ""
+        if short:
+            out[-1] = (short.capitalize() if t[:1].isupper() else short) + nxt
+        else:
+            out.append(t)
+    return out[::-1]
+
+
+def _join_english_apostrophes(tokens: list[str]) -> list[str]:
+    """["member", "'", "s"] -> ["member's"]; a standalone lowercase "i" -> "I"."""
+    out: list[str] = []
+    i = 0
+    while i < len(tokens):
+        t = tokens[i]
+        if t in ("'", "’") and out and i + 1 < len(tokens) and tokens[i + 1].isalpha() \
+                and len(tokens[i + 1]) <= 2 and out[-1][-1:].isalpha():
+            out[-1] = out[-1] + "'" + tokens[i + 1]
+            i += 2
+            continue
+        out.append("I" if t == "i" else t)
+        i += 1
+    return out
+
+
+def from_model(tokens: list[str], lang: str, detokenizer: MosesDetokenizer) -> str:
+    """The model's tokens in the release's form -> a sentence as a person writes it:
+    elisions and contractions made (French), apostrophes joined (English), Moses
+    detokenised, the first letter capitalised."""
+    tokens = [t for t in tokens if t]
+    if lang == "fr":
+        tokens = _contract_fr(tokens)
+    elif lang == "en":
+        tokens = _join_english_apostrophes(tokens)
+    text = detokenizer.detokenize(tokens, unescape=False)
+    for k, c in enumerate(text):
+        if c.isalpha():
+            return text[:k] + c.upper() + text[k + 1:]
+    return text
