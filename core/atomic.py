@@ -1,10 +1,19 @@
 """Atomic file writes: temp file in the same folder, fsync, rename. On any failure the
 temp file is removed, so nothing half-written is left; a full disk is a DiskFullError
-saying how much is free and needed (core.diskspace)."""
+saying how much is free and needed (core.diskspace).
+
+A process killed mid-write (SIGKILL, power loss) cannot remove its temp file. Temp files
+are named `.NAME.unfinished-XXXXXXXX.tmp` (so a user who sees one knows what it is) and
+are flock(2)ed by their writer until renamed; the kernel drops the lock when the writer
+dies, so the next write into that folder removes every such file nobody holds
+(sweep_unfinished), and never a live writer's.
+"""
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import os
+import re
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
@@ -26,11 +35,44 @@ def _cannot(path: Path, exc: OSError, what: str = "") -> OutputError:
                        "you can write to")
 
 
+UNFINISHED = "unfinished-"
+#: a temp file of write_atomic: `.NAME.unfinished-` + mkstemp's 8 random characters
+_TEMP_NAME = re.compile(r"^\..+\." + UNFINISHED + r"[a-z0-9_]{8}\.tmp$", re.DOTALL)
+
+
 def temp_prefix(name: str) -> str:
-    """The temp file's name before mkstemp's random part: `.NAME.`, NAME cut so that a
-    255-byte name (the usual file system limit) stays a valid temp name too."""
+    """The temp file's name before mkstemp's random part: `.NAME.unfinished-`, NAME cut
+    so that a 255-byte name (the usual file system limit) stays a valid temp name too."""
     cut = name.encode("utf-8")[:200].decode("utf-8", "ignore")
-    return f".{cut}."
+    return f".{cut}.{UNFINISHED}"
+
+
+def sweep_unfinished(folder: str | Path) -> list[Path]:
+    """Remove the temp files of write_atomic in `folder` whose writer has died (killed
+    mid-write: nobody holds their lock). Links and other names are left alone; errors
+    are ignored (best effort). Returns the files removed."""
+    removed = []
+    try:
+        entries = list(os.scandir(folder))
+    except OSError:
+        return removed
+    for entry in entries:
+        if not _TEMP_NAME.match(entry.name) or not entry.is_file(follow_symlinks=False):
+            continue
+        try:
+            fd = os.open(entry.path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+        except OSError:
+            continue
+        try:
+            fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)  # fails while its writer lives
+            if os.stat(entry.path, follow_symlinks=False).st_ino == os.fstat(fd).st_ino:
+                os.unlink(entry.path)  # under our lock: a new writer of it sees it gone
+                removed.append(Path(entry.path))
+        except OSError:
+            pass
+        finally:
+            os.close(fd)
+    return removed
 
 
 def write_atomic(path: str | Path, writer: Callable[[BinaryIO], None],
@@ -48,7 +90,7 @@ def write_atomic(path: str | Path, writer: Callable[[BinaryIO], None],
             writer(f)
             f.flush()
             os.fsync(f.fileno())
-        os.replace(tmp, path)
+            os.replace(tmp, path)  # still open, so still locked: never swept
     except BaseException as exc:
         try:
             written = os.path.getsize(tmp)
@@ -67,13 +109,21 @@ def write_atomic(path: str | Path, writer: Callable[[BinaryIO], None],
 
 
 def _temp_beside(path: Path, size: int | None) -> tuple[int, str]:
-    """A new temp file in `path`'s folder (made if missing): (fd, name); OutputError
-    (DiskFullError) when `path` cannot be written there."""
+    """A new temp file in `path`'s folder (made if missing), locked (flock) for as long
+    as it is open: (fd, name). The unfinished temp files of killed writers there are
+    swept first. OutputError (DiskFullError) when `path` cannot be written there."""
     if path.is_dir():
         raise OutputError(f"{path}: is a folder; give a file name (e.g. {path / 'out.txt'})")
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        return tempfile.mkstemp(prefix=temp_prefix(path.name), suffix=".tmp", dir=path.parent)
+        sweep_unfinished(path.parent)
+        while True:
+            fd, tmp = tempfile.mkstemp(prefix=temp_prefix(path.name), suffix=".tmp",
+                                       dir=path.parent)
+            fcntl.flock(fd, fcntl.LOCK_EX)  # waits while a sweeper looks at it
+            if os.fstat(fd).st_nlink:
+                return fd, tmp
+            os.close(fd)  # swept between mkstemp and flock: take another
     except (FileExistsError, NotADirectoryError) as exc:
         raise _cannot(path, exc, "a part of its folder path is a file") from None
     except OSError as exc:
@@ -95,8 +145,8 @@ def check_writable(path: str | Path) -> Path:
         folder = folder.parent
     try:
         fd, tmp = _temp_beside(path, None)
-        os.close(fd)
         os.unlink(tmp)
+        os.close(fd)
     finally:
         for folder in made:
             with contextlib.suppress(OSError):

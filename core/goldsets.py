@@ -23,7 +23,7 @@ import time
 from pathlib import Path
 
 from core.atomic import write_text_atomic
-from core.errors import AlignmentError, ConfigError, CorpusError
+from core.errors import AlignmentError, ConfigError, CorpusError, StoreError
 from core.evaluate.alignment import (
     Alignment,
     AlignmentCorpus,
@@ -32,6 +32,7 @@ from core.evaluate.alignment import (
     read_wpt,
     write_pharaoh,
 )
+from core.safepath import remove_tree, within
 
 GOLD_DIR = "gold"
 SRC_FILE, TGT_FILE, LINKS_FILE, META_FILE = "src.txt", "tgt.txt", "links.pharaoh", "meta.json"
@@ -45,8 +46,9 @@ GoldSet = AlignmentCorpus
 
 
 def gold_root(ws) -> Path:
-    """`<workspace>/gold`; `ws` is a core.store.Workspace (or anything with `.root`)."""
-    return Path(ws.root) / GOLD_DIR
+    """`<workspace>/gold`; `ws` is a core.store.Workspace (or anything with `.root`).
+    StoreError when it leads outside the workspace through a link (core.safepath)."""
+    return within(ws.root, GOLD_DIR, "the gold-set folder", StoreError)
 
 
 def _check_name(name: str) -> str:
@@ -189,8 +191,8 @@ def recover_gold_folders(root: str | Path) -> None:
     root = Path(root)
     for entry in sorted(root.iterdir()) if root.is_dir() else ():
         m = _LEFTOVER.match(entry.name)
-        if m is None or not entry.is_dir() or _alive(int(m["pid"])):
-            continue
+        if m is None or entry.is_symlink() or not entry.is_dir() or _alive(int(m["pid"])):
+            continue  # a link is never followed: not a leftover of ours
         target = root / m["name"]
         if m["kind"] == "old" and not target.exists() and (entry / META_FILE).exists():
             os.replace(entry, target)
@@ -208,8 +210,10 @@ def list_gold_sets(ws) -> list[str]:
 
 
 def load_gold_set(ws, name: str) -> GoldSet:
-    """The stored gold set `name` (links re-checked against the sentences)."""
+    """The stored gold set `name` (links re-checked against the sentences); StoreError
+    when its folder is a link out of the workspace."""
     folder = gold_root(ws) / _check_name(name)
+    within(ws.root, folder, "the gold set's folder", StoreError)
     if not (folder / META_FILE).exists():
         known = ", ".join(list_gold_sets(ws)) or "none yet"
         raise ConfigError(f"{ws.root}: no gold set named {name!r} (known: {known}); import "
@@ -226,4 +230,4 @@ def delete_gold_set(ws, name: str) -> None:
     folder = gold_root(ws) / _check_name(name)
     if not (folder / META_FILE).exists():
         raise ConfigError(f"{ws.root}: no gold set named {name!r}")
-    shutil.rmtree(folder)
+    remove_tree(folder)  # a link goes itself, its target stays

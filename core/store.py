@@ -10,7 +10,6 @@ See core/workspace_paths.py for the folder layout.
 from __future__ import annotations
 
 import json
-import shutil
 import sqlite3
 import threading
 import time
@@ -23,7 +22,7 @@ from core import diskspace, runlock
 from core.atomic import write_text_atomic
 from core.data.corpus import Corpus
 from core.errors import StoreError, WorkbenchError
-from core.safepath import inside
+from core.safepath import inside, remove_tree, within
 from core.store_records import (  # noqa: F401 - re-exported: core.store is the API
     CheckpointInfo,
     CorpusInfo,
@@ -176,38 +175,52 @@ class Workspace(RunRecords):
             marked.append(row["name"])
         return marked
 
+    def _own_folder(self, path: Path) -> bool:
+        """Whether `path` is a real folder of the workspace: not a link, inside it.
+        Cleanup looks only in such folders, so it never deletes through a link."""
+        try:
+            return (path.is_dir() and not path.is_symlink()
+                    and self.root in path.resolve().parents)
+        except OSError:
+            return False
+
     def _remove_orphan_files(self) -> None:
         def temps(folder: Path) -> list[Path]:
-            return [p for p in folder.glob(".*.tmp") if p.is_file()]
+            return [p for p in folder.glob(".*.tmp") if p.is_file() and not p.is_symlink()]
 
         runs = self.root / RUNS_DIR
-        for folder in sorted(runs.iterdir()) if runs.is_dir() else ():
-            if folder.is_dir() and not runlock.is_locked(folder):
+        for folder in sorted(runs.iterdir()) if self._own_folder(runs) else ():
+            if self._own_folder(folder) and not runlock.is_locked(folder):
                 for tmp in temps(folder):
                     tmp.unlink(missing_ok=True)
         gold = self.root / "gold"
-        if gold.is_dir() and any(p.name.startswith(".") for p in gold.iterdir()):
+        if self._own_folder(gold) and any(p.name.startswith(".") for p in gold.iterdir()):
             from core.goldsets import recover_gold_folders
 
             recover_gold_folders(gold)
         corpora = self.root / CORPORA_DIR
-        if not corpora.is_dir():
+        if not self._own_folder(corpora):
             return
         ids = {str(r[0]) for r in self._query("SELECT id FROM corpora")}
-        if not any(f.is_dir() and (f.name not in ids or temps(f)) for f in corpora.iterdir()):
+
+        def orphan(f: Path) -> bool:  # a folder (or a link) without its row, or temp files
+            if f.name not in ids:
+                return f.is_dir() or f.is_symlink()
+            return self._own_folder(f) and bool(temps(f))
+
+        if not any(orphan(f) for f in corpora.iterdir()):
             return  # the usual case: no write transaction on open
         # add_corpus and save_split write their files inside a write transaction: holding
         # one here, no other process is writing a corpus folder.
         with self._write() as conn:
             ids = {str(r[0]) for r in conn.execute("SELECT id FROM corpora")}
             for folder in sorted(corpora.iterdir()):
-                if not folder.is_dir():
-                    continue
                 if folder.name not in ids:
-                    shutil.rmtree(folder, ignore_errors=True)
-                    continue
-                for tmp in temps(folder):
-                    tmp.unlink(missing_ok=True)
+                    if folder.is_dir() or folder.is_symlink():
+                        remove_tree(folder)  # a link goes itself, its target stays
+                elif self._own_folder(folder):
+                    for tmp in temps(folder):
+                        tmp.unlink(missing_ok=True)
 
     def close(self) -> None:
         """Close every database connection; later use raises StoreError."""
@@ -351,11 +364,12 @@ class Workspace(RunRecords):
             # Written inside the transaction: a failure leaves neither row nor files (a
             # crash may leave a folder, which the next corpus with this id replaces).
             folder = self.root / CORPORA_DIR / str(corpus_id)
-            shutil.rmtree(folder, ignore_errors=True)
+            remove_tree(folder)  # a link left there goes itself: nothing is written through it
+            folder = self.corpus_dir(corpus_id)
             try:
                 write_corpus_files(folder, corpus, escaped)
             except BaseException as exc:
-                shutil.rmtree(folder, ignore_errors=True)  # no partial corpus stays
+                remove_tree(folder)  # no partial corpus stays
                 if diskspace.is_full(exc):
                     raise diskspace.disk_full(folder, corpus_files_size(corpus),
                                               f"corpus {name!r}") from None
@@ -370,6 +384,13 @@ class Workspace(RunRecords):
             options=_loads(row["options"], {}), warnings=_loads(row["warnings"], []),
             path=self.root / CORPORA_DIR / str(row["id"]),
         )
+
+    def corpus_dir(self, ref: int | str) -> Path:
+        """The folder of corpus `ref` (id or name), checked to lie inside the workspace
+        (core.safepath.within: StoreError for a link out); not created."""
+        path = self.root / CORPORA_DIR / str(self.corpus_id(ref))
+        within(self.root, path, "the corpus folder", StoreError)
+        return path
 
     def corpus_id(self, ref: int | str) -> int:
         """The id of corpus `ref` (an id, a name, or an id written as text)."""
@@ -389,7 +410,7 @@ class Workspace(RunRecords):
         info = self.get_corpus(ref)
         escaped = bool(self._query("SELECT escaped FROM corpora WHERE id = ?",
                                    (info.id,))[0]["escaped"])
-        pairs = read_corpus_files(info.path, info.n_pairs, escaped)
+        pairs = read_corpus_files(self.corpus_dir(info.id), info.n_pairs, escaped)
         return Corpus(pairs, info.src_lang, info.tgt_lang, name=info.name,
                       warnings=list(info.warnings))
 
@@ -412,7 +433,7 @@ class Workspace(RunRecords):
                 raise StoreError(f"corpus {ref!r} is used by runs {', '.join(runs)}; delete "
                                  "those runs first.")
             conn.execute("DELETE FROM corpora WHERE id = ?", (corpus_id,))
-        shutil.rmtree(self.root / CORPORA_DIR / str(corpus_id), ignore_errors=True)
+        remove_tree(self.root / CORPORA_DIR / str(corpus_id))  # a link: only the link goes
 
     # --- splits -----------------------------------------------------------------------------
     def save_split(
@@ -428,7 +449,7 @@ class Workspace(RunRecords):
             if bad:
                 raise ValueError(f"split {name!r} holds index {bad[0]} outside corpus "
                                  f"{info.name!r} of {info.n_pairs} pairs")
-        path = info.path / "split.json"
+        path = self.corpus_dir(info.id) / "split.json"
         payload = {"seed": seed, "ratios": [float(r) for r in ratios], "assignment": clean}
         with self._write() as conn:
             write_text_atomic(path, json.dumps(payload))
@@ -487,8 +508,10 @@ class Workspace(RunRecords):
         return run_id
 
     def run_dir(self, run_id: int) -> Path:
-        """The folder of run `run_id`, created when missing."""
+        """The folder of run `run_id`, created when missing; StoreError when it (or runs/)
+        leads outside the workspace through a link (core.safepath.within)."""
         path = self.root / RUNS_DIR / str(int(run_id))
+        within(self.root, path, "the run folder", StoreError)
         path.mkdir(parents=True, exist_ok=True)
         return path
 
@@ -563,9 +586,10 @@ class Workspace(RunRecords):
             conn.execute("DELETE FROM evaluations WHERE id IN (SELECT evaluation_id FROM "
                          "evaluation_runs WHERE run_id = ?)", (run_id,))
             conn.execute("DELETE FROM runs WHERE id = ?", (run_id,))
-        shutil.rmtree(self.root / RUNS_DIR / str(run_id), ignore_errors=True)
+        remove_tree(self.root / RUNS_DIR / str(run_id))  # a link: only the link goes
 
     @property
     def exports_dir(self) -> Path:
-        """The workspace's folder for exported translations."""
-        return self.root / EXPORTS_DIR
+        """The workspace's folder for exported translations; StoreError when it leads
+        outside the workspace through a link."""
+        return within(self.root, EXPORTS_DIR, "the exports folder", StoreError)

@@ -107,8 +107,9 @@ class RunRecords:
                          (run_id, self._rel(path)))
 
     def sync_checkpoints(self, run_id: int) -> None:
-        """Make the run's rows equal its folder: rows of missing files go; best-*.pt and
-        last.pt files without a row (a kill between the write and the row) get one."""
+        """Make the run's rows equal its folder: rows of missing files (or of links out of
+        the workspace) go; best-*.pt and last.pt files without a row (a kill between the
+        write and the row) get one."""
         folder = self.root / RUNS_DIR / str(int(run_id))
         with self._write() as conn:
             rows = conn.execute("SELECT id, path FROM checkpoints WHERE run_id = ?",
@@ -116,13 +117,14 @@ class RunRecords:
             known = set()
             for r in rows:
                 path = self._abs(r["path"])
-                if path.is_file():
+                if path.is_file() and self.root in path.resolve().parents:
                     known.add(path.resolve())
-                else:
+                else:  # gone, or a link out of the workspace: no checkpoint of it
                     conn.execute("DELETE FROM checkpoints WHERE id = ?", (r["id"],))
             steps = conn.execute("SELECT steps FROM runs WHERE id = ?", (run_id,)).fetchone()
             for path in sorted(folder.glob("best-*.pt")) + [folder / "last.pt"]:
-                if not path.is_file() or path.resolve() in known:
+                if not path.is_file() or path.resolve() in known \
+                        or self.root not in path.resolve().parents:
                     continue
                 kind = "last" if path.name == "last.pt" else "best"
                 digits = path.stem.removeprefix("best-")

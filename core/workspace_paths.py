@@ -21,6 +21,7 @@ from platformdirs import user_data_dir
 from core.atomic import write_text_atomic
 from core.data.corpus import Corpus, SentencePair
 from core.errors import StoreError
+from core.safepath import inside
 
 APP_NAME = "nmt-workbench"
 DB_NAME = "workspace.sqlite"
@@ -269,7 +270,7 @@ def read_corpus_files(folder: Path, n_pairs: int, escaped: bool) -> list[Sentenc
     hold `n_pairs` lines."""
 
     def read(name: str) -> list[str]:
-        path = folder / name
+        path = inside(folder, name, "corpus file", StoreError, bare=True)  # no link out
         try:
             lines = text_to_lines(path.read_bytes().decode("utf-8"))
         except (OSError, UnicodeDecodeError) as exc:

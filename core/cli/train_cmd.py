@@ -161,7 +161,7 @@ def run(args: argparse.Namespace) -> int:
     """`train`: create (or --resume) a run and train it, printing progress; returns 0, or
     128 + the signal number when stopped by a signal."""
     from core.runlock import RunLock
-    from core.services.training import create_run, train_run
+    from core.services.training import check_resumable, create_run, train_run
     from core.store import Workspace
 
     dist = None
@@ -178,6 +178,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         if args.resume:
             run_id = ws.run_id(args.resume)
+            check_resumable(ws, run_id)  # before the lock makes a deleted folder again
             if dist is None or dist.rank == 0:
                 # taken before the new budget is saved: a second trainer changes nothing
                 lock = RunLock.acquire(ws.run_dir(run_id), ws.get_run(run_id).name)

@@ -57,7 +57,7 @@ def delete_run(ws: Any, run_id: int) -> None:
     starts on it between the verdict and the deletion: TrainingError if one has;
     StoreError when its folder cannot be locked (nothing is deleted then)."""
     run = ws.get_run(run_id)
-    if not run.path.is_dir():
+    if run.path.is_symlink() or not run.path.is_dir():  # a link: no lock file through it
         ws.delete_run(run.id)
         return
     try:

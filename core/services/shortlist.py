@@ -70,8 +70,8 @@ def build_lexicon(ws, run_ref: int | str, log: Callable[[str], None] = lambda _m
             tgt_ids.append(t)
     src_lines = guidance.token_lines(src_ids, src_vocab)
     tgt_lines = guidance.token_lines(tgt_ids, tgt_vocab)
-    links = stored_or_aligned_links(ws.get_corpus(info.corpus_id).path, src_lines,
-                                             tgt_lines, lambda m: log(f"shortlist: {m}"))
+    links = stored_or_aligned_links(ws.corpus_dir(info.corpus_id), src_lines, tgt_lines,
+                                    lambda m: log(f"shortlist: {m}"))
     counts = count_links(src_ids, tgt_ids, links, len(src_vocab), len(tgt_vocab))
     path = counts.save(lexicon_path(ws, info.id))
     log(f"shortlist: {len(counts.src):,} word pairs from {len(src_ids):,} training pairs "

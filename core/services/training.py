@@ -29,6 +29,7 @@ from core.runlock import RunLock
 from core.services.corpora import DEFAULT_RATIOS, ensure_split, load_split_corpora  # noqa: F401 (re-exported)
 from core.store import Workspace
 from core.train import artifacts, guidance
+from core.train.checkpoint import LAST
 from core.train.device import check_model_fits, describe_device, pick_device
 from core.train.loop import TrainData, TrainResult, train_model
 
@@ -209,7 +210,7 @@ def guided_links(ws: Workspace, corpus_id: int, prepared: PreparedData, ctx: Job
 
     src = guidance.token_lines(prepared.train.src_ids, prepared.src_vocab)
     tgt = guidance.token_lines(prepared.train.tgt_ids, prepared.tgt_vocab)
-    folder = ws.get_corpus(corpus_id).path
+    folder = ws.corpus_dir(corpus_id)
 
     def log(message: str) -> None:
         ctx.emit("log", message=f"guided alignment: {message}")
@@ -345,6 +346,24 @@ class StoreRecorder:
         self.pending.clear()
 
 
+def check_resumable(ws: Workspace, run_ref: int | str) -> None:
+    """TrainingError when run `run_ref` cannot be resumed because its files are gone: its
+    folder is missing (deleted or moved), or it trained (steps recorded) and its last
+    checkpoint is missing. Resuming it would start again from step 0 with new
+    vocabularies, silently; called before anything makes the folder again."""
+    info = ws.get_run(run_ref)
+    folder = info.path  # not ws.run_dir, which would make it again
+    how = (f"put the folder back to resume the run, or train a new one (`train --corpus "
+           f"...`; the run {info.name!r} can be deleted with `runs delete`)")
+    if not folder.is_dir():
+        raise TrainingError(f"{folder}: the folder of run {info.name!r} is missing (deleted "
+                            f"or moved?), and its checkpoints and vocabularies with it; {how}")
+    if info.steps > 0 and not (folder / LAST).exists():
+        raise TrainingError(f"{folder / LAST}: run {info.name!r} trained {info.steps} "
+                            f"steps but its last checkpoint is missing (deleted or moved?); "
+                            f"{how.replace('the folder', 'the checkpoint')}")
+
+
 def train_run(ws: Workspace, run_ref: int | str, ctx: JobContext, resume: bool = False,
               distributed=None, config_override: RunConfig | None = None,
               lock: RunLock | None = None) -> TrainResult:
@@ -354,6 +373,8 @@ def train_run(ws: Workspace, run_ref: int | str, ctx: JobContext, resume: bool =
     trainer of the same run is refused with TrainingError. Pass `lock` when the caller
     took it already (the CLI does, before it saves a resume's new budget)."""
     run_id = ws.run_id(run_ref)
+    if resume:
+        check_resumable(ws, run_id)
     info = ws.get_run(run_id)
     is_main = distributed is None or distributed.rank == 0
     own_lock = RunLock.acquire(ws.run_dir(run_id), info.name) if is_main and lock is None else None

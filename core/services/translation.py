@@ -8,13 +8,14 @@ translations table.
 """
 from __future__ import annotations
 
+import sqlite3
 import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from core.errors import ConfigError
+from core.errors import ConfigError, CorpusError, StoreError, WorkbenchError
 from core.formats.records import TranslationRecord
 from core.jobs import JobContext
 
@@ -343,6 +344,14 @@ def export(ws, path: str | Path, records: Sequence[TranslationRecord], *, src_la
 
 def record_export(ws, run: int | str | None, document: str, path: Path) -> None:
     """Note a written translation of `document` by `run` in the workspace (no-op without
-    a workspace or run)."""
-    if ws is not None and run is not None:
+    a workspace or run). When that fails (a full disk, a locked database) the error, of
+    the same kind, says that `path` was written in full and only the note is missing."""
+    if ws is None or run is None:
+        return
+    try:
         ws.add_translation(ws.run_id(run), document or "untitled", path)
+    except (WorkbenchError, sqlite3.Error) as exc:
+        kind = type(exc) if isinstance(exc, WorkbenchError) and not isinstance(
+            exc, CorpusError) else StoreError
+        raise kind(f"{path}: the translations were written in full; only noting them in the "
+                   f"workspace's list of translations failed: {exc}") from exc

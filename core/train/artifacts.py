@@ -40,6 +40,8 @@ def load_text_side(run_dir: Path) -> tuple[AnyVocab, AnyVocab, Preprocessor, Pre
     saved in `run_dir`, or None when the run has none yet."""
     if not (run_dir / SRC_VOCAB).exists():
         return None
+    for name in (SRC_VOCAB, TGT_VOCAB, PREPROCESS):  # none may be a link out of the run
+        inside(run_dir, name, "the run's file", CheckpointError, bare=True)
     path = run_dir / PREPROCESS
     try:
         raw = json.loads(path.read_text(encoding="utf-8"))

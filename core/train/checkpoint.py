@@ -68,10 +68,12 @@ def save_checkpoint(path: str | Path, payload: dict[str, Any]) -> Path:
 
 def load_checkpoint(path: str | Path, map_location: str | torch.device = "cpu") -> dict[str, Any]:
     """The checkpoint dict, loaded weights_only onto `map_location`; CheckpointError when
-    the file is missing or cannot be read."""
+    the file is missing, a link leading out of its folder, or cannot be read."""
     path = Path(path)
     if not path.exists():
         raise CheckpointError(f"{path}: no such checkpoint")
+    # a link out of its folder (runs/1/last.pt -> /elsewhere/x.pt) is not loaded
+    inside(path.parent, path.name, "checkpoint", CheckpointError, bare=True)
     try:
         return torch.load(path, map_location=map_location, weights_only=True)
     except Exception as exc:  # damaged or foreign file

@@ -6,7 +6,10 @@ from __future__ import annotations
 
 import errno
 import os
+import signal
 import sqlite3
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -74,6 +77,65 @@ def test_other_write_errors_are_not_called_a_full_disk(tmp_path):
         write_atomic(tmp_path / "a.bin", writer)
     assert not isinstance(err.value, DiskFullError) and "disk is full" not in str(err.value)
     assert list(tmp_path.iterdir()) == []
+
+
+KILLED_WRITER = """
+import os, signal, sys
+from core.atomic import write_atomic
+def writer(f):
+    f.write(b"a complete translation\\n")
+    f.flush()
+    os.kill(os.getpid(), signal.SIGKILL)
+write_atomic(sys.argv[1], writer)
+"""
+
+
+def test_a_killed_writers_temp_file_goes_at_the_next_write_there(tmp_path):
+    root = Path(__file__).resolve().parents[2]
+    target = tmp_path / "existing.txt"
+    target.write_text("old\n")
+    proc = subprocess.run([sys.executable, "-c", KILLED_WRITER, str(target)], cwd=root,
+                          env={**os.environ, "PYTHONPATH": str(root)}, capture_output=True)
+    assert proc.returncode == -signal.SIGKILL
+    dead = [p.name for p in tmp_path.iterdir() if p.name != target.name]
+    assert len(dead) == 1 and dead[0].startswith(".existing.txt.unfinished-")  # says what it is
+    assert target.read_text() == "old\n"
+    mine = tmp_path / ".notes.tmp"  # the user's own, not the workbench's
+    mine.write_text("keep")
+    live_fd, live = atomic._temp_beside(tmp_path / "other.txt", None)  # a writer at work
+    try:
+        write_text_atomic(tmp_path / "next.txt", "x\n")  # the next write to that folder
+        assert sorted(p.name for p in tmp_path.iterdir()) == sorted(
+            [".notes.tmp", Path(live).name, "existing.txt", "next.txt"])
+    finally:
+        os.close(live_fd)
+        os.unlink(live)
+    assert target.read_text() == "old\n" and mine.read_text() == "keep"
+
+
+def test_translate_output_written_but_not_recorded_says_so(tmp_path, monkeypatch, capsys):
+    from tests.core.conftest import train_tiny_demo_run
+
+    root = train_tiny_demo_run(tmp_path / "ws", steps=2, dev_sample=0)
+    source = tmp_path / "in.txt"
+    source.write_text("hola\nbuenos días\n", encoding="utf-8")
+    out = tmp_path / "existing.txt"
+    out.write_text("old\n")
+
+    def database_full(self, *_args, **_kwargs):
+        raise diskspace.disk_full(self.db_path, None, "the workspace database")
+
+    monkeypatch.setattr(Workspace, "add_translation", database_full)
+    code = run_cli(["--workspace", str(root), "translate", "--run", "tiny", "--input",
+                    str(source), "--output", str(out), "--beam", "1"])
+    err = [x for x in capsys.readouterr().err.splitlines() if x.startswith("error: ")]
+    assert code == 2 and len(err) == 1
+    assert err[0].startswith(f"error: {out}: the translations were written in full; only "
+                             "noting them in the workspace's list of translations failed: ")
+    assert "workspace.sqlite (the workspace database): cannot be written, the disk is full" \
+        in err[0]
+    assert len(out.read_text(encoding="utf-8").splitlines()) == 2  # complete, new
+    assert leftovers(tmp_path) == []
 
 
 # --- corpus import --------------------------------------------------------------------------------

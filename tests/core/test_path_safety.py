@@ -13,7 +13,7 @@ from core.jobs import RecordingContext
 from core.safepath import inside
 from core.services.training import create_run, train_run
 from core.train import checkpoint as ckpt
-from core.train.artifacts import pick_checkpoint
+from core.train.artifacts import load_model, pick_checkpoint
 from tests.core.test_train_run import tiny_run_config
 
 
@@ -91,3 +91,78 @@ def test_gold_set_and_preset_names_are_not_paths(workspace, tmp_path):
         load_preset(str(tmp_path / "evil"))
     with pytest.raises(ConfigError, match="no preset named"):
         load_preset("../../" + "resources/presets/demo")
+
+
+# --- links out of the workspace (#round 2, items 1 and 2) --------------------------------------
+def _bait(folder: Path) -> list[Path]:
+    """A folder outside the workspace holding files that look like orphan temp files."""
+    folder.mkdir()
+    files = [folder / ".notes.tmp", folder / ".bash_history.tmp", folder / ".x.unfinished-abcd1234.tmp"]
+    for f in files:
+        f.write_text("mine")
+    return files
+
+
+def test_opening_a_workspace_never_deletes_through_a_link(workspace, tmp_path, capsys):
+    from core.cli import run_cli
+
+    run_id = create_run(workspace, "demo", tiny_run_config())
+    elsewhere = _bait(tmp_path / "elsewhere")
+    corpus_dir = workspace.root / "corpora" / "1"
+    corpus_dir.rename(tmp_path / "moved-corpus")
+    corpus_dir.symlink_to(tmp_path / "elsewhere", target_is_directory=True)
+    run_dir = workspace.run_dir(run_id)
+    run_dir.rmdir()
+    run_dir.symlink_to(tmp_path / "elsewhere", target_is_directory=True)
+    stray = workspace.root / "corpora" / "9"  # a link without a corpus row
+    stray.symlink_to(tmp_path / "elsewhere", target_is_directory=True)
+    assert run_cli(["--workspace", str(workspace.root), "corpus", "list"]) == 0
+    capsys.readouterr()
+    assert [f.read_text() for f in elsewhere] == ["mine"] * 3
+    assert not stray.is_symlink()  # the orphan link itself went, its target stayed
+    with pytest.raises(StoreError, match="leads outside"):
+        workspace.load_corpus("demo")
+    with pytest.raises(StoreError, match="leads outside"):
+        workspace.run_dir(run_id)
+    workspace.delete_run(run_id)  # removes the link, not what it leads to
+    assert not run_dir.is_symlink() and [f.read_text() for f in elsewhere] == ["mine"] * 3
+
+
+def _link_out(path: Path, outside: Path) -> None:
+    """Move `path` out of the workspace to `outside` and leave a link to it."""
+    path.rename(outside)
+    path.symlink_to(outside)
+
+
+def test_checkpoints_reached_through_links_out_are_not_used(workspace, tmp_path):
+    run_id = create_run(workspace, "demo", tiny_run_config(max_steps=3, valid_every=3))
+    train_run(workspace, run_id, RecordingContext())
+    run_dir = workspace.run_dir(run_id)
+    # a best file linked out, the run's best list naming no file it has
+    for best in run_dir.glob("best-*.pt"):
+        _link_out(best, tmp_path / "foreign-best.pt")
+    state = torch.load(run_dir / ckpt.LAST, weights_only=True)
+    ckpt.save_checkpoint(run_dir / ckpt.LAST, dict(state, best=[]))
+    with pytest.raises(CheckpointError, match="points outside"):
+        load_model(run_dir, "best")
+    # last.pt linked out: translate and resume refuse it alike
+    _link_out(run_dir / ckpt.LAST, tmp_path / "foreign-last.pt")
+    with pytest.raises(CheckpointError, match="points outside"):
+        load_model(run_dir, "last")
+    config = workspace.get_run(run_id).config
+    workspace.update_run(run_id, config={**config, "train": {**config["train"], "max_steps": 6}})
+    ctx = RecordingContext()
+    with pytest.raises(CheckpointError, match="points outside"):
+        train_run(workspace, run_id, ctx, resume=True)
+    assert not [e for e in ctx.events if e.kind == "start"]  # never "resumed at step 3"
+    workspace.sync_checkpoints(run_id)  # the links are no checkpoints of the run
+    assert all(c.path.parent == run_dir for c in workspace.checkpoints(run_id))
+
+
+def test_run_files_linked_out_are_not_read(workspace, tmp_path):
+    run_id = create_run(workspace, "demo", tiny_run_config(max_steps=3, valid_every=3))
+    train_run(workspace, run_id, RecordingContext())
+    run_dir = workspace.run_dir(run_id)
+    _link_out(run_dir / "src.vocab", tmp_path / "foreign.vocab")
+    with pytest.raises(CheckpointError, match="points outside"):
+        load_model(run_dir, "last")

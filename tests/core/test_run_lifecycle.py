@@ -160,3 +160,31 @@ def test_a_gold_set_import_killed_mid_way_is_put_right_on_open(workspace, tmp_pa
     Workspace.open(workspace.root).close()
     assert list_gold_sets(workspace) == ["g"] and len(load_gold_set(workspace, "g")) == 1
     assert sorted(p.name for p in gold.iterdir()) == [live.name, "g"]
+
+
+def test_resuming_a_run_whose_folder_was_deleted_is_refused(workspace, capsys):
+    import shutil
+
+    from core.cli import run_cli
+
+    run_id = create_run(workspace, "demo", tiny_run_config(max_steps=3, valid_every=3),
+                        name="gone")
+    train_run(workspace, run_id, RecordingContext())
+    folder = workspace.run_dir(run_id)
+    shutil.rmtree(folder)
+    code = run_cli(["--workspace", str(workspace.root), "train", "--resume", "gone",
+                    "--quiet", "--max-steps", "6"])
+    err = capsys.readouterr().err
+    assert code == 2 and f"error: {folder}: the folder of run 'gone' is missing" in err
+    assert not folder.exists()  # not made again, empty
+    ctx = RecordingContext()
+    with pytest.raises(TrainingError, match="is missing"):
+        train_run(workspace, run_id, ctx, resume=True)  # the GUI's 'Continue run'
+    assert not folder.exists() and ctx.of_kind("start") == []
+    assert workspace.get_run(run_id).steps == 3
+    # made again empty (e.g. by an older version): its last checkpoint is missing
+    folder.mkdir()
+    with pytest.raises(TrainingError, match="trained 3 steps but its last checkpoint is "
+                       "missing"):
+        train_run(workspace, run_id, ctx, resume=True)
+    assert not (folder / "src.vocab").exists()
