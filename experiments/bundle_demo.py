@@ -92,8 +92,10 @@ def main() -> int:
                      **scores(ws, info.id)}
             if args.pair == "en-fr":
                 extra.update(wpt03_aer(ws, info.id))
+            # the Hansards runs read and write ordinary text (core.data.conventions)
             meta = bundle_run(ws, info.id, Path(args.out) / name, which="best",
-                              weights="int8", extra=extra, name=name)
+                              weights="int8", extra=extra, name=name,
+                              convention="hansards" if args.pair == "en-fr" else None)
             size = sum(f.stat().st_size for f in (Path(args.out) / name).iterdir())
             print(f"{name}: step {meta['step']}, dev ppl {meta['best_dev_ppl']}, "
                   f"{size / 2**20:.1f} MiB, {extra}")
