@@ -391,7 +391,9 @@ class EvaluationPanel(QWidget):
         written = []
         try:
             for (index, run_id), view in sorted(views.items()):
-                heatmap.set_matrix(view.matrix, view.src_tokens, view.tgt_tokens + ["</s>"])
+                # </s> labels a row only where the matrix has it (word-level views of
+                # subword models have none), as on the Attention screen
+                heatmap.set_matrix(view.matrix, view.src_tokens, view.row_labels)
                 if pairs[index].gold is not None:
                     heatmap.set_gold(pairs[index].gold.sure, pairs[index].gold.possible)
                 heatmap.set_predicted(view.predicted)
@@ -401,7 +403,7 @@ class EvaluationPanel(QWidget):
                 heatmap.plot.setTitle(title, size="11pt")
                 path = heatmap_path(folder, run_id, names.get(run_id, ""), index)
                 written.append(heatmap.export(path, dpi))
-        except OSError as exc:  # a slot of the job's end: nothing above would report it
+        except (OSError, ValueError) as exc:  # a slot of the job's end: reported here
             done = f" ({len(written)} of {len(views)} written)" if written else ""
             workers.show_error(self, "Export heatmaps failed", f"{exc}{done}")
         finally:

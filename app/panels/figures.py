@@ -8,7 +8,7 @@ from PySide6.QtWidgets import QInputDialog, QWidget
 
 from app import workers
 from app.file_dialogs import ask_save_path
-from app.widgets.heatmap import export_scene, render_png
+from app.widgets.figure_export import export_scene, render_png
 
 FILTER = "PNG image (*.png);;SVG (*.svg);;PDF (*.pdf)"
 DEFAULT_DPI = 200

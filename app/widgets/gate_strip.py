@@ -18,6 +18,7 @@ import pyqtgraph as pg
 from PySide6.QtCore import QRectF
 from PySide6.QtGui import QColor, QFont
 
+from app.widgets.figure_export import CellImage
 from app.widgets.heatmap import AttentionHeatmap
 
 # purple (drew on the context) -> white (half and half) -> green (the sentence itself)
@@ -56,7 +57,7 @@ class GateStrip:
         vb.setDefaultPadding(0.0)
         vb.setYRange(0.0, 1.0, padding=0.0)
         vb.setXLink(heatmap.plot.getViewBox())
-        self.image = pg.ImageItem(axisOrder="row-major")
+        self.image = CellImage(axisOrder="row-major")
         self.image.setColorMap(GATE_CMAP)
         self.plot.addItem(self.image)
         self.labels: list[pg.TextItem] = []

@@ -15,24 +15,19 @@ from pathlib import Path
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import QBuffer, QByteArray, QIODevice, QPointF, QRectF, QSizeF, Qt, Signal
+from PySide6.QtCore import QPointF, QRectF, Qt, Signal
 from PySide6.QtGui import (
     QBrush,
     QColor,
     QFont,
     QFontMetrics,
-    QImage,
-    QPageSize,
-    QPainter,
-    QPdfWriter,
     QPen,
     QPolygonF,
 )
-from PySide6.QtSvg import QSvgGenerator
 from PySide6.QtWidgets import QGraphicsPolygonItem, QLabel, QVBoxLayout, QWidget
 
+from app.widgets.figure_export import CellImage, export_scene
 from app.widgets.heatmap_legend import GOLD, POSITION, PREDICTED, OverlayLegend
-from core.atomic import write_bytes_atomic
 
 # white -> deep blue, like a printed figure
 ATTENTION_CMAP = pg.ColorMap([0.0, 0.5, 1.0], [(255, 255, 255), (107, 174, 214), (8, 48, 107)])
@@ -160,7 +155,7 @@ class AttentionHeatmap(QWidget):
         vb.invertY(True)
         vb.setAspectLocked(False)
         vb.setDefaultPadding(0.0)
-        self.image = pg.ImageItem(axisOrder="row-major")
+        self.image = CellImage(axisOrder="row-major")
         self.image.setColorMap(ATTENTION_CMAP)
         self.plot.addItem(self.image)
         self.colorbar = pg.ColorBarItem(values=(0.0, 1.0), colorMap=ATTENTION_CMAP, width=12,
@@ -324,85 +319,6 @@ class AttentionHeatmap(QWidget):
         return export_scene(self.graphics.scene(), self.graphics.ci.sceneBoundingRect(), path, dpi)
 
 
-def export_scene(scene, source: QRectF, path: str | Path, dpi: int = 150) -> Path:
-    """Write the `source` rectangle of a graphics scene as PNG, SVG or PDF (by the file
-    suffix), atomically; PNG is scaled for `dpi` (the screen counts as 96 dpi)."""
-    path = Path(path)
-    suffix = path.suffix.lower()
-    if suffix == ".png":
-        return write_bytes_atomic(path, render_png(scene, source, dpi))
-    if suffix == ".svg":
-        # QSvgGenerator paints the scene exactly as on screen (pyqtgraph's own SVG
-        # exporter trips over empty overlay paths)
-        return write_bytes_atomic(path, _svg_bytes(scene, source))
-    if suffix == ".pdf":
-        return write_bytes_atomic(path, _pdf_bytes(scene, source, dpi))
-    raise ValueError(f"{path}: export as .png, .svg or .pdf")
-
-
-def render_png(scene, source: QRectF, dpi: int = 150) -> bytes:
-    """The `source` rectangle of a graphics scene as PNG bytes, scaled for `dpi` (the
-    screen counts as 96 dpi), on white."""
-    scale = dpi / 96.0
-    image = QImage(max(1, round(source.width() * scale)),
-                   max(1, round(source.height() * scale)), QImage.Format.Format_ARGB32)
-    image.fill(QColor("white"))
-    painter = QPainter(image)
-    painter.setRenderHint(QPainter.RenderHint.Antialiasing)
-    painter.setRenderHint(QPainter.RenderHint.TextAntialiasing)
-    scene.render(painter, QRectF(0, 0, image.width(), image.height()), source)
-    painter.end()
-    dots_per_metre = int(round(dpi / 0.0254))
-    image.setDotsPerMeterX(dots_per_metre)
-    image.setDotsPerMeterY(dots_per_metre)
-    return _image_bytes(image, "PNG")
-
-
 def _centres(links: Iterable[Link]) -> np.ndarray:
     pts = [(s + 0.5, t + 0.5) for s, t in links]
     return np.array(pts, dtype=float).reshape(-1, 2)
-
-
-def _image_bytes(image: QImage, fmt: str) -> bytes:
-    data = QByteArray()
-    buffer = QBuffer(data)
-    buffer.open(QIODevice.OpenModeFlag.WriteOnly)
-    image.save(buffer, fmt)
-    buffer.close()
-    return bytes(data.data())
-
-
-def _svg_bytes(scene, source: QRectF) -> bytes:
-    data = QByteArray()
-    buffer = QBuffer(data)
-    buffer.open(QIODevice.OpenModeFlag.WriteOnly)
-    generator = QSvgGenerator()
-    generator.setOutputDevice(buffer)
-    generator.setSize(source.size().toSize())
-    generator.setViewBox(QRectF(0, 0, source.width(), source.height()))
-    generator.setTitle("attention heatmap")
-    painter = QPainter(generator)
-    scene.render(painter, QRectF(0, 0, source.width(), source.height()), source)
-    painter.end()
-    buffer.close()
-    return bytes(data.data())
-
-
-def _pdf_bytes(scene, source: QRectF, dpi: int) -> bytes:
-    """Paint the scene (vector) into a one-page PDF the size of the figure."""
-    data = QByteArray()
-    buffer = QBuffer(data)
-    buffer.open(QIODevice.OpenModeFlag.WriteOnly)
-    writer = QPdfWriter(buffer)
-    writer.setResolution(dpi)
-    # the on-screen figure is 96 dpi: page size in points = pixels * 72 / 96
-    page = QPageSize(QSizeF(source.width() * 0.75, source.height() * 0.75), QPageSize.Unit.Point)
-    writer.setPageSize(page)
-    writer.setPageMargins(pg.QtCore.QMarginsF(0, 0, 0, 0))
-    painter = QPainter(writer)
-    painter.setRenderHint(QPainter.RenderHint.Antialiasing)
-    target = QRectF(0, 0, writer.width(), writer.height())
-    scene.render(painter, target, source)
-    painter.end()
-    buffer.close()
-    return bytes(data.data())
