@@ -65,6 +65,9 @@ class DemoCorpus:
     src_lang: str
     tgt_lang: str
     files: tuple[Path, Path, Path]
+    #: documents to evaluate on, never trained on: their stored split is all test, so the
+    #: Evaluation screen scores whole documents (document-level BLEU) on them
+    test_only: bool = False
 
     def available(self) -> bool:
         return all(f.is_file() for f in self.files)
@@ -89,9 +92,11 @@ DEMO_CORPORA: tuple[DemoCorpus, ...] = (
     DemoCorpus(DEMO_CORPUS, "es", "en",
                (DEMO_DIR / "demo.es", DEMO_DIR / "demo.en", DEMO_DIR / "demo.docids")),
     DemoCorpus("demo-en-fr", "en", "fr",
-               (EN_FR_DIR / "demo.en", EN_FR_DIR / "demo.fr", EN_FR_DIR / "demo.docids")),
+               (EN_FR_DIR / "demo.en", EN_FR_DIR / "demo.fr", EN_FR_DIR / "demo.docids"),
+               test_only=True),
     DemoCorpus("demo-fr-en", "fr", "en",
-               (EN_FR_DIR / "demo.fr", EN_FR_DIR / "demo.en", EN_FR_DIR / "demo.docids")),
+               (EN_FR_DIR / "demo.fr", EN_FR_DIR / "demo.en", EN_FR_DIR / "demo.docids"),
+               test_only=True),
 )
 #: the demo gold sets: our own es-en links, and the WPT-03 en-fr trial gold (Mihalcea &
 #: Pedersen 2003, gold by Och & Ney; no restriction), English first, 1-based TALP links
@@ -302,6 +307,12 @@ def populate_demo_workspace(ws: Workspace, models_dir: Path = MODELS_DIR) -> Non
                   for c in _available_corpora()}
     # the split the toy bundles used
     ensure_split(ws, corpus_ids[(SRC_LANG, TGT_LANG)], load_preset("demo").train.seed)
+    for c in _available_corpora():
+        corpus_id = corpus_ids[(c.src_lang, c.tgt_lang)]
+        if c.test_only and ws.load_split(corpus_id) is None:
+            n = ws.get_corpus(corpus_id).n_pairs
+            ws.save_split(corpus_id, 0, (0.0, 0.0, 1.0),
+                          {"train": [], "dev": [], "test": list(range(n))})
     for gold in DEMO_GOLDS:
         if gold.available():
             import_demo_gold(ws, gold=gold)

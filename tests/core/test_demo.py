@@ -298,6 +298,12 @@ def test_the_demo_workspace_holds_the_wpt03_trial_gold(tmp_path):
         gold = load_gold_set(ws, WPT03_GOLD)
         assert len(gold) == 37 and (gold.src_lang, gold.tgt_lang) == ("en", "fr")
         assert (gold.n_sure, gold.n_possible) == (338, 1784)
+        # and the team's en-fr documents, in both directions, all for testing
+        for name, src in (("demo-en-fr", "en"), ("demo-fr-en", "fr")):
+            corpus = ws.get_corpus(name)
+            assert corpus.src_lang == src and corpus.n_pairs == 90
+            split = ws.load_split(name)
+            assert split.assignment["test"] == list(range(90)) and not split.assignment["train"]
         assert gold.src_tokens[1] == "the commissionners went on :".split()
         assert len(gold.tgt_tokens[1]) > 3
         # TALP is 1-based: its first link, 1-1, joins the first words, a sure link
