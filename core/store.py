@@ -34,11 +34,24 @@ from core.store_records import (  # noqa: F401 - re-exported: core.store is the 
 )
 from core.store_run_records import RunRecords
 from core.textsafe import unprintable_chars
+from core.workspace_health import (
+    check_database,
+    check_layout,
+    check_missing_database,
+    damaged,
+    is_corrupt,
+    rebuild_hint,
+    row_json,
+    row_number,
+)
 from core.workspace_paths import (
     CORPORA_DIR,
+    CORPUS_META,
     DB_NAME,
     EXPORTS_DIR,
+    IMPORTING,
     LATEST_VERSION,
+    RUN_META,
     RUNS_DIR,
     apply_migrations,
     corpus_files_size,
@@ -47,6 +60,7 @@ from core.workspace_paths import (
     resolve_workspace_dir,
     schema_version,
     write_corpus_files,
+    write_meta,
 )
 
 RUN_STATUSES = ("queued", "running", "paused", "finished", "failed", "cancelled", "interrupted")
@@ -78,15 +92,11 @@ def database_error(db: Path, exc: sqlite3.Error) -> WorkbenchError:
         return diskspace.disk_full(db, None, "the workspace database")
     if code in (sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB):
         return StoreError(f"{db}: cannot be used as a workspace database, it is damaged "
-                          f"({exc}); restore it from a backup or choose another workspace "
-                          "folder.")
+                          f"({exc}); nothing was written to it. Restore it from a backup, "
+                          f"or {rebuild_hint(db.parent)}.")
     return StoreError(f"{db}: the workspace database cannot be used now ({exc}); check that "
                       "its folder can be read and written and its disk has space, then try "
                       "again.")
-
-
-def _loads(text: str | None, default: Any) -> Any:
-    return default if text is None else json.loads(text)
 
 
 class Workspace(RunRecords):
@@ -99,6 +109,7 @@ class Workspace(RunRecords):
         self._conns: list[sqlite3.Connection] = []
         self._lock = threading.Lock()
         self._closed = False
+        self._damage: StoreError | None = None  # set by the first 'malformed' error
 
     # --- opening and closing ------------------------------------------------------------
     @classmethod
@@ -110,9 +121,13 @@ class Workspace(RunRecords):
         non-empty folder that is not a workspace is refused unless `allow_nonempty`."""
         root = resolve_workspace_dir(path)
         db = root / DB_NAME
+        if root.is_dir():
+            check_layout(root)
         if not db.exists():
             if root.exists() and not root.is_dir():
                 raise StoreError(f"{root}: is a file, not a workspace folder; choose a folder.")
+            if root.is_dir():
+                check_missing_database(root, db)
             if not create and not root.exists():
                 raise StoreError(f"{root}: no such folder (moved, deleted, or on a drive "
                                  "not mounted); open or create another workspace.")
@@ -136,6 +151,7 @@ class Workspace(RunRecords):
         ws = cls(root.resolve())
         try:
             conn = ws._conn()
+            check_database(conn, root, db)  # damaged, emptied, or not its version's tables
             conn.execute("PRAGMA journal_mode = WAL")  # persistent: stored in the file
             apply_migrations(conn, LATEST_VERSION, db)
             for sub in (CORPORA_DIR, RUNS_DIR, EXPORTS_DIR):
@@ -154,7 +170,9 @@ class Workspace(RunRecords):
         say 'running' or 'paused' while no process holds their lock become
         'interrupted'; half-written temp files (`.NAME.*.tmp` of core.atomic) go from
         the folders of runs nobody trains and of corpora, and so do corpus folders
-        without a row (an import killed mid-way). Returns the names of the runs marked."""
+        without a row that an import killed mid-way left (marked IMPORTING; any other
+        folder without a row is data a lost database knew: kept). Returns the names of
+        the runs marked."""
         self._remove_orphan_files()
         marked = []
         for row in self._query("SELECT id, name FROM runs WHERE status IN ('running', 'paused')"):
@@ -188,10 +206,17 @@ class Workspace(RunRecords):
         def temps(folder: Path) -> list[Path]:
             return [p for p in folder.glob(".*.tmp") if p.is_file() and not p.is_symlink()]
 
-        runs = self.root / RUNS_DIR
-        for folder in sorted(runs.iterdir()) if self._own_folder(runs) else ():
-            if self._own_folder(folder) and not runlock.is_locked(folder):
-                for tmp in temps(folder):
+        def run_temps() -> list[Path]:
+            runs = self.root / RUNS_DIR
+            return [tmp for folder in (sorted(runs.iterdir()) if self._own_folder(runs) else ())
+                    if self._own_folder(folder) and not runlock.is_locked(folder)
+                    for tmp in temps(folder)]
+
+        if run_temps():
+            # create_run and update_run write RUN_META inside a write transaction: holding
+            # one, no other process is writing a run folder but its trainer (locked).
+            with self._write():
+                for tmp in run_temps():
                     tmp.unlink(missing_ok=True)
         gold = self.root / "gold"
         if self._own_folder(gold) and any(p.name.startswith(".") for p in gold.iterdir()):
@@ -201,11 +226,16 @@ class Workspace(RunRecords):
         corpora = self.root / CORPORA_DIR
         if not self._own_folder(corpora):
             return
+        def killed_import(folder: Path, ids: set[str]) -> bool:
+            return folder.name not in ids and (folder / IMPORTING).exists()
+
         ids = {str(r[0]) for r in self._query("SELECT id FROM corpora")}
 
-        def orphan(f: Path) -> bool:  # a folder (or a link) without its row, or temp files
+        def orphan(f: Path) -> bool:
+            """A link without its row (it goes itself; its target stays), a killed
+            import's folder, or temp files in a corpus's own folder."""
             if f.name not in ids:
-                return f.is_dir() or f.is_symlink()
+                return f.is_symlink() or (self._own_folder(f) and killed_import(f, ids))
             return self._own_folder(f) and bool(temps(f))
 
         if not any(orphan(f) for f in corpora.iterdir()):
@@ -215,12 +245,16 @@ class Workspace(RunRecords):
         with self._write() as conn:
             ids = {str(r[0]) for r in conn.execute("SELECT id FROM corpora")}
             for folder in sorted(corpora.iterdir()):
-                if folder.name not in ids:
-                    if folder.is_dir() or folder.is_symlink():
-                        remove_tree(folder)  # a link goes itself, its target stays
-                elif self._own_folder(folder):
-                    for tmp in temps(folder):
-                        tmp.unlink(missing_ok=True)
+                if folder.name not in ids and folder.is_symlink():
+                    remove_tree(folder)  # a link goes itself, its target stays
+                    continue
+                if not self._own_folder(folder):
+                    continue
+                if killed_import(folder, ids):
+                    remove_tree(folder)
+                    continue
+                for tmp in temps(folder):
+                    tmp.unlink(missing_ok=True)
 
     def close(self) -> None:
         """Close every database connection; later use raises StoreError."""
@@ -255,7 +289,10 @@ class Workspace(RunRecords):
 
     @contextmanager
     def _write(self) -> Iterator[sqlite3.Connection]:
-        """One write transaction; rolled back if the body raises."""
+        """One write transaction; rolled back if the body raises. Refused once SQLite
+        has said the database is damaged."""
+        if self._damage is not None:
+            raise self._damage
         conn = self._conn()
         try:
             conn.execute("BEGIN IMMEDIATE")
@@ -272,10 +309,22 @@ class Workspace(RunRecords):
                     conn.execute("ROLLBACK")
                 raise diskspace.disk_full(self.db_path, None, "the workspace database") \
                     from exc
+            self._note_damage(exc)
             raise
 
+    def _note_damage(self, exc: sqlite3.Error) -> None:
+        """After SQLite says the file is damaged: refuse every later write, and raise
+        that refusal now (other errors pass through)."""
+        if is_corrupt(exc):
+            self._damage = damaged(self.db_path, str(exc))
+            raise self._damage from exc
+
     def _query(self, sql: str, params: Sequence[Any] = ()) -> list[sqlite3.Row]:
-        return self._conn().execute(sql, params).fetchall()
+        try:
+            return self._conn().execute(sql, params).fetchall()
+        except sqlite3.Error as exc:
+            self._note_damage(exc)
+            raise
 
     def _rel(self, path: str | Path) -> str:
         """Paths inside the workspace are stored relative, so the folder can move."""
@@ -362,26 +411,58 @@ class Workspace(RunRecords):
             )
             corpus_id = int(cur.lastrowid)
             # Written inside the transaction: a failure leaves neither row nor files (a
-            # crash may leave a folder, which the next corpus with this id replaces).
+            # crash leaves a folder marked IMPORTING, which the next open removes).
             folder = self.root / CORPORA_DIR / str(corpus_id)
-            remove_tree(folder)  # a link left there goes itself: nothing is written through it
+            if folder.is_symlink():
+                remove_tree(folder)  # a link left there goes itself: nothing is written through it
+            self._claim_folder(folder, "corpus")
             folder = self.corpus_dir(corpus_id)
             try:
+                (folder / IMPORTING).touch()
                 write_corpus_files(folder, corpus, escaped)
+                row = conn.execute("SELECT * FROM corpora WHERE id = ?", (corpus_id,)).fetchone()
+                write_meta(folder / CORPUS_META, self._corpus_meta(row))
             except BaseException as exc:
                 remove_tree(folder)  # no partial corpus stays
                 if diskspace.is_full(exc):
                     raise diskspace.disk_full(folder, corpus_files_size(corpus),
                                               f"corpus {name!r}") from None
                 raise
+        (folder / IMPORTING).unlink(missing_ok=True)
         return corpus_id
 
+    def _claim_folder(self, folder: Path, what: str) -> None:
+        """Make `folder` the new `what`'s (inside its write transaction): refused when it
+        holds files the database does not know (it lost rows: restored from an older
+        backup, or replaced), which the new corpus or run would overwrite; a killed
+        import's leftovers (IMPORTING) go."""
+        if folder.is_dir() and (folder / IMPORTING).exists():
+            remove_tree(folder)
+        if folder.is_dir() and any(folder.iterdir()):
+            raise StoreError(
+                f"{folder}: holds the files of a {what} this workspace database does not "
+                f"know (it was replaced or restored from an older backup?); nothing was "
+                f"written. Restore the newer database, or {rebuild_hint(self.root)}.")
+        folder.mkdir(parents=True, exist_ok=True)
+
+    @staticmethod
+    def _corpus_meta(row: sqlite3.Row) -> dict[str, Any]:
+        """A corpus row as the CORPUS_META record beside its files."""
+        meta = {k: row[k] for k in row.keys() if k != "id"}
+        for key in ("sources", "options", "warnings"):
+            meta[key] = json.loads(meta[key])
+        return meta
+
     def _corpus_info(self, row: sqlite3.Row) -> CorpusInfo:
+        db = self.db_path
         return CorpusInfo(
             id=row["id"], name=row["name"], format=row["format"], src_lang=row["src_lang"],
-            tgt_lang=row["tgt_lang"], n_pairs=row["n_pairs"], n_documents=row["n_documents"],
-            created=row["created"], sources=_loads(row["sources"], []),
-            options=_loads(row["options"], {}), warnings=_loads(row["warnings"], []),
+            tgt_lang=row["tgt_lang"], n_pairs=row_number(db, "corpus", row, "n_pairs"),
+            n_documents=row_number(db, "corpus", row, "n_documents"),
+            created=row_number(db, "corpus", row, "created", float),
+            sources=row_json(db, "corpus", row, "sources", list, []),
+            options=row_json(db, "corpus", row, "options", dict, {}),
+            warnings=row_json(db, "corpus", row, "warnings", list, []),
             path=self.root / CORPORA_DIR / str(row["id"]),
         )
 
@@ -422,6 +503,11 @@ class Workspace(RunRecords):
             if current.fetchone()[0] != name.strip():
                 conn.execute("UPDATE corpora SET name = ? WHERE id = ?",
                              (self._check_new_name("corpora", "corpus", name), corpus_id))
+                row = conn.execute("SELECT * FROM corpora WHERE id = ?",
+                                   (corpus_id,)).fetchone()
+                folder = self.root / CORPORA_DIR / str(corpus_id)
+                if folder.is_dir():
+                    write_meta(folder / CORPUS_META, self._corpus_meta(row))
 
     def delete_corpus(self, ref: int | str) -> None:
         """Delete a corpus, its split and its files. Refused while runs use it."""
@@ -464,16 +550,22 @@ class Workspace(RunRecords):
     def split_sizes(self, ref: int | str) -> dict[str, int] | None:
         """Pairs per set of corpus `ref`'s stored split (from its row, no file read), or
         None when it has none yet."""
-        rows = self._query("SELECT sizes FROM corpus_splits WHERE corpus_id = ?",
-                           (self.corpus_id(ref),))
-        return {k: int(v) for k, v in json.loads(rows[0]["sizes"]).items()} if rows else None
+        rows = self._query("SELECT corpus_id AS id, sizes FROM corpus_splits WHERE "
+                           "corpus_id = ?", (self.corpus_id(ref),))
+        if not rows:
+            return None
+        sizes = row_json(self.db_path, "split of corpus", rows[0], "sizes", dict, {})
+        return {k: int(v) for k, v in sizes.items()}
 
     def split_settings(self, ref: int | str) -> tuple[int, list[float]] | None:
         """(seed, ratios) of corpus `ref`'s stored split, from its row (no file read: they
         survive a damaged split.json), or None when it has none yet."""
-        rows = self._query("SELECT seed, ratios FROM corpus_splits WHERE corpus_id = ?",
-                           (self.corpus_id(ref),))
-        return (int(rows[0]["seed"]), list(json.loads(rows[0]["ratios"]))) if rows else None
+        rows = self._query("SELECT corpus_id AS id, seed, ratios FROM corpus_splits WHERE "
+                           "corpus_id = ?", (self.corpus_id(ref),))
+        if not rows:
+            return None
+        return (row_number(self.db_path, "split of corpus", rows[0], "seed"),
+                row_json(self.db_path, "split of corpus", rows[0], "ratios", list, []))
 
     def load_split(self, ref: int | str) -> SplitInfo | None:
         """The stored split of corpus `ref`, or None when it has none yet."""
@@ -504,8 +596,23 @@ class Workspace(RunRecords):
                 (name, family, json.dumps(config), cid, time.time()),
             )
             run_id = int(cur.lastrowid)
-        self.run_dir(run_id)
+            folder = self.root / RUNS_DIR / str(run_id)
+            within(self.root, folder, "the run folder", StoreError)  # no link out
+            self._claim_folder(folder, "run")
+            self._write_run_meta(conn, run_id)
         return run_id
+
+    def _write_run_meta(self, conn: sqlite3.Connection, run_id: int) -> None:
+        """The run's RUN_META record (name, corpus id and name, config, created) beside
+        its checkpoints, from its row (inside a write transaction)."""
+        row = conn.execute("SELECT runs.name, runs.config, runs.corpus_id, runs.created, "
+                           "corpora.name AS corpus FROM runs LEFT JOIN corpora ON "
+                           "corpora.id = runs.corpus_id WHERE runs.id = ?", (run_id,)).fetchone()
+        folder = self.root / RUNS_DIR / str(run_id)
+        if row is not None and folder.is_dir():
+            meta = {k: row[k] for k in row.keys()}
+            meta["config"] = json.loads(meta["config"])
+            write_meta(folder / RUN_META, meta)
 
     def run_dir(self, run_id: int) -> Path:
         """The folder of run `run_id`, created when missing; StoreError when it (or runs/)
@@ -553,14 +660,23 @@ class Workspace(RunRecords):
             if sets:
                 conn.execute(f"UPDATE runs SET {', '.join(sets)} WHERE id = ?",
                              (*params, run_id))
+            if "name" in values or "config" in values:
+                self._write_run_meta(conn, run_id)
 
     def _run_info(self, row: sqlite3.Row) -> RunInfo:
+        db = self.db_path
+
+        def number(column: str, kind: type = float, optional: bool = False) -> Any:
+            return row_number(db, "run", row, column, kind, optional)
+
         return RunInfo(
             id=row["id"], name=row["name"], family=row["family"],
-            config=_loads(row["config"], {}), corpus_id=row["corpus_id"], status=row["status"],
-            device=row["device"], error=row["error"], created=row["created"],
-            started=row["started"], finished=row["finished"], steps=row["steps"],
-            elapsed_s=row["elapsed_s"], path=self.root / RUNS_DIR / str(row["id"]),
+            config=row_json(db, "run", row, "config", dict, {}),
+            corpus_id=number("corpus_id", int, optional=True), status=row["status"],
+            device=row["device"], error=row["error"], created=number("created"),
+            started=number("started", optional=True), finished=number("finished", optional=True),
+            steps=number("steps", int), elapsed_s=number("elapsed_s"),
+            path=self.root / RUNS_DIR / str(row["id"]),
         )
 
     def get_run(self, ref: int | str) -> RunInfo:

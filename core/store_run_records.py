@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from core.store_records import CheckpointInfo, EvaluationInfo, MetricPoint, TranslationInfo
+from core.workspace_health import row_json
 from core.workspace_paths import RUNS_DIR
 
 METRIC_KINDS = ("train", "valid")
@@ -24,6 +25,7 @@ class RunRecords:
     """Metrics, checkpoints, evaluations and translations of a workspace's runs."""
 
     root: Path
+    db_path: Path
 
     # --- metrics ----------------------------------------------------------------------------
     def log_metrics(self, run_id: int, step: int, kind: str, values: dict[str, float]) -> None:
@@ -170,7 +172,8 @@ class RunRecords:
             runs = [x["run_id"] for x in self._query(
                 "SELECT run_id FROM evaluation_runs WHERE evaluation_id = ? ORDER BY position",
                 (r["id"],))]
-            out.append(EvaluationInfo(r["id"], runs, r["test_name"], json.loads(r["metrics"]),
+            out.append(EvaluationInfo(r["id"], runs, r["test_name"],
+                                      row_json(self.db_path, "evaluation", r, "metrics", dict, {}),
                                       r["created"]))
         return out
 

@@ -6,13 +6,16 @@ checkpoints, evaluations, translations) and the files the rows point to:
 
     workspace.sqlite
     corpora/<id>/raw.src, raw.tgt, lines, docids (optional), split.json (optional),
+                 corpus.json (its row: name, languages, format, ...),
                  alignments/<sha256>.pharaoh (eflomal links: guided alignment, shortlists)
-    runs/<id>/        checkpoints, vocabularies, logs of one training run; shortlist.npz
-                      (its lexical shortlist's link counts, core.services.shortlist)
+    runs/<id>/        checkpoints, vocabularies, logs of one training run; run.json (its
+                      name, corpus and config); shortlist.npz (its lexical shortlist's
+                      link counts, core.services.shortlist)
     exports/          files the user exported (translations, TMX, tables)
 """
 from __future__ import annotations
 
+import json
 import sqlite3
 from pathlib import Path
 
@@ -28,6 +31,9 @@ DB_NAME = "workspace.sqlite"
 CORPORA_DIR = "corpora"
 RUNS_DIR = "runs"
 EXPORTS_DIR = "exports"
+CORPUS_META = "corpus.json"  # a corpus's row, beside its files: `workspace rebuild` reads it
+RUN_META = "run.json"  # a run's name, corpus and config, beside its checkpoints
+IMPORTING = ".importing"  # in a corpus folder while its import has not committed
 
 
 def default_workspace_dir() -> Path:
@@ -197,6 +203,9 @@ _V3 = (
 
 MIGRATIONS: list[tuple[str, ...]] = [_V1, _V2, _V3]
 LATEST_VERSION = len(MIGRATIONS)
+# What each schema version (PRAGMA user_version: how many MIGRATIONS were applied) brought.
+VERSION_NOTES = {1: "corpora, splits, runs, metrics and checkpoints",
+                 2: "evaluations and translations", 3: "one metric value per step"}
 
 
 
@@ -235,6 +244,21 @@ def apply_migrations(
             conn.execute("ROLLBACK")
             raise
     return version
+
+
+def write_meta(path: Path, meta: dict) -> None:
+    """A corpus's or run's record (CORPUS_META, RUN_META) as JSON beside its files,
+    written atomically: what `workspace rebuild` indexes when the database is lost."""
+    write_text_atomic(path, json.dumps(meta, ensure_ascii=False, indent=1))
+
+
+def read_meta(path: Path) -> dict | None:
+    """The record `write_meta` wrote, or None when it is missing or not a JSON object."""
+    try:
+        meta = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return meta if isinstance(meta, dict) else None
 
 
 # --- a corpus as files -------------------------------------------------------------------

@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import os
+import sqlite3
 import sys
 
 from core.errors import WorkbenchError
@@ -20,6 +21,7 @@ SIGPIPE = 13  # the exit status of a tool stopped by a closed pipe is 128 + SIGP
 # Order is the order of `--help`.
 COMMAND_MODULES = [
     "corpus", "runs", "train", "translate", "evaluate", "align", "bench", "demo", "device_check",
+    "workspace",
 ]
 
 
@@ -64,7 +66,7 @@ def _workspace_after_the_command(parser: argparse.ArgumentParser) -> None:
 def run_cli(argv: list[str]) -> int:
     """Parse `argv` and run the chosen command; returns the exit status: the command's, 1
     (help printed) without a command, 2 after a WorkbenchError (one line on stderr), 130
-    on Ctrl-C, 141 (128 + SIGPIPE) without a word when stdout's reader has gone."""
+    on Ctrl-C or an SQLite error (what it means: core.store.database_error), 141 (128 + SIGPIPE) without a word when stdout's reader has gone."""
     parser = build_parser()
     args = parser.parse_args(argv)
     if not getattr(args, "func", None):
@@ -83,6 +85,13 @@ def run_cli(argv: list[str]) -> int:
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130
+    except sqlite3.Error as exc:  # the database failed where no store call said why
+        from core.store import database_error
+        from core.workspace_paths import DB_NAME, resolve_workspace_dir
+
+        db = resolve_workspace_dir(getattr(args, "workspace", None)) / DB_NAME
+        print(f"error: {printable(str(database_error(db, exc)))}", file=sys.stderr)
+        return 2
     except Exception as exc:  # a full disk where no writer said so: still one clear line
         from core import diskspace
 

@@ -185,6 +185,29 @@ def test_a_last_workspace_that_is_gone_is_not_made_again_empty(qtbot, tmp_path, 
     window.close()
 
 
+def test_an_emptied_database_is_refused_with_the_command_lines_message(qtbot, tmp_path, errors):
+    """A workspace whose database was emptied beside its corpora: the dialog says what the
+    command line says (and how to rebuild), and no folder is deleted."""
+    from core.data.corpus import Corpus, SentencePair
+    from core.errors import StoreError
+    from core.store import Workspace
+    from core.workspace_paths import CORPUS_META
+
+    with Workspace.open(tmp_path / "ws") as ws:
+        ws.add_corpus(Corpus([SentencePair("hola", "hello", None, 1)], "es", "en", name="c"))
+    db = tmp_path / "ws" / "workspace.sqlite"
+    db.write_bytes(b"")
+    with pytest.raises(StoreError) as err:
+        Workspace.open(tmp_path / "ws")
+    window = MainWindow(tmp_path / "ws")
+    qtbot.addWidget(window)
+    assert window.workspace is None
+    assert errors == [("Cannot open workspace", str(err.value), "")]
+    assert "workspace rebuild" in errors[0][1]
+    assert (tmp_path / "ws" / "corpora" / "1" / CORPUS_META).is_file()
+    window.close()
+
+
 def test_gui_takes_workspace_before_or_after_its_name(monkeypatch):
     import main as entry
     from app import main_window

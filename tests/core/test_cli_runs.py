@@ -219,3 +219,107 @@ def test_workspace_may_follow_the_command_and_then_wins(runs, tmp_path, capsys):
     assert rows(capsys.readouterr().out)[1][1] == "demo"
     assert run_cli(["corpus", "list", "--workspace", str(other.root)]) == 0
     assert "demo" not in capsys.readouterr().out
+
+
+# --- a damaged, emptied or lost database on the command line ---------------------------------
+@pytest.fixture(scope="module")
+def trained_root(tmp_path_factory):
+    """A workspace with the demo corpus and a tiny run 'tiny' trained 3 steps (built once)."""
+    from tests.core.conftest import train_tiny_demo_run
+
+    return train_tiny_demo_run(tmp_path_factory.mktemp("lost") / "ws", steps=3, dev_sample=4)
+
+
+@pytest.fixture
+def trained(trained_root, tmp_path):
+    import shutil
+
+    root = tmp_path / "ws"
+    shutil.copytree(trained_root, root)
+    return root
+
+
+def main(root, *argv: str) -> int:
+    return run_cli(["--workspace", str(root), *argv])
+
+
+def test_an_emptied_database_is_refused_then_rebuilt_and_translates(trained, capsys,
+                                                                    monkeypatch):
+    db = trained / "workspace.sqlite"
+    db.write_bytes(b"")
+    files = sorted(p for p in trained.rglob("*") if p.is_file() and p.parent.name.isdigit())
+    for argv in (["runs", "list"], ["corpus", "list"]):
+        assert main(trained, *argv) == 2
+        err = capsys.readouterr().err
+        assert err.startswith(f"error: {db}: the workspace database is empty (0 bytes")
+        assert f"`nmt-workbench --workspace {trained} workspace rebuild`" in err
+        assert err.count("\n") == 1
+    assert sorted(p for p in trained.rglob("*") if p.is_file()
+                  and p.parent.name.isdigit()) == files  # corpora/1 and runs/1 are kept
+    assert main(trained, "workspace", "rebuild") == 0
+    out = capsys.readouterr().out
+    assert "run 1 'tiny' (finished, 3 steps)" in out and "corpus 1 'demo' (459 pairs)" in out
+    assert main(trained, "workspace", "check") == 0
+    assert "ok (1 corpora, 1 runs)" in capsys.readouterr().out
+    monkeypatch.setattr("sys.stdin", io.StringIO("hola\n"))
+    assert main(trained, "translate", "--run", "tiny") == 0
+    assert capsys.readouterr().out.strip()
+    with Workspace.open(trained) as ws:
+        assert ws.create_run("next", {}, "demo") == 2  # a new run: a new folder
+
+
+@pytest.mark.parametrize("offset", [16384, 40960])
+def test_a_damaged_database_fails_every_command_in_one_line_and_writes_nothing(
+        trained, capsys, offset):
+    import os
+
+    db = trained / "workspace.sqlite"
+    with open(db, "r+b") as f:
+        f.seek(offset)
+        f.write(os.urandom(4096))
+    damaged = db.read_bytes()
+    for argv in (["runs", "list"], ["corpus", "list"], ["runs", "delete", "tiny", "--yes"],
+                 ["workspace", "check"]):
+        assert main(trained, *argv) == 2
+        err = capsys.readouterr().err
+        assert err.startswith(f"error: {db}: the workspace database is damaged (")
+        assert "workspace rebuild" in err and err.count("\n") == 1
+    assert db.read_bytes() == damaged and (trained / "runs" / "1" / "last.pt").is_file()
+    assert main(trained, "workspace", "rebuild") == 0
+    assert "run 1 'tiny'" in capsys.readouterr().out
+    assert main(trained, "runs", "list") == 0
+
+
+@pytest.mark.parametrize("sql, argv, says", [
+    ("UPDATE runs SET config = '{not json'", ["runs", "list"],
+     "run 1 'tiny': its config field is damaged"),
+    ("UPDATE corpora SET sources = '[1'", ["corpus", "list"],
+     "corpus 1 'demo': its sources field is damaged"),
+    ("UPDATE runs SET steps = 'many'", ["runs", "list"],
+     "run 1 'tiny': its steps field is damaged"),
+    ("DROP TABLE metrics", ["runs", "list"], "the workspace database lacks table metrics"),
+    ("PRAGMA user_version = 1", ["runs", "list"],
+     "the workspace database says schema version 1 (PRAGMA user_version"),
+])
+def test_a_changed_database_is_one_line_naming_what(trained, capsys, sql, argv, says):
+    import sqlite3
+
+    conn = sqlite3.connect(trained / "workspace.sqlite", isolation_level=None)
+    conn.execute(sql)
+    conn.close()
+    assert main(trained, *argv) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"error: {trained / 'workspace.sqlite'}: {says}")
+    assert err.count("\n") == 1 and "Traceback" not in err
+
+
+def test_runs_as_a_file_is_one_line(trained, capsys):
+    import shutil
+
+    shutil.move(trained / "runs", trained.parent / "runs-moved")
+    (trained / "runs").write_text("oops")
+    assert main(trained, "runs", "list") == 2
+    err = capsys.readouterr().err
+    assert err == (f"error: {trained / 'runs'}: is a file, but the workspace keeps its runs in "
+                   "a folder of that name; move or rename the file, then open the workspace "
+                   "again.\n")

@@ -222,7 +222,7 @@ def test_a_damaged_database_is_the_one_to_restore(tmp_path):
     (root / "workspace.sqlite").write_bytes(b"this is not a database" * 100)
     for name in ("workspace.sqlite-wal", "workspace.sqlite-shm"):
         (root / name).unlink(missing_ok=True)
-    with pytest.raises(StoreError, match="it is damaged .*restore it from a backup"):
+    with pytest.raises(StoreError, match="is damaged .*Restore it from a backup, or .*workspace rebuild"):
         Workspace.open(root)
 
 

@@ -112,6 +112,8 @@ def test_opening_a_workspace_never_deletes_through_a_link(workspace, tmp_path, c
     corpus_dir.rename(tmp_path / "moved-corpus")
     corpus_dir.symlink_to(tmp_path / "elsewhere", target_is_directory=True)
     run_dir = workspace.run_dir(run_id)
+    for f in run_dir.iterdir():  # run.json, the copy of its row
+        f.unlink()
     run_dir.rmdir()
     run_dir.symlink_to(tmp_path / "elsewhere", target_is_directory=True)
     stray = workspace.root / "corpora" / "9"  # a link without a corpus row

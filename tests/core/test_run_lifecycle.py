@@ -125,10 +125,14 @@ def test_orphan_temp_files_are_removed_on_the_next_open(workspace):
     left = [workspace.run_dir(idle) / ".last.pt.k2j3h4.tmp",
             workspace.run_dir(idle) / ".best-00000300.pt.a1b2c3.tmp",
             workspace.root / "corpora" / "1" / ".raw.src.x9y8z7.tmp",
-            workspace.root / "corpora" / "7" / "raw.src"]  # import killed before its row
+            workspace.root / "corpora" / "7" / "raw.src",  # import killed before its row
+            workspace.root / "corpora" / "7" / ".importing"]
     kept = [workspace.run_dir(busy) / ".last.pt.q1w2e3.tmp",  # its trainer is writing it
-            workspace.run_dir(idle) / "notes.tmp", workspace.root / "corpora" / "1" / "raw.src"]
-    for path in left + kept[:2]:
+            workspace.run_dir(idle) / "notes.tmp",
+            # no row and no import mark: a corpus that a lost database knew stays
+            workspace.root / "corpora" / "8" / "raw.src",
+            workspace.root / "corpora" / "1" / "raw.src"]
+    for path in left + kept[:3]:
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_bytes(b"x" * 100)
     with RunLock.acquire(workspace.run_dir(busy), "busy"):

@@ -368,3 +368,213 @@ def test_a_training_thread_writes_while_another_reads(ws):
     steps, values = ws.curves(rid, "train")["loss"]
     assert steps == list(range(1, 201)) and values[-1] == 1.0 / 200
     assert seen == sorted(seen)  # the reader only ever sees complete, growing data
+
+
+# --- a damaged, emptied or lost database (#round-2 items 3, 4) -------------------------------
+def _fill(ws: Workspace) -> Workspace:
+    """Corpus 'toy' (split, renamed from 'raw'), run 'r1' on it with a last.pt of step 120
+    and two kept best checkpoints, and enough metric rows for a database of ~100 KB."""
+    import torch
+
+    cid = ws.add_corpus(small_corpus("raw"), format="tsv", options={"columns": [0, 1]},
+                        sources=["/data/toy.tsv"])
+    ws.rename_corpus(cid, "toy")
+    ws.save_split(cid, 7, [0.5, 0.25, 0.25], {"train": [0, 1], "dev": [2], "test": [3]})
+    config = {**CONFIG, "train": {"max_steps": 500}}
+    rid = ws.create_run("r1", config, "toy")
+    folder = ws.run_dir(rid)
+    best = [[40.25, 100, "best-00000100.pt"], [42.5, 80, "best-00000080.pt"]]
+    for name in ("last.pt", "best-00000100.pt", "best-00000080.pt"):
+        torch.save({"config": config, "position": {"step": 120, "seconds": 9.5}, "best": best},
+                   folder / name)
+    for step in range(1500):
+        ws.log_metrics(rid, step, "train", {"loss": 1.0 / (step + 1), "ppl": 2.0 + step})
+    return ws
+
+
+def _corrupt(db, offset: int) -> bytes:
+    """4 KB of random bytes written over `db` at `offset`; returns the damaged file."""
+    import os
+
+    with open(db, "r+b") as f:
+        f.seek(offset)
+        f.write(os.urandom(4096))
+    return db.read_bytes()
+
+
+def test_an_emptied_or_lost_database_beside_data_is_refused_and_nothing_deleted(ws):
+    _fill(ws)
+    ws.close()
+    db = ws.root / "workspace.sqlite"
+    kept = sorted(p.relative_to(ws.root) for p in ws.root.rglob("*") if p.is_file()
+                  and p.parent.name.isdigit())
+    db.write_bytes(b"")
+    for suffix in ("-wal", "-shm"):
+        (ws.root / f"workspace.sqlite{suffix}").unlink(missing_ok=True)
+    with pytest.raises(StoreError) as err:
+        Workspace.open(ws.root)
+    assert str(err.value).startswith(f"{db}: the workspace database is empty (0 bytes")
+    assert "1 corpus folder and 1 run folder (corpora/1, runs/1)" in str(err.value)
+    assert f"--workspace {ws.root} workspace rebuild" in str(err.value)
+    db.unlink()
+    with pytest.raises(StoreError, match="database is missing, but the folder holds 1 corpus"):
+        Workspace.open(ws.root, allow_nonempty=True)
+    assert not db.exists()
+    assert sorted(p.relative_to(ws.root) for p in ws.root.rglob("*") if p.is_file()
+                  and p.parent.name.isdigit()) == kept
+
+
+def test_rebuild_indexes_the_folders_and_keeps_the_old_database(ws):
+    from core.workspace_rebuild import rebuild_workspace
+
+    _fill(ws)
+    ws.close()
+    db = ws.root / "workspace.sqlite"
+    with pytest.raises(StoreError, match="is healthy; .*--force"):
+        rebuild_workspace(ws.root)
+    db.write_bytes(b"")
+    report = rebuild_workspace(ws.root)
+    assert [p.name.split(".damaged-")[0] for p in report.moved_to][0] == "workspace.sqlite"
+    assert report.moved_to[0].read_bytes() == b""  # moved aside, not deleted
+    assert report.corpora == ["1 'toy' (4 pairs)"] and report.skipped == []
+    assert report.runs == ["1 'r1' (interrupted, 120 steps)"]
+    with Workspace.open(ws.root) as new:
+        corpus = new.get_corpus("toy")
+        assert (corpus.src_lang, corpus.tgt_lang, corpus.format) == ("es", "en", "tsv")
+        assert (corpus.sources, corpus.options) == (["/data/toy.tsv"], {"columns": [0, 1]})
+        assert new.load_corpus("toy").pairs == small_corpus().pairs  # escaped text too
+        assert new.load_split("toy").assignment == {"train": [0, 1], "dev": [2], "test": [3]}
+        assert new.split_sizes("toy") == {"train": 2, "dev": 1, "test": 1}
+        run = new.get_run("r1")
+        assert (run.id, run.corpus_id, run.steps, run.status) == (1, 1, 120, "interrupted")
+        assert run.config["train"]["max_steps"] == 500 and "--resume r1" in run.error
+        assert [(c.step, c.kind, c.dev_ppl) for c in new.checkpoints(1)] == [
+            (80, "best", 42.5), (100, "best", 40.25), (120, "last", None)]
+        assert new.best_dev_ppl() == {1: 40.25}
+        assert new.create_run("r2", CONFIG, "toy") == 2  # not the old run's id, nor folder
+
+
+def test_a_new_corpus_or_run_never_takes_a_folder_the_database_does_not_know(ws):
+    """A database restored from an older backup: its next ids are the folders of the
+    corpus and run made after it. Both are refused, and the folders stay as they were."""
+    import shutil
+
+    ws.add_corpus(small_corpus("first"))
+    ws.close()
+    backup = ws.root.parent / "backup.sqlite"
+    shutil.copy(ws.root / "workspace.sqlite", backup)
+    with Workspace.open(ws.root) as later:
+        later.add_corpus(small_corpus("second"))
+        later.create_run("r1", CONFIG, "second")
+    shutil.copy(backup, ws.root / "workspace.sqlite")
+    for suffix in ("-wal", "-shm"):
+        (ws.root / f"workspace.sqlite{suffix}").unlink(missing_ok=True)
+    before = {p: p.read_bytes() for p in ws.root.rglob("*") if p.is_file()
+              and p.parent.name.isdigit()}
+    with Workspace.open(ws.root) as old:
+        assert [c.name for c in old.list_corpora()] == ["first"]
+        with pytest.raises(StoreError, match="corpora/2: holds the files of a corpus this "
+                           "workspace database does not know .*workspace rebuild"):
+            old.add_corpus(small_corpus("third"))
+        with pytest.raises(StoreError, match="runs/1: holds the files of a run"):
+            old.create_run("r9", CONFIG, "first")
+        assert [c.name for c in old.list_corpora()] == ["first"] and old.list_runs() == []
+    assert {p: p.read_bytes() for p in ws.root.rglob("*") if p.is_file()
+            and p.parent.name.isdigit()} == before
+
+
+@pytest.mark.parametrize("offset", [16384, 40960])
+def test_a_damaged_database_is_refused_before_anything_is_written(ws, offset):
+    _fill(ws)
+    ws._conn().execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    ws.close()
+    db = ws.root / "workspace.sqlite"
+    damaged = _corrupt(db, offset)
+    with pytest.raises(StoreError) as err:
+        Workspace.open(ws.root)
+    assert str(err.value).startswith(f"{db}: the workspace database is damaged (")
+    assert "nothing was written to it. Restore it from a backup, or re-index" in str(err.value)
+    assert db.read_bytes() == damaged and (ws.root / "runs" / "1" / "last.pt").exists()
+
+
+def test_damage_met_after_opening_refuses_every_later_write(ws):
+    _fill(ws)
+    ws._conn().execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    leaf = ws._conn().execute("SELECT rootpage FROM sqlite_master WHERE name = 'runs'")
+    page = leaf.fetchone()[0]
+    ws.close()
+    ws = Workspace.open(ws.root)
+    _corrupt(ws.db_path, (page - 1) * 4096)
+    result: list[BaseException] = []
+    reader = threading.Thread(target=lambda: result.append(_raised(ws.list_runs)))
+    reader.start()  # a new thread: a new connection, which reads the damaged page
+    reader.join()
+    assert isinstance(result[0], StoreError) and "is damaged (" in str(result[0])
+    with pytest.raises(StoreError, match="is damaged"):
+        ws.add_corpus(small_corpus("after"))
+    ws.close()
+
+
+def _raised(call) -> BaseException | None:
+    try:
+        call()
+    except BaseException as exc:  # noqa: BLE001 - handed to the test
+        return exc
+    return None
+
+
+@pytest.mark.parametrize("sql, call, says", [
+    ("UPDATE runs SET config = '{not json'", "list_runs",
+     "run 1 'r1': its config field is damaged (not JSON: "),
+    ("UPDATE runs SET config = '[1,2]'", "list_runs",
+     "run 1 'r1': its config field is damaged ('[1,2]' is not an object)"),
+    ("UPDATE runs SET steps = 'many'", "list_runs",
+     "run 1 'r1': its steps field is damaged ('many' is not a number)"),
+    ("UPDATE corpora SET sources = '{not json'", "list_corpora",
+     "corpus 1 'toy': its sources field is damaged (not JSON: "),
+    ("UPDATE corpora SET options = '[1]'", "list_corpora",
+     "corpus 1 'toy': its options field is damaged ('[1]' is not an object)"),
+    ("UPDATE corpus_splits SET sizes = 'x'", "split_sizes",
+     "split of corpus 1: its sizes field is damaged (not JSON: "),
+])
+def test_a_damaged_field_names_its_row(ws, sql, call, says):
+    _fill(ws)
+    ws._conn().execute(sql)
+    args = (1,) if call == "split_sizes" else ()
+    with pytest.raises(StoreError) as err:
+        getattr(ws, call)(*args)
+    assert str(err.value).startswith(f"{ws.db_path}: {says}")
+    assert "changed outside the workbench" in str(err.value)
+    assert "workspace rebuild" in str(err.value)
+
+
+def test_a_missing_table_or_a_changed_version_number_is_explained(tmp_path):
+    root = tmp_path / "ws"
+    Workspace.open(root).close()
+    db = root / "workspace.sqlite"
+    conn = sqlite3.connect(db, isolation_level=None)
+    conn.execute("PRAGMA user_version = 1")
+    with pytest.raises(StoreError) as err:
+        Workspace.open(root)
+    text = str(err.value)
+    assert "says schema version 1 (PRAGMA user_version, the number of schema steps " in text
+    assert "2 evaluations and translations" in text
+    assert "holds tables evaluation_runs, evaluations, translations of version 2" in text
+    assert "already exists" not in text and "PRAGMA user_version = 2" in text
+    conn.execute("PRAGMA user_version = 2")  # as the message says: then it migrates on
+    Workspace.open(root).close()
+    conn.execute("DROP TABLE metrics")
+    with pytest.raises(StoreError, match="lacks table metrics, which its schema version 3 "
+                       "has; .*workspace rebuild"):
+        Workspace.open(root)
+    conn.close()
+
+
+def test_a_file_where_a_workspace_folder_belongs_is_named(tmp_path):
+    root = tmp_path / "ws"
+    Workspace.open(root).close()
+    (root / "runs").rmdir()
+    (root / "runs").write_text("not a folder")
+    with pytest.raises(StoreError, match=r"ws/runs: is a file, but the workspace keeps its "
+                       "runs in a folder of that name"):
+        Workspace.open(root)
