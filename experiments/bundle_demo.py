@@ -28,11 +28,19 @@ TATOEBA = {"ref-tatoeba-luong": "tatoeba-luong", "ref-tatoeba-rnnsearch": "tatoe
            "ref-tatoeba-guided": "tatoeba-luong-guided"}
 HANSARDS = {"ref-hansards-demo-head": "hansards-luong-guided-head",
             "ref-hansards-demo-head-fren": "hansards-luong-guided-head-fr-en"}
+CONTEXT = {"G-sentence": "hansards-subs-transformer",
+           "G-tgt": "hansards-subs-context-target"}
+RUNS = {"es-en": TATOEBA, "en-fr": HANSARDS, "en-fr-context": CONTEXT}
 TRAINED_ON = {
     "es-en": "Tatoeba es-en (manythings.org/anki 2018-05-13, CC-BY 2.0 FR), 114,206 "
              "training pairs; not bundled",
     "en-fr": "Canadian Hansards, ISI release, first 100 sittings (Germann 2001), 254,593 "
              "training pairs of at most 50 pieces; lowercased and tokenised; not bundled",
+    "en-fr-context": "20 Canadian Hansards sittings (ISI release, Germann 2001) and 9,825 "
+                     "subtitle mini-documents cut from the contrastive pronoun set's "
+                     "training blocks (OpenSubtitles2018 via Lopes et al. 2020, MIT), "
+                     "88,264 pairs; lowercased and tokenised; not bundled "
+                     "(experiments/prep_context_docs.py)",
 }
 
 
@@ -53,28 +61,73 @@ def scores(ws, run_id: int) -> dict:
     return out
 
 
-def wpt03_aer(ws, run_id: int) -> dict:
-    """AER (%) of the run's own reading on the WPT-03 trial gold (its source side first)."""
+def score_in_demo(out: Path, names: list[str]) -> dict[str, dict]:
+    """Scores of the bundles `names` as a user meets them: installed into a fresh demo
+    workspace (int8 weights, the bundle's text convention), on the team's English-French
+    documents (cased references; the context runs translate each document in order, with
+    context) and contrastive pronoun set, and the AER of each run's own reading on the
+    WPT-03 trial gold. -> {name: scores} (also written into each bundle's meta.json)."""
+    import json
+    import tempfile
+
+    from core.atomic import write_text_atomic
+    from core.cli import run_cli
     from core.config import RunConfig
     from core.evaluate.aer import corpus_aer
     from core.evaluate.attention_aer import reading_alignments, reverse_gold
-    from core.goldsets import read_gold_files
-    from core.evaluate.alignment import AlignmentCorpus
-    from core.infer.session import TranslationSession
+    from core.goldsets import load_gold_set
     from core.services.alignment import default_reading
-    from core.services.demo import WPT03_DIR
+    from core.services.demo import BUNDLE_META, DEMO_DIR, WPT03_GOLD, ensure_demo_workspace
+    from core.services.translation import open_session
 
-    src, tgt, links = read_gold_files(WPT03_DIR / "trial.en", WPT03_DIR / "trial.fr",
-                                      WPT03_DIR / "trial.talp", fmt="talp")
-    gold = AlignmentCorpus("wpt03-trial", src, tgt, links, "en", "fr")
-    info = ws.get_run(run_id)
-    if ws.get_corpus(info.corpus_id).src_lang == "fr":
-        gold = reverse_gold(gold)
-    reading = default_reading(RunConfig.from_dict(info.config))
-    session = TranslationSession.open(ws, [run_id])
-    found = reading_alignments(session, gold, [(reading, False)])[(reading, False)]
-    return {"wpt03_reading": reading,
-            "wpt03_aer": round(100 * corpus_aer(found, gold.alignments).aer, 2)}
+    found: dict[str, dict] = {}
+    with tempfile.TemporaryDirectory(prefix="bundle-scores-") as tmp:
+        root = str(ensure_demo_workspace(Path(tmp) / "demo", models_dir=out))
+        contrastive = DEMO_DIR / "en-fr" / "contrastive.json"
+        for name in names:
+            # the commands a user types, on the installed bundle
+            evaluate = ["--workspace", root, "evaluate", "--run", name, "--beam", "5"]
+            assert run_cli(evaluate + ["--test", "test"]) == 0
+            with Workspace.open(root) as ws:
+                info = ws.get_run(name)
+                english_source = ws.get_corpus(info.corpus_id).src_lang == "en"
+                context = RunConfig.from_dict(info.config).model.family not in (
+                    "luong", "rnnsearch", "transformer", "encdec")
+            if context:
+                assert run_cli(evaluate + ["--doc-level"]) == 0
+            if english_source:
+                assert run_cli(evaluate + ["--contrastive", str(contrastive)]) == 0
+            with Workspace.open(root) as ws:
+                scores: dict = {}
+                for e in ws.evaluations(info.id):
+                    if e.test_name.endswith(":test"):
+                        scores["demo_bleu"] = round(e.metrics["bleu"], 2)
+                        scores["demo_chrf"] = round(e.metrics["chrf"], 2)
+                        scores["demo_sentences"] = e.metrics["sentences"]
+                    elif e.test_name.endswith(":documents"):
+                        scores["demo_doc_bleu"] = round(e.metrics["doc_bleu"], 2)
+                    elif e.test_name.startswith("contrastive:"):
+                        scores["demo_contrastive_accuracy"] = round(
+                            e.metrics["contrastive_accuracy"], 2)
+                        scores["demo_contrastive_by_pronoun"] = {
+                            k: round(v, 2) for k, v in e.metrics["by_pronoun"].items()}
+                config = RunConfig.from_dict(info.config)
+                session = open_session(ws, [info.id])
+                gold = load_gold_set(ws, WPT03_GOLD)
+                if config.model.family in ("luong", "rnnsearch"):
+                    oriented = gold if english_source else reverse_gold(gold)
+                    reading = default_reading(config)
+                    links = reading_alignments(session, oriented, [(reading, False)])
+                    scores["wpt03_reading"] = reading
+                    scores["wpt03_aer"] = round(
+                        100 * corpus_aer(links[(reading, False)], oriented.alignments).aer, 2)
+            found[name] = scores
+            meta_path = out / name / BUNDLE_META
+            meta = json.loads(meta_path.read_text(encoding="utf-8"))
+            meta.update(scores)
+            write_text_atomic(meta_path, json.dumps(meta, indent=2))
+            print(f"{name} in the demo workspace: {scores}")
+    return found
 
 
 def main() -> int:
@@ -83,24 +136,25 @@ def main() -> int:
     ap.add_argument("--workspace", default=None)
     ap.add_argument("--out", default="resources/demo/models")
     args = ap.parse_args()
-    runs = TATOEBA if args.pair == "es-en" else HANSARDS
-    workspace = args.workspace or ("/tmp/ref-ws" if args.pair == "es-en" else "/work/enfr/ws")
+    runs = RUNS[args.pair]
+    workspace = args.workspace or {"es-en": "/tmp/ref-ws", "en-fr": "/work/enfr/ws",
+                                   "en-fr-context": "/work/enfr/ws-g"}[args.pair]
     with Workspace.open(workspace, create=False) as ws:
         for run, name in runs.items():
             info = ws.get_run(run)
             extra = {"trained_on_pairs": TRAINED_ON[args.pair], "source_run": run,
                      **scores(ws, info.id)}
-            if args.pair == "en-fr":
-                extra.update(wpt03_aer(ws, info.id))
             # the Hansards runs read and write ordinary text (core.data.conventions)
             meta = bundle_run(ws, info.id, Path(args.out) / name, which="best",
                               weights="int8", extra=extra, name=name,
-                              convention="hansards" if args.pair == "en-fr" else None)
+                              convention=None if args.pair == "es-en" else "hansards")
             size = sum(f.stat().st_size for f in (Path(args.out) / name).iterdir())
             print(f"{name}: step {meta['step']}, dev ppl {meta['best_dev_ppl']}, "
                   f"{size / 2**20:.1f} MiB, {extra}")
     saved = share_bundle_files(Path(args.out))
     print(f"shared sentencepiece models: {saved / 2**20:.1f} MiB saved")
+    if args.pair != "es-en":
+        score_in_demo(Path(args.out), list(runs.values()))
     return 0
 
 

@@ -70,6 +70,7 @@ class DemoCorpus:
     test_only: bool = False
 
     def available(self) -> bool:
+        """Whether its three files are in this checkout."""
         return all(f.is_file() for f in self.files)
 
 
@@ -83,6 +84,7 @@ class DemoGold:
     fmt: str
 
     def available(self) -> bool:
+        """Whether its three files are in this checkout."""
         return all(f.is_file() for f in self.files)
 
 
