@@ -115,6 +115,13 @@ class PairView:
     #: a run with an alignment head (model.alignment_head), forced decoding: the head's
     #: (tgt + 1) x src rows, the 'head' reading; None otherwise
     alignment: np.ndarray | None = None
+    #: the run translates the gold set's reversed pair: the view is of the pair read from
+    #: the other side (its source = the gold's target), its links and AER against the
+    #: gold links swapped (view_gold)
+    reversed: bool = False
+    #: the run's language pair is not the gold set's: nothing was computed (an empty
+    #: matrix), `note` says why
+    skipped: bool = False
 
     @property
     def row_labels(self) -> list[str]:
@@ -136,6 +143,19 @@ class PairInput:
     gold: Alignment | None = None
     gold_src: list[str] | None = None  # gold tokenisation (to check the model's matches)
     gold_tgt: list[str] | None = None
+    langs: tuple[str, str] = ("", "")  # the gold set's (source, target) languages
+    gold_name: str = ""
+
+
+def reversed_pair(pair: PairInput) -> PairInput:
+    """`pair` read from the other side: target as source, the gold links swapped."""
+    return PairInput(pair.target, pair.source, None if pair.gold is None else pair.gold.swapped(),
+                     pair.gold_tgt, pair.gold_src, pair.langs[::-1], pair.gold_name)
+
+
+def view_gold(view: PairView, gold: Alignment | None) -> Alignment | None:
+    """The gold links of a pair (in the gold set's orientation) as `view` reads them."""
+    return gold.swapped() if gold is not None and view.reversed else gold
 
 
 def gold_pairs(ws: Any, gold_name: str, limit: int = 0) -> list[PairInput]:
@@ -144,7 +164,8 @@ def gold_pairs(ws: Any, gold_name: str, limit: int = 0) -> list[PairInput]:
 
     gold = load_gold_set(ws, gold_name)
     n = limit or len(gold)
-    return [PairInput(" ".join(s), " ".join(t), a, s, t) for s, t, a in
+    langs = (gold.src_lang, gold.tgt_lang)
+    return [PairInput(" ".join(s), " ".join(t), a, s, t, langs, gold.name) for s, t, a in
             zip(gold.src_tokens[:n], gold.tgt_tokens[:n], gold.alignments[:n], strict=True)]
 
 
@@ -234,7 +255,7 @@ def select_layer(view: PairView, gold: Alignment | None, layer: int | None = Non
     layer's cross-attention, the mean of its heads (`head` None) or one head (0-based):
     a copy with that matrix, its argmax alignment and, where the view had an AER against
     `gold`, the AER of that alignment. `layer` None gives `view` itself."""
-    if layer is None:
+    if layer is None or view.skipped:
         return view
     if view.layers is None:
         raise ValueError(f"{view.label}: no per-layer attention (forced decoding of a "
@@ -257,6 +278,8 @@ def select_reading(view: PairView, gold: Alignment | None, reading: str = "predi
     ('head', a run that has one; other runs show their predicting step, with a note),
     without the final-punctuation sink when `no_sink`; its argmax links and, where the
     view had one, its AER follow. 'predict' without `no_sink` gives `view` itself."""
+    if view.skipped:
+        return view
     if reading == "head" and view.alignment is None and (
             view.word_readings is None or "head" not in view.word_readings):
         out = select_reading(view, gold, "predict", no_sink)
@@ -295,18 +318,56 @@ def select_reading(view: PairView, gold: Alignment | None, reading: str = "predi
     return out
 
 
+def run_orientation(ws: Any, run_id: int, pairs: Sequence[tuple[int, PairInput]]
+                    ) -> tuple[str, str]:
+    """(orientation, note) of run `run_id` on gold pairs `pairs`
+    (core.evaluate.attention_aer.gold_orientation: same, reversed or no match; the note
+    says why a run of another language pair is not computed). Pairs without languages
+    (typed, the test split) are read as they are."""
+    from core.evaluate.attention_aer import NO_MATCH, SAME, gold_orientation, orientation_note
+    from core.services.alignment import run_languages
+
+    if not pairs or not all(pairs[0][1].langs):
+        return SAME, ""
+    langs = run_languages(ws, ws.get_run(run_id))
+    gold = pairs[0][1]
+    found = gold_orientation(langs, gold.langs)
+    return found, orientation_note(langs, gold.gold_name, gold.langs) if found == NO_MATCH else ""
+
+
+def skipped_view(run_id: int, label: str, note: str) -> PairView:
+    """The place of a run not computed on a pair (another language pair): a note, no matrix."""
+    return PairView(run_id, label, np.zeros((0, 0), dtype=np.float32), [], [], note=note,
+                    skipped=True)
+
+
 def attention_job(ws: Any, cache: SessionCache, runs: Sequence[tuple[int, str]],
                   pairs: Sequence[tuple[int, PairInput]], forced: bool, ctx: JobContext
                   ) -> dict[tuple[int, int], PairView]:
-    """Views of every (pair index, run) asked for, reported as they come."""
+    """Views of every (pair index, run) asked for, reported as they come; each run on
+    the gold pairs in its own orientation (run_orientation): a run of the reversed pair
+    reads them from the other side, a run of another pair is not computed (skipped_view:
+    no model loaded, no pair decoded)."""
+    from core.evaluate.attention_aer import NO_MATCH, REVERSED
+
     out: dict[tuple[int, int], PairView] = {}
-    total = len(pairs) * len(runs)
+    plan = [(run_id, label, *run_orientation(ws, run_id, pairs)) for run_id, label in runs]
+    total = len(pairs) * sum(found != NO_MATCH for _, _, found, _ in plan)
     done = 0
-    for run_id, label in runs:
+    for run_id, label, found, note in plan:
+        if found == NO_MATCH:
+            out.update({(index, run_id): skipped_view(run_id, label, note) for index, _ in pairs})
+            continue
         session = cache.get(ws, [run_id])
         for index, pair in pairs:
             ctx.check_cancelled()
-            out[(index, run_id)] = pair_view(session, run_id, label, pair, forced)
+            if found == REVERSED:
+                view = replace(pair_view(session, run_id, label, reversed_pair(pair), forced),
+                               reversed=True)
+                view.note = _joined(view.note, "gold pairs read from the other side")
+            else:
+                view = pair_view(session, run_id, label, pair, forced)
+            out[(index, run_id)] = view
             done += 1
             if done % 8 == 0 or done == total:
                 ctx.progress(done, total, f"{done}/{total} attention matrices")
@@ -321,37 +382,155 @@ def pairs_attention_job(ws: Any, cache: SessionCache, runs: Sequence[tuple[int, 
     return pairs, attention_job(ws, cache, runs, list(enumerate(pairs)), forced, ctx)
 
 
+@dataclass(frozen=True)
+class Symmetrization:
+    """The "symmetrise with" choice: the links of the `forward` runs become the
+    symmetrisation by `heuristic` (core.evaluate.symmetrize) of theirs and those of the
+    reverse-direction run `reverse` (labelled `label`), each read as the screen reads it."""
+
+    reverse: int
+    label: str
+    heuristic: str
+    forward: tuple[int, ...]
+
+
+NO_SYMMETRISATION = "symmetrisation needs gold pairs under forced decoding"
+
+
+def symmetrized_view(view: PairView, reverse: PairView, gold: Alignment | None,
+                     heuristic: str) -> PairView:
+    """`view` (read as shown) with its links replaced by their symmetrisation with the
+    links of `reverse` (the reverse-direction run's view of the same pair, read as shown)
+    by `heuristic`: core.evaluate.attention_aer.symmetrize_with_reverse, what `align
+    --reverse-run` uses; the AER against `gold` (in `view`'s orientation) follows. Both
+    must be on the gold's words (an AER each), else `view` with a note."""
+    from core.evaluate.attention_aer import symmetrize_with_reverse
+
+    if view.skipped:
+        return view
+    if view.aer is None or reverse.aer is None:
+        return replace(view, note=_joined(view.note, NO_SYMMETRISATION))
+    links = symmetrize_with_reverse([view.predicted], [reverse.predicted], heuristic)[0]
+    out = replace(view, predicted=set(links.sure),
+                  note=_joined(view.note, f"links: {heuristic} with {reverse.label}"))
+    if gold is not None:
+        _score(out, gold)
+    return out
+
+
+def present_view(view: PairView, gold: Alignment | None, reading: tuple[str, bool],
+                 selection: tuple[int | None, int | None] = (None, None),
+                 reverse: PairView | None = None,
+                 reverse_reading: tuple[str, bool] = ("predict", False),
+                 heuristic: str = "") -> PairView:
+    """`view` as the screen shows it: the layer/head `selection` (select_layer), read at
+    `reading` = (reading, no_sink) (select_reading), against the pair's `gold` (in the
+    gold set's orientation) turned to the run's (view_gold); with `reverse` (the
+    reverse-direction run's view of the pair, read at `reverse_reading`), its links
+    symmetrised with that run's by `heuristic` (symmetrized_view)."""
+    own = view_gold(view, gold)
+    out = select_reading(select_layer(view, own, *selection), own, *reading)
+    if reverse is None:
+        return out
+    rev = select_reading(reverse, view_gold(reverse, gold), *reverse_reading)
+    return symmetrized_view(out, rev, own, heuristic)
+
+
+def shown_view(views: dict[tuple[int, int], PairView], index: int, run_id: int,
+               gold: Alignment | None, readings: dict[int, tuple[str, bool]] | None = None,
+               selection: tuple[int | None, int | None] = (None, None),
+               sym: Symmetrization | None = None) -> PairView | None:
+    """present_view of pair `index` under run `run_id` (None when not computed), read at
+    readings[run] (default the predicting step); with `sym`, a forward run's links
+    symmetrised with the reverse run's."""
+    view = views.get((index, run_id))
+    if view is None:
+        return None
+    readings = readings or {}
+    reverse = None
+    if sym is not None and run_id in sym.forward and run_id != sym.reverse:
+        reverse = views.get((index, sym.reverse))
+    return present_view(view, gold, readings.get(run_id, ("predict", False)), selection,
+                        reverse, readings.get(sym.reverse, ("predict", False)) if sym else
+                        ("predict", False), sym.heuristic if sym else "")
+
+
+def reverse_pair_runs(langs: dict[int, tuple[str, str]], run_id: int) -> list[int]:
+    """The runs of `langs` ({run: (source, target) language}) that translate run
+    `run_id`'s pair the other way round (both pairs known): the runs its links can be
+    symmetrised with."""
+    from core.evaluate.attention_aer import REVERSED, gold_orientation
+
+    own = langs.get(run_id, ("", ""))
+    if not all(own):
+        return []
+    return [r for r, pair in langs.items()
+            if r != run_id and all(pair) and gold_orientation(pair, own) == REVERSED]
+
+
 def corpus_aer_rows(views: dict[tuple[int, int], PairView], golds: Sequence[Alignment],
                     runs: Sequence[tuple[int, str]],
-                    readings: dict[int, tuple[str, bool]] | None = None) -> list[list[Any]]:
-    """[model, sentences scored, AER, precision, recall] per run over the pairs whose
-    tokens match the gold (others are left out and counted); the averaged attention
-    (`views` as `pair_view` made them, whatever layer a heatmap shows), each run's read as
-    readings[run] = (reading, no_sink) (select_reading; default: the predicting step)."""
+                    readings: dict[int, tuple[str, bool]] | None = None,
+                    sym: Symmetrization | None = None) -> list[list[Any]]:
+    """[model, sentences scored, AER, precision, recall, note] per run over the pairs
+    whose tokens match the gold (others are left out and counted), each run in its own
+    orientation (a run of the reversed pair against the swapped gold links: the same
+    AER either way round); a run of another language pair scores nothing, its note says
+    why. The averaged attention (`views` as `pair_view` made them, whatever layer a
+    heatmap shows), each run's read as readings[run] = (reading, no_sink) (select_reading;
+    default: the predicting step). With `sym`, each forward run's row is followed by
+    the row of its links symmetrised with the reverse run's (shown_view)."""
     rows = []
     for run_id, label in runs:
-        reading, no_sink = (readings or {}).get(run_id, ("predict", False))
-        preds, gold = [], []
-        for i, g in enumerate(golds):
-            v = views.get((i, run_id))
-            if v is not None and v.aer is not None:
-                preds.append(select_reading(v, g, reading, no_sink).predicted)
-                gold.append(g)
-        if not gold:
-            rows.append([label, 0, None, None, None])
+        first = views.get((0, run_id))
+        if first is not None and first.skipped:
+            rows.append([label, 0, None, None, None, first.note])
             continue
-        c = corpus_aer(preds, gold)
-        rows.append([label, len(gold), c.aer, c.precision, c.recall])
+        rows.append(_aer_row(label, views, golds, run_id, readings, None))
+        if sym is not None and run_id in sym.forward and run_id != sym.reverse:
+            rows.append(_aer_row(f"{label} + {sym.label}: {sym.heuristic}", views, golds,
+                                 run_id, readings, sym))
     return rows
 
 
+def _aer_row(label: str, views: dict[tuple[int, int], PairView], golds: Sequence[Alignment],
+             run_id: int, readings: dict[int, tuple[str, bool]] | None,
+             sym: Symmetrization | None) -> list[Any]:
+    """One row of corpus_aer_rows: run `run_id`'s links (symmetrised with `sym`'s reverse
+    run's, where given) over the pairs scored."""
+    preds, gold, other_side = [], [], False
+    for i, g in enumerate(golds):
+        v = views.get((i, run_id))
+        rev = views.get((i, sym.reverse)) if sym is not None else v
+        if v is None or v.aer is None or rev is None or rev.aer is None:
+            continue
+        preds.append(shown_view(views, i, run_id, g, readings, sym=sym).predicted)
+        gold.append(view_gold(v, g))
+        other_side = v.reversed
+    if not gold:
+        return [label, 0, None, None, None, ""]
+    c = corpus_aer(preds, gold)
+    return [label, len(gold), c.aer, c.precision, c.recall,
+            "gold read from the other side" if other_side else ""]
+
+
 def baseline_job(ws: Any, run_id: int, words: Sequence[tuple[list[str], list[str]]],
-                 ctx: JobContext) -> list:
+                 ctx: JobContext, pairs: Sequence[PairInput] = ()) -> list:
     """eflomal alignments of the given (source words, target words) pairs, trained on the
-    run's corpus (core.services.alignment.run_baseline_alignments)."""
+    run's corpus (core.services.alignment.run_baseline_alignments); gold `pairs` of the
+    run's reversed language pair are aligned from the other side and turned back, those
+    of another pair are a ConfigError (run_orientation)."""
+    from core.evaluate.attention_aer import NO_MATCH, REVERSED
     from core.services.alignment import run_baseline_alignments
 
+    found, note = run_orientation(ws, run_id, list(enumerate(pairs)))
+    if found == NO_MATCH:
+        raise ConfigError(f"eflomal baseline: {note}; check a run of the gold set's pair "
+                          "first")
     ctx.progress(0, None, "training eflomal on the run's corpus")
+    if found == REVERSED:
+        back = run_baseline_alignments(ws, run_id, [t for _, t in words], [s for s, _ in words])
+        return [a.swapped() for a in back]
     return run_baseline_alignments(ws, run_id, [s for s, _ in words], [t for _, t in words])
 
 

@@ -5,7 +5,10 @@ extracted alignment; AER per sentence and per corpus; next / previous; sort by t
 difference between two models. Transformer-family models get a "Layer / head" selector
 over their heatmap (forced decoding): the averaged attention, one decoder layer (mean of
 its heads) or one head; the pair's AER follows the matrix shown, the whole-set table
-stays on the averaged attention."""
+stays on the averaged attention. On a gold set each run reads the pairs in its own
+orientation: a run of the reversed language pair from the other side, a run of another
+pair not at all (a note in its place); "Symmetrise with" shows model 1's links
+symmetrised with a reverse-direction run's (app/panels/symmetrize_control.py)."""
 from __future__ import annotations
 
 import html
@@ -38,21 +41,24 @@ from app.core_jobs import (
     PairInput,
     PairView,
     SessionCache,
+    Symmetrization,
     attention_job,
     baseline_job,
     corpus_aer_rows,
     pairs_job,
-    select_layer,
-    select_reading,
+    present_view,
+    view_gold,
 )
 from app.panels.attention_layers import AVERAGE, LayerSelector
 from app.panels.reading_controls import ReadingControls
+from app.panels.symmetrize_control import SymmetrizeControl
 from app.widgets.gate_strip import GateStrip
 from app.widgets.heatmap import AttentionHeatmap
 from app.widgets.run_colours import label_colour
 from app.widgets.run_list import RunList, usable_runs
 from core.evaluate.aer import corpus_aer, percent_text
 from core.goldsets import list_gold_sets
+from core.services.alignment import run_languages
 
 SOURCES = ("Gold set", "Test split", "Typed pairs")
 SORTS = ("Corpus order", "AER difference (model 1 − model 2)", "AER of model 1")
@@ -96,6 +102,7 @@ class AttentionPanel(LayerSelector, QWidget):
         self.current = -1  # pair index shown
         self.job: workers.Job | None = None
         self.names: dict[int, str] = {}
+        self.langs: dict[int, tuple[str, str]] = {}  # run -> (source, target) language
         self.loading_pairs = False  # a pairs_job is reading the chosen source
         self._pairs_asked = 0  # counts load_pairs calls: only the newest one's pairs show
 
@@ -130,6 +137,8 @@ class AttentionPanel(LayerSelector, QWidget):
         self.readings.chosen.connect(self._readings_chosen)
         self.readings.choose_button.clicked.connect(
             lambda: self.readings.choose(self.workspace, self.models.checked()))
+        self.symmetrize = SymmetrizeControl()
+        self.symmetrize.changed.connect(self._symmetrize_changed)
         self.baseline = QCheckBox("statistical baseline (eflomal)")
         self.baseline.setToolTip("Also align the gold pairs with eflomal, trained on the first "
                                  "model's training corpus, and add it to the whole-set table")
@@ -157,6 +166,7 @@ class AttentionPanel(LayerSelector, QWidget):
         for w in (self.forced, self.show_gold, self.show_pred, self.baseline):
             checks.addWidget(w)
         checks.addWidget(self.readings)
+        checks.addWidget(self.symmetrize)
         top.addLayout(checks, 0, 5, 3, 1)
         actions = QVBoxLayout()
         actions.addWidget(self.run_button)
@@ -227,7 +237,7 @@ class AttentionPanel(LayerSelector, QWidget):
         self.pair_label.setObjectName("pairLabel")
         self.aer_table = _table(["Model", "AER % (this pair)", "Precision %", "Recall %", "Note"])
         self.corpus_table = _table(["Model", "Sentences scored", "Corpus AER %", "Precision %",
-                                    "Recall %"])
+                                    "Recall %", "Note"])
         tables = QSplitter(Qt.Orientation.Horizontal)
         for title, table in (("This pair (the matrix shown)", self.aer_table),
                              ("Whole set (averaged attention)", self.corpus_table)):
@@ -272,11 +282,13 @@ class AttentionPanel(LayerSelector, QWidget):
     def refresh(self) -> None:
         runs = usable_runs(self.workspace)
         self.names = {r.id: r.name for r in runs}
+        self.langs = {r.id: run_languages(self.workspace, r) for r in runs}
         self.models.blockSignals(True)
         self.models.set_runs(runs)
         if runs and not self.models.checked():
             self.models.set_checked([r.id for r in runs[-2:]])
         self.models.blockSignals(False)
+        self._offer_reverse_runs()
         self.gold_set.blockSignals(True)
         current = self.gold_set.currentText()
         self.gold_set.clear()
@@ -296,6 +308,7 @@ class AttentionPanel(LayerSelector, QWidget):
         the whole-set table and the heatmaps at once; models checked since the last
         computation are computed (the others' results are kept until then)."""
         checked = self.models.checked()
+        self._offer_reverse_runs()
         self._layout_heatmaps(max(2, len(checked)))
         self._fill_pair_list()
         self._fill_corpus_table()
@@ -305,6 +318,23 @@ class AttentionPanel(LayerSelector, QWidget):
         if self.views and any(r not in computed for r in checked):
             self.compute()
         self._update_controls()
+
+    def _offer_reverse_runs(self) -> None:
+        checked = self.models.checked()
+        self.symmetrize.offer(self.langs, self.names, checked[0] if checked else None)
+
+    def sym_choice(self) -> Symmetrization | None:
+        """What "Symmetrise with" asks for (None: nothing)."""
+        return self.symmetrize.choice(self.models.checked())
+
+    def _symmetrize_changed(self) -> None:
+        """A reverse run not computed yet is computed (with the checked ones); else the
+        links, the pair list and the whole-set table follow at once."""
+        sym = self.sym_choice()
+        if self.views and sym is not None and not any(r == sym.reverse for _, r in self.views):
+            self.compute()
+            return
+        self._reading_changed()
 
     def _update_controls(self) -> None:
         source = self.pair_source.currentText()
@@ -382,7 +412,7 @@ class AttentionPanel(LayerSelector, QWidget):
         view = self.views.get((index, run_id))
         if view is None or view.aer is None:
             return None
-        return select_reading(view, self.pairs[index].gold, *self.reading_choice(run_id)).aer
+        return self._present(view, AVERAGE, index, self.pairs[index].gold).aer
 
     def _fill_pair_list(self) -> None:
         checked = self.models.checked()
@@ -432,6 +462,9 @@ class AttentionPanel(LayerSelector, QWidget):
         if self.job is not None and not self.job.done:
             self.job.cancel()
         runs = [(r, f"{r}: {self.names.get(r, '?')}") for r in run_ids]
+        sym = self.sym_choice()
+        if sym is not None and sym.reverse not in run_ids:  # its links, not shown
+            runs.append((sym.reverse, sym.label))
         pairs = list(enumerate(self.pairs))
         self.progress.setRange(0, len(pairs) * len(runs))
         self.progress.setValue(0)
@@ -447,7 +480,8 @@ class AttentionPanel(LayerSelector, QWidget):
             words = [(p.gold_src or p.source.split(), p.gold_tgt or p.target.split())
                      for p in self.pairs]
             self.baseline_job = self.jobs.submit(
-                baseline_job, self.workspace, run_ids[0], words, name="eflomal baseline")
+                baseline_job, self.workspace, run_ids[0], words, pairs=list(self.pairs),
+                name="eflomal baseline")
             baseline = self.baseline_job
             baseline.finished.connect(
                 lambda links: baseline is self.baseline_job and self._baseline_done(links))
@@ -499,8 +533,7 @@ class AttentionPanel(LayerSelector, QWidget):
         self.shown = []
         for i, view in enumerate(self.base):
             self._fill_layer_box(i, view)
-            layered = select_layer(view, gold, *self.layer_selected[i])
-            self.shown.append(select_reading(layered, gold, *self.reading_choice(view.run_id)))
+            self.shown.append(self._present(view, self.layer_selected[i], self.current, gold))
         self._layout_heatmaps(max(2, len(self.shown)))
         for i, h in enumerate(self.heatmaps):
             if i >= len(self.shown):
@@ -513,8 +546,27 @@ class AttentionPanel(LayerSelector, QWidget):
         self._apply_overlays()
         self._fill_aer()
 
+    def _present(self, view: PairView, selection: tuple[int | None, int | None], index: int,
+                 gold: Any) -> PairView:
+        """`view` of pair `index` (gold links `gold`, in the gold set's orientation) as its
+        heatmap shows it (core_jobs.present_view): the layer/head chosen, read as the
+        controls say, in its run's orientation, its links symmetrised as "Symmetrise
+        with" says."""
+        sym = self.sym_choice()
+        reverse = None
+        if sym is not None and view.run_id in sym.forward:
+            reverse = self.views.get((index, sym.reverse))
+        return present_view(view, gold, self.reading_choice(view.run_id), selection, reverse,
+                            self.reading_choice(sym.reverse) if sym else ("predict", False),
+                            sym.heuristic if sym else "")
+
     def _draw(self, i: int) -> None:
         h, view = self.heatmaps[i], self.shown[i]
+        if view.skipped:  # another language pair: nothing computed
+            h.clear()
+            h.set_title(f"{view.label}  ·  {view.note}", color="#888888")
+            self.gate_strips[i].clear()
+            return
         title = view.label if view.selection == AVERAGE else f"{view.label}  ·  {view.selection_label}"
         if view.reading == "head":  # not the attention: the run's alignment head
             title += "  ·  alignment head"
@@ -531,8 +583,9 @@ class AttentionPanel(LayerSelector, QWidget):
 
     def _apply_overlays(self) -> None:
         for h, view in zip(self.heatmaps, self.shown, strict=False):
-            if self.gold is not None and self.show_gold.isChecked():
-                h.set_gold(self.gold.sure, self.gold.possible)
+            gold = view_gold(view, self.gold)
+            if gold is not None and self.show_gold.isChecked() and not view.skipped:
+                h.set_gold(gold.sure, gold.possible)
             else:
                 h.set_gold(set(), set())
             h.set_predicted(view.predicted if self.show_pred.isChecked() else set())
@@ -568,15 +621,17 @@ class AttentionPanel(LayerSelector, QWidget):
             self.corpus_table.setRowCount(0)
             return
         runs = [(r, f"{r}: {self.names.get(r, '?')}") for r in run_ids]
-        rows = corpus_aer_rows(self.views, golds, runs,
-                               {r: self.reading_choice(r) for r in run_ids})
+        sym = self.sym_choice()
+        readings = {r: self.reading_choice(r) for r in run_ids + ([sym.reverse] if sym else [])}
+        rows = corpus_aer_rows(self.views, golds, runs, readings, sym)
         if self.baseline_alignments is not None and len(self.baseline_alignments) == len(golds):
             c = corpus_aer(self.baseline_alignments, golds)
-            rows.append(["eflomal grow-diag-final-and", len(golds), c.aer, c.precision, c.recall])
+            rows.append(["eflomal grow-diag-final-and", len(golds), c.aer, c.precision, c.recall,
+                         ""])
         self.corpus_table.setRowCount(len(rows))
         for r, values in enumerate(rows):
             for c, value in enumerate(values):
-                self.corpus_table.setItem(r, c, _item(value, percent=c >= 2))
+                self.corpus_table.setItem(r, c, _item(value, percent=2 <= c <= 4))
 
     def export_figure(self) -> None:
         from PySide6.QtWidgets import QInputDialog

@@ -4,7 +4,7 @@ heads) or one head. `LayerSelector` is mixed into app.panels.attention.Attention
 whose boxes (`layer_boxes`, `layer_labels`), choices and views it fills and follows."""
 from __future__ import annotations
 
-from app.core_jobs import PairView, select_layer, select_reading
+from app.core_jobs import PairView
 
 AVERAGE = (None, None)  # the selector's "average" entry: (layer, head)
 LAYER_TIP = ("Cross-attention of one decoder layer (mean of its heads) or of one head; "
@@ -56,9 +56,8 @@ class LayerSelector:
         self.layer_selected[i] = self.layer_choices[i][row]
         if i >= len(self.base):
             return
-        layered = select_layer(self.base[i], self.gold, *self.layer_selected[i])
-        self.shown[i] = select_reading(layered, self.gold,
-                                       *self.reading_choice(self.base[i].run_id))
+        self.shown[i] = self._present(self.base[i], self.layer_selected[i], self.current,
+                                      self.gold)
         self._draw(i)
         self._apply_overlays()
         self._fill_aer()

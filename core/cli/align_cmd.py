@@ -23,7 +23,11 @@ numbers) to their twin becomes the run's default (core/services/reading_anchors.
 Before a model is loaded, the options are checked (--threshold in (0, 1] for --method
 threshold, --symmetrize one of core.evaluate.symmetrize.HEURISTICS, a --reverse-run that
 translates tgt->src), the gold files read (line-parallel, not empty) and --out-dir made
-and probed; each problem is one ConfigError / CorpusError / OutputError line.
+and probed; each problem is one ConfigError / CorpusError / OutputError line. A run of
+the gold set's reversed language pair (an fr->en run, an en->fr gold set) reads the gold
+from the other side (attention_aer.gold_for_run: the table, AER and Pharaoh files are in
+the run's orientation; AER is the same either way round); a run of another pair is a
+ConfigError.
 """
 from __future__ import annotations
 
@@ -118,7 +122,7 @@ def _gold(ws, args: argparse.Namespace, src_lang: str, tgt_lang: str):
 def run(args: argparse.Namespace) -> int:
     """Print the AER table of the run's attention (every reading asked for, or both
     directions symmetrised) and eflomal's on the gold set; write Pharaoh files."""
-    from core.evaluate.attention_aer import aer_table
+    from core.evaluate.attention_aer import aer_table, gold_for_run
     from core.services import alignment
     from core.services.translation import open_session
     from core.store import Workspace
@@ -161,7 +165,9 @@ def run(args: argparse.Namespace) -> int:
             alignment.check_reverse_direction(ws, info, reverse_info)
         if args.out_dir:
             alignment.check_out_dir(args.out_dir)
-        gold = _gold(ws, args, *alignment.run_languages(ws, info))
+        langs = alignment.run_languages(ws, info)
+        # a run of the reversed pair reads the gold set from the other side
+        gold = gold_for_run(_gold(ws, args, *langs), langs)
         session = open_session(ws, [info.id], args.checkpoint, args.device)
         train_src = train_tgt = None
         if args.baseline == "eflomal":

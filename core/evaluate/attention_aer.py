@@ -3,6 +3,7 @@ pair with a TranslationSession, read word alignments off the attention, score th
 
     preds = attention_alignments(session, gold)                  # argmax, one link per word
     both = symmetrized_attention(session, reverse_session, gold) # src->tgt + tgt->src
+    gold = gold_for_run(gold, ("fr", "en"))   # an fr->en run reads an en->fr gold reversed
     print(aer_table({"attention": preds, "sym": both}, gold).to_markdown())
 
 Gold sentences are already tokenised, so they are NOT tokenised again: for a word
@@ -133,6 +134,56 @@ def reverse_gold(gold: GoldSet) -> GoldSet:
                    [a.swapped() for a in gold.alignments], gold.tgt_lang, gold.src_lang)
 
 
+SAME, REVERSED, NO_MATCH = "same", "reversed", "no match"
+
+
+def _pair(langs: Sequence[str]) -> tuple[str, str]:
+    return langs[0].strip().lower(), langs[1].strip().lower()
+
+
+def gold_orientation(run_langs: Sequence[str], gold_langs: Sequence[str]) -> str:
+    """How a run translating run_langs = (source, target) reads a gold set of gold_langs:
+    SAME (its pairs as they are; also when a language is not known), REVERSED (the
+    gold's target is the run's source: reverse_gold) or NO_MATCH (another language pair:
+    its attention on these pairs means nothing)."""
+    run, gold = _pair(run_langs), _pair(gold_langs)
+    if not all(run + gold) or run == gold:
+        return SAME
+    return REVERSED if run == gold[::-1] else NO_MATCH
+
+
+def orientation_note(run_langs: Sequence[str], gold_name: str, gold_langs: Sequence[str]
+                     ) -> str:
+    """'es -> en run; gold set wpt03-trial is en -> fr': why a run is not scored on a gold
+    set."""
+    return (f"{run_langs[0]} -> {run_langs[1]} run; gold set {gold_name} is "
+            f"{gold_langs[0]} -> {gold_langs[1]}")
+
+
+def gold_for_run(gold: GoldSet, run_langs: Sequence[str]) -> GoldSet:
+    """`gold` as a run translating run_langs = (source, target) reads it: as it is, or
+    from the other side (reverse_gold) for a run of the reversed pair; a ConfigError
+    (orientation_note) for a run of another pair."""
+    from core.errors import ConfigError
+
+    langs = (gold.src_lang, gold.tgt_lang)
+    found = gold_orientation(run_langs, langs)
+    if found == NO_MATCH:
+        raise ConfigError(f"{orientation_note(run_langs, gold.name, langs)}: give a gold set of "
+                          f"{run_langs[0]} -> {run_langs[1]} (or the reverse)")
+    return reverse_gold(gold) if found == REVERSED else gold
+
+
+def symmetrize_with_reverse(fwd: Sequence[Alignment | set], rev: Sequence[Alignment | set],
+                            heuristic: str = "grow-diag-final-and") -> list[Alignment]:
+    """Symmetrise a run's (src, tgt) alignments with those of the reverse-direction run on
+    the same pairs, given in ITS orientation (the run's (tgt, src)): what `align
+    --reverse-run` and the Attention screen's "symmetrise with" both use."""
+    back = [Alignment.of((s, t) for t, s in (r.links if isinstance(r, Alignment) else r))
+            for r in rev]
+    return symmetrize_corpus(fwd, back, heuristic)
+
+
 def symmetrized_attention(session, reverse_session, gold: GoldSet,
                           heuristic: str = "grow-diag-final-and", method: str = "argmax",
                           threshold: float = 0.3, ctx: JobContext | None = None,
@@ -144,10 +195,9 @@ def symmetrized_attention(session, reverse_session, gold: GoldSet,
     (`readings` = (forward, reverse)), and their symmetrisation.
     Returns (forward, reverse, symmetrized)."""
     fwd = attention_alignments(session, gold, method, threshold, ctx, readings[0], no_sink)
-    rev = [a.swapped() for a in attention_alignments(reverse_session, reverse_gold(gold),
-                                                     method, threshold, ctx, readings[1],
-                                                     no_sink)]
-    return fwd, rev, symmetrize_corpus(fwd, rev, heuristic)
+    rev = attention_alignments(reverse_session, reverse_gold(gold), method, threshold, ctx,
+                               readings[1], no_sink)
+    return fwd, [a.swapped() for a in rev], symmetrize_with_reverse(fwd, rev, heuristic)
 
 
 def aer_table(systems: Mapping[str, Sequence[Alignment]], gold: GoldSet,

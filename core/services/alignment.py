@@ -58,16 +58,21 @@ def baseline_training_text(ws, run_info, src_pre, tgt_pre, corpus: str | None = 
 
 
 def run_languages(ws, run_info) -> tuple[str, str]:
-    """(source language, target language) run `run_info` translates: those its
-    preprocessing was saved with, else its corpus's; '' where unknown."""
+    """(source language, target language) run `run_info` translates: its corpus's, else
+    those its preprocessing was saved with; '' where unknown. Cheap (no vocabulary is
+    read when the run has a corpus): the Attention screen asks it for every run."""
+    from core.errors import StoreError
     from core.train.artifacts import load_text_side
 
+    if run_info.corpus_id is not None:
+        try:
+            corpus = ws.get_corpus(run_info.corpus_id)
+            return corpus.src_lang, corpus.tgt_lang
+        except StoreError:  # the corpus was deleted
+            pass
     text = load_text_side(ws.run_dir(run_info.id))
     if text is not None:
         return text[2].lang, text[3].lang
-    if run_info.corpus_id is not None:
-        corpus = ws.get_corpus(run_info.corpus_id)
-        return corpus.src_lang, corpus.tgt_lang
     return "", ""
 
 
