@@ -1,5 +1,7 @@
 """The corpus import dialog: every reader format, path pickers, languages, TSV
-columns, lenient reading and a preview of the first lines."""
+columns (guessed from the text by core.data.langid, the guess and its doubts shown),
+lenient reading and a preview of the first lines (a TSV file's two columns under their
+languages)."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -19,12 +21,15 @@ from PySide6.QtWidgets import (
     QPlainTextEdit,
     QPushButton,
     QSpinBox,
+    QTableWidget,
+    QTableWidgetItem,
     QVBoxLayout,
     QWidget,
 )
 
 from app import workers
 from app.file_dialogs import ask_open_path
+from core.data.langid import ColumnGuess, guess_tsv_columns, language_name
 from core.errors import ConfigError
 from core.services.corpora import check_language_codes
 
@@ -100,12 +105,21 @@ class ImportDialog(QDialog):
         self.preview.setReadOnly(True)
         self.preview.setFont(QFont("DejaVu Sans Mono", 9))
         self.preview.setMinimumHeight(150)
+        self.preview_table = QTableWidget(0, 2)  # a TSV file: source and target columns
+        self.preview_table.setEditTriggers(QTableWidget.EditTrigger.NoEditTriggers)
+        self.preview_table.horizontalHeader().setStretchLastSection(True)
+        self.preview_table.setMinimumHeight(150)
+        self.guess_label = QLabel()  # what the columns were guessed to be, or a warning
+        self.guess_label.setWordWrap(True)
+        self.guess: ColumnGuess | None = None
+        self._columns_by_user = False  # the user set the TSV columns for this file
+        self._setting_columns = False
 
         form = QFormLayout()
         form.addRow("Format", self.format)
         for label, picker in zip(self.picker_labels, self.pickers, strict=True):
             form.addRow(label, picker)
-            picker.edit.textChanged.connect(self._update_preview)
+            picker.edit.textChanged.connect(self._on_path_changed)
         langs = QHBoxLayout()
         langs.addWidget(QLabel("source"))
         langs.addWidget(self.src_lang)
@@ -122,6 +136,11 @@ class ImportDialog(QDialog):
         cols.addStretch(1)
         form.addRow("TSV columns", cols)
         self.cols_row_label = form.labelForField(cols)
+        form.addRow("", self.guess_label)
+        for spin in (self.src_col, self.tgt_col):
+            spin.valueChanged.connect(self._on_columns_changed)
+        for edit in (self.src_lang, self.tgt_lang):
+            edit.textChanged.connect(self._update_guess)
         form.addRow("Name", self.name)
         form.addRow("", self.lenient)
         buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Ok
@@ -133,6 +152,7 @@ class ImportDialog(QDialog):
         layout.addLayout(form)
         layout.addWidget(QLabel("Preview (first lines of the first file)"))
         layout.addWidget(self.preview, 1)
+        layout.addWidget(self.preview_table, 1)
         layout.addWidget(buttons)
         self.format.currentIndexChanged.connect(self._update_roles)
         self._update_roles()
@@ -184,19 +204,99 @@ class ImportDialog(QDialog):
             self.cols_row_label.setVisible(is_tsv)
         self._update_preview()
 
+    def _on_path_changed(self) -> None:
+        self._columns_by_user = False  # a new file: its columns are guessed afresh
+        self._update_preview()
+
     def _update_preview(self) -> None:
+        """The first lines of the first file: raw, or a TSV file's columns under their
+        languages (after guessing the columns)."""
+        is_tsv = self.fmt() == "tsv"
+        self.preview.setVisible(not is_tsv)
+        self.preview_table.setVisible(is_tsv)
+        self.guess_label.setVisible(is_tsv)
+        if is_tsv:
+            self._update_guess()
+            return
         path = self.pickers[0].path()
         if not path:
             self.preview.setPlainText("")
             return
+        lines = self._first_lines(path)
+        if isinstance(lines, str):
+            self.preview.setPlainText(lines)
+            return
+        text = "".join(f"{i + 1:>4}  {line}\n" for i, line in enumerate(lines))
+        self.preview.setPlainText(text)
+
+    @staticmethod
+    def _first_lines(path: str) -> list[str] | str:
+        """The first PREVIEW_LINES lines of `path`, or why it cannot be read."""
         try:
             with open(path, encoding="utf-8", errors="replace") as handle:
                 lines = [next(handle, None) for _ in range(PREVIEW_LINES)]
         except OSError as exc:
-            self.preview.setPlainText(f"cannot read {path}: {exc.strerror}")
-            return
-        text = "".join(f"{i + 1:>4}  {line.rstrip()}\n" for i, line in enumerate(lines) if line)
-        self.preview.setPlainText(text)
+            return f"cannot read {path}: {exc.strerror}"
+        return [line.rstrip("\r\n") for line in lines if line is not None]
+
+    def _tsv_file(self) -> str | None:
+        """The TSV file to guess and preview: an existing file, else None."""
+        path = self.pickers[0].path()
+        return path if self.fmt() == "tsv" and path and Path(path).is_file() else None
+
+    def _update_guess(self) -> None:
+        """Guess the TSV file's columns for the languages; a sure guess sets the column
+        boxes unless the user set them for this file. Then show the columns."""
+        path = self._tsv_file()
+        src, tgt = self.src_lang.text().strip(), self.tgt_lang.text().strip()
+        self.guess = None
+        if path and src and tgt:
+            current = (self.src_col.value(), self.tgt_col.value())
+            try:
+                self.guess = guess_tsv_columns(path, src, tgt, default=current)
+            except OSError:
+                self.guess = None  # the preview says why it cannot be read
+        if self.guess is not None and self.guess.sure and not self._columns_by_user:
+            self._setting_columns = True
+            try:
+                self.src_col.setValue(self.guess.src_col)
+                self.tgt_col.setValue(self.guess.tgt_col)
+            finally:
+                self._setting_columns = False
+        self._show_columns()
+
+    def _on_columns_changed(self) -> None:
+        if not self._setting_columns:
+            self._columns_by_user = True
+        self._show_columns()
+
+    def _show_columns(self) -> None:
+        """The guess (or its warning, or a contradiction of the user's columns) and the
+        preview table: source column first, under the language names."""
+        src_col, tgt_col = self.src_col.value(), self.tgt_col.value()
+        guess = self.guess
+        if guess is None:
+            self.guess_label.setText("")
+        elif not guess.sure:
+            self.guess_label.setText("Warning: " + guess.unsure_warning("the TSV columns"))
+        elif (warning := guess.contradiction(src_col, tgt_col)) is not None:
+            self.guess_label.setText("Warning: " + warning)
+        else:
+            self.guess_label.setText("Columns guessed from the text: " + guess.describe())
+        src, tgt = self.src_lang.text().strip(), self.tgt_lang.text().strip()
+        self.preview_table.setHorizontalHeaderLabels([
+            f"{language_name(src)}: source, column {src_col}",
+            f"{language_name(tgt)}: target, column {tgt_col}"])
+        path = self.pickers[0].path()
+        lines = self._first_lines(path) if path and self.fmt() == "tsv" else []
+        if isinstance(lines, str):
+            lines = [lines]  # why it cannot be read, in the first cell
+        self.preview_table.setRowCount(len(lines))
+        for row, line in enumerate(lines):
+            cols = line.split("\t")
+            for k, col in enumerate((src_col, tgt_col)):
+                text = cols[col] if col < len(cols) else ""
+                self.preview_table.setItem(row, k, QTableWidgetItem(text))
 
     def request(self) -> dict[str, Any]:
         """What to import: format, paths, languages and reader options."""

@@ -44,9 +44,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     imp.add_argument("--docids", default=None, metavar="FILE",
                      help="parallel only: side file with <document><TAB><index> per line")
     imp.add_argument("--src-col", type=int, default=None,
-                     help="tsv only: 0-based column of the source side (default 1)")
+                     help="tsv only: 0-based column of the source side (default: guessed "
+                     "from the text, else 1)")
     imp.add_argument("--tgt-col", type=int, default=None,
-                     help="tsv only: 0-based column of the target side (default 0)")
+                     help="tsv only: 0-based column of the target side (default: guessed "
+                     "from the text, else 0)")
     imp.add_argument("--lenient", action="store_true",
                      help="repair bad bytes and keep empty sides (reported as warnings) "
                      "instead of stopping at the first problem")
@@ -132,12 +134,18 @@ def reader_options(args: argparse.Namespace, fmt: str) -> dict[str, Any]:
 def run_import(args: argparse.Namespace) -> int:
     """`corpus import`: read the file(s) into the workspace, print the corpus and its
     warnings; returns 0."""
-    from core.services.corpora import check_language_codes, import_corpus
+    from core.services.corpora import check_language_codes, choose_tsv_columns, import_corpus
 
     check_language_codes(args.src_lang, args.tgt_lang, ("--src-lang", "--tgt-lang"))
     fmt = args.format or guess_format(args.paths)
     options = reader_options(args, fmt)
     name = args.name or Path(args.paths[0]).stem
+    if fmt == "tsv":
+        options, guessed, warning = choose_tsv_columns(args.paths[0], args.src_lang,
+                                                       args.tgt_lang, options)
+        for line in (guessed, warning and f"warning: {warning}"):
+            if line:
+                print(printable(line))
     with _open(args) as ws:
         corpus_id = import_corpus(ws, fmt, args.paths, args.src_lang, args.tgt_lang, name,
                                   options)

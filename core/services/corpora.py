@@ -25,6 +25,33 @@ def check_language_codes(src_lang: str, tgt_lang: str,
                               f"{example}")
 
 
+def choose_tsv_columns(path: str | Path, src_lang: str, tgt_lang: str,
+                       options: dict[str, Any], flags: str = "--src-col and --tgt-col",
+                       ) -> tuple[dict[str, Any], str | None, str | None]:
+    """The TSV reader's columns for importing `path` as src_lang -> tgt_lang: the
+    user's (options src_col / tgt_col, the reader's defaults 1 and 0 filling a missing
+    one), else guessed from the text (core.data.langid). Returns (options with both
+    columns, what was guessed or None, a warning or None): the warning says why an
+    unsure guess kept the defaults, or that the user's columns contradict a sure guess.
+    `flags` names the user's controls in the warning. An unreadable file gets no guess
+    (the reader reports it)."""
+    from core.data.langid import guess_tsv_columns
+
+    given = "src_col" in options or "tgt_col" in options
+    cols = (options.get("src_col", 1), options.get("tgt_col", 0))
+    try:
+        guess = guess_tsv_columns(path, src_lang, tgt_lang, default=cols)
+    except OSError:
+        return dict(options), None, None
+    if given:
+        return dict(options, src_col=cols[0], tgt_col=cols[1]), None, \
+            guess.contradiction(*cols)
+    chosen = dict(options, src_col=guess.src_col, tgt_col=guess.tgt_col)
+    if not guess.sure:
+        return chosen, None, guess.unsure_warning(flags)
+    return chosen, f"columns guessed from the text: {guess.describe()}", None
+
+
 def import_corpus(ws, fmt: str, paths: Sequence[str | Path], src_lang: str, tgt_lang: str,
                   name: str, options: dict[str, Any] | None = None,
                   ctx: JobContext | None = None) -> int:

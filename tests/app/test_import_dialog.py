@@ -2,6 +2,8 @@
 fixes the field instead of filling the whole form again after a puzzling job error."""
 from __future__ import annotations
 
+from pathlib import Path
+
 from PySide6.QtWidgets import QDialog
 
 from app.panels.import_dialog import ImportDialog
@@ -53,3 +55,68 @@ def test_a_missing_file_and_bad_language_codes_are_refused_in_the_dialog(qtbot, 
     dialog.pickers[1].edit.setText(str(good))
     dialog.accept()
     assert dialog.result() == QDialog.DialogCode.Accepted and len(errors) == 3
+
+
+def _demo_lines(lang: str) -> list[str]:
+    return (Path(__file__).resolve().parents[2] / "resources" / "demo" / f"demo.{lang}"
+            ).read_text(encoding="utf-8").splitlines()
+
+
+def _headers_and_first_row(dialog: ImportDialog) -> tuple[list[str], list[str]]:
+    table = dialog.preview_table
+    return ([table.horizontalHeaderItem(k).text() for k in range(2)],
+            [table.item(0, k).text() for k in range(2)])
+
+
+def test_tsv_preview_shows_the_guessed_columns_under_their_languages(qtbot, tmp_path):
+    spanish, english = _demo_lines("es"), _demo_lines("en")
+    en_es, es_en = tmp_path / "en-es.tsv", tmp_path / "es-en.tsv"
+    en_es.write_text("".join(f"{e}\t{s}\n" for e, s in zip(english, spanish, strict=True)),
+                     encoding="utf-8")
+    es_en.write_text("".join(f"{s}\t{e}\n" for e, s in zip(english, spanish, strict=True)),
+                     encoding="utf-8")
+    dialog = _dialog(qtbot, "tsv")
+    dialog.src_lang.setText("es")
+    dialog.tgt_lang.setText("en")
+    assert dialog.preview_table.isVisible() and not dialog.preview.isVisible()
+    for path, es_col in ((es_en, 0), (en_es, 1)):
+        dialog.pickers[0].edit.setText(str(path))
+        assert (dialog.src_col.value(), dialog.tgt_col.value()) == (es_col, 1 - es_col)
+        assert _headers_and_first_row(dialog) == (
+            [f"Spanish (es): source, column {es_col}",
+             f"English (en): target, column {1 - es_col}"], [spanish[0], english[0]])
+        assert dialog.preview_table.rowCount() == 8
+        assert dialog.guess_label.text() == (
+            f"Columns guessed from the text: column {es_col} is Spanish (es) (source), "
+            f"column {1 - es_col} is English (en) (target): 199 of 200 sampled lines agree")
+        assert dialog.request()["options"] == {"lenient": False, "src_col": es_col,
+                                               "tgt_col": 1 - es_col}
+    # the user swaps the columns of en-es.tsv: kept, the headers follow, a warning says
+    # the text disagrees; the languages edited afterwards do not undo the user's choice
+    dialog.src_col.setValue(0)
+    dialog.tgt_col.setValue(1)
+    assert _headers_and_first_row(dialog) == (
+        ["Spanish (es): source, column 0", "English (en): target, column 1"],
+        [english[0], spanish[0]])
+    assert dialog.guess_label.text().startswith(
+        "Warning: column 0 is read as es (source) and column 1 as en (target), but the "
+        "text says the opposite: column 1 looks like es")
+    dialog.tgt_lang.setText("eng")
+    assert (dialog.src_col.value(), dialog.tgt_col.value()) == (0, 1)
+
+
+def test_an_unsure_tsv_guess_keeps_the_columns_and_warns(qtbot, tmp_path):
+    english = _demo_lines("en")
+    twice = tmp_path / "twice.tsv"  # English in both columns
+    twice.write_text("".join(f"{a}\t{b}\n" for a, b in zip(english[1:], english, strict=False)),
+                     encoding="utf-8")
+    dialog = _dialog(qtbot, "tsv")
+    dialog.src_lang.setText("es")
+    dialog.tgt_lang.setText("en")
+    dialog.pickers[0].edit.setText(str(twice))
+    assert (dialog.src_col.value(), dialog.tgt_col.value()) == (1, 0)
+    assert dialog.guess_label.text() == (
+        "Warning: could not tell which column is es and which en (both columns look like "
+        "English (en)); kept column 1 as es and column 0 as en: check the pairs, or set "
+        "the TSV columns")
+    assert _headers_and_first_row(dialog)[1] == [english[0], english[1]]
