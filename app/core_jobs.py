@@ -29,11 +29,12 @@ Link = tuple[int, int]  # (source index, target index)
 
 
 # --- translating --------------------------------------------------------------------------------
-def read_document_job(path: str | Path, lang: str, ctx: JobContext) -> list[str]:
-    """The sentences of a document file (core.services.translation.read_document), read
-    in a job: a big .docx takes seconds to parse and split."""
+def read_document_job(path: str | Path, lang: str,
+                      ctx: JobContext) -> translation.Document:
+    """A document file as paragraphs of sentences (core.services.translation.
+    read_document), read in a job: a big .docx takes seconds to parse and split."""
     ctx.progress(0, 1, f"reading {Path(path).name}")
-    return translation.read_document(path, lang).sentences
+    return translation.read_document(path, lang)
 
 
 def translate_job(ws: Any, cache: SessionCache, run_ids: Sequence[int], sentences: list[str],

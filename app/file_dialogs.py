@@ -19,9 +19,10 @@ def filter_suffixes(name_filter: str) -> list[str]:
 
 def with_filter_suffix(path: str, selected_filter: str, filters: str, default_name: str = "") -> str:
     """The file name to write, given what the user typed and the filter they chose: a name
-    with no known suffix, or with the default name's suffix while another filter was
+    with no known suffix, or the default name left as it was while another filter was
     chosen, gets the chosen filter's first suffix; a name whose suffix is another known
-    one (name .pdf, filter SVG) keeps it: the typed name wins."""
+    one (name .pdf, filter SVG; a name typed with the default's suffix) keeps it: the
+    typed name wins."""
     chosen = filter_suffixes(selected_filter)
     if not path or not chosen:
         return path
@@ -30,7 +31,7 @@ def with_filter_suffix(path: str, selected_filter: str, filters: str, default_na
     default_suffix = Path(default_name).suffix.lower()
     if suffix in chosen:
         return path
-    if suffix == default_suffix and suffix:
+    if suffix == default_suffix and suffix and Path(path).name == Path(default_name).name:
         return str(Path(path).with_suffix(chosen[0]))
     if suffix not in known:
         return path + chosen[0]
@@ -52,14 +53,18 @@ def remember_folder(purpose: str, path: str) -> None:
 def ask_save_path(parent: QWidget | None, title: str, purpose: str, default_name: str,
                   filters: str) -> str | None:
     """A save dialog in the last folder used for `purpose`; the chosen filter decides the
-    suffix (see with_filter_suffix), and an existing file under the name so made is
-    replaced only when the user agrees. None when cancelled."""
+    suffix (see with_filter_suffix): a typed suffix of another listed type wins, and one
+    the filters do not know gets the chosen type's suffix after it only when the user
+    agrees; an existing file under the name so made is replaced only when the user
+    agrees. None when cancelled."""
     start = str(Path(last_folder(purpose)) / default_name)
     selected = _filter_for(default_name, filters)
     typed, chosen = QFileDialog.getSaveFileName(parent, title, start, filters, selected)
     if not typed:
         return None
     path = with_filter_suffix(typed, chosen or selected, filters, default_name)
+    if not _suffix_added_agreed(parent, title, typed, path, chosen or selected):
+        return None
     # the dialog asked about replacing the name as typed, not the one with the suffix
     if path != typed and Path(path).exists() and QMessageBox.question(
             parent, title, f"{path} already exists.\nDo you want to replace it?",
@@ -68,6 +73,21 @@ def ask_save_path(parent: QWidget | None, title: str, purpose: str, default_name
         return None
     remember_folder(purpose, path)
     return path
+
+
+def _suffix_added_agreed(parent: QWidget | None, title: str, typed: str, path: str,
+                         chosen: str) -> bool:
+    """Whether the user wants `path`, made by adding the chosen type's suffix after a
+    suffix they typed ('informe.odt' -> 'informe.odt.tmx'): asked (Yes/No, default No);
+    True without asking when no suffix was typed or none was added."""
+    suffix = Path(typed).suffix
+    if not suffix or path == typed or not path.startswith(typed):
+        return True
+    return QMessageBox.question(
+        parent, title, f"{Path(typed).name} ends in {suffix}, which is not a file type of "
+        f"this export.\nSave it as {Path(path).name} ({chosen})?",
+        QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.No,
+        QMessageBox.StandardButton.No) == QMessageBox.StandardButton.Yes
 
 
 def ask_open_path(parent: QWidget | None, title: str, purpose: str, filters: str = "") -> str | None:

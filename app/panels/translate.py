@@ -4,7 +4,9 @@ of runs or a context model, translate in a worker with progress and cancel, edit
 target side by side with the source, see the selected sentence's attention (with p_t
 and its window for local-p; with a context model's gate values lambda as a strip under
 it), optionally compare with a sentence-level baseline (app/panels/translate_compare.py),
-export plain text / TSV / TMX / XLIFF / JSON lines."""
+export the translated document in its own form (.docx, text with its paragraphs, XLIFF
+with its ids) or TSV / TMX / XLIFF / JSON lines, copy targets to the clipboard
+(app/panels/translate_output.py)."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -40,6 +42,12 @@ from app.panels.translate_compare import (
     fill_comparison,
     set_comparison_columns,
 )
+from app.panels.translate_output import (
+    EXPORT_FILTER,
+    add_copy_actions,
+    copy_targets,
+    default_export_name,
+)
 from app.widgets.diff_view import RichTextDelegate
 from app.widgets.gate_strip import GateStrip
 from app.widgets.heatmap import AttentionHeatmap
@@ -47,8 +55,6 @@ from app.widgets.run_list import RunList, usable_runs
 from app.widgets.status_label import StatusLabel
 from core.errors import WorkbenchError
 from core.families import family_traits
-from core.formats.documents import split_sentences
-from core.formats.export import FILE_FILTER
 from core.services import translation
 from core.services.translation import Comparison
 from core.train.device import cpu_bf16_status
@@ -82,6 +88,9 @@ class TranslatePanel(QWidget):
         # the target column as last exported: edits written to a file are not lost
         self._exported: list[str] = []
         self.document_path: Path | None = None
+        # the document the table's rows are the sentences of (paragraphs, layout, source
+        # file): the export rebuilds it; None: rows set one by one (a line each)
+        self.document: translation.Document | None = None
         self.job: workers.Job | None = None
         self.window_of: dict[int, int] = {}
 
@@ -129,6 +138,10 @@ class TranslatePanel(QWidget):
         self.typed_button.clicked.connect(self.translate_typed)
         self.export_button = QPushButton("Export…")
         self.export_button.clicked.connect(self._choose_export)
+        self.copy_button = QPushButton("Copy targets")
+        self.copy_button.setToolTip("Copy every target to the clipboard as plain text, one "
+                                    "row per line (Ctrl+C copies the selected rows')")
+        self.copy_button.clicked.connect(lambda: self.copy_targets(None))
         self.progress = QProgressBar()
         self.progress.setMinimumWidth(200)
         self.status = StatusLabel("Open a document, check a model, press Translate.")
@@ -151,6 +164,7 @@ class TranslatePanel(QWidget):
         go.addWidget(self.translate_button)
         go.addWidget(self.cancel_button)
         go.addWidget(self.export_button)
+        go.addWidget(self.copy_button)
         left.addLayout(go)
         left.addWidget(self.compare)
         bar = QHBoxLayout()
@@ -171,7 +185,8 @@ class TranslatePanel(QWidget):
         self.table.setWordWrap(True)
         self.table.setAlternatingRowColors(True)
         self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
-        self.table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+        self.table.setSelectionMode(QAbstractItemView.SelectionMode.ExtendedSelection)
+        add_copy_actions(self.table, self.copy_targets)  # Ctrl+C, right-click menu
         self.table.setItemDelegate(RichTextDelegate(self.table))  # highlighted differences
         self._edit_triggers = self.table.editTriggers()
         self.table.currentCellChanged.connect(lambda row, *_: self.show_attention(row))
@@ -211,7 +226,7 @@ class TranslatePanel(QWidget):
         self.workspace = workspace
         self.sessions.clear()
         self.refresh()  # first: the runs checked are then this workspace's
-        self.set_sentences(self.sources())
+        self.set_sentences(self.sources(), document=self.document)
 
     def refresh(self) -> None:
         runs = usable_runs(self.workspace)
@@ -227,6 +242,7 @@ class TranslatePanel(QWidget):
                                          and self.table.rowCount() > 0)
         self.cancel_button.setEnabled(busy)
         self.export_button.setEnabled(self.table.rowCount() > 0)
+        self.copy_button.setEnabled(self.table.rowCount() > 0)
         # while a translation runs its result will fill the targets: an edit made then
         # would be overwritten, so none can be started
         self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers if busy
@@ -298,26 +314,33 @@ class TranslatePanel(QWidget):
         lang = self._source_lang() if self.workspace is not None else "en"
         self.status.setText(f"reading {path.name} ...")
         job = self.jobs.submit(read_document_job, str(path), lang, name=f"Open {path.name}")
-        job.finished.connect(lambda sentences, p=path: self._document_read(p, sentences))
+        job.finished.connect(lambda document, p=path: self._document_read(p, document))
         job.failed.connect(lambda message, _tb: self.status.setText(f"Failed: {message}"))
         return job
 
-    def _document_read(self, path: Path, sentences: list[str]) -> None:
+    def _document_read(self, path: Path, document: translation.Document) -> None:
         self.document_path = path
-        self.set_sentences(sentences)
-        self.status.setText(f"{path.name}: {len(sentences)} sentences")
+        self.set_sentences(document.sentences, document=document)
+        self.status.setText(f"{path.name}: {len(document.sentences)} sentences")
 
     def translate_typed(self) -> workers.Job | None:
-        """Translate the typed text: its sentences replace the table's, as a document would."""
-        text = self.typed.toPlainText()
-        sentences = split_sentences(text, self._source_lang() if self.workspace else "en")
-        if not sentences or not self.may_discard_edits("Translating the typed text"):
+        """Translate the typed text: its sentences replace the table's, as a document would
+        (its blank lines kept for a text export)."""
+        document = translation.text_document(self.typed.toPlainText(),
+                                             self._source_lang() if self.workspace else "en")
+        if not document.sentences or not self.may_discard_edits("Translating the typed text"):
             return None
         self.document_path = None
-        self.set_sentences(sentences)
+        self.set_sentences(document.sentences, document=document)
         return self.translate()
 
-    def set_sentences(self, sources: list[str], targets: list[str] | None = None) -> None:
+    def set_sentences(self, sources: list[str], targets: list[str] | None = None,
+                      document: translation.Document | None = None) -> None:
+        """Show `sources` (with `targets`, when given) as the table's rows; `document`:
+        the Document they are the sentences of (None: a line each)."""
+        if document is not None and document.sentences != list(sources):
+            document = None  # not these rows' document
+        self.document = document
         if self.job is not None and not self.job.done:
             self.job.cancel()  # it translates the sentences this table no longer shows
         self.job = None  # so its late results are not taken for these (_if_current)
@@ -525,17 +548,27 @@ class TranslatePanel(QWidget):
                 for r in range(self.table.rowCount())]
 
     # --- export ---------------------------------------------------------------------------------
+    def copy_targets(self, rows: list[int] | None = None) -> int:
+        """Copy the targets of `rows` (None: all) to the clipboard, one row per line."""
+        n = copy_targets(self.table, rows)
+        if n:
+            self.status.setText(f"Copied {n} target{'s' if n > 1 else ''} to the clipboard")
+        return n
+
     def _choose_export(self) -> None:
-        stem = self.document_path.stem if self.document_path else "translation"
-        path = ask_save_path(self, "Export translation", "translations", f"{stem}.tmx",
-                             FILE_FILTER)
+        checked = self.models.checked()
+        tgt_lang = self.translated_langs[1] if self.translations else (
+            self._languages(checked[0])[1] if checked else "tgt")
+        path = ask_save_path(self, "Export translation", "translations",
+                             default_export_name(self.document, tgt_lang), EXPORT_FILTER)
         if path:
             self.export(path)
 
     def export(self, path: str | Path) -> list[Path]:
         """Write sources and the (edited) targets (core.services.translation: the records
         the `translate` command writes; a sentence whose target was edited keeps its
-        text only) and record the export in the workspace under the run that translated."""
+        text only; .docx and text: the translated document, its paragraphs kept) and
+        record the export in the workspace under the run that translated."""
         run_id = self.translated_by[0] if self.translations and self.translated_by else None
         if run_id is not None:
             src_lang, tgt_lang = self.translated_langs
@@ -549,9 +582,8 @@ class TranslatePanel(QWidget):
             records = translation.table_records(self.sources(), self.targets(),
                                                 self.translations)
             written = translation.export(self.workspace, path, records, src_lang=src_lang,
-                                         tgt_lang=tgt_lang,
-                                         run=run_id,
-                                         document=document)
+                                         tgt_lang=tgt_lang, run=run_id, document=document,
+                                         source=self.document)
         except (WorkbenchError, OSError, ValueError) as exc:
             workers.show_error(self, "Export failed", str(exc))
             return []

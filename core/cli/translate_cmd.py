@@ -4,15 +4,18 @@
               [--dictionary FILE] [--json] [--input F] [--output F] [--document]
               [--target-context]
 
-Reads one sentence per line from stdin or --input (with --document: a .txt/.md/.docx
-document split into sentences, or a TMX/XLIFF file's source segments; the whole file is
-one document, so a context model's context crosses paragraph ends) and writes one
-detokenised translation per line (per paragraph with --document) to stdout or --output
-(atomically). --target-context gives a context model its own previous translations as
+Reads one sentence per line from stdin or --input (with --document, or an --input
+ending in .docx: a .txt/.md/.docx document split into sentences, or a TMX/XLIFF file's
+source segments; the whole file is one document, so a context model's context crosses
+paragraph ends) and writes one detokenised translation per line (per paragraph with
+--document, the blank lines between paragraphs kept) to stdout or --output
+(atomically); an --output ending in .docx is the translated Word document of a .docx
+--input (styles and the first run's formatting of each paragraph kept). --target-context gives a context model its own previous translations as
 context instead of the previous source sentences (with separate source and target
 vocabularies, mapped to source ids by token string). --json writes JSON lines with
 tokens, scores and attention (target tokens x source tokens); an --output ending in
-.tmx, .xlf, .tsv or .jsonl is written in that format and recorded in the workspace.
+.tmx, .xlf, .tsv or .jsonl is written in that format (a TMX/XLIFF input's segment ids
+kept) and recorded in the workspace.
 --n-best K writes 'i ||| text ||| score' lines, or to a .jsonl file one record per
 hypothesis (id = the sentence's number, meta.rank); .tmx/.xlf/.tsv cannot hold it.
 --output is checked (format, writable) before any work.
@@ -29,7 +32,7 @@ from core.cli.progress import StderrProgress
 from core.errors import ConfigError, CorpusError
 from core.jobs import JobContext
 
-EXPORT_SUFFIXES = (".tmx", ".xlf", ".xliff", ".tsv", ".jsonl")
+EXPORT_SUFFIXES = (".tmx", ".xlf", ".xliff", ".tsv", ".jsonl", ".docx")
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -59,11 +62,13 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--input", metavar="FILE", help="read this file instead of stdin")
     p.add_argument("--output", metavar="FILE",
                    help="write here (atomically) instead of stdout; .tmx/.xlf/.tsv/.jsonl "
-                   "choose that format")
+                   "choose that format; .docx (from a .docx --input) is the translated "
+                   "Word document")
     p.add_argument("--document", action="store_true",
                    help="--input is a document (.txt, .md, .docx, .tmx, .xlf): split it into "
                    "sentences and translate them in order as one document (context "
-                   "models see the previous ones); one output line per paragraph")
+                   "models see the previous ones); one output line per paragraph, blank "
+                   "lines kept (implied by a .docx --input)")
     p.add_argument("--target-context", action="store_true",
                    help="context models: use the model's own previous translations as the "
                    "context, not the previous source sentences (sentence i waits for i - 1); "
@@ -128,19 +133,24 @@ def read_input(args: argparse.Namespace, src_lang: str):
 
 
 def write_output(args: argparse.Namespace, lines: list[str], records: list | None,
-                 src_lang: str, tgt_lang: str) -> Path | None:
-    """Export formats by --output's suffix; else text lines (or --json lines) to
-    --output (atomically) or stdout. Returns the file written, if any."""
+                 src_lang: str, tgt_lang: str, document=None) -> Path | None:
+    """Export formats by --output's suffix (core.services.translation.write_export: a
+    .docx, or a TMX/XLIFF keeping `document`'s segment ids); else `document`'s text
+    (its layout kept) or `lines` when it is None, or --json lines, to --output
+    (atomically) or stdout. Returns the file written, if any."""
     from core.atomic import write_text_atomic
-    from core.formats.export import write_translations
     from core.formats.jsonl import record_to_json
+    from core.services import translation
 
     if args.output and Path(args.output).suffix.lower() in EXPORT_SUFFIXES and records:
-        return write_translations(args.output, records, src_lang=src_lang,
-                                  tgt_lang=tgt_lang)[0]
+        return translation.write_export(args.output, records, src_lang=src_lang,
+                                        tgt_lang=tgt_lang, document=document)[0]
     if args.json and records is not None:
-        lines = [record_to_json(r) for r in records]
-    text = "".join(line + "\n" for line in lines)
+        text = "".join(record_to_json(r) + "\n" for r in records)
+    elif document is not None and records is not None:
+        text = translation.document_text(document, [r.translation for r in records])
+    else:
+        text = "".join(line + "\n" for line in lines)
     if args.output:
         return write_text_atomic(args.output, text)
     sys.stdout.write(text)
@@ -148,13 +158,18 @@ def write_output(args: argparse.Namespace, lines: list[str], records: list | Non
     return None
 
 
-def check_output(path: str, n_best: int) -> None:
+def check_output(path: str, n_best: int, input_path: str | None = None) -> None:
     """--output before any work: a format that can hold the result (an n-best list goes
-    to text or .jsonl, not .tmx, .xlf or .tsv) and a place it can be written
-    (core.atomic.check_writable); ConfigError / OutputError naming it."""
+    to text or .jsonl, not .tmx, .xlf, .tsv or .docx; a .docx comes from a .docx
+    `input_path`) and a place it can be written (core.atomic.check_writable);
+    ConfigError / OutputError naming it."""
     from core.atomic import check_writable
 
     suffix = Path(path).suffix.lower()
+    if suffix == ".docx" and Path(input_path or "").suffix.lower() != ".docx":
+        raise ConfigError(f"--output {path}: a Word document is written by translating a "
+                          f".docx --input, and {input_path or 'stdin'} is not one: write "
+                          ".txt, .tmx, .xlf, .tsv or .jsonl")
     if n_best > 1 and suffix in EXPORT_SUFFIXES and suffix != ".jsonl":
         raise ConfigError(f"--output {path}: a {suffix} file holds one translation per "
                           f"segment, not an n-best list: write --n-best to a .jsonl file (one "
@@ -179,8 +194,10 @@ def run(args: argparse.Namespace) -> int:
     if args.n_best > 1 and (args.json or args.target_context):
         raise ConfigError("--n-best cannot be combined with --json or --target-context: "
                           "drop one of them")
+    if args.input and Path(args.input).suffix.lower() == ".docx":
+        args.document = True  # a Word document has no lines to read one by one
     if args.output:
-        check_output(args.output, args.n_best)
+        check_output(args.output, args.n_best, args.input)
     from core.infer.shortlist import parse_spec
 
     spec = parse_spec(args.shortlist) if args.shortlist else None
@@ -222,7 +239,6 @@ def run(args: argparse.Namespace) -> int:
             session, document, beam=args.beam, unk_replace=args.unk_replace,
             dictionary=dictionary, ctx=JobContext([StderrProgress()]),
             target_context=args.target_context)
-        out_lines = [" ".join(t.text for t in para) for para in paragraphs]
         flat = [t for para in paragraphs for t in para]
         from core.infer.translate import cut_warnings
 
@@ -230,7 +246,7 @@ def run(args: argparse.Namespace) -> int:
                                     "sentence" if args.document else "line"):
             print(f"warning: {warning}", file=sys.stderr)
         records = [translation.to_record(t, i) for i, t in enumerate(flat)]
-        path = write_output(args, out_lines, records, src_lang, tgt_lang)
+        path = write_output(args, [], records, src_lang, tgt_lang, document)
         if path is not None:
             translation.record_export(ws, runs[0], document.name, path)
             print(f"wrote {len(records)} translations to {path}", file=sys.stderr)

@@ -5,7 +5,10 @@ paragraph is split into sentences with pysbd (rule-based, per language; English 
 for a language pysbd does not know). `read_paragraphs` keeps the paragraph structure so
 that a translated document can be rebuilt. Word files are read by
 core.formats.docx_text; the input limits of core.limits hold for every kind (the size,
-NMT_WB_MAX_PARAGRAPHS paragraphs, NMT_WB_MAX_LINE_CHARS characters a paragraph)."""
+NMT_WB_MAX_PARAGRAPHS paragraphs, NMT_WB_MAX_LINE_CHARS characters a paragraph).
+`document_text` puts a translated text document back together: a translated line per
+source paragraph, the blank lines where they were (a .docx is rebuilt by
+core.formats.docx_write)."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -24,7 +27,10 @@ def _segmenter(lang: str):
     return pysbd.Segmenter(language=code if code in LANGUAGE_CODES else "en", clean=False)
 
 
-def _paragraph_texts(path: Path) -> list[str]:
+def paragraph_texts(path: str | Path) -> list[str]:
+    """The text of every paragraph of the file, blank ones included: a text file's lines,
+    a Word document's paragraphs. CorpusError naming the file when it cannot be read."""
+    path = Path(path)
     suffix = path.suffix.lower()
     if not path.exists():
         raise CorpusError(path, None, "file not found: check the path")
@@ -50,21 +56,38 @@ def _paragraph_texts(path: Path) -> list[str]:
 
 def split_sentences(text: str, lang: str = "en") -> list[str]:
     """The sentences of typed or pasted text: each non-empty line split with pysbd."""
-    seg = _segmenter(lang)
-    return [s.strip() for line in text.splitlines() if line.strip()
-            for s in seg.segment(line.strip()) if s.strip()]
+    return [s for para in split_paragraphs(text.splitlines(), lang) for s in para]
 
 
-def read_paragraphs(path: str | Path, lang: str = "en") -> list[list[str]]:
-    """Sentences of each non-empty paragraph (whitespace at sentence ends removed)."""
+def split_paragraphs(texts: list[str], lang: str = "en") -> list[list[str]]:
+    """Sentences of each non-blank text of `texts` (whitespace at sentence ends removed):
+    one list per non-blank text, in order; blank texts give none."""
     seg = _segmenter(lang)
     out = []
-    for text in _paragraph_texts(Path(path)):
+    for text in texts:
         if not text.strip():
             continue
         sents = [s.strip() for s in seg.segment(text.strip())]
         out.append([s for s in sents if s])
     return out
+
+
+def read_paragraphs(path: str | Path, lang: str = "en") -> list[list[str]]:
+    """Sentences of each non-empty paragraph of the file (see split_paragraphs)."""
+    return split_paragraphs(paragraph_texts(path), lang)
+
+
+def document_text(layout: list[str], paragraphs: list[str]) -> str:
+    """A translated text document: `layout` is the source's lines (paragraph_texts), and
+    `paragraphs` one translated text per non-blank line, in order. Each non-blank line
+    becomes its translation, a blank line stays (empty); every line ends in '\\n'."""
+    blocks = sum(1 for line in layout if line.strip())
+    if blocks != len(paragraphs):
+        raise ValueError(f"{len(paragraphs)} translated paragraphs for {blocks} in the "
+                         "document")
+    translated = iter(paragraphs)
+    lines = [next(translated) if line.strip() else "" for line in layout]
+    return "".join(line + "\n" for line in lines)
 
 
 def read_document(path: str | Path, lang: str = "en") -> list[str]:

@@ -11,9 +11,9 @@ from core.formats.text import read_plain, read_tsv, write_moses, write_plain, wr
 from core.formats.tmx import read_tmx, write_tmx
 from core.formats.xliff import read_xliff, write_xliff
 
-FORMATS = {".txt": "text", ".tsv": "tsv", ".tmx": "tmx", ".xlf": "xliff", ".xliff": "xliff",
-           ".jsonl": "jsonl"}
-FILE_FILTER = ("Plain text (*.txt);;TSV (*.tsv);;TMX 1.4 (*.tmx);;XLIFF 1.2 (*.xlf *.xliff);;"
+FORMATS = {".txt": "text", ".md": "text", ".tsv": "tsv", ".tmx": "tmx", ".xlf": "xliff",
+           ".xliff": "xliff", ".jsonl": "jsonl"}
+FILE_FILTER = ("Plain text (*.txt *.md);;TSV (*.tsv);;TMX 1.4 (*.tmx);;XLIFF 1.2 (*.xlf *.xliff);;"
                "JSON lines with attention (*.jsonl)")
 
 
@@ -37,7 +37,7 @@ def write_translations(path: str | Path,
                        tgt_lang: str = "tgt", fmt: str | None = None) -> list[Path]:
     """Write translations: `sources` and `targets` as parallel strings, or `sources` as
     TranslationRecords (targets None) to keep tokens, scores and attention (JSON lines).
-    Format by suffix (.txt = translations only, .tsv, .tmx, .xlf/.xliff, .jsonl) or
+    Format by suffix (.txt/.md = translations only, a line each, .tsv, .tmx, .xlf/.xliff, .jsonl) or
     `fmt` ('moses' writes `<path>.<src_lang>` and `<path>.<tgt_lang>`). Atomic.
     Returns the files written."""
     if targets is None:

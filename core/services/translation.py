@@ -11,7 +11,7 @@ from __future__ import annotations
 import sqlite3
 import threading
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -81,11 +81,20 @@ class SessionCache:
 @dataclass
 class Document:
     """A source text as paragraphs of sentences. Translation reads all sentences as one
-    document (a context model's context crosses paragraph ends); the paragraphs only
-    shape the plain-text output (one line per paragraph)."""
+    document (a context model's context crosses paragraph ends); the paragraphs shape
+    the translated document (write_export: a line, or a Word paragraph, per paragraph).
+
+    layout: every paragraph's text in the source, blank ones included (a text file's
+    lines, a Word document's paragraphs); each non-blank one is a paragraph of
+    `paragraphs`, in order. None: one paragraph per line, no blank ones.
+    source: the file read (a .docx export rebuilds it). ids: per sentence, the segment
+    id of a TMX/XLIFF source (an export keeps them)."""
 
     paragraphs: list[list[str]]
     name: str = "stdin"
+    layout: list[str] | None = None
+    source: Path | None = None
+    ids: list[str | None] | None = None
 
     @property
     def sentences(self) -> list[str]:
@@ -94,6 +103,9 @@ class Document:
 
     def regroup(self, items: Sequence[Any]) -> list[list[Any]]:
         """One item per sentence -> the same items grouped by paragraph."""
+        if len(items) != len(self.sentences):
+            raise ValueError(f"{len(items)} translations for the {len(self.sentences)} "
+                             f"sentences of {self.name}")
         it = iter(items)
         return [[next(it) for _ in para] for para in self.paragraphs]
 
@@ -105,21 +117,32 @@ class Document:
 
 def read_document(path: str | Path, lang: str = "en") -> Document:
     """A document file: TMX/XLIFF (each segment's source side is a paragraph of one
-    sentence) or .txt/.md/.docx (paragraphs split into sentences with pysbd).
-    Errors are CorpusErrors naming the file (and the line where the format has lines)."""
+    sentence, its id kept) or .txt/.md/.docx (paragraphs split into sentences with
+    pysbd, the layout kept). Errors are CorpusErrors naming the file (and the line
+    where the format has lines)."""
     path = Path(path)
     suffix = path.suffix.lower()
-    if suffix == ".tmx":
+    if suffix in (".tmx", ".xlf", ".xliff"):
         from core.formats.tmx import read_tmx
-
-        return Document.of_lines([r.source for r in read_tmx(path)], path.name)
-    if suffix in (".xlf", ".xliff"):
         from core.formats.xliff import read_xliff
 
-        return Document.of_lines([r.source for r in read_xliff(path)], path.name)
-    from core.formats.documents import read_paragraphs
+        records = (read_tmx if suffix == ".tmx" else read_xliff)(path)
+        document = Document.of_lines([r.source for r in records], path.name)
+        document.source, document.ids = path, [r.id for r in records]
+        return document
+    from core.formats.documents import paragraph_texts, split_paragraphs
 
-    return Document(read_paragraphs(path, lang), path.name)
+    texts = paragraph_texts(path)
+    return Document(split_paragraphs(texts, lang), path.name, layout=texts, source=path)
+
+
+def text_document(text: str, lang: str = "en", name: str = "typed text") -> Document:
+    """Typed or pasted text as a document: each non-blank line a paragraph split into
+    sentences, the blank lines kept in its layout."""
+    from core.formats.documents import split_paragraphs
+
+    lines = text.splitlines()
+    return Document(split_paragraphs(lines, lang), name, layout=lines)
 
 
 def read_lines(data: bytes, name: str) -> Document:
@@ -331,14 +354,88 @@ def table_records(sources: Sequence[str], targets: Sequence[str],
             for i, (s, t) in enumerate(zip(sources, targets, strict=True))]
 
 
-def export(ws, path: str | Path, records: Sequence[TranslationRecord], *, src_lang: str,
-           tgt_lang: str, run: int | str | None = None, document: str = "") -> list[Path]:
-    """Write `records` (format by suffix: .txt .tsv .tmx .xlf .xliff .jsonl; atomic) and
-    record the export in the workspace's translations table under `run` (when given)."""
+#: suffixes of the translated document itself (write_export), besides the record formats
+#: of core.formats.export
+DOCUMENT_EXPORTS = (".docx", ".txt", ".md")
+
+
+def paragraph_translations(document: Document, targets: Sequence[str]) -> list[str]:
+    """One text per paragraph of `document`: its sentences' targets joined by spaces."""
+    return [" ".join(t.strip() for t in para if t.strip())
+            for para in document.regroup(list(targets))]
+
+
+def document_text(document: Document, targets: Sequence[str]) -> str:
+    """The translated document as text: a line per paragraph, and with a layout its
+    blank lines where the source had them."""
+    paragraphs = paragraph_translations(document, targets)
+    if document.layout is None:
+        return "".join(p + "\n" for p in paragraphs)
+    from core.formats.documents import document_text as rebuild
+
+    return rebuild(document.layout, paragraphs)
+
+
+def check_docx_export(path: str | Path, document: Document | None) -> None:
+    """A .docx is written only from the Word document that was translated (ConfigError
+    saying what to export instead)."""
+    source = document.source if document is not None else None
+    if source is None or source.suffix.lower() != ".docx" or document.layout is None:
+        what = document.name if document is not None else "this text"
+        raise ConfigError(f"{path}: a Word document (.docx) is written by translating a "
+                          f".docx, and {what} is not one: export it as .txt, .tmx, .xlf, "
+                          ".tsv or .jsonl")
+
+
+def write_export(path: str | Path, records: Sequence[TranslationRecord], *, src_lang: str,
+                 tgt_lang: str, document: Document | None = None) -> list[Path]:
+    """Write the translations to `path`, the format by its suffix, atomically: .docx =
+    the translated Word document (the source's package, each paragraph's text replaced:
+    core.formats.docx_write); .txt/.md with `document` = the translated document as text
+    (blank lines kept); else core.formats.export's formats (.txt without a document: a
+    line per record), the records taking a TMX/XLIFF source's segment ids. Returns the
+    files written."""
     from core.formats.export import write_translations
 
-    written = write_translations(path, list(records), src_lang=src_lang, tgt_lang=tgt_lang)
-    record_export(ws, run, document, written[0])
+    suffix = Path(path).suffix.lower()
+    targets = [r.translation for r in records]
+    if suffix == ".docx":
+        return [_write_docx(path, document, targets)]
+    if document is not None and suffix in (".txt", ".md"):
+        from core.atomic import write_text_atomic
+
+        return [write_text_atomic(path, document_text(document, targets))]
+    if document is not None and document.ids and len(document.ids) == len(records):
+        records = [replace(r, id=i) if i else r for r, i in zip(records, document.ids,
+                                                                  strict=True)]
+    return write_translations(path, list(records), src_lang=src_lang, tgt_lang=tgt_lang)
+
+
+def _write_docx(path: str | Path, document: Document | None, targets: list[str]) -> Path:
+    """The translated Word document: the source .docx with its non-blank paragraphs'
+    text replaced; CorpusError when the source changed since it was read."""
+    from core.formats.documents import paragraph_texts
+    from core.formats.docx_write import write_docx
+
+    check_docx_export(path, document)
+    paragraphs = iter(paragraph_translations(document, targets))
+    if paragraph_texts(document.source) != document.layout:
+        raise CorpusError(document.source, None, "changed since it was read: open it again "
+                          "and translate it, then export")
+    return write_docx(path, document.source,
+                      [next(paragraphs) if text.strip() else None for text in document.layout])
+
+
+def export(ws, path: str | Path, records: Sequence[TranslationRecord], *, src_lang: str,
+           tgt_lang: str, run: int | str | None = None, document: str = "",
+           source: Document | None = None) -> list[Path]:
+    """Write `records` (write_export: .docx .txt .md .tsv .tmx .xlf .xliff .jsonl, the
+    translated document's own form when `source`, the Document translated, is given)
+    and record the export in the workspace's translations table under `run` (when
+    given) as a translation of `document` (by default the source's name)."""
+    written = write_export(path, list(records), src_lang=src_lang, tgt_lang=tgt_lang,
+                           document=source)
+    record_export(ws, run, document or (source.name if source else ""), written[0])
     return written
 
 

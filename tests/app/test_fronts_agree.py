@@ -95,7 +95,7 @@ def test_a_tmx_gives_the_same_pairs_to_corpus_import_and_to_open_document(tmp_pa
     assert [" ".join(r.source.split()) for r in records] == [q.src for q in corpus.pairs]
     assert [" ".join(r.translation.split()) for r in records] == [q.tgt for q in corpus.pairs]
     assert [r.id for r in records] == ["a", "c"]
-    assert [" ".join(s.split()) for s in read_document_job(p, "es", JobContext())] == [q.src for q in corpus.pairs]
+    assert [" ".join(s.split()) for s in read_document_job(p, "es", JobContext()).sentences] == [q.src for q in corpus.pairs]
     assert [q.line for q in corpus.pairs] == [4, 7]
 
 

@@ -1,0 +1,189 @@
+"""A translated document comes back in the form it came in: a .docx with its paragraphs,
+styles and first runs' formatting, a text file with its blank lines, an XLIFF with its
+ids; from the `translate` command and from the service the Translate screen uses."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import docx
+import pytest
+
+from core.cli import run_cli
+from core.errors import ConfigError, CorpusError
+from core.formats.records import TranslationRecord
+from core.formats.xliff import read_xliff
+from core.services import translation
+
+#: the 359-pair toy runs (tests/fixtures/toy-models/README.md): small, fast, es -> en
+TOY_MODELS = Path(__file__).resolve().parents[1] / "fixtures" / "toy-models"
+#: a stand-in translation: what each source sentence becomes
+ENGLISH = {"Informe anual": "Annual report", "La casa es verde.": "The house is green.",
+           "Mi hermana vive en Madrid.": "My sister lives in Madrid.",
+           "El perro come.": "The dog eats.", "Hola.": "Hello."}
+
+
+def make_docx(path: Path) -> Path:
+    """A heading, a paragraph whose first run is bold (two sentences, three runs), an
+    empty paragraph, a list item whose first run is not bold but its second is."""
+    d = docx.Document()
+    d.add_heading("Informe anual", level=1)
+    p = d.add_paragraph()
+    p.add_run("La casa es ").bold = True
+    p.add_run("verde.").italic = True
+    p.add_run(" Mi hermana vive en Madrid.")
+    d.add_paragraph("")
+    item = d.add_paragraph("El perro ", style="List Bullet")
+    item.add_run("come.").bold = True
+    d.save(path)
+    return path
+
+
+def records_of(document: translation.Document) -> list[TranslationRecord]:
+    return [TranslationRecord(s, ENGLISH[s]) for s in document.sentences]
+
+
+def test_a_docx_comes_back_with_its_paragraphs_styles_and_bold(tmp_path):
+    source = make_docx(tmp_path / "informe.docx")
+    with_table = docx.Document(source)
+    with_table.add_table(rows=1, cols=2).cell(0, 1).text = "Hola."
+    with_table.save(source)
+    document = translation.read_document(source, "es")
+    assert document.paragraphs == [["Informe anual"],
+                                   ["La casa es verde.", "Mi hermana vive en Madrid."],
+                                   ["El perro come."], ["Hola."]]
+    out = tmp_path / "informe_en.docx"
+    assert translation.write_export(out, records_of(document), src_lang="es", tgt_lang="en",
+                                    document=document) == [out]
+    before, after = docx.Document(source), docx.Document(out)
+    assert len(after.paragraphs) == len(before.paragraphs) == 4
+    assert [p.style.name for p in after.paragraphs] == [p.style.name for p in before.paragraphs]
+    assert [p.style.name for p in after.paragraphs] == ["Heading 1", "Normal", "Normal",
+                                                        "List Bullet"]
+    assert [p.text for p in after.paragraphs] == [
+        "Annual report", "The house is green. My sister lives in Madrid.", "",
+        "The dog eats."]
+    assert [c.text for c in after.tables[0].rows[0].cells] == ["", "Hello."]
+    # the translation is in the first run, with that run's formatting
+    second, item = after.paragraphs[1].runs, after.paragraphs[3].runs
+    assert second[0].text == "The house is green. My sister lives in Madrid."
+    assert second[0].bold is True and [r.text for r in second[1:]] == ["", ""]
+    assert item[0].text == "The dog eats." and not item[0].bold
+    # the parts besides the text are the source's, byte for byte
+    import zipfile
+    with zipfile.ZipFile(source) as a, zipfile.ZipFile(out) as b:
+        assert a.namelist() == b.namelist()
+        assert all(a.read(n) == b.read(n) for n in a.namelist() if n != "word/document.xml")
+
+
+def test_the_translate_command_writes_the_translated_docx(tmp_path, capsys):
+    """`translate --input x.docx --output y.docx` with a toy run: no --document needed;
+    the output's paragraphs are the model's translations of the source's, styled as
+    they were."""
+    from core.services.demo import ensure_demo_workspace
+    from core.store import Workspace
+
+    root = ensure_demo_workspace(tmp_path / "demo", models_dir=TOY_MODELS)
+    source = make_docx(tmp_path / "informe.docx")
+    out = tmp_path / "informe_en.docx"
+    assert run_cli(["--workspace", str(root), "translate", "--run", "demo-rnnsearch",
+                    "--beam", "1", "--input", str(source), "--output", str(out)]) == 0
+    assert f"wrote 4 translations to {out}" in capsys.readouterr().err
+    with Workspace.open(root) as ws:
+        session = translation.open_session(ws, ["demo-rnnsearch"])
+        document = translation.read_document(source, "es")
+        expected = [" ".join(t.text for t in para)
+                    for para in translation.translate_document(session, document, beam=1)]
+    after = docx.Document(out)
+    assert [p.text for p in after.paragraphs] == [expected[0], expected[1], "", expected[2]]
+    assert all(expected) and expected[1] != "La casa es verde. Mi hermana vive en Madrid."
+    assert [p.style.name for p in after.paragraphs] == ["Heading 1", "Normal", "Normal",
+                                                        "List Bullet"]
+    assert after.paragraphs[1].runs[0].bold is True
+    # a text document to stdout: a line per paragraph, the blank lines where they were
+    letter = tmp_path / "carta.txt"
+    letter.write_text("Hola.\n\n\nEl perro come. La casa es verde.\n", encoding="utf-8")
+    assert run_cli(["--workspace", str(root), "translate", "--run", "demo-rnnsearch",
+                    "--beam", "1", "--document", "--input", str(letter)]) == 0
+    with Workspace.open(root) as ws:
+        session = translation.open_session(ws, ["demo-rnnsearch"])
+        hello, second = translation.translate_document(
+            session, translation.read_document(letter, "es"), beam=1)
+    assert capsys.readouterr().out == (f"{hello[0].text}\n\n\n{second[0].text} "
+                                       f"{second[1].text}\n")
+
+
+def test_a_text_document_keeps_its_blank_lines(tmp_path, capsys):
+    source = tmp_path / "carta.txt"
+    source.write_text("La casa es verde. Mi hermana vive en Madrid.\n\n\nEl perro come.\n"
+                      "\nHola.\n", encoding="utf-8")
+    document = translation.read_document(source, "es")
+    out = tmp_path / "carta_en.txt"
+    translation.write_export(out, records_of(document), src_lang="es", tgt_lang="en",
+                             document=document)
+    assert out.read_text(encoding="utf-8") == (
+        "The house is green. My sister lives in Madrid.\n\n\nThe dog eats.\n\nHello.\n")
+    # typed text too
+    typed = translation.text_document("Hola.\n\nEl perro come.", "es")
+    assert translation.document_text(typed, ["Hello.", "The dog eats."]) == \
+        "Hello.\n\nThe dog eats.\n"
+
+
+def test_an_xliff_keeps_its_ids(tmp_path):
+    source = tmp_path / "job.xlf"
+    source.write_text("""<?xml version="1.0" encoding="UTF-8"?>
+<xliff version="1.2" xmlns="urn:oasis:names:tc:xliff:document:1.2">
+ <file original="job" source-language="es" target-language="en" datatype="plaintext">
+  <body>
+   <trans-unit id="intro-7"><source>Hola.</source></trans-unit>
+   <trans-unit id="p2.s1"><source>El perro come.</source></trans-unit>
+  </body></file></xliff>
+""", encoding="utf-8")
+    document = translation.read_document(source, "es")
+    out = tmp_path / "job_en.xlf"
+    translation.write_export(out, records_of(document), src_lang="es", tgt_lang="en",
+                             document=document)
+    assert [(r.id, r.source, r.translation) for r in read_xliff(out)] == [
+        ("intro-7", "Hola.", "Hello."), ("p2.s1", "El perro come.", "The dog eats.")]
+
+
+def test_a_docx_export_needs_the_docx_it_translates(tmp_path, capsys):
+    text = tmp_path / "carta.txt"
+    text.write_text("Hola.\n", encoding="utf-8")
+    document = translation.read_document(text, "es")
+    with pytest.raises(ConfigError, match="carta.txt is not one: export it as .txt"):
+        translation.write_export(tmp_path / "x.docx", records_of(document), src_lang="es",
+                                 tgt_lang="en", document=document)
+    # the command refuses before loading any run
+    assert run_cli(["--workspace", str(tmp_path / "none"), "translate", "--run", "tiny",
+                    "--input", str(text), "--output", str(tmp_path / "x.docx")]) == 2
+    assert "a Word document is written by translating a .docx --input" in \
+        capsys.readouterr().err
+    # a source changed since it was read is not rebuilt from the wrong paragraphs
+    source = make_docx(tmp_path / "informe.docx")
+    document = translation.read_document(source, "es")
+    d = docx.Document(source)
+    d.add_paragraph("Una más.")
+    d.save(source)
+    with pytest.raises(CorpusError, match="changed since it was read"):
+        translation.write_export(tmp_path / "y.docx", records_of(document), src_lang="es",
+                                 tgt_lang="en", document=document)
+    assert not (tmp_path / "x.docx").exists() and not (tmp_path / "y.docx").exists()
+
+
+def test_a_docx_whose_other_parts_unpack_to_too_much_is_not_copied(tmp_path, monkeypatch):
+    """The parts copied as they are count too: 5 MB of zeros packed into a few KB (a zip
+    bomb's ratio) with NMT_WB_MAX_INPUT_MB=1 is refused, naming the limit; nothing is
+    written."""
+    import zipfile
+
+    source = make_docx(tmp_path / "informe.docx")
+    with zipfile.ZipFile(source, "a", zipfile.ZIP_DEFLATED) as zf:
+        zf.writestr("word/media/zeros.bin", bytes(5 << 20))
+    document = translation.read_document(source, "es")
+    monkeypatch.setenv("NMT_WB_MAX_INPUT_MB", "1")
+    out = tmp_path / "informe_en.docx"
+    with pytest.raises(CorpusError, match=r"other than the text unpack to 5\.\d MB.*"
+                       "NMT_WB_MAX_INPUT_MB"):
+        translation.write_export(out, records_of(document), src_lang="es", tgt_lang="en",
+                                 document=document)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["informe.docx"]
