@@ -11,6 +11,7 @@ vocabularies and preprocessors tokenise the text.
 """
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,7 +20,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from core.errors import ConfigError
+from core.errors import CheckpointError, ConfigError
 from core.families import family_traits
 from core.infer.translate import (
     Translation,
@@ -144,12 +145,28 @@ class TranslationSession:
         param = next(self.first.model.parameters(), None)
         return torch.device("cpu") if param is None else param.device
 
+    @contextlib.contextmanager
     def precision(self, amp: bool | None = None):
         """The context to decode in: bf16 autocast when `amp` (None: the session's
-        `amp`) is on and the device has native bf16, else nothing (fp32)."""
-        from core.train.device import autocast
+        `amp`) is on and the device has native bf16, else nothing (fp32). A search that
+        meets non-finite scores inside it ends in a CheckpointError naming the
+        checkpoints (core.infer.search.NonFiniteScores)."""
+        from core.infer.search import NonFiniteScores
+        from core.train.device import amp_active, autocast
 
-        return autocast(self.device, self.amp if amp is None else amp)
+        amp = self.amp if amp is None else amp
+        try:
+            with autocast(self.device, amp):
+                yield
+        except NonFiniteScores as exc:
+            raise CheckpointError(self._non_finite(exc, amp_active(self.device, amp))) from None
+
+    def _non_finite(self, exc: Exception, bf16: bool) -> str:
+        """The message for a search's NonFiniteScores: which checkpoints, what to do."""
+        where = ", ".join(str(m.checkpoint) for m in self.members)
+        also = " or translate without --amp (bf16 may overflow)" if bf16 else ""
+        return (f"{where}: translating stopped: {exc}; the checkpoint is damaged or its run "
+                f"diverged: pick another checkpoint (e.g. 'best'){also}, or train the run again")
 
     # --- work ---------------------------------------------------------------------
     def translate(self, sentences: list[str], beam: int = 5, unk_replace: bool = False,

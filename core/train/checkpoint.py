@@ -150,6 +150,20 @@ def check_checkpoint(state: Any, path: str | Path, needed: tuple[str, ...] = NEE
     return state
 
 
+def check_finite_weights(weights: dict[str, Any], path: str | Path) -> None:
+    """CheckpointError when a floating-point tensor of `weights` (a model's state dict)
+    holds NaN or an infinity: a search over such weights never ends well (NaN scores),
+    and training from them only spreads the NaN."""
+    for name, tensor in weights.items():
+        if isinstance(tensor, torch.Tensor) and tensor.is_floating_point() \
+                and not bool(torch.isfinite(tensor).all()):
+            bad = int((~torch.isfinite(tensor)).sum())
+            raise CheckpointError(
+                f"{path}: the weights {name!r} hold {bad:,} NaN or infinite values (of "
+                f"{tensor.numel():,}); the checkpoint is damaged or its run diverged: pick "
+                "another checkpoint of the run (e.g. 'best') or train it again")
+
+
 @dataclass
 class BestKeeper:
     """Keeps the k checkpoints with the lowest dev perplexity (files best-<step>.pt)."""

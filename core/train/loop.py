@@ -189,6 +189,7 @@ def train_model(
             ckpt.load_checkpoint(last, map_location=device), last, ckpt.NEEDED_TO_RESUME,
             config.to_dict(), (data.src_vocab_size, data.tgt_vocab_size))
         try:
+            ckpt.check_finite_weights(state["model"], last)
             model.load_state_dict(state["model"])
             optimizer.load_state_dict(state["optimizer"])
             schedule.load_state_dict(state["schedule"])

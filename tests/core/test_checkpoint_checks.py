@@ -67,3 +67,54 @@ def test_vocabulary_sizes_must_match_the_run(workspace):
     _edit(run_dir / "last.pt", vocab_sizes=[src + 7, tgt])
     with pytest.raises(CheckpointError, match=f"vocabularies of {src + 7} source"):
         load_model(run_dir, "last")
+
+
+def _poison(path, value=float("nan")):
+    """One weight of the checkpoint at `path` set to `value`; returns its name."""
+    state = torch.load(path, weights_only=True)
+    name = next(k for k, v in state["model"].items() if v.is_floating_point())
+    state["model"][name].view(-1)[0] = value
+    ckpt.save_checkpoint(path, state)
+    return name
+
+
+@pytest.mark.parametrize("value", [float("nan"), float("inf")])
+def test_a_checkpoint_with_non_finite_weights_is_refused_at_load(workspace, value):
+    """NaN weights made `translate --checkpoint last` search for ever (round 2, item 7):
+    load_model and a resume refuse them, naming the checkpoint and the tensor."""
+    run_id, run_dir = _trained(workspace, "nan")
+    name = _poison(run_dir / "last.pt", value)
+    with pytest.raises(CheckpointError, match=rf"last.pt: the weights '{name}' hold 1 NaN or "
+                                              "infinite values"):
+        load_model(run_dir, "last")
+    workspace.update_run(run_id, config={**workspace.get_run(run_id).config,
+                                         "train": {**tiny_run_config(max_steps=4).train.__dict__}})
+    with pytest.raises(CheckpointError, match=rf"last.pt: the weights '{name}' hold 1 NaN"):
+        train_run(workspace, run_id, RecordingContext(), resume=True)
+
+
+@pytest.mark.parametrize("beam", [1, 3])
+def test_non_finite_scores_in_a_search_name_the_checkpoint(workspace, beam):
+    """Weights that go bad after loading (or overflow) end translate and n-best lists
+    with a CheckpointError naming the checkpoint, not a hang or '<pad> <pad> ...'."""
+    from core.services.translation import n_best_lists
+
+    _trained(workspace, "diverged")
+    session = TranslationSession.open(workspace, ["diverged"], which="last")
+    model, steps = session.models[0], []
+    with torch.no_grad():
+        for p in model.parameters():
+            p.fill_(float("nan"))
+
+    def counted(*args, plain=model.step, **kwargs):  # unfixed, beam search never ends
+        steps.append(1)
+        assert len(steps) < 1000, "the search does not stop"
+        return plain(*args, **kwargs)
+
+    model.step = counted
+    with pytest.raises(CheckpointError, match=r"last.pt: translating stopped: the model's "
+                                              r"scores are not finite .* at output step \d+"):
+        session.translate(["hola mundo"], beam=beam)
+    if beam > 1:
+        with pytest.raises(CheckpointError, match=r"last.pt: translating stopped"):
+            n_best_lists(session, ["hola mundo"], beam, 2)
