@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 import torch
 
+from core import limits
 from core.errors import CheckpointError, ConfigError
 from core.families import family_traits
 from core.infer.translate import (
@@ -176,7 +177,9 @@ class TranslationSession:
         """Sentence-level translation; a context model translates the list as one
         document (each sentence sees its predecessors; with `target_context`, the
         model's own translations of them, see translate_documents). `amp`: decode in
-        bf16 where possible (None: the session's setting)."""
+        bf16 where possible (None: the session's setting). ConfigError for a beam beyond
+        core.limits.MAX_BEAM."""
+        limits.check_beam(beam, option="the beam size")
         options.setdefault("shortlist", self.shortlist)
         if self.is_context_model:
             return self.translate_documents([sentences], beam=beam, unk_replace=unk_replace,
@@ -196,6 +199,7 @@ class TranslationSession:
         """Documents in order; a context model sees each sentence's previous source
         sentences, or with `target_context` its own previous translations (mapped to
         source ids by token string when the run's vocabularies differ)."""
+        limits.check_beam(beam, option="the beam size")
         options.setdefault("shortlist", self.shortlist)
         if not self.is_context_model:
             if target_context:

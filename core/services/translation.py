@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from core import limits
 from core.errors import ConfigError
 from core.formats.records import TranslationRecord
 from core.jobs import JobContext
@@ -204,6 +205,7 @@ def n_best_lists(session, sentences: list[str], beam: int, n_best: int,
                           "translates whole documents")
     if n_best > beam:
         raise ConfigError(f"--n-best {n_best} needs --beam of at least {n_best}")
+    limits.check_beam(beam, n_best)
     src_vocab, tgt_vocab, src_pre, tgt_pre = session.text_side()
     model = as_model(session.models)
     device = session.device

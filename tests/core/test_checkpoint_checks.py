@@ -118,3 +118,36 @@ def test_non_finite_scores_in_a_search_name_the_checkpoint(workspace, beam):
     if beam > 1:
         with pytest.raises(CheckpointError, match=r"last.pt: translating stopped"):
             n_best_lists(session, ["hola mundo"], beam, 2)
+
+
+BAD_CONTENTS = [  # (what the checkpoint holds, what the error says): each was a traceback
+    (dict(position={"epoch": 0, "batch": 0, "step": -3}), r"position.step is -3, not a whole "
+     r"number from 0 to 1,000,000,000 \(the limit\)"),
+    (dict(position={"epoch": "one", "batch": 0, "step": 2}), r"position.epoch is 'one'"),
+    (dict(position={"epoch": 0, "batch": 0, "step": 10**15}), r"position.step is "
+     r"1000000000000000, not a whole number from 0 to 1,000,000,000 \(the limit\)"),
+    (dict(model=[1, 2]), r"'model' is a list, not a table of named weights"),
+    (dict(config=["model"]), r"'config' is a list, not a table"),
+    (dict(vocab_sizes=["a", "b"]), r"vocab_sizes is \['a', 'b'\], not two whole numbers up "
+     r"to 10,000,000 \(the limit\)"),
+    (dict(bad_validations="x"), r"bad_validations is 'x'"),
+]
+
+
+def test_checkpoint_contents_out_of_type_or_range_are_refused(workspace):
+    """Negative or text positions, a step of 10**15, weights or config of the wrong type,
+    vocabulary sizes that are not numbers: each was a traceback or a run "finished after
+    1000000000000000 steps" (round 2, item 9); now one CheckpointError naming the key, on
+    load and on resume."""
+    run_id, run_dir = _trained(workspace, "contents")
+    good = torch.load(run_dir / "last.pt", weights_only=True)
+    workspace.update_run(run_id, config={**workspace.get_run(run_id).config,
+                                         "train": {**tiny_run_config(max_steps=4).train.__dict__}})
+    for changes, says in BAD_CONTENTS:
+        _edit(run_dir / "last.pt", **changes)
+        with pytest.raises(CheckpointError, match=rf"last.pt: not a valid workbench checkpoint: {says}"):
+            load_model(run_dir, "last")
+        with pytest.raises(CheckpointError, match=rf"not a valid workbench checkpoint: {says}"):
+            train_run(workspace, run_id, RecordingContext(), resume=True)
+        ckpt.save_checkpoint(run_dir / "last.pt", good)
+    assert load_model(run_dir, "last").step == 2
