@@ -40,6 +40,12 @@ class Rule:
         the rule sets no range."""
         if self.choices:
             return "one of " + ", ".join(repr(c) for c in self.choices)
+        if self.kind is int:
+            lo = None if self.lo is None else f"{int(self.lo):,}"
+            hi = None if self.hi is None else f"{int(self.hi):,}"
+            if lo is not None and hi is not None:
+                return f"in [{lo}, {hi}]"
+            return f">= {lo}" if lo is not None else f"<= {hi}"
         if self.lo is not None and self.hi is not None:
             return f"in {'(' if self.lo_open else '['}{self.lo:g}, {self.hi:g}{')' if self.hi_open else ']'}"
         if self.lo is not None:
@@ -68,6 +74,11 @@ BOOL, TEXT = Rule(bool), Rule(str)
 #: module, so tests/core/test_evaluate_readings.py keeps the two equal
 READING_CHOICES = ("", "predict", "shift", "sum", "previous", "head")
 
+W = limits.MAX_WIDTH  # embedding, hidden and d_model sizes
+#: train.threads in any config; when a run trains, at most the machine's CPU threads
+#: (core.train.device.check_threads): 2,000 threads made a step 20 times slower
+MAX_THREADS = 1024
+
 #: Every field of every section, "section.key" -> Rule. A new config field gets one line
 #: here (tests/core/test_config_validation.py checks that none is missing).
 RULES: dict[str, Rule] = {
@@ -75,42 +86,54 @@ RULES: dict[str, Rule] = {
     "alignment_reading": _one_of(*READING_CHOICES),
     # model
     "model.family": _one_of(*FAMILIES), "model.cell": _one_of("lstm", "gru"),
-    "model.emb_size": _int(1), "model.hidden_size": _int(1), "model.layers": _int(1),
+    "model.emb_size": _int(1, W), "model.hidden_size": _int(1, W),
+    "model.layers": _int(1, limits.MAX_LAYERS),
     "model.attention": _one_of(*ATTENTION_KINDS), "model.score": _one_of(*SCORES),
-    "model.window": _int(1, hint="the half-width D of local attention, e.g. 10"),
+    "model.window": _int(1, limits.MAX_SOURCE_LEN,
+                         hint="the half-width D of local attention, e.g. 10"),
     "model.input_feeding": BOOL, "model.reverse_source": BOOL,
     "model.dropout": _float(0, 1, hi_open=True),
     "model.init_range": _float(0, hint="0 keeps PyTorch's initialisation"),
-    "model.maxout_pool": _int(1), "model.max_src_len": _int(1),
-    "model.d_model": _int(1), "model.ff_size": _int(1), "model.heads": _int(1),
-    "model.enc_layers": _int(1), "model.dec_layers": _int(1), "model.ctx_layers": _int(1),
-    "model.ctx_sentences": _int(1), "model.ctx_following": _int(0),
+    "model.maxout_pool": _int(1, 64), "model.max_src_len": _int(1, limits.MAX_SOURCE_LEN),
+    "model.d_model": _int(1, W), "model.ff_size": _int(1, limits.MAX_FF),
+    "model.heads": _int(1, limits.MAX_HEADS),
+    "model.enc_layers": _int(1, limits.MAX_LAYERS), "model.dec_layers": _int(1, limits.MAX_LAYERS),
+    "model.ctx_layers": _int(1, limits.MAX_LAYERS),
+    "model.ctx_sentences": _int(1, limits.MAX_CONTEXT),
+    "model.ctx_following": _int(0, limits.MAX_CONTEXT),
     "model.strategy": _one_of("ws", "ts"), "model.ctx_side": _one_of("source", "target"), "model.tie_embeddings": BOOL,
     "model.alignment_head": BOOL,
     # data
     "data.vocab": _one_of("word", "bpe", "unigram"),
-    "data.src_vocab_size": _int(8, hint="the vocabulary keeps 5 special ids; e.g. 8000"),
-    "data.tgt_vocab_size": _int(8, hint="the vocabulary keeps 5 special ids; e.g. 8000"),
-    "data.joint_vocab": BOOL, "data.max_len": _int(1), "data.lowercase": BOOL,
-    "data.fold_accents": BOOL, "data.pretokenized": BOOL,
-    "data.batch_size": _int(1), "data.batch_tokens": _int(0, hint="0 batches by sentences"),
-    "data.dev_sample": _int(0, hint="0 skips the greedy dev BLEU"),
+    "data.src_vocab_size": _int(8, limits.MAX_VOCAB,
+                                hint="the vocabulary keeps 5 special ids; e.g. 8000"),
+    "data.tgt_vocab_size": _int(8, limits.MAX_VOCAB,
+                                hint="the vocabulary keeps 5 special ids; e.g. 8000"),
+    "data.joint_vocab": BOOL, "data.max_len": _int(1, limits.MAX_SOURCE_LEN),
+    "data.lowercase": BOOL, "data.fold_accents": BOOL, "data.pretokenized": BOOL,
+    "data.batch_size": _int(1, limits.MAX_BATCH),
+    "data.batch_tokens": _int(0, limits.MAX_BATCH_TOKENS, hint="0 batches by sentences"),
+    "data.dev_sample": _int(0, limits.MAX_BATCH * 10, hint="0 skips the greedy dev BLEU"),
     # train
     "train.optimizer": _one_of("sgd", "adam", "adadelta"),
     "train.lr": _float(0, lo_open=True), "train.lr_decay": _float(0, 1, lo_open=True),
     "train.decay_start_epoch": _int(0, hint="0 never decays"),
-    "train.epochs": _int(1), "train.max_steps": _int(0, hint="0 = no step limit"),
-    "train.max_minutes": _float(0, hint="0 = no time limit"),
+    "train.epochs": _int(1, limits.MAX_EPOCHS),
+    "train.max_steps": _int(0, limits.MAX_STEPS, hint="0 = no step limit"),
+    "train.max_minutes": _float(0, 1e8, hint="0 = no time limit"),
     "train.clip_norm": _float(0, hint="0 turns clipping off"),
     "train.label_smoothing": _float(0, 1, hi_open=True, hint="e.g. 0.1"),
-    "train.sampled_softmax": _int(0, hint="0 = full softmax, or a word count K > 0"),
+    "train.sampled_softmax": _int(0, limits.MAX_VOCAB,
+                                  hint="0 = full softmax, or a word count K > 0"),
     "train.guided_alignment": _float(0, 100, hint="0 = off; the alignment loss's weight, "
                                      "e.g. 0.5"),
     "train.guide_runs": TEXT,
-    "train.valid_every": _int(0, hint="0 validates only at the end"),
-    "train.early_stop_patience": _int(0, hint="0 = off"), "train.keep_best": _int(0),
+    "train.valid_every": _int(0, limits.MAX_STEPS, hint="0 validates only at the end"),
+    "train.early_stop_patience": _int(0, limits.MAX_STEPS, hint="0 = off"),
+    "train.keep_best": _int(0, 1000),
     "train.seed": _int(0, 2**32 - 1), "train.device": TEXT,
-    "train.threads": _int(0, hint="0 = torch's default"), "train.amp": BOOL,
+    "train.threads": _int(0, MAX_THREADS, hint="0 = torch's default; at most the "
+                          "machine's CPU threads when it trains"), "train.amp": BOOL,
     "train.stage": _one_of(0, 1, 2, kind=int), "train.init_from": TEXT,
 }
 

@@ -24,6 +24,14 @@ change it without restarting anything): a positive whole number.
 
 One limit is fixed: XML elements nested more than XML_DEPTH deep are refused (no real
 TMX, XLIFF or Word file comes near it; the parser's stack would be memory too).
+
+Settings have fixed ceilings too, far above any real use and low enough that nothing
+overflows or runs away below them (the config's RULES, the commands' options, what a
+checkpoint may say): MAX_BEAM hypotheses per sentence, MAX_STEPS updates, MAX_LAYERS,
+MAX_WIDTH (embedding, hidden and d_model sizes), MAX_FF, MAX_HEADS, MAX_VOCAB words,
+MAX_BATCH sentences (MAX_BATCH_TOKENS tokens) per batch, MAX_CONTEXT sentences,
+MAX_NAME_CHARS for a corpus or run name; CPU threads at most the machine's
+(cpu_threads()). Whether a model fits in memory is core.train.footprint's estimate.
 """
 from __future__ import annotations
 
@@ -35,6 +43,28 @@ from core.errors import ConfigError, CorpusError
 
 MB = 1024 * 1024
 XML_DEPTH = 100_000
+
+MAX_BEAM = 100  # the Translate screen's beam box goes to here
+MAX_STEPS = 1_000_000_000
+MAX_EPOCHS = 1_000_000
+MAX_LAYERS = 1_000
+MAX_WIDTH = 65_536
+MAX_FF = 262_144
+MAX_HEADS = 1_024
+MAX_VOCAB = 10_000_000
+MAX_BATCH = 100_000
+MAX_BATCH_TOKENS = 10_000_000
+MAX_SOURCE_LEN = 100_000  # model.max_src_len, data.max_len, model.window
+MAX_CONTEXT = 100  # previous or following sentences a context model sees
+MAX_NAME_CHARS = 200
+
+
+def cpu_threads() -> int:
+    """The CPU threads this process may use (its affinity mask, else os.cpu_count())."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):
+        return max(1, os.cpu_count() or 1)
 
 
 @dataclass(frozen=True)
@@ -129,3 +159,13 @@ def first_long_line(text: str, limit: int) -> tuple[int, int] | None:
             return None
         start = end + 1
     return None
+
+
+def check_beam(beam: int, n_best: int = 1, option: str = "--beam") -> None:
+    """ConfigError unless 1 <= n_best <= beam <= MAX_BEAM (a beam of 100,000 took 3.8 GB
+    for one word; 10^9 failed inside torch)."""
+    if not 1 <= beam <= MAX_BEAM:
+        raise ConfigError(f"{option} must be 1 or more (1 = greedy) and at most {MAX_BEAM} "
+                          f"(the limit), not {beam}; beams beyond 10 seldom help")
+    if not 1 <= n_best <= beam:
+        raise ConfigError(f"--n-best must be from 1 to the beam size ({beam}), not {n_best:,}")

@@ -18,7 +18,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from core import diskspace, runlock
+from core import diskspace, limits, runlock
 from core.atomic import write_text_atomic
 from core.data.corpus import Corpus
 from core.errors import StoreError, WorkbenchError
@@ -380,6 +380,10 @@ class Workspace(RunRecords):
         if name.isdigit():
             raise StoreError(f"{what} name {name!r} is only digits and would read as an id; "
                              "add a letter.")
+        if len(name) > limits.MAX_NAME_CHARS:
+            raise StoreError(f"a {what} name may have {limits.MAX_NAME_CHARS} characters (the "
+                             f"limit), this one has {len(name):,} ({name[:40]!r}...); choose a "
+                             "shorter name.")
         if self._query(f"SELECT 1 FROM {table} WHERE name = ?", (name,)):
             raise StoreError(f"{self.root}: a {what} named {name!r} already exists; choose "
                              f"another name, e.g. {self._free_name(table, name)!r}.")

@@ -35,3 +35,15 @@ def printable(text: str, keep: str = "") -> str:
 def unprintable_chars(text: str) -> list[str]:
     """The distinct control characters of `text`, escaped, in order of appearance."""
     return list(dict.fromkeys(_escape(ch) for ch in text if _unsafe(ch)))
+
+
+#: characters of a name shown in a table's cell (`runs list`, `corpus list`); the whole
+#: name stays in the database and in --json
+SHOWN_NAME_CHARS = 60
+
+
+def cell(text: str, most: int = SHOWN_NAME_CHARS) -> str:
+    """`printable(text)` cut to `most` characters, the cut marked with '…': one name
+    (a 5,000-character one made before names had a limit) cannot widen every row."""
+    text = printable(text)
+    return text if len(text) <= most else text[:most - 1] + "…"

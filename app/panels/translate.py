@@ -53,6 +53,7 @@ from app.widgets.gate_strip import GateStrip
 from app.widgets.heatmap import AttentionHeatmap
 from app.widgets.run_list import RunList, usable_runs
 from app.widgets.status_label import StatusLabel
+from core import limits
 from core.errors import WorkbenchError
 from core.families import family_traits
 from core.services import translation
@@ -101,7 +102,7 @@ class TranslatePanel(QWidget):
         self.models.setToolTip("Check one run, or several (same vocabularies) for an ensemble")
         self.models.changed.connect(self._update_buttons)
         self.beam = QSpinBox()
-        self.beam.setRange(1, 50)
+        self.beam.setRange(1, limits.MAX_BEAM)  # what translate --beam accepts
         self.beam.setValue(5)
         self.unk = QCheckBox("replace unknown words")
         self.unk.setToolTip("Copy the most-attended source word for each <unk>")

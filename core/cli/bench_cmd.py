@@ -7,6 +7,7 @@ import sys
 
 import torch
 
+from core import limits
 from core.errors import ConfigError
 
 
@@ -93,12 +94,13 @@ def run_train(args: argparse.Namespace) -> int:
     """`bench train`: print a row per variant (the JSON rows to stdout or a file with --json);
     exit status 1 when no variant ran."""
     from core.services.bench import run_train_bench
-    from core.train.device import check_device
+    from core.train.device import check_device, check_threads
 
     at_least(("--steps", args.steps, 1), ("--warmup", args.warmup, 0),
              ("--threads", args.threads, 1), ("--batch-size", args.batch_size, 1),
              ("--batch-tokens", args.batch_tokens, 1), ("--profile", args.profile, 0),
              ("--sampled-softmax", args.sampled_softmax, 0))
+    check_threads(args.threads, "--threads")
     check_device(args.device)
     to_stdout = args.json == "-"
     rows = run_train_bench(args.variant, args.steps, args.warmup, args.device, args.data,
@@ -121,9 +123,12 @@ def run_translate(args: argparse.Namespace) -> int:
     """`bench translate`: print decoding speed per beam size; exit status 1 when nothing ran."""
     from core.infer.shortlist import parse_spec
     from core.services.bench_translate import run_translate_bench
-    from core.train.device import check_device
+    from core.train.device import check_device, check_threads
 
     at_least(("--threads", args.threads, 1),)
+    for beam in args.beam or []:
+        limits.check_beam(beam)
+    check_threads(args.threads, "--threads")
     check_device(args.device)
     rows = run_translate_bench(args.variant, args.sentences, args.length, args.beam or [1, 5],
                                args.batch, args.device, args.data, args.threads, args.split,

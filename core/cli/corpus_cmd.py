@@ -19,7 +19,7 @@ from typing import Any
 from core.cli.confirm import add_rename_and_delete
 from core.errors import ConfigError
 from core.store import Workspace
-from core.textsafe import printable
+from core.textsafe import cell, printable
 
 FORMATS = ("parallel", "tsv", "tmx", "docs")
 SPLIT_NAMES = ("train", "dev", "test")
@@ -168,7 +168,7 @@ def run_list(args: argparse.Namespace) -> int:
     rows = [("id", "name", "langs", "pairs", "docs", "format", "created")]
     for c in corpora:
         created = dt.datetime.fromtimestamp(c.created).strftime("%Y-%m-%d %H:%M")
-        rows.append((str(c.id), printable(c.name), printable(f"{c.src_lang}-{c.tgt_lang}"),
+        rows.append((str(c.id), cell(c.name), printable(f"{c.src_lang}-{c.tgt_lang}"),
                      str(c.n_pairs), str(c.n_documents), printable(c.format), created))
     print(format_table(rows))
     return 0

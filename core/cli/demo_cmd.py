@@ -28,12 +28,12 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Run the demo pipeline (core.services.demo) and print its summary."""
+    from core import limits
     from core.cli.progress import ProgressPrinter
-    from core.errors import ConfigError
     from core.services.demo_pipeline import fresh_demo_dir, run_demo
 
-    if args.beam < 1:  # before the workspace is made, the corpus imported, a model trained
-        raise ConfigError(f"--beam must be 1 or more (1 = greedy), not {args.beam}")
+    # before the workspace is made, the corpus imported, a model trained
+    limits.check_beam(args.beam)
     root = args.demo_workspace or args.workspace or fresh_demo_dir()
     summary = run_demo(root, quick=args.quick, beam=args.beam,
                        log=lambda m: print(m, file=sys.stderr),

@@ -22,6 +22,7 @@ import argparse
 import sys
 from pathlib import Path
 
+from core import limits
 from core.cli.progress import StderrProgress
 from core.cli.translate_cmd import add_model_args
 from core.errors import ConfigError
@@ -88,8 +89,7 @@ def run(args: argparse.Namespace) -> int:
                           "whole vocabulary; --shortlist only changes search: drop it")
     if args.gates is not None and not args.contrastive:
         raise ConfigError("--gates reads the gates on a contrastive set: give --contrastive")
-    if args.beam < 1:
-        raise ConfigError(f"--beam must be 1 or more (1 = greedy), not {args.beam}")
+    limits.check_beam(args.beam)
     check_device(args.device)
     if args.shortlist:
         parse_spec(args.shortlist)

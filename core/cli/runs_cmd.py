@@ -18,7 +18,7 @@ from typing import Any
 from core.cli.confirm import add_rename_and_delete, confirm_deletion, refuse
 from core.errors import TrainingError
 from core.store import RUN_STATUSES, Workspace
-from core.textsafe import printable
+from core.textsafe import cell, printable
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -87,8 +87,8 @@ def run_list(args: argparse.Namespace) -> int:
     for r in rows:
         created = dt.datetime.fromtimestamp(r["created"]).strftime("%Y-%m-%d %H:%M")
         ppl = "-" if r["best_dev_ppl"] is None else f"{r['best_dev_ppl']:.2f}"
-        table.append((str(r["id"]), printable(r["name"]), printable(r["family"] or "-"),
-                      printable(str(r["attention"] or "-")), printable(r["corpus"] or "-"),
+        table.append((str(r["id"]), cell(r["name"]), printable(r["family"] or "-"),
+                      printable(str(r["attention"] or "-")), cell(r["corpus"] or "-"),
                       r["status"], str(r["steps"]), ppl, created))
     print(format_table(table))
     return 0

@@ -108,6 +108,9 @@ def resume_config(ws: Workspace, run_id: int, args: argparse.Namespace) -> RunCo
     raw = dict(info.config)
     raw["train"] = {**raw.get("train", {}), **given}
     config = RunConfig.from_dict(raw, source=f"run {info.name}")
+    from core.train.device import check_threads
+
+    check_threads(config.train.threads)  # before the new settings are saved
     ws.update_run(run_id, config=config.to_dict())
     return config
 

@@ -28,6 +28,7 @@ import argparse
 import sys
 from pathlib import Path
 
+from core import limits
 from core.cli.progress import StderrProgress
 from core.errors import ConfigError, CorpusError
 from core.jobs import JobContext
@@ -185,8 +186,7 @@ def run(args: argparse.Namespace) -> int:
     from core.store import Workspace
     from core.train.device import check_device
 
-    if args.beam < 1 or args.n_best < 1:
-        raise ConfigError("--beam and --n-best must be 1 or more")
+    limits.check_beam(max(args.beam, args.n_best), args.n_best)
     check_device(args.device)
     dictionary = load_dictionary(args.dictionary) if args.dictionary else None
     if dictionary and not args.unk_replace:

@@ -13,6 +13,12 @@ vocabulary; with a shortlist, `out_vocab`, each step is normalised over the K ca
 words instead, so scores are higher than the forced score). `min_len` forbids EOS
 before that many output tokens (with min_len = max_len_abs every output has exactly
 that length: the decoding benchmark's fixed length).
+
+Non-finite scores (NaN or infinite log-probabilities: NaN weights, an overflow) end a
+search with NonFiniteScores. The test costs no extra read from the device: greedy checks
+the log-probs its hypotheses bring to the host anyway, beam search the best alive score
+per sentence it reads at every step (NaN wins torch's max and top-k, so a NaN candidate
+reaches it) and, at the end, that every sentence finished (a NaN EOS never does).
 """
 from __future__ import annotations
 
@@ -23,11 +29,31 @@ import numpy as np
 import torch
 from torch import Tensor
 
+from core.errors import WorkbenchError
 from core.infer.topk import row_topk
 from core.models import matmul
 from core.models.base import BOS, EOS, Seq2Seq, select_batch
 
 NEG_INF = float("-inf")
+
+
+class NonFiniteScores(WorkbenchError):
+    """A search met log-probabilities that are NaN or infinite: the model's weights are
+    broken (or a reduced-precision step overflowed). `step` is the 1-based output step.
+    TranslationSession turns it into a CheckpointError naming the checkpoints."""
+
+    def __init__(self, step: int, value: float | None = None):
+        self.step, self.value = step, value
+        found = "" if value is None else f" ({value})"
+        super().__init__(f"the model's scores are not finite{found} at output step "
+                         f"{step}: its weights are NaN or infinite, or the step overflowed")
+
+
+def _check_finite(value: float, step: int) -> None:
+    """NonFiniteScores unless `value` (a log-probability or a sum of them, already on
+    the host) is finite."""
+    if not math.isfinite(value):
+        raise NonFiniteScores(step, value)
 
 
 @dataclass
@@ -204,6 +230,7 @@ def greedy(
                     None if poss is None else poss[j], lens[i],
                     gates=None if gates is None else gates[i],
                 )
+                _check_finite(out[i].log_prob, t)
         if len(keep) < len(active):
             sel = torch.tensor(keep, dtype=torch.long, device=device)
             enc, state = select_batch(enc, sel), select_batch(state, sel)
@@ -369,6 +396,8 @@ def beam_search(
         best_alive_all = alive_lp.max(dim=1).values.tolist()
         for a, i in enumerate(active):
             best_alive = best_alive_all[a]
+            if not best_alive < math.inf:  # NaN or +inf (-inf: no beam left)
+                raise NonFiniteScores(t, best_alive)
             if best_alive == NEG_INF:
                 continue
             if len(finished[i]) >= n_best:
@@ -396,6 +425,8 @@ def beam_search(
 
     out: list[list[Hypothesis]] = []
     for i in range(n_sent):
+        if not finished[i]:  # every candidate EOS at the length limit was NaN or -inf
+            raise NonFiniteScores(limits[i] + 1)
         ranked = sorted(finished[i], key=lambda h: h.score, reverse=True)
         unique: list[Hypothesis] = []
         seen: set[tuple[int, ...]] = set()

@@ -11,6 +11,7 @@ vocabularies and preprocessors tokenise the text.
 """
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,7 +20,8 @@ from typing import Any
 import numpy as np
 import torch
 
-from core.errors import ConfigError
+from core import limits
+from core.errors import CheckpointError, ConfigError
 from core.families import family_traits
 from core.infer.translate import (
     Translation,
@@ -144,12 +146,28 @@ class TranslationSession:
         param = next(self.first.model.parameters(), None)
         return torch.device("cpu") if param is None else param.device
 
+    @contextlib.contextmanager
     def precision(self, amp: bool | None = None):
         """The context to decode in: bf16 autocast when `amp` (None: the session's
-        `amp`) is on and the device has native bf16, else nothing (fp32)."""
-        from core.train.device import autocast
+        `amp`) is on and the device has native bf16, else nothing (fp32). A search that
+        meets non-finite scores inside it ends in a CheckpointError naming the
+        checkpoints (core.infer.search.NonFiniteScores)."""
+        from core.infer.search import NonFiniteScores
+        from core.train.device import amp_active, autocast
 
-        return autocast(self.device, self.amp if amp is None else amp)
+        amp = self.amp if amp is None else amp
+        try:
+            with autocast(self.device, amp):
+                yield
+        except NonFiniteScores as exc:
+            raise CheckpointError(self._non_finite(exc, amp_active(self.device, amp))) from None
+
+    def _non_finite(self, exc: Exception, bf16: bool) -> str:
+        """The message for a search's NonFiniteScores: which checkpoints, what to do."""
+        where = ", ".join(str(m.checkpoint) for m in self.members)
+        also = " or translate without --amp (bf16 may overflow)" if bf16 else ""
+        return (f"{where}: translating stopped: {exc}; the checkpoint is damaged or its run "
+                f"diverged: pick another checkpoint (e.g. 'best'){also}, or train the run again")
 
     # --- work ---------------------------------------------------------------------
     def translate(self, sentences: list[str], beam: int = 5, unk_replace: bool = False,
@@ -159,7 +177,9 @@ class TranslationSession:
         """Sentence-level translation; a context model translates the list as one
         document (each sentence sees its predecessors; with `target_context`, the
         model's own translations of them, see translate_documents). `amp`: decode in
-        bf16 where possible (None: the session's setting)."""
+        bf16 where possible (None: the session's setting). ConfigError for a beam beyond
+        core.limits.MAX_BEAM."""
+        limits.check_beam(beam, option="the beam size")
         options.setdefault("shortlist", self.shortlist)
         if self.is_context_model:
             return self.translate_documents([sentences], beam=beam, unk_replace=unk_replace,
@@ -179,6 +199,7 @@ class TranslationSession:
         """Documents in order; a context model sees each sentence's previous source
         sentences, or with `target_context` its own previous translations (mapped to
         source ids by token string when the run's vocabularies differ)."""
+        limits.check_beam(beam, option="the beam size")
         options.setdefault("shortlist", self.shortlist)
         if not self.is_context_model:
             if target_context:

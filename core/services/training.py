@@ -30,7 +30,8 @@ from core.services.corpora import DEFAULT_RATIOS, ensure_split, load_split_corpo
 from core.store import Workspace
 from core.train import artifacts, guidance
 from core.train.checkpoint import LAST
-from core.train.device import check_model_fits, describe_device, pick_device
+from core.train.device import check_threads, describe_device, pick_device
+from core.train.footprint import check_fits
 from core.train.loop import TrainData, TrainResult, train_model
 
 MIN_DEV_PAIRS = 1  # a dev set without a pair gives perplexity exp(0) = 1.00: meaningless
@@ -39,14 +40,16 @@ MIN_PAIRS = 10  # fewer cannot give a dev pair in an 80/10/10 split
 
 def create_run(ws: Workspace, corpus_ref: int | str, config: RunConfig, name: str | None = None) -> int:
     """A 'queued' run, once everything that can be checked without training is right:
-    every config field (RunConfig.validate), the device, and a corpus whose split has
-    training and dev pairs. A refused run leaves no row holding its name."""
+    every config field (RunConfig.validate), the device and its CPU threads, the memory
+    training takes (core.train.footprint, against what the device has available), and a
+    corpus whose split has training and dev pairs. A refused run leaves no row holding its name."""
     config.validate()
     check_init_from(ws, config)
     device = pick_device(config.train.device)  # 'cuda' without a GPU: refused here, not mid-run
-    # a model that cannot fit is refused before the run exists (vocabularies at their caps)
-    check_model_fits(config.model, config.data.src_vocab_size, config.data.tgt_vocab_size,
-                     device)
+    check_threads(config.train.threads)
+    # a model that cannot fit is refused before the run exists (vocabularies at their
+    # caps): the arithmetic estimate of core.train.footprint, microseconds for any size
+    check_fits(config, config.data.src_vocab_size, config.data.tgt_vocab_size, device)
     corpus = ws.get_corpus(corpus_ref)
     # cheap enough for the GUI thread: the stored split's sizes, or the pair count
     sizes = ws.split_sizes(corpus.id)
@@ -398,6 +401,8 @@ def _train_locked(ws: Workspace, run_id: int, info, ctx: JobContext, resume: boo
                              config.train.threads)
         if is_main:
             ws.update_run(run_id, status="running", device=describe_device(device), error="")
+        # again with the real vocabularies and this session's device (a resume may move)
+        check_fits(config, len(prepared.src_vocab), len(prepared.tgt_vocab), device)
         model = _initial_model(ws, config, prepared)
         config.train.device = str(device)
         links = None

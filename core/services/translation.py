@@ -15,6 +15,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from core import limits
 from core.errors import ConfigError, CorpusError, StoreError, WorkbenchError
 from core.formats.records import TranslationRecord
 from core.jobs import JobContext
@@ -228,6 +229,7 @@ def n_best_lists(session, sentences: list[str], beam: int, n_best: int,
                           "translates whole documents")
     if n_best > beam:
         raise ConfigError(f"--n-best {n_best} needs --beam of at least {n_best}")
+    limits.check_beam(beam, n_best)
     src_vocab, tgt_vocab, src_pre, tgt_pre = session.text_side()
     model = as_model(session.models)
     device = session.device

@@ -127,6 +127,7 @@ def load_model(run_dir: str | Path, which: str = "best", device: str | torch.dev
         model.load_state_dict(expand_state(state["model"], state.get(SCALES_KEY)))
     except RuntimeError as exc:
         raise CheckpointError(f"{path}: does not fit the model its config describes ({exc})") from None
+    ckpt.check_finite_weights(model.state_dict(), path)
     model.to(device).eval()
     return LoadedModel(model, config, src_vocab, tgt_vocab, src_pre, tgt_pre, path,
                        int(state["position"]["step"]))

@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 import torch
 
+from core import limits
 from core.atomic import write_bytes_atomic
 from core.errors import CheckpointError
 from core.safepath import inside
@@ -127,6 +128,7 @@ def check_checkpoint(state: Any, path: str | Path, needed: tuple[str, ...] = NEE
     if missing:
         raise CheckpointError(f"{path}: an incomplete checkpoint, missing {', '.join(missing)}; "
                               "pick another checkpoint of the run (e.g. 'last' or 'best')")
+    check_contents(state, path)
     saved = state.get("config")
     if run_config is not None and isinstance(saved, dict):
         keys = [f"model.{k}" for k in run_config.get("model", {})] + list(MATCHED_KEYS)
@@ -143,13 +145,68 @@ def check_checkpoint(state: Any, path: str | Path, needed: tuple[str, ...] = NEE
                 + "; ".join(diffs[:6]) + (f"; {len(diffs) - 6} more" if len(diffs) > 6 else "")
                 + "); put back the run's own checkpoint or train the run again")
     if vocab_sizes is not None and "vocab_sizes" in state:
-        saved_sizes = [int(v) for v in state["vocab_sizes"]]
+        saved_sizes = list(state["vocab_sizes"])
         if saved_sizes != [int(v) for v in vocab_sizes]:
             raise CheckpointError(
                 f"{path}: was trained with vocabularies of {saved_sizes[0]} source and "
                 f"{saved_sizes[1]} target words, the run's have {vocab_sizes[0]} and "
                 f"{vocab_sizes[1]}; the checkpoint or the vocabularies come from another run")
     return state
+
+
+def _whole(value: Any, most: int) -> bool:
+    """Whether `value` is a whole number (not a bool) from 0 to `most`."""
+    return isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= most
+
+
+def check_contents(state: dict[str, Any], path: str | Path) -> None:
+    """The types and ranges of what a checkpoint holds, before anything reads them: the
+    weights a table of named tensors, the config a table, the position's epoch, batch
+    and step whole numbers from 0 to core.limits.MAX_STEPS (10**15 steps made a run
+    "finish after 1000000000000000 steps"), the vocabulary sizes two whole numbers up
+    to MAX_VOCAB. CheckpointError naming the key otherwise."""
+    problems = []
+    model = state.get("model")
+    if "model" in state and not (isinstance(model, dict) and all(
+            isinstance(k, str) and isinstance(v, torch.Tensor) for k, v in model.items())):
+        problems.append(f"'model' is a {type(model).__name__}, not a table of named weights")
+    if "config" in state and not isinstance(state["config"], dict):
+        problems.append(f"'config' is a {type(state['config']).__name__}, not a table")
+    position = state.get("position")
+    if isinstance(position, dict):
+        for key in ("epoch", "batch", "step"):
+            if key in position and not _whole(position[key], limits.MAX_STEPS):
+                problems.append(f"position.{key} is {position[key]!r:.40}, not a whole number "
+                                f"from 0 to {limits.MAX_STEPS:,} (the limit)")
+        seconds = position.get("seconds", 0.0)
+        if not (isinstance(seconds, int | float) and not isinstance(seconds, bool)
+                and 0 <= seconds < 1e12):
+            problems.append(f"position.seconds is {seconds!r:.40}, not a time in seconds")
+    if "bad_validations" in state and not _whole(state["bad_validations"], limits.MAX_STEPS):
+        problems.append(f"bad_validations is {state['bad_validations']!r:.40}, not a whole "
+                        "number")
+    sizes = state.get("vocab_sizes")
+    if "vocab_sizes" in state and not (isinstance(sizes, list | tuple) and len(sizes) == 2
+                                       and all(_whole(v, limits.MAX_VOCAB) for v in sizes)):
+        problems.append(f"vocab_sizes is {sizes!r:.60}, not two whole numbers up to "
+                        f"{limits.MAX_VOCAB:,} (the limit)")
+    if problems:
+        raise CheckpointError(f"{path}: not a valid workbench checkpoint: {'; '.join(problems)}; "
+                              "pick another checkpoint of the run (e.g. 'last' or 'best')")
+
+
+def check_finite_weights(weights: dict[str, Any], path: str | Path) -> None:
+    """CheckpointError when a floating-point tensor of `weights` (a model's state dict)
+    holds NaN or an infinity: a search over such weights never ends well (NaN scores),
+    and training from them only spreads the NaN."""
+    for name, tensor in weights.items():
+        if isinstance(tensor, torch.Tensor) and tensor.is_floating_point() \
+                and not bool(torch.isfinite(tensor).all()):
+            bad = int((~torch.isfinite(tensor)).sum())
+            raise CheckpointError(
+                f"{path}: the weights {name!r} hold {bad:,} NaN or infinite values (of "
+                f"{tensor.numel():,}); the checkpoint is damaged or its run diverged: pick "
+                "another checkpoint of the run (e.g. 'best') or train it again")
 
 
 @dataclass

@@ -20,10 +20,15 @@ def pick_device(name: str = "auto", threads: int = 0, option: str = "device") ->
     if not DEVICE_RE.match(str(name)):
         raise ConfigError(f"{option} must be auto, cpu, cuda or cuda:N, not {name!r}")
     if threads > 0:
+        check_threads(threads)
         torch.set_num_threads(threads)
     if name == "auto":
         return torch.device("cuda" if torch.cuda.is_available() else "cpu")
     device = torch.device(name)
+    if device.type == "mps" and not (torch.backends.mps.is_built()
+                                     and torch.backends.mps.is_available()):
+        raise ConfigError(f"{option} {name!r}: this machine has no Apple GPU (MPS) that torch "
+                          "can use; use cpu, cuda or auto")
     if device.type == "cuda" and not torch.cuda.is_available():
         raise ConfigError(f"device {name!r} asked for, but no CUDA GPU is visible; use --device cpu")
     if device.type == "cuda" and device.index is not None and (
@@ -33,6 +38,19 @@ def pick_device(name: str = "auto", threads: int = 0, option: str = "device") ->
     return device
 
 
+def check_threads(threads: int, option: str = "train.threads (--threads)") -> None:
+    """ConfigError when `threads` CPU threads exceed what this machine has
+    (core.limits.cpu_threads): each thread is an OS thread per pool, so 2,000 of them
+    made training 20 times slower, and 100,000 failed inside torch."""
+    from core import limits
+
+    most = limits.cpu_threads()
+    if threads > most:
+        raise ConfigError(f"{option} = {threads:,} is more than the {most} CPU threads this "
+                          f"machine has (the limit); give at most {most}, or 0 for torch's "
+                          "default")
+
+
 def check_device(name: str) -> torch.device:
     """A command's --device checked before any work (translate, evaluate, align, bench):
     the device, or the ConfigError of pick_device naming --device."""
@@ -40,22 +58,9 @@ def check_device(name: str) -> torch.device:
 
 
 #: the least memory one parameter takes in training: its fp32 weight and its gradient
-#: (an optimizer's moments come on top)
+#: (an optimizer's moments come on top; the whole estimate: core.train.footprint)
 TRAIN_BYTES_PER_PARAM = 8
 _GIB = 1024 ** 3
-
-
-def count_parameters(model_config, src_vocab_size: int, tgt_vocab_size: int) -> int | None:
-    """Parameters of the model `model_config` describes, built on the meta device (no
-    memory, milliseconds); None where a family cannot be built there."""
-    from core.models.registry import build_model
-
-    try:
-        with torch.device("meta"):
-            model = build_model(model_config, src_vocab_size, tgt_vocab_size)
-    except (RuntimeError, NotImplementedError):
-        return None
-    return sum(p.numel() for p in model.parameters())
 
 
 def device_memory_bytes(device: torch.device) -> int | None:
@@ -83,16 +88,6 @@ def model_too_large(params: int, device: torch.device, asked: int | None = None,
         f"the model is too large to train here: {params:,} parameters, {need}{has}; lower "
         "the model's sizes (model.hidden_size, model.emb_size or model.d_model, the layers) "
         "or the vocabulary sizes")
-
-
-def check_model_fits(model_config, src_vocab_size: int, tgt_vocab_size: int,
-                     device: torch.device) -> None:
-    """TrainingError (model_too_large) when the model's weights and gradients alone
-    exceed the device's memory."""
-    params = count_parameters(model_config, src_vocab_size, tgt_vocab_size)
-    memory = device_memory_bytes(device)
-    if params is not None and memory and params * TRAIN_BYTES_PER_PARAM > memory:
-        raise model_too_large(params, device, memory=memory)
 
 
 def describe_device(device: torch.device | None = None) -> str:

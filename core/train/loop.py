@@ -38,11 +38,11 @@ from core.train import checkpoint as ckpt
 from core.train.device import (
     amp_message,
     autocast,
-    count_parameters,
     device_memory_bytes,
     model_too_large,
     pick_device,
 )
+from core.train.footprint import parameter_count
 from core.train.guidance import alignment_loss, head_alignment_loss
 from core.train.loss import sequence_nll
 from core.train.optim import EpochSchedule, build_optimizer, clip_gradients, embedding_rows
@@ -153,7 +153,7 @@ def train_model(
         if not (isinstance(exc, torch.OutOfMemoryError) or "can't allocate memory" in str(exc)):
             raise
         asked = re.search(r"allocate (\d+) bytes", str(exc))
-        params = count_parameters(mc, data.src_vocab_size, data.tgt_vocab_size) or 0
+        params = parameter_count(mc, data.src_vocab_size, data.tgt_vocab_size)
         raise model_too_large(params, device, int(asked.group(1)) if asked else None,
                               device_memory_bytes(device)) from None
     optimizer = build_optimizer(model.parameters(), tc)
@@ -189,11 +189,12 @@ def train_model(
             ckpt.load_checkpoint(last, map_location=device), last, ckpt.NEEDED_TO_RESUME,
             config.to_dict(), (data.src_vocab_size, data.tgt_vocab_size))
         try:
+            ckpt.check_finite_weights(state["model"], last)
             model.load_state_dict(state["model"])
             optimizer.load_state_dict(state["optimizer"])
             schedule.load_state_dict(state["schedule"])
             ckpt.set_rng_state(state["rng"])
-        except (RuntimeError, ValueError, KeyError, TypeError) as exc:
+        except (RuntimeError, ValueError, KeyError, TypeError, AttributeError, IndexError) as exc:
             raise ckpt.CheckpointError(
                 f"{last}: does not fit the run's model or optimiser ({type(exc).__name__}: "
                 f"{str(exc)[:300]}); put back the run's own checkpoint or train it again") from None

@@ -52,8 +52,69 @@ def test_evaluate_and_demo_refuse_a_beam_below_one_before_any_work(command, beam
     if command[0] == "demo":
         argv = [*command, "--workspace", str(ws), "--beam", beam]
     assert run_cli(argv) == 2
-    assert f"--beam must be 1 or more (1 = greedy), not {beam}" in error_line(capsys)
+    assert f"--beam must be 1 or more (1 = greedy) and at most 100 (the limit), not {beam}" \
+        in error_line(capsys)
     assert not ws.exists()  # no half-built demo workspace
+
+
+@pytest.mark.parametrize("command", [
+    ["translate", "--run", "tiny"], ["evaluate", "--run", "tiny"], ["bench", "translate"]])
+@pytest.mark.parametrize("beam", ["101", "100000", "1000000000"])
+def test_a_beam_over_the_limit_is_one_line_before_any_work(command, beam, tmp_path, capsys):
+    """--beam 100000 took 3.8 GB for one word, 10^9 a traceback (round 2, item 9)."""
+    argv = ["--workspace", str(tmp_path / "none"), *command, "--beam", beam, "--device", "cpu"]
+    assert run_cli(argv) == 2
+    assert f"--beam must be 1 or more (1 = greedy) and at most 100 (the limit), not {beam}" \
+        in error_line(capsys)
+    assert not (tmp_path / "none").exists()
+
+
+def test_translate_refuses_more_n_best_than_the_beam_limit(tmp_path, capsys):
+    argv = ["--workspace", str(tmp_path / "none"), "translate", "--run", "tiny",
+            "--n-best", "500"]
+    assert run_cli(argv) == 2
+    assert "--beam must be 1 or more (1 = greedy) and at most 100 (the limit), not 500" \
+        in error_line(capsys)
+
+
+def test_the_session_refuses_a_beam_over_the_limit(tiny_ws):
+    """The GUI's path (TranslationSession) keeps the same limit as --beam."""
+    from core.infer.session import TranslationSession
+    from core.store import Workspace
+
+    with Workspace.open(tiny_ws) as ws:
+        session = TranslationSession.open(ws, ["tiny"])
+        with pytest.raises(ConfigError, match="the beam size must be 1 or more .* at most 100 "
+                                              r"\(the limit\), not 101"):
+            session.translate(["hola"], beam=101)
+
+
+def test_more_threads_than_the_machine_has_are_refused(tmp_path, capsys):
+    """--threads 2000 started 4,000 OS threads (a step 20 times slower), --threads
+    100000 an ImportError (round 2, item 9): at most the machine's CPU threads."""
+    from core import limits
+    from core.train.device import check_threads
+
+    most = limits.cpu_threads()
+    check_threads(most)
+    with pytest.raises(ConfigError, match=rf"train.threads \(--threads\) = 2,000 is more than "
+                                          rf"the {most} CPU threads this machine has \(the limit\)"):
+        pick_device("cpu", 2000)
+    for command in (["bench", "train"], ["bench", "translate"]):
+        assert run_cli(["--workspace", str(tmp_path / "none"), *command, "--device", "cpu",
+                        "--threads", "100000"]) == 2
+        assert f"--threads = 100,000 is more than the {most} CPU threads" in error_line(capsys)
+
+
+def test_a_device_this_machine_lacks_is_one_line(tmp_path, capsys):
+    """--device mps on a machine without Apple's GPU was a RuntimeError traceback."""
+    import torch
+
+    if torch.backends.mps.is_available():
+        pytest.skip("this machine has an MPS device")
+    assert run_cli(["--workspace", str(tmp_path / "none"), "translate", "--run", "tiny",
+                    "--device", "mps"]) == 2
+    assert "--device 'mps': this machine has no Apple GPU (MPS)" in error_line(capsys)
 
 
 @pytest.mark.parametrize("options, message", [

@@ -58,7 +58,7 @@ def test_ctx_following_defaults_to_0_and_is_validated():
     assert load_preset("context-ws-cpu").model.ctx_following == 0
     cfg = RunConfig.from_dict({"model": {"family": "context_transformer", "ctx_following": 2}})
     assert cfg.model.ctx_following == 2
-    with pytest.raises(ConfigError, match=r"ctx_following must be >= 0, not -1"):
+    with pytest.raises(ConfigError, match=r"ctx_following must be in \[0, 100\], not -1"):
         RunConfig.from_dict({"model": {"family": "context_transformer", "ctx_following": -1}})
     # concat prepends previous sentences only: following ones are refused, not ignored
     with pytest.raises(ConfigError, match=r"ctx_following must be 0 for family 'concat'"):

@@ -32,15 +32,22 @@ def test_every_field_has_a_rule():
 
 BAD = [
     ("model", "hidden_size", "big", "whole number"), ("data", "batch_size", 32.5, "whole number"),
-    ("model", "dropout", "0.1", "a number"), ("model", "hidden_size", -5, ">= 1"),
-    ("data", "batch_size", 0, ">= 1"), ("model", "layers", 0, ">= 1"),
-    ("train", "lr", -1, "> 0"), ("data", "dev_sample", -5, ">= 0"),
+    ("model", "dropout", "0.1", "a number"), ("model", "hidden_size", -5, "in [1, 65,536]"),
+    ("data", "batch_size", 0, "in [1,"), ("model", "layers", 0, "in [1,"),
+    ("train", "lr", -1, "> 0"), ("data", "dev_sample", -5, "in [0,"),
     ("train", "label_smoothing", 5.0, "in [0, 1)"), ("train", "clip_norm", -1, ">= 0"),
-    ("data", "src_vocab_size", -3, ">= 8"), ("data", "max_len", 0, ">= 1"),
-    ("model", "input_feeding", "yes", "true or false"), ("train", "threads", -4, ">= 0"),
-    ("train", "max_steps", -5, ">= 0"), ("train", "device", "bogus", "auto, cpu, cuda"),
+    ("data", "src_vocab_size", -3, "in [8,"), ("data", "max_len", 0, "in [1,"),
+    ("model", "input_feeding", "yes", "true or false"), ("train", "threads", -4, "in [0,"),
+    ("train", "max_steps", -5, "in [0,"), ("train", "device", "bogus", "auto, cpu, cuda"),
     ("train", "lr", float("nan"), "finite"), ("train", "stage", True, "whole number"),
     ("train", "seed", -1, "in [0,"), ("model", "family", "rnn", "one of"),
+    # upper limits (round 2, item 9): 2**63 - 1 was an OverflowError traceback
+    ("model", "hidden_size", 2**63 - 1, "in [1, 65,536], not 9223372036854775807"),
+    ("model", "layers", 100_000, "in [1, 1,000]"), ("model", "d_model", 10**6, "in [1, 65,536]"),
+    ("model", "heads", 5000, "in [1, 1,024]"), ("data", "src_vocab_size", 10**9, "in [8, 10,000,000]"),
+    ("data", "batch_size", 10**7, "in [1, 100,000]"),
+    ("train", "max_steps", 10**15, "in [0, 1,000,000,000]"),
+    ("train", "threads", 100_000, "in [0, 1,024]"), ("train", "max_minutes", 1e300, "in [0, 1e+08]"),
 ]
 
 
@@ -69,7 +76,9 @@ def test_non_utf8_toml_is_a_config_error(tmp_path):
 
 @pytest.mark.parametrize("args", [
     ["--set", "data.batch_size=abc"], ["--device", "bogus"], ["--max-steps", "-5"],
-    ["--set", "model.input_feeding=yes"], ["--set", "train.label_smoothing=5.0"]])
+    ["--set", "model.input_feeding=yes"], ["--set", "train.label_smoothing=5.0"],
+    ["--set", "model.hidden_size=9223372036854775807"], ["--set", "model.layers=100000"],
+    ["--threads", "100000"]])
 def test_cli_refuses_bad_values_before_a_run_exists(workspace, capsys, args):
     rc = run_cli(["--workspace", str(workspace.root), "train", "--preset", "demo",
                   "--corpus", "demo", "--name", "held", *args])
@@ -114,3 +123,19 @@ def test_training_with_no_usable_pair_is_refused(workspace):
         train_run(workspace, run_id, RecordingContext())
     info = workspace.get_run(run_id)
     assert info.status == "failed" and "data.max_len" in info.error and info.steps == 0
+
+
+def test_more_threads_than_the_machine_has_are_refused_before_the_run_exists(workspace,
+                                                                             capsys):
+    """`train --threads 2000` started 4,000 OS threads, 2 steps in 45 s instead of 5
+    (round 2, item 9): a run may use at most the machine's CPU threads."""
+    from core import limits
+
+    most = limits.cpu_threads()
+    with pytest.raises(ConfigError, match=rf"train.threads \(--threads\) = {most + 1:,} is more "
+                                          rf"than the {most} CPU threads this machine has"):
+        create_run(workspace, "demo", tiny_run_config(threads=most + 1))
+    assert run_cli(["--workspace", str(workspace.root), "train", "--preset", "demo",
+                    "--corpus", "demo", "--threads", str(most + 1)]) == 2
+    assert "CPU threads this machine has (the limit)" in capsys.readouterr().err
+    assert workspace.list_runs() == []

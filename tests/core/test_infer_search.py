@@ -297,3 +297,39 @@ def test_finished_hypotheses_reach_the_host_together_not_one_by_one(toy, monkeyp
     assert one_copies == [beam] and four_copies == [4 * beam]
     for h in hyps:
         assert h.attention.base is None and h.positions.base is None
+
+
+class _Broken(ToyAttnModel):
+    """The toy model with one weight made NaN (`where`: 'out' poisons every word, 'eos'
+    only EOS's row); each step counted, and a search that runs far past its length
+    limit stopped with an AssertionError instead of running for ever."""
+
+    def __init__(self, where: str):
+        super().__init__(seed=1)
+        with torch.no_grad():
+            if where == "out":
+                self.out.weight.fill_(float("nan"))
+            else:
+                self.out.weight[EOS] = float("nan")
+        self.steps = 0
+
+    def step(self, *args, **kwargs):
+        self.steps += 1
+        assert self.steps < 500, "the search does not stop"
+        return super().step(*args, **kwargs)
+
+
+@pytest.mark.parametrize("where", ["out", "eos"])
+@pytest.mark.parametrize("beam", [1, 5])
+def test_non_finite_scores_end_the_search_with_an_error(where, beam):
+    """NaN weights made beam search loop for ever and greedy return '<pad> <pad> ...'
+    (#round-2 item 7): the search stops with NonFiniteScores, naming the step."""
+    from core.infer.search import NonFiniteScores
+
+    model = _Broken(where)
+    with pytest.raises(NonFiniteScores, match=r"not finite .* at output step \d+"):
+        if beam == 1:
+            greedy(model, SRC, LENS, max_len_abs=20)
+        else:
+            beam_search(model, SRC, LENS, beam=beam, max_len_abs=20)
+    assert model.steps <= 21  # at the latest one step past the length limit
