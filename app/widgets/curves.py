@@ -18,16 +18,59 @@ STYLES = [Qt.PenStyle.SolidLine, Qt.PenStyle.DashLine, Qt.PenStyle.DotLine,
 FEW_POINTS = 30  # a series with this many points or fewer gets a marker on each point
 
 
-class DecadeAxis(pg.AxisItem):
-    """A value axis that, in log mode spanning two decades or more, labels only the
-    decades (the 2..9 x 10^k labels would crowd each other)."""
+#: mantissas labelled per decade on a log axis, densest first: all, 1-2-5, decades only
+MANTISSAS = ((1, 2, 3, 4, 5, 6, 7, 8, 9), (1, 2, 5), (1,))
+LABEL_PIXELS = 22  # the room one value label needs along a vertical axis
 
-    def logTickStrings(self, values, scale, spacing):
-        strings = super().logTickStrings(values, scale, spacing)
-        decade = [abs(v - round(v)) < 1e-6 for v in values]
-        if sum(decade) >= 2:
-            return [s if d else "" for s, d in zip(strings, decade, strict=True)]
-        return strings
+
+def plain_number(value: float) -> str:
+    """A tick label as people write it: 30, 0.05, 2000, 20k (never 3·10¹)."""
+    if value >= 10_000:
+        return f"{value / 1000:g}k"
+    if value >= 0.001:
+        return f"{float(f'{value:.3g}'):g}"
+    return f"{value:.0e}"
+
+
+def log_ticks(low: float, high: float, pixels: float) -> list[float]:
+    """Values (not logs) to label on a log axis showing 10**low .. 10**high on `pixels`:
+    the densest mantissa set whose labels fit, never fewer than two values in range when
+    any set gives two. Half a label's room is kept free at each end (pyqtgraph drops a
+    label that would stick out of the axis)."""
+    fits = max(2, int(pixels // LABEL_PIXELS))
+    margin = (high - low) * min(0.25, LABEL_PIXELS / 2 / max(pixels, 1.0))
+    low, high = low + margin, high - margin
+    choices = []
+    for mantissas in MANTISSAS:
+        values = [m * 10.0 ** k for k in range(int(np.floor(low)), int(np.ceil(high)) + 1)
+                  for m in mantissas]
+        inside = [v for v in values if low <= np.log10(v) <= high]
+        choices.append(inside)
+        if len(inside) <= fits:
+            break
+    enough = [c for c in choices if len(c) >= 2]
+    if len(choices[-1]) >= 2 or not enough:
+        return choices[-1]
+    return enough[-1]  # the sparsest set that still labels two values
+
+
+class ValueAxis(pg.AxisItem):
+    """A value axis in plain numbers: no SI scale factor ("BLEU (x0.001)" over 0-350),
+    and in log mode the labels of log_ticks (1-2-5 or decades as room allows, at least
+    two, written as plain_number)."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.enableAutoSIPrefix(False)
+
+    def tickValues(self, minVal, maxVal, size):  # noqa: N802 (pyqtgraph's name)
+        if not self.logMode:
+            return super().tickValues(minVal, maxVal, size)
+        low, high = sorted((minVal, maxVal))
+        return [(None, [float(np.log10(v)) for v in log_ticks(low, high, size)])]
+
+    def logTickStrings(self, values, scale, spacing):  # noqa: N802
+        return [plain_number(10.0 ** v * scale) for v in values]
 
 
 class CurvesPlot(QWidget):
@@ -39,7 +82,7 @@ class CurvesPlot(QWidget):
         # > 0: draw an exponential moving average (weight `smoothing` on the past) over
         # a faint line of the raw points, as noisy per-step losses need
         self.smoothing = smoothing
-        self.plot_widget = pg.PlotWidget(background="w", axisItems={"left": DecadeAxis("left")})
+        self.plot_widget = pg.PlotWidget(background="w", axisItems={"left": ValueAxis("left")})
         self.plot = self.plot_widget.getPlotItem()
         self.plot.showGrid(x=True, y=True, alpha=0.15)
         self.plot.setLabel("bottom", "step")
@@ -93,6 +136,20 @@ class CurvesPlot(QWidget):
         else:
             item.setData(np.asarray(xs), np.asarray(ys))
         self._mark_points(item, run, len(xs))
+        self._place_legend()
+
+    def _place_legend(self) -> None:
+        """The legend in the right-hand corner away from the newest points: at the bottom
+        while they sit in the upper half of the data's range (a rising BLEU), else at the
+        top (a falling loss), so it never covers where a live curve grows."""
+        ys = [y for _xs, values in self._data.values() for y in values]
+        newest = [values[-1] for _xs, values in self._data.values() if values]
+        if not newest:
+            return
+        scale = np.log10 if self.log_y else np.asarray
+        low, high = float(np.min(scale(ys))), float(np.max(scale(ys)))
+        share = float(np.mean((scale(newest) - low) / (high - low))) if high > low else 0.0
+        self.legend.setOffset((-10, -10) if share > 0.5 else (-10, 10))
 
     def _mark_points(self, item: pg.PlotDataItem, run: str, n: int) -> None:
         """Markers on the points of a short series (a line through one point is
