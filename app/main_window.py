@@ -11,6 +11,7 @@ from pathlib import Path
 from PySide6.QtCore import QSettings, Qt, QTimer
 from PySide6.QtGui import QAction, QFont, QKeySequence
 from PySide6.QtWidgets import (
+    QAbstractButton,
     QApplication,
     QLabel,
     QMainWindow,
@@ -224,7 +225,18 @@ class MainWindow(QMainWindow):
                 if keys:
                     title = menu_action.text().replace("&", "")
                     out.append((keys, f"{title} \u203a {action.text().replace('&', '')}"))
-        return out + SCREEN_SHORTCUTS
+        return out + self._button_shortcuts() + SCREEN_SHORTCUTS
+
+    def _button_shortcuts(self) -> list[tuple[str, str]]:
+        """(keys, 'Screen: button') of every screen's buttons that have a shortcut of
+        their own (Translate's "Translate text", Ctrl+Shift+Return)."""
+        out = []
+        for title, panel in self.panels.items():
+            for button in panel.findChildren(QAbstractButton):
+                keys = button.shortcut().toString(QKeySequence.SequenceFormat.NativeText)
+                if keys:
+                    out.append((keys, f"{title}: {button.text().replace('&', '')}"))
+        return out
 
     def _import_corpus(self) -> None:
         self.tabs.setCurrentWidget(self.corpora)

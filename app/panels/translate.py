@@ -9,11 +9,12 @@ with its ids) or TSV / TMX / XLIFF / JSON lines, copy targets to the clipboard
 (app/panels/translate_output.py)."""
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
 import numpy as np
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QSettings, Qt
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QCheckBox,
@@ -37,9 +38,11 @@ from app.core_jobs import SessionCache, compare_job, read_document_job, translat
 from app.file_dialogs import ask_open_path, ask_save_path
 from app.panels.translate_compare import (
     BASELINE,
+    TARGET,
     CompareControls,
     apply_filter,
     fill_comparison,
+    refresh_row,
     set_comparison_columns,
 )
 from app.panels.translate_output import (
@@ -65,6 +68,9 @@ SHORTLIST_TIP = (
     "(eflomal links of the run's training split, built once and stored with the run) plus the "
     "100 most frequent words. Faster on the CPU; outputs can differ a little "
     "(docs/benchmarks.md)")
+STATUS_WIDTH = 260  # the progress bar's and status line's column
+#: QSettings key: {workspace folder: the run ids it last translated with}
+LAST_RUNS_KEY = "translate/last_runs"
 DOC_FILTER = ("Documents (*.txt *.md *.docx *.tmx *.xlf *.xliff);;Text (*.txt *.md);;"
               "Word (*.docx);;TMX (*.tmx);;XLIFF (*.xlf *.xliff)")
 
@@ -144,7 +150,6 @@ class TranslatePanel(QWidget):
                                     "row per line (Ctrl+C copies the selected rows')")
         self.copy_button.clicked.connect(lambda: self.copy_targets(None))
         self.progress = QProgressBar()
-        self.progress.setMinimumWidth(200)
         self.status = StatusLabel("Open a document, check a model, press Translate.")
         self.status.setObjectName("hint")
         self.compare = CompareControls()
@@ -174,11 +179,16 @@ class TranslatePanel(QWidget):
         models.addWidget(QLabel("Model(s) — several checked = ensemble"))
         models.addWidget(self.models)
         bar.addLayout(models, 1)
-        right = QVBoxLayout()
+        # a fixed width: a long status elides (full text in its tooltip) instead of
+        # taking the width of the model list, whose names it would cut
+        status_box = QWidget()
+        status_box.setFixedWidth(STATUS_WIDTH)
+        right = QVBoxLayout(status_box)
+        right.setContentsMargins(0, 0, 0, 0)
         right.addWidget(self.progress)
         right.addWidget(self.status)
         right.addStretch(1)
-        bar.addLayout(right)
+        bar.addWidget(status_box)
 
         self.table = QTableWidget(0, 2)
         self.table.setHorizontalHeaderLabels(["Source", "Target (editable)"])
@@ -191,6 +201,7 @@ class TranslatePanel(QWidget):
         self.table.setItemDelegate(RichTextDelegate(self.table))  # highlighted differences
         self._edit_triggers = self.table.editTriggers()
         self.table.currentCellChanged.connect(lambda row, *_: self.show_attention(row))
+        self.table.itemChanged.connect(self._target_edited)
         self.heatmap = AttentionHeatmap(title="Attention of the selected sentence")
         self.gate_strip = GateStrip(self.heatmap)  # context models' lambda, under the heatmap
         # ... and a compared baseline's, when it is a context model too
@@ -235,7 +246,34 @@ class TranslatePanel(QWidget):
         self.models.set_runs(runs)
         self.compare.set_runs(runs)
         if runs and not self.models.checked():
-            self.models.set_checked([runs[-1].id])
+            self.models.set_checked(self._first_choice(runs))
+
+    def _first_choice(self, runs: list[Any]) -> list[int]:
+        """The runs checked when none is: the ones this workspace last translated with
+        (while all still exist), else the newest finished run, else the newest."""
+        usable = {r.id for r in runs}
+        last = [int(r) for r in self._last_runs().get(str(self.workspace.root), [])]
+        if last and all(r in usable for r in last):
+            return last
+        finished = [r.id for r in runs if r.status == "finished"]
+        return [(finished or [runs[-1].id])[-1]]
+
+    @staticmethod
+    def _last_runs() -> dict[str, list[int]]:
+        value = QSettings().value(LAST_RUNS_KEY)
+        try:
+            remembered = json.loads(value) if isinstance(value, str) else {}
+        except ValueError:
+            return {}
+        return remembered if isinstance(remembered, dict) else {}
+
+    def _remember_runs(self, run_ids: list[int]) -> None:
+        """Store the runs of this translation as the workspace's last used ones."""
+        if self.workspace is None or not run_ids:
+            return
+        remembered = self._last_runs()
+        remembered[str(self.workspace.root)] = list(run_ids)
+        QSettings().setValue(LAST_RUNS_KEY, json.dumps(remembered))
 
     def _update_buttons(self) -> None:
         busy = self.job is not None and not self.job.done
@@ -359,7 +397,19 @@ class TranslatePanel(QWidget):
         self.heatmap.clear()
         self.gate_strip.clear()
         self.baseline_gate_strip.clear()
+        self.note.setText(" ")  # the previous rows' "sentence 9: log p = ..."
+        self.progress.reset()  # ... and their "100%"
         self._update_buttons()
+
+    def _target_edited(self, item: QTableWidgetItem) -> None:
+        """In a comparison, an edited target is compared with the baseline again: its
+        highlights and its ≠ mark follow the edit."""
+        if self.comparison is not None and item.column() == TARGET:
+            self.table.blockSignals(True)
+            try:
+                refresh_row(self.table, item.row())
+            finally:
+                self.table.blockSignals(False)
 
     def _end_comparison(self) -> None:
         """Back to two columns, every row shown."""
@@ -470,6 +520,7 @@ class TranslatePanel(QWidget):
         """core.infer.translate.Translation objects, in input order."""
         self.translations = list(translations)
         self.translated_by = list(self._pending_runs)
+        self._remember_runs(self.translated_by)
         self.translated_langs = self._pending_langs
         self.table.blockSignals(True)
         for row, tr in enumerate(translations):
@@ -486,6 +537,7 @@ class TranslatePanel(QWidget):
         self.comparison = comparison
         self.translations = list(comparison.main)
         self.translated_by = list(self._pending_runs)
+        self._remember_runs(self.translated_by)
         self.translated_langs = self._pending_langs
         differ = fill_comparison(self.table, comparison)
         self._written[:len(comparison.main)] = [tr.text for tr in comparison.main]

@@ -105,26 +105,37 @@ def fill_comparison(table: QTableWidget, comparison: Comparison) -> int:
     set_comparison_columns(table, True, comparison.main_name, comparison.baseline_name)
     table.blockSignals(True)
     for row, (ours, theirs) in enumerate(zip(comparison.main, comparison.baseline, strict=True)):
-        rich_ours, rich_theirs, differ = diff_pair(ours.text, theirs.text)
-        target = QTableWidgetItem(ours.text)
-        target.setData(RICH_ROLE, (ours.text, rich_ours))
-        table.setItem(row, TARGET, target)
+        table.setItem(row, TARGET, QTableWidgetItem(ours.text))
         base = QTableWidgetItem(theirs.text)
-        base.setData(RICH_ROLE, (theirs.text, rich_theirs))
         base.setFlags(base.flags() & ~Qt.ItemFlag.ItemIsEditable)
         table.setItem(row, BASELINE, base)
-        mark = QTableWidgetItem(DIFFERS if differ else "")
+        mark = QTableWidgetItem()
         mark.setFlags(mark.flags() & ~Qt.ItemFlag.ItemIsEditable)
         mark.setTextAlignment(Qt.AlignmentFlag.AlignCenter)
-        mark.setToolTip("the outputs differ" if differ else "the same output")
         table.setItem(row, MARK, mark)
+        refresh_row(table, row)
     table.blockSignals(False)
     return comparison.n_differ()
 
 
+def refresh_row(table: QTableWidget, row: int) -> bool:
+    """Compare row `row`'s target, as the table shows it (edited or not), with its
+    baseline: both cells' highlighted words and the ≠ mark. Returns whether they
+    differ."""
+    target, base, mark = (table.item(row, c) for c in (TARGET, BASELINE, MARK))
+    rich_ours, rich_theirs, differ = diff_pair(target.text(), base.text())
+    target.setData(RICH_ROLE, (target.text(), rich_ours))
+    base.setData(RICH_ROLE, (base.text(), rich_theirs))
+    mark.setText(DIFFERS if differ else "")
+    mark.setToolTip("the outputs differ" if differ else "the same output")
+    return differ
+
+
 def apply_filter(table: QTableWidget, comparison: Comparison | None, only_differing: bool) -> None:
-    """Hide the rows whose two outputs agree (or show every row)."""
+    """Hide the rows whose two outputs agree, as their ≠ marks say (an edited
+    target included), or show every row."""
     for row in range(table.rowCount()):
+        mark = table.item(row, MARK) if table.columnCount() > MARK else None
         hide = bool(only_differing and comparison is not None and row < len(comparison.main)
-                    and not comparison.differs(row))
+                    and mark is not None and mark.text() != DIFFERS)
         table.setRowHidden(row, hide)

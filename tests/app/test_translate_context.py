@@ -123,9 +123,12 @@ def test_comparison_shows_both_outputs_with_the_difflib_differences(qtbot, panel
     assert differing >= 1  # 100 steps of two different models: they do not agree everywhere
     assert f"{differing} of 4 differ" in panel.status.text()
 
-    # an edited target is drawn as the edit (plain), not as the stale highlighted output
+    # an edited target is drawn as the edit, compared with the baseline anew (not as the
+    # stale highlighted output)
     table.item(0, TARGET).setText("An edit.")
-    assert table.item(0, TARGET).data(RICH_ROLE)[0] != table.item(0, TARGET).text()
+    assert table.item(0, TARGET).data(RICH_ROLE)[0] == "An edit."
+    assert html.unescape(re.sub(r"<[^>]+>", "", table.item(0, TARGET).data(RICH_ROLE)[1])) \
+        == "An edit."
 
     # the filter hides the rows whose outputs agree: make rows 1 and 3 agree
     same = [base[0], main[1], base[2], main[3]]
