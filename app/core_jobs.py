@@ -271,6 +271,15 @@ def select_layer(view: PairView, gold: Alignment | None, layer: int | None = Non
     return out
 
 
+NO_HEAD = "no alignment head: predicting step shown"
+
+
+def has_head(view: PairView) -> bool:
+    """Whether the view's run has an alignment head (reading 'head' can be shown)."""
+    return view.alignment is not None or (view.word_readings is not None
+                                          and "head" in view.word_readings)
+
+
 def select_reading(view: PairView, gold: Alignment | None, reading: str = "predict",
                    no_sink: bool = False) -> PairView:
     """`view` read another way (core.evaluate.readings): a copy whose matrix holds, per
@@ -281,10 +290,9 @@ def select_reading(view: PairView, gold: Alignment | None, reading: str = "predi
     view had one, its AER follow. 'predict' without `no_sink` gives `view` itself."""
     if view.skipped:
         return view
-    if reading == "head" and view.alignment is None and (
-            view.word_readings is None or "head" not in view.word_readings):
+    if reading == "head" and not has_head(view):  # the note first: it is cut last
         out = select_reading(view, gold, "predict", no_sink)
-        return replace(out, note=_joined(out.note, "no alignment head: predicting step shown"))
+        return replace(out, note="; ".join(n for n in (NO_HEAD, out.note) if n))
     if reading == "predict" and not no_sink:
         return view
     full = np.asarray(view.matrix, dtype=np.float32)  # (tgt + 1) x src
@@ -508,11 +516,15 @@ def _aer_row(label: str, views: dict[tuple[int, int], PairView], golds: Sequence
         preds.append(shown_view(views, i, run_id, g, readings, sym=sym).predicted)
         gold.append(view_gold(v, g))
         other_side = v.reversed
+    first = views.get((0, run_id))
+    no_head = (readings or {}).get(run_id, ("predict", False))[0] == "head" \
+        and first is not None and not has_head(first)
+    notes = [NO_HEAD] if no_head else []
     if not gold:
-        return [label, 0, None, None, None, ""]
+        return [label, 0, None, None, None, "; ".join(notes)]
     c = corpus_aer(preds, gold)
-    return [label, len(gold), c.aer, c.precision, c.recall,
-            "gold read from the other side" if other_side else ""]
+    notes += ["gold read from the other side"] if other_side else []
+    return [label, len(gold), c.aer, c.precision, c.recall, "; ".join(notes)]
 
 
 def baseline_job(ws: Any, run_id: int, words: Sequence[tuple[list[str], list[str]]],

@@ -73,6 +73,7 @@ def _item(value: Any, percent: bool = False) -> QTableWidgetItem:
         item.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
     else:
         item.setText("–" if value is None else str(value))
+        item.setToolTip("" if value is None else str(value))  # a cut note, read in full
     return item
 
 
@@ -105,6 +106,9 @@ class AttentionPanel(LayerSelector, QWidget):
         self.langs: dict[int, tuple[str, str]] = {}  # run -> (source, target) language
         self.loading_pairs = False  # a pairs_job is reading the chosen source
         self._pairs_asked = 0  # counts load_pairs calls: only the newest one's pairs show
+        # what the listed pairs were read from (pairs_key), and what is being read
+        self._pairs_from: tuple | None = None
+        self._asking: tuple | None = None
 
         # --- controls -----------------------------------------------------------------------
         self.pair_source = QComboBox()
@@ -277,6 +281,7 @@ class AttentionPanel(LayerSelector, QWidget):
         self.workspace = workspace
         self.sessions.clear()
         self.typed = []
+        self._pairs_from = None  # another workspace's pairs: read again
         self.refresh()
 
     def refresh(self) -> None:
@@ -301,7 +306,18 @@ class AttentionPanel(LayerSelector, QWidget):
             self.pair_source.blockSignals(True)
             self.pair_source.setCurrentIndex(1)
             self.pair_source.blockSignals(False)
-        self.load_pairs()
+        if self.pairs and self._pairs_from == self.pairs_key():
+            self._models_changed()  # the same pairs: their results stay, for the runs checked
+        else:
+            self.load_pairs()
+
+    def pairs_key(self) -> tuple:
+        """Where the chosen pairs come from: (source, gold set, run whose test split)."""
+        source = self.pair_source.currentText()
+        run_id = None
+        if source == "Test split" and self.models.run_ids():
+            run_id = (self.models.checked() or self.models.run_ids())[0]
+        return source, self.gold_set.currentText() if source == "Gold set" else "", run_id
 
     def _models_changed(self) -> None:
         """Everything on the screen follows the checked models: the pair list's scores,
@@ -351,6 +367,7 @@ class AttentionPanel(LayerSelector, QWidget):
         error dialog). Returns that job."""
         self._pairs_asked += 1
         asked = self._pairs_asked
+        self._asking = self.pairs_key()
         self._show_pairs([], asked)
         source = self.pair_source.currentText()
         gold_name = self.gold_set.currentText() if source == "Gold set" else ""
@@ -381,8 +398,10 @@ class AttentionPanel(LayerSelector, QWidget):
                 job.cancel()  # it computes the pairs listed before
         self.job = self.baseline_job = None  # their late results are not these pairs' views
         self.pairs, self.views = list(pairs), {}
+        self._pairs_from = self._asking
         self.baseline_alignments = None
         self.current = -1
+        self.show_views([])  # the heatmaps and the pair's table go with the results
         self._fill_pair_list()
         self._fill_corpus_table()
         self._update_controls()
@@ -570,6 +589,8 @@ class AttentionPanel(LayerSelector, QWidget):
         title = view.label if view.selection == AVERAGE else f"{view.label}  ·  {view.selection_label}"
         if view.reading == "head":  # not the attention: the run's alignment head
             title += "  ·  alignment head"
+        elif self.reading_choice(view.run_id)[0] == "head":  # asked for, but it has none
+            title += "  ·  no alignment head: predicting step"
         if view.aer is not None:
             title += f"  ·  AER {percent_text(view.aer)} %"
         h.set_title(title, color=label_colour(view.label) or "#222222")

@@ -51,6 +51,10 @@ def test_head_reading_shows_the_alignment_head_or_says_there_is_none():
     fallback = select_reading(plain, gold, "head")
     assert np.allclose(fallback.matrix, full) and fallback.aer == 0.5
     assert fallback.note == "no alignment head: predicting step shown"
+    # a note of its own comes after it: the cell is cut at its end
+    subword = PairView(3, "s", full.astype(np.float32), ["a", "b", "."], ["x", "y", "z"],
+                       note="subword attention summed to the gold words")
+    assert select_reading(subword, gold, "head").note.startswith("no alignment head")
 
 
 def test_screen_shift_reading_matches_the_core(qtbot, trained_ws, errors):

@@ -1,0 +1,59 @@
+"""Issue 48 item 7 on the Attention screen: "Read at: alignment head" over a run without
+one says so (title, notes in full), and a new run (the runs refreshed after training)
+keeps the computed results, or clears heatmaps and tables together."""
+from __future__ import annotations
+
+import pytest
+
+from app import workers
+from app.main_window import MainWindow
+from tests.app.conftest import wait_for_pairs
+
+
+@pytest.fixture
+def computed(qtbot, trained_ws, errors):
+    """The Attention screen with run 'glob' computed on the demo gold set, pair 1 shown."""
+    window = MainWindow(trained_ws)
+    qtbot.addWidget(window)
+    panel = window.attention
+    glob = window.workspace.run_id("glob")
+    panel.models.set_checked([glob])
+    panel.pair_source.setCurrentText("Gold set")
+    panel.gold_set.setCurrentText("demo-gold")
+    wait_for_pairs(qtbot, panel)
+    job = panel.compute()
+    qtbot.waitUntil(lambda: job.done, timeout=60000)
+    assert job.state == workers.FINISHED, errors
+    panel.pair_list.setCurrentRow(0)
+    qtbot.waitUntil(lambda: panel.heatmaps[0].matrix.size > 0, timeout=10000)
+    yield panel
+    window.close()
+
+
+def test_alignment_head_reading_without_a_head_says_what_is_shown(computed):
+    panel = computed
+    panel.reading.setCurrentIndex(panel.reading.findData("head"))
+    title = panel.heatmaps[0].plot.titleLabel.text
+    assert "no alignment head" in title and "predicting step" in title
+    note = panel.aer_table.item(0, 4)
+    assert note.text().startswith("no alignment head: predicting step shown")
+    assert note.toolTip() == note.text()  # the whole note, however narrow the column
+    whole_set = panel.corpus_table.item(0, 5)
+    assert whole_set.text().startswith("no alignment head")
+    assert whole_set.toolTip() == whole_set.text()
+
+
+def test_a_new_run_keeps_the_results_shown(computed):
+    panel = computed
+    rows = panel.corpus_table.rowCount()
+    shown = panel.heatmaps[0].matrix.copy()
+    aer = panel.corpus_table.item(0, 2).text()
+    assert rows == 1 and panel.aer_table.rowCount() == 1
+    panel.refresh()  # what the main window does when a training run ends
+    assert panel.corpus_table.rowCount() == rows and panel.corpus_table.item(0, 2).text() == aer
+    assert panel.aer_table.rowCount() == 1
+    assert panel.heatmaps[0].matrix.shape == shown.shape
+    # other pairs: no result of the old ones stays, heatmaps included
+    panel.pair_source.setCurrentText("Test split")
+    assert panel.corpus_table.rowCount() == 0 and panel.aer_table.rowCount() == 0
+    assert panel.heatmaps[0].matrix.size == 0
