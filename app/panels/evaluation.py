@@ -9,6 +9,7 @@ from typing import Any
 
 import pyqtgraph as pg
 from PySide6.QtCore import Qt
+from PySide6.QtGui import QColor
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QHBoxLayout,
@@ -39,6 +40,12 @@ from app.widgets.curves import CurvesPlot
 from app.widgets.heatmap import AttentionHeatmap
 from app.widgets.run_colours import PALETTE, label_colour
 from core.evaluate.aer import PERCENT_FORMAT, percent_text
+from core.evaluate.metrics import (
+    MIN_BUCKET_SENTENCES,
+    bucket_count,
+    bucket_start,
+    length_table,
+)
 from core.evaluate.report import Table, write_html_report
 from core.goldsets import list_gold_sets
 
@@ -80,6 +87,24 @@ def _shown(metrics: dict[str, Any]) -> list[Any]:
     return values
 
 
+def length_systems(rows: list[tuple[Any, dict[str, Any], str]]
+                   ) -> list[tuple[str, dict[str, Any], dict[str, int]]]:
+    """(label, BLEU by bucket, sentences by bucket) of the rows (run ids, metrics, label)
+    whose evaluation has BLEU by length (sentences unknown: {} for older evaluations)."""
+    return [(label, m["bleu_by_length"], m.get("bucket_sizes") or {}) for _, m, label in rows
+            if isinstance(m.get("bleu_by_length"), dict) and m["bleu_by_length"]]
+
+
+def bucket_tick(bucket: str, sizes: list[int | None]) -> str:
+    """A bucket's label under its bars: '10-19', its sentences on a second line, '*'
+    when too few for its BLEU to mean much (core.evaluate.metrics.FEW_SENTENCES)."""
+    count = bucket_count(sizes)
+    if count is None:
+        return bucket
+    small = any(n is not None and 0 < n < MIN_BUCKET_SENTENCES for n in sizes)
+    return f"{bucket}\nn={count}{'*' if small else ''}"
+
+
 def heatmap_path(folder: Path, run_id: int, name: str, index: int) -> Path:
     """Where "Export heatmaps" writes pair `index`'s (from 0) heatmap under run `run_id`."""
     safe = "".join(c if c.isalnum() or c in "-_" else "_" for c in name)
@@ -112,7 +137,8 @@ class EvaluationPanel(QWidget):
         self.bleu_curves = CurvesPlot("Dev BLEU", "BLEU")
         self.by_length = pg.PlotWidget(background="w")
         self.by_length.setTitle("BLEU by source length", size="11pt")
-        self.by_length.setLabel("bottom", "source length (tokens)")
+        self.by_length.setLabel("bottom", "source length (tokens); n = sentences, * = fewer "
+                                f"than {MIN_BUCKET_SENTENCES}: faint, BLEU means little")
         self.by_length.setLabel("left", "BLEU")
         self.by_length.showGrid(y=True, alpha=0.15)
         self.by_length_legend = self.by_length.addLegend(offset=(10, 8), labelTextSize="9pt",
@@ -254,30 +280,38 @@ class EvaluationPanel(QWidget):
                 self.curves.add_points(label, "dev_ppl", *valid["dev_ppl"])
             if "dev_bleu" in valid:
                 self.bleu_curves.add_points(label, "dev_bleu", *valid["dev_bleu"])
-        systems = [(label, m["bleu_by_length"]) for _, m, label in self.selected()
-                   if isinstance(m.get("bleu_by_length"), dict) and m["bleu_by_length"]]
-        self.draw_bleu_by_length(systems)
+        self.draw_bleu_by_length(length_systems(self.selected()))
 
-    def draw_bleu_by_length(self, systems: list[tuple[str, dict[str, float]]]) -> None:
+    def draw_bleu_by_length(self, systems: list[tuple[str, dict[str, float], dict[str, int]]]
+                            ) -> None:
         """Grouped bars: one group per length bucket that has sentences, one colour per
-        system (an empty bucket's BLEU is None: no bar)."""
-        systems = [(label, {b: v for b, v in values.items() if v is not None})
-                   for label, values in systems]
-        buckets: list[str] = []
-        for _, values in systems:
-            buckets += [b for b in values if b not in buckets]
-        buckets.sort(key=lambda b: int(b.split("-")[0].rstrip("+")))
+        system (an empty bucket's BLEU is None: no bar); under each group its sentences
+        (n=...), and a bucket of fewer than MIN_BUCKET_SENTENCES drawn faint, marked '*'."""
+        systems = [(label, {b: v for b, v in values.items() if v is not None}, sizes)
+                   for label, values, sizes in systems]
+        buckets = sorted({b for _, values, _ in systems for b in values}, key=bucket_start)
         width = 0.8 / max(1, len(systems))
-        for n, (label, values) in enumerate(systems):
-            xs = [k - 0.4 + (n + 0.5) * width for k, b in enumerate(buckets) if b in values]
-            hs = [float(values[b]) for b in buckets if b in values]
+        for n, (label, values, sizes) in enumerate(systems):
             colour = label_colour(label) or PALETTE[n % len(PALETTE)]
-            bars = pg.BarGraphItem(x=xs, width=width * 0.92, height=hs, brush=colour,
-                                   pen=pg.mkPen(colour), name=label)
-            self.by_length.addItem(bars)  # named: the legend picks it up
-            self.bars.append(bars)
-        self.by_length.getAxis("bottom").setTicks([[(k, b) for k, b in enumerate(buckets)]])
-        top = max((float(v) for _, values in systems for v in values.values()), default=1.0)
+            for small in (False, True):
+                keys = [k for k, b in enumerate(buckets) if b in values
+                        and (0 < sizes.get(b, MIN_BUCKET_SENTENCES) < MIN_BUCKET_SENTENCES)
+                        == small]
+                if not keys:
+                    continue
+                brush = QColor(colour)
+                brush.setAlpha(70 if small else 255)
+                bars = pg.BarGraphItem(
+                    x=[k - 0.4 + (n + 0.5) * width for k in keys], width=width * 0.92,
+                    height=[float(values[buckets[k]]) for k in keys], brush=brush,
+                    pen=pg.mkPen(colour), name=None if small and len(keys) < len(values)
+                    else label)
+                self.by_length.addItem(bars)  # named: the legend picks it up
+                self.bars.append(bars)
+        ticks = [(k, bucket_tick(b, [sizes.get(b) for _, _, sizes in systems]))
+                 for k, b in enumerate(buckets)]
+        self.by_length.getAxis("bottom").setTicks([ticks])
+        top = max((float(v) for _, values, _ in systems for v in values.values()), default=1.0)
         # headroom above the bars for the legend
         self.by_length.setYRange(0, max(top, 0.1) * (1.15 + 0.09 * len(systems)), padding=0)
         if buckets:
@@ -321,15 +355,11 @@ class EvaluationPanel(QWidget):
             label = " + ".join(f"{i}: {names.get(i, '?')}" for i in run_ids)
             rows.append([label, test or None, *_shown(m)])
         tables = [Table(list(COLUMNS), rows, title="Scores", formats={AER_COLUMN: PERCENT_FORMAT})]
-        systems = [(label, m["bleu_by_length"]) for run_ids, _t, m in self.rows()
-                   for label in [" + ".join(f"{i}: {names.get(i, '?')}" for i in run_ids)]
-                   if isinstance(m.get("bleu_by_length"), dict) and m["bleu_by_length"]]
+        systems = length_systems(
+            [(run_ids, m, " + ".join(f"{i}: {names.get(i, '?')}" for i in run_ids))
+             for run_ids, _t, m in self.rows()])
         if systems:
-            buckets = sorted({b for _, v in systems for b in v},
-                             key=lambda b: int(b.split("-")[0].rstrip("+")))
-            tables.append(Table(["bucket", *[s for s, _ in systems]],
-                                [[b, *[v.get(b) for _, v in systems]] for b in buckets],
-                                title="BLEU by source length"))
+            tables.append(length_table(systems, "BLEU by source length"))
         return tables
 
     def write_report(self, path: str | Path) -> Path:

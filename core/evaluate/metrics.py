@@ -108,14 +108,51 @@ class LengthTable:
 
     def to_table(self) -> Table:
         """BLEU per source-length bucket: one row per bucket ('lo-hi' or 'lo+') with its
-        sentence count and each system's BLEU (None for an empty bucket)."""
-        cols = ["bucket", "sentences", *self.scores]
-        rows = []
-        for k, (lo, hi) in enumerate(self.buckets):
-            label = f"{lo}-{hi - 1}" if hi is not None else f"{lo}+"
-            rows.append([label, self.counts[k],
-                         *(None if s[k] is None else round(s[k], 2) for s in self.scores.values())])
-        return Table(cols, rows, title=f"BLEU by source length (tokenize={self.tokenize})")
+        sentence count, each system's BLEU (None for an empty bucket) and a note on a
+        bucket too small to mean much (length_table)."""
+        labels = [f"{lo}-{hi - 1}" if hi is not None else f"{lo}+" for lo, hi in self.buckets]
+        systems = [(name, dict(zip(labels, (None if v is None else round(v, 2) for v in s),
+                                   strict=True)), dict(zip(labels, self.counts, strict=True)))
+                   for name, s in self.scores.items()]
+        return length_table(systems, f"BLEU by source length (tokenize={self.tokenize})",
+                            buckets=labels)
+
+
+#: a length bucket with fewer sentences than this is marked: its BLEU means little
+MIN_BUCKET_SENTENCES = 10
+FEW_SENTENCES = f"fewer than {MIN_BUCKET_SENTENCES} sentences: BLEU means little"
+
+
+def bucket_start(label: str) -> int:
+    """The shortest length of a bucket label ('10-19' -> 10, '60+' -> 60), to sort by."""
+    return int(label.split("-")[0].rstrip("+"))
+
+
+def bucket_count(sizes: Sequence[int | None]) -> str | int | None:
+    """A bucket's sentence count over systems: the count when they agree (one test
+    set), else the counts joined ('12 / 40'); None when no system knows it."""
+    known = [n for n in sizes if n is not None]
+    if not known:
+        return None
+    return known[0] if len(set(known)) == 1 else " / ".join(str(n) for n in sizes)
+
+
+def length_table(systems: Sequence[tuple[str, Mapping[str, float | None], Mapping[str, int]]],
+                 title: str = "BLEU by source length",
+                 buckets: Sequence[str] | None = None) -> Table:
+    """BLEU by length from (system, {bucket: BLEU}, {bucket: sentences}) as stored with
+    an evaluation: a row per bucket with its sentences, each system's BLEU, and the note
+    FEW_SENTENCES where some system scored fewer than MIN_BUCKET_SENTENCES there."""
+    if buckets is None:
+        buckets = sorted({b for _, values, _ in systems for b in values}, key=bucket_start)
+    rows = []
+    for bucket in buckets:
+        sizes = [sizes.get(bucket) for _, _, sizes in systems]
+        small = any(n is not None and 0 < n < MIN_BUCKET_SENTENCES for n in sizes)
+        rows.append([bucket, bucket_count(sizes), *(values.get(bucket) for _, values, _ in systems),
+                     FEW_SENTENCES if small else ""])
+    return Table(["bucket", "sentences", *(name for name, _, _ in systems), "note"], rows,
+                 title=title)
 
 
 def bleu_by_length(sources_tokens: Sequence[Sequence[str]], systems: Mapping[str, Sequence[str]],

@@ -9,9 +9,11 @@ import sacrebleu
 
 from core.errors import ConfigError
 from core.evaluate.metrics import (
+    FEW_SENTENCES,
     bleu_by_length,
     chrf,
     corpus_bleu,
+    length_table,
     perplexity,
     sentence_bleu,
     ter,
@@ -75,8 +77,10 @@ def test_bleu_by_length_buckets():
     assert table.scores["bad"][1] == pytest.approx(
         sacrebleu.corpus_bleu([bad[1], bad[4]], [[refs[1], refs[4]]]).score)
     t = table.to_table()
-    assert t.columns == ["bucket", "sentences", "good", "bad"]
+    assert t.columns == ["bucket", "sentences", "good", "bad", "note"]
     assert [r[:2] for r in t.rows] == [["0-9", 2], ["10-19", 2], ["20-29", 1], ["30+", 0]]
+    # buckets of fewer than 10 sentences are marked; an empty one has no BLEU to doubt
+    assert [r[-1] for r in t.rows] == [FEW_SENTENCES] * 3 + [""]
     with pytest.raises(ValueError, match="sentence 4"):
         bleu_by_length(srcs, {"good": refs}, refs, buckets=[(0, 20)])
 
@@ -107,3 +111,14 @@ def test_report_column_formats_and_embedded_figures(tmp_path):
     assert f'src="data:image/png;base64,{base64.b64encode(png).decode()}"' in page
     assert "<figcaption>Dev &lt;ppl&gt;</figcaption>" in page
     assert [p.name for p in tmp_path.iterdir()] == ["r.html"]
+
+
+def test_length_table_from_stored_evaluations_counts_and_marks_small_buckets():
+    one = ("a", {"0-9": 30.0, "10-19": 25.5, "20+": 12.0}, {"0-9": 120, "10-19": 40, "20+": 4})
+    two = ("b", {"0-9": 28.0, "10-19": 21.0, "20+": None}, {"0-9": 120, "10-19": 9, "20+": 0})
+    t = length_table([one, two])
+    assert t.columns == ["bucket", "sentences", "a", "b", "note"]
+    assert t.rows == [["0-9", 120, 30.0, 28.0, ""],
+                      ["10-19", "40 / 9", 25.5, 21.0, FEW_SENTENCES],
+                      ["20+", "4 / 0", 12.0, None, FEW_SENTENCES]]
+    assert "<td>40 / 9</td>" in t.to_html() and "fewer than 10 sentences" in t.to_html()
