@@ -8,7 +8,11 @@ resources/demo/models, or --models DIR), drives each screen as a user would (cor
 selected; training curves of every run; a document translated; the attention of the
 bundled runs on a gold pair, with gold and eflomal; the runs evaluated on the demo test
 split) and saves each screen at 1400 x 900 as `<screen>.png` and at 1280 x 720 as
-`<screen>-1280x720.png`. Runs on the offscreen platform where there is no display.
+`<screen>-1280x720.png`. With English-French runs in the bundle it also saves
+`attention-hansards.png` (the Hansards runs with their alignment heads on a WPT-03 trial
+pair, symmetrised, beside eflomal) and `translate-context.png` (the target-context model
+beside its sentence-level baseline on one of the team's English documents). Runs on the
+offscreen platform where there is no display.
 Settings go to a temporary folder: the user's own are neither read nor changed.
 """
 from __future__ import annotations
@@ -26,6 +30,9 @@ LETTER = ("Ayer compré una mesa nueva para la cocina. Es pequeña pero muy boni
           "hermano la trajo en su coche y la subimos juntos. Ahora comemos allí todos los "
           "días.\n")
 GOLD_PAIR = 3  # which gold pair the Attention screen shows
+WPT03_PAIR = 5  # which WPT-03 trial pair attention-hansards.png shows
+#: the team's English document translate-context.png shows (resources/demo/en-fr)
+CONTEXT_DOCUMENT = "d05"
 
 
 def wait(app, job, timeout: float = 600.0) -> None:
@@ -114,11 +121,67 @@ def main(argv: list[str] | None = None) -> int:
                                 ("evaluation", window.evaluation)):
                 window.tabs.setCurrentWidget(panel)
                 written.append(shoot(app, window, args.out, name + suffix))
+        written += english_french_shots(app, window, args.out, Path(tmp))
         window.close()
         window.workspace.close() if window.workspace is not None else None
     for path in written:
         print(f"wrote {path}")
     return 0
+
+
+def _runs_of_pair(window, src: str, tgt: str) -> list:
+    """The workspace's runs whose corpus is src -> tgt, oldest first."""
+    ws = window.workspace
+    return [r for r in ws.list_runs() if r.corpus_id is not None
+            and (ws.get_corpus(r.corpus_id).src_lang, ws.get_corpus(r.corpus_id).tgt_lang)
+            == (src, tgt)]
+
+
+def english_french_shots(app, window, out: Path, tmp: Path) -> list[Path]:
+    """attention-hansards.png and translate-context.png, when the bundle has the runs."""
+    from core.config import RunConfig
+    from core.families import family_traits
+    from core.services.demo import EN_FR_DIR, WPT03_GOLD
+
+    en_fr, fr_en = _runs_of_pair(window, "en", "fr"), _runs_of_pair(window, "fr", "en")
+    heads = [r for r in en_fr if RunConfig.from_dict(r.config).model.alignment_head]
+    written = []
+    window.resize(1400, 900)
+    if heads:
+        att = window.attention
+        window.tabs.setCurrentWidget(att)
+        att.models.set_checked([heads[0].id])
+        att.pair_source.setCurrentText("Gold set")
+        att.gold_set.setCurrentText(WPT03_GOLD)
+        wait(app, att.load_pairs())
+        reverse = att.symmetrize.run.findData(fr_en[0].id) if fr_en else -1
+        if reverse >= 0:
+            att.symmetrize.run.setCurrentIndex(reverse)
+        att.baseline.setChecked(True)
+        wait(app, att.compute())
+        wait(app, getattr(att, "baseline_job", None))
+        att.pair_list.setCurrentRow(WPT03_PAIR)
+        written.append(shoot(app, window, out, "attention-hansards"))
+    context = [r for r in en_fr if family_traits(r.family).context]
+    sentence = [r for r in en_fr if not family_traits(r.family).context
+                and r.family.startswith("transformer")]
+    if context and sentence:
+        lines = (EN_FR_DIR / "demo.en").read_text(encoding="utf-8").splitlines()
+        docids = (EN_FR_DIR / "demo.docids").read_text(encoding="utf-8").splitlines()
+        document = tmp / "letter.txt"
+        document.write_text(" ".join(line for line, d in zip(lines, docids, strict=True)
+                                     if d.startswith(CONTEXT_DOCUMENT)) + "\n",
+                            encoding="utf-8")
+        tr = window.translate
+        window.tabs.setCurrentWidget(tr)
+        tr.models.set_checked([context[0].id])
+        tr.compare.enabled.setChecked(True)
+        tr.compare.baseline.setCurrentIndex(tr.compare.baseline.findData(sentence[0].id))
+        wait(app, tr.open_document(document))
+        wait(app, tr.translate())
+        tr.table.setCurrentCell(1, 0)
+        written.append(shoot(app, window, out, "translate-context"))
+    return written
 
 
 if __name__ == "__main__":

@@ -323,3 +323,52 @@ def test_every_tracked_file_together_stays_under_45_mb():
         pytest.skip("not a git checkout: the tracked files cannot be listed")
     total = sum((repo / f).stat().st_size for f in listed if f and (repo / f).is_file())
     assert 10 * 2**20 < total < 45 * 10**6, total
+
+
+def _english_french_bundles() -> list[dict]:
+    return [m for m in (json.loads((b / BUNDLE_META).read_text()) for b in bundled_models())
+            if {m.get("src_lang"), m.get("tgt_lang")} == {"en", "fr"}]
+
+
+@pytest.mark.skipif(not bundled_models(), reason="resources/demo/models/ holds no bundled runs")
+def test_the_shipped_english_french_runs_translate_our_documents_and_align_as_recorded(tmp_path):
+    """The demo's English-French runs (Hansards, int8, the hansards text convention): each
+    translates the team's documents (never trained on) into cased, contracted text at
+    about the BLEU recorded in its meta.json (greedy on the first 40 sentences here), and
+    the recurrent ones align the WPT-03 trial gold at their recorded AER (within 0.5
+    points). Broken weights or a lost convention give BLEU near 0 and 'de le' in the
+    output."""
+    from core.config import RunConfig
+    from core.evaluate.aer import corpus_aer
+    from core.evaluate.attention_aer import reading_alignments, reverse_gold
+    from core.evaluate.metrics import corpus_bleu
+    from core.goldsets import load_gold_set
+    from core.infer.session import TranslationSession
+    from core.services.alignment import default_reading
+    from core.services.demo import WPT03_GOLD
+
+    metas = _english_french_bundles()
+    assert len(metas) >= 2, "the demo ships English-French runs (issue 45)"
+    root = ensure_demo_workspace(tmp_path / "demo")
+    with Workspace.open(root) as ws:
+        gold = load_gold_set(ws, WPT03_GOLD)
+        for meta in metas:
+            run = ws.get_run(meta["name"])
+            english = meta["src_lang"] == "en"
+            pairs = ws.load_corpus("demo-en-fr" if english else "demo-fr-en").pairs[:40]
+            session = TranslationSession.open(ws, [run.id])
+            hyps = [t.text for t in session.translate([p.src for p in pairs], beam=1)]
+            bleu = corpus_bleu(hyps, [p.tgt for p in pairs]).score
+            assert bleu > max(3.0, 0.5 * meta["demo_bleu"]), (meta["name"], bleu)
+            assert all(h[:1].isupper() or not h[:1].isalpha() for h in hyps), meta["name"]
+            if english:  # French written as a person writes it
+                joined = " ".join(hyps)
+                assert " de le " not in joined and " à le " not in joined, meta["name"]
+            if "wpt03_aer" in meta:
+                config = RunConfig.from_dict(run.config)
+                oriented = gold if english else reverse_gold(gold)
+                reading = default_reading(config)
+                found = reading_alignments(session, oriented, [(reading, False)])
+                aer = 100 * corpus_aer(found[(reading, False)], oriented.alignments).aer
+                assert reading == meta["wpt03_reading"]
+                assert abs(aer - meta["wpt03_aer"]) <= 0.5, (meta["name"], aer)
