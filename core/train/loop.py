@@ -33,8 +33,8 @@ import torch
 from core.config import RunConfig
 from core.errors import ConfigError, TrainingError
 from core.jobs import JobContext
-from core.models.base import Seq2Seq
 from core.models import registry
+from core.models.base import Seq2Seq
 from core.train import checkpoint as ckpt
 from core.train.device import (
     amp_message,
