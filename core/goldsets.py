@@ -23,6 +23,7 @@ import time
 from pathlib import Path
 
 from core.atomic import write_text_atomic
+from core.data.textio import CONVERT_TO_UTF8, decode_text, read_bytes, split_lines
 from core.errors import AlignmentError, ConfigError, CorpusError, StoreError
 from core.evaluate.alignment import (
     Alignment,
@@ -32,10 +33,16 @@ from core.evaluate.alignment import (
     read_wpt,
     write_pharaoh,
 )
+from core.gold_folders import (  # noqa: F401 (re-exported: core.goldsets is the API)
+    GOLD_DIR,
+    LINKS_FILE,
+    META_FILE,
+    SRC_FILE,
+    TGT_FILE,
+    recover_gold_folders,
+)
 from core.safepath import remove_tree, within
 
-GOLD_DIR = "gold"
-SRC_FILE, TGT_FILE, LINKS_FILE, META_FILE = "src.txt", "tgt.txt", "links.pharaoh", "meta.json"
 FORMATS = ("pharaoh", "talp", "wpt")
 _NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
 
@@ -63,8 +70,6 @@ def read_token_lines(path: str | Path) -> list[list[str]]:
     """One tokenised sentence per line (tokens split on whitespace). Lines end at '\\n'
     only: a U+2028 or a form feed inside a sentence is not a line break (splitting
     there made the sentence count differ and the error blame the links file)."""
-    from core.data.textio import CONVERT_TO_UTF8, decode_text, read_bytes, split_lines
-
     text, _ = decode_text(read_bytes(path), path, advice=CONVERT_TO_UTF8)  # no lenient mode
     return [line.split() for line in split_lines(text)]
 
@@ -169,35 +174,6 @@ def _write_folder(folder: Path, gold: GoldSet, meta: dict, replace: bool) -> Non
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
-
-
-_LEFTOVER = re.compile(r"^\.(?P<name>.+)\.(?P<kind>tmp|old)-(?P<pid>[0-9]+)(-.*)?$")
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:  # someone else's process
-        return True
-    return True
-
-
-def recover_gold_folders(root: str | Path) -> None:
-    """What a gold-set import killed mid-way left in `root` (gold/), put right: a set
-    moved aside for replacing (`.NAME.old-PID`) goes back when NAME is missing; other
-    leftovers of dead processes are removed. Folders of live processes are left alone."""
-    root = Path(root)
-    for entry in sorted(root.iterdir()) if root.is_dir() else ():
-        m = _LEFTOVER.match(entry.name)
-        if m is None or entry.is_symlink() or not entry.is_dir() or _alive(int(m["pid"])):
-            continue  # a link is never followed: not a leftover of ours
-        target = root / m["name"]
-        if m["kind"] == "old" and not target.exists() and (entry / META_FILE).exists():
-            os.replace(entry, target)
-        else:
-            shutil.rmtree(entry, ignore_errors=True)
 
 
 def list_gold_sets(ws) -> list[str]:

@@ -22,6 +22,7 @@ from core import diskspace, limits, runlock
 from core.atomic import write_text_atomic
 from core.data.corpus import Corpus
 from core.errors import StoreError, WorkbenchError
+from core.gold_folders import GOLD_DIR, recover_gold_folders
 from core.safepath import inside, remove_tree, within
 from core.store_records import (  # noqa: F401 - re-exported: core.store is the API
     CheckpointInfo,
@@ -218,10 +219,8 @@ class Workspace(RunRecords):
             with self._write():
                 for tmp in run_temps():
                     tmp.unlink(missing_ok=True)
-        gold = self.root / "gold"
+        gold = self.root / GOLD_DIR
         if self._own_folder(gold) and any(p.name.startswith(".") for p in gold.iterdir()):
-            from core.goldsets import recover_gold_folders
-
             recover_gold_folders(gold)
         corpora = self.root / CORPORA_DIR
         if not self._own_folder(corpora):

@@ -34,6 +34,9 @@ EXPORTS_DIR = "exports"
 CORPUS_META = "corpus.json"  # a corpus's row, beside its files: `workspace rebuild` reads it
 RUN_META = "run.json"  # a run's name, corpus and config, beside its checkpoints
 IMPORTING = ".importing"  # in a corpus folder while its import has not committed
+#: written into an installed bundled run's folder: its training corpus is not in the
+#: workspace (the demo corpus it is attached to is not what it was trained on)
+BUNDLED_MARK = "bundled.txt"
 
 
 def default_workspace_dir() -> Path:

@@ -207,6 +207,7 @@ def _index_split(ws: Workspace, cid: int, folder: Path, report: RebuildReport) -
 def _checkpoint(folder: Path) -> dict[str, Any] | None:
     """The newest readable checkpoint of the run in `folder` (last.pt, else the newest
     best-*.pt), or None."""
+    # lazy: a top-level import would load numpy, torch
     from core.train.checkpoint import load_checkpoint
 
     for path in [folder / "last.pt", *sorted(folder.glob("best-*.pt"), reverse=True)]:
@@ -278,6 +279,7 @@ def _restore_best(ws: Workspace, rid: int, folder: Path, state: dict[str, Any] |
     as the run's 'valid' dev_ppl curve points."""
     if state is None:
         return
+    # lazy: a top-level import would load numpy, torch
     from core.train.checkpoint import best_entries
 
     try:

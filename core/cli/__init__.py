@@ -13,8 +13,11 @@ import os
 import sqlite3
 import sys
 
+from core import diskspace
 from core.errors import WorkbenchError
+from core.store import database_error
 from core.textsafe import printable
+from core.workspace_paths import DB_NAME, resolve_workspace_dir
 
 SIGPIPE = 13  # the exit status of a tool stopped by a closed pipe is 128 + SIGPIPE
 
@@ -86,15 +89,10 @@ def run_cli(argv: list[str]) -> int:
         print("interrupted", file=sys.stderr)
         return 130
     except sqlite3.Error as exc:  # the database failed where no store call said why
-        from core.store import database_error
-        from core.workspace_paths import DB_NAME, resolve_workspace_dir
-
         db = resolve_workspace_dir(getattr(args, "workspace", None)) / DB_NAME
         print(f"error: {printable(str(database_error(db, exc)))}", file=sys.stderr)
         return 2
     except Exception as exc:  # a full disk where no writer said so: still one clear line
-        from core import diskspace
-
         if not diskspace.is_full(exc):
             raise
         where = getattr(exc, "filename", None) or args.workspace or "."

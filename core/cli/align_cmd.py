@@ -35,9 +35,13 @@ import argparse
 import sys
 from pathlib import Path
 
+from core.config import RunConfig
 from core.errors import ConfigError
 from core.evaluate.readings import READINGS
 from core.evaluate.symmetrize import HEURISTICS
+from core.goldsets import GoldSet, import_gold_set, load_gold_set, read_gold_files
+from core.services import alignment
+from core.store import Workspace
 from core.textsafe import printable
 
 
@@ -101,8 +105,6 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def _gold(ws, args: argparse.Namespace, src_lang: str, tgt_lang: str):
-    from core.goldsets import GoldSet, import_gold_set, load_gold_set, read_gold_files
-
     files = (args.gold_src, args.gold_tgt, args.gold_links)
     if any(files):
         if not all(files):
@@ -122,11 +124,12 @@ def _gold(ws, args: argparse.Namespace, src_lang: str, tgt_lang: str):
 def run(args: argparse.Namespace) -> int:
     """Print the AER table of the run's attention (every reading asked for, or both
     directions symmetrised) and eflomal's on the gold set; write Pharaoh files."""
+    # lazy: a top-level import would load sacremoses, sentencepiece, torch
     from core.evaluate.attention_aer import aer_table, gold_for_run
-    from core.services import alignment
+
+    # imported when called: tests patch the name where it is defined
     from core.services.translation import open_session
-    from core.store import Workspace
-    from core.train.device import check_device
+    from core.train.device import check_device  # lazy: a top-level import would load torch
 
     check_device(args.device)
     with Workspace.open(args.workspace, create=False) as ws:
@@ -136,7 +139,6 @@ def run(args: argparse.Namespace) -> int:
         if args.forget:
             if args.remember:
                 raise ConfigError("give --forget or --remember, not both")
-            from core.config import RunConfig
 
             dropped = alignment.forget_reading(ws, info.id)
             now = alignment.default_reading(RunConfig.from_dict(ws.get_run(info.id).config))
@@ -208,6 +210,7 @@ def run(args: argparse.Namespace) -> int:
 def _choose_by_anchors(ws, info, args: argparse.Namespace) -> int:
     """Print each reading's share of anchor words linked to their twin and store the best
     as the run's reading."""
+    # imported when called: tests patch the name where it is defined
     from core.services.reading_anchors import choose_by_anchors
 
     if args.remember or args.forget or args.reading or args.reverse_run or any(

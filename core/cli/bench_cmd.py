@@ -3,12 +3,17 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
+import subprocess
 import sys
+from pathlib import Path
 
 import torch
 
 from core import limits
+from core.atomic import write_text_atomic
 from core.errors import ConfigError
+from core.train.device import check_device, check_threads
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -93,8 +98,8 @@ def at_least(*checks: tuple[str, int | None, int]) -> None:
 def run_train(args: argparse.Namespace) -> int:
     """`bench train`: print a row per variant (the JSON rows to stdout or a file with --json);
     exit status 1 when no variant ran."""
+    # imported when called: tests patch the name where it is defined
     from core.services.bench import run_train_bench
-    from core.train.device import check_device, check_threads
 
     at_least(("--steps", args.steps, 1), ("--warmup", args.warmup, 0),
              ("--threads", args.threads, 1), ("--batch-size", args.batch_size, 1),
@@ -113,17 +118,16 @@ def run_train(args: argparse.Namespace) -> int:
     if to_stdout:
         print(json.dumps(rows, indent=2))
     elif args.json:
-        from core.atomic import write_text_atomic
-
         write_text_atomic(args.json, json.dumps(rows, indent=2))
     return 0 if rows else 1
 
 
 def run_translate(args: argparse.Namespace) -> int:
     """`bench translate`: print decoding speed per beam size; exit status 1 when nothing ran."""
-    from core.infer.shortlist import parse_spec
+    from core.infer.shortlist import parse_spec  # lazy: a top-level import would load numpy
+
+    # imported when called: tests patch the name where it is defined
     from core.services.bench_translate import run_translate_bench
-    from core.train.device import check_device, check_threads
 
     at_least(("--threads", args.threads, 1),)
     for beam in args.beam or []:
@@ -140,10 +144,6 @@ def run_translate(args: argparse.Namespace) -> int:
 
 def run_gui(args: argparse.Namespace) -> int:
     """Runs app/responsiveness.py in its own process: core never imports Qt."""
-    import os
-    import subprocess
-    from pathlib import Path
-
     env = dict(os.environ)
     env.setdefault("QT_QPA_PLATFORM", "offscreen")
     root = Path(__file__).resolve().parents[2]

@@ -17,7 +17,9 @@ from pathlib import Path
 from typing import Any
 
 from core.cli.confirm import add_rename_and_delete
-from core.errors import ConfigError
+from core.errors import ConfigError, StoreError
+from core.services.corpora import split_and_store
+from core.services.manage import corpus_deletion
 from core.store import Workspace
 from core.textsafe import cell, printable
 
@@ -134,6 +136,7 @@ def reader_options(args: argparse.Namespace, fmt: str) -> dict[str, Any]:
 def run_import(args: argparse.Namespace) -> int:
     """`corpus import`: read the file(s) into the workspace, print the corpus and its
     warnings; returns 0."""
+    # imported when called: tests patch the name where it is defined
     from core.services.corpora import check_language_codes, choose_tsv_columns, import_corpus
 
     check_language_codes(args.src_lang, args.tgt_lang, ("--src-lang", "--tgt-lang"))
@@ -188,7 +191,9 @@ def format_table(rows: list[tuple[str, ...]]) -> str:
 def run_stats(args: argparse.Namespace) -> int:
     """`corpus stats`: print sentence, token, vocabulary, length and document statistics
     (space or Moses tokens); returns 0."""
-    from core.data.preprocess import Preprocessor
+    from core.data.preprocess import Preprocessor  # lazy: a top-level import would load sacremoses
+
+    # lazy: a top-level import would load sacremoses, sentencepiece
     from core.data.stats import corpus_stats, format_stats
 
     with _open(args) as ws:
@@ -222,8 +227,6 @@ def parse_ratios(text: str) -> tuple[float, float, float]:
 def run_split(args: argparse.Namespace) -> int:
     """`corpus split`: split into train/dev/test with --seed and --ratios (documents kept
     whole), store it and print the sizes; returns 0."""
-    from core.services.corpora import split_and_store
-
     ratios = parse_ratios(args.ratios)
     if not 0 <= args.seed <= MAX_SEED:
         raise ConfigError(f"--seed must be a whole number from 0 to {MAX_SEED} (as "
@@ -285,9 +288,8 @@ def run_delete(args: argparse.Namespace) -> int:
     """`corpus delete`: print what goes, confirm (or --yes) and delete the corpus; refused
     (exit 2, naming them) while runs use it; returns 0 when deleted, 1 when the answer
     was no."""
+    # imported when called: tests patch the name where it is defined
     from core.cli.confirm import confirm_deletion, refuse
-    from core.errors import StoreError
-    from core.services.manage import corpus_deletion
 
     with _open(args) as ws:
         info = ws.get_corpus(args.corpus)

@@ -15,6 +15,8 @@ from __future__ import annotations
 import argparse
 import sys
 
+from core import limits
+
 
 def register(sub: argparse._SubParsersAction) -> None:
     """Add the `demo` command (the whole pipeline on the bundled demo corpus) to `sub`."""
@@ -28,8 +30,10 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Run the demo pipeline (core.services.demo) and print its summary."""
-    from core import limits
+    # imported when called: tests patch the name where it is defined
     from core.cli.progress import ProgressPrinter
+
+    # lazy: a top-level import would load numpy
     from core.services.demo_pipeline import fresh_demo_dir, run_demo
 
     # before the workspace is made, the corpus imported, a model trained

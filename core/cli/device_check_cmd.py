@@ -11,6 +11,10 @@ from __future__ import annotations
 import argparse
 import sys
 
+from core.cli import run_cli
+from core.errors import ConfigError
+from core.services.device_check import run_device_check
+
 
 def register(sub: argparse._SubParsersAction) -> None:
     """Add the `device-check` command to `sub`."""
@@ -28,10 +32,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Run the checks; 0 when every path is ok, 1 otherwise."""
-    from core.cli import run_cli
-    from core.errors import ConfigError
-    from core.services.device_check import run_device_check
-    from core.train.device import pick_device
+    from core.train.device import pick_device  # lazy: a top-level import would load torch
 
     if args.steps < 2:
         raise ConfigError("--steps must be 2 or more (each run validates half-way)")

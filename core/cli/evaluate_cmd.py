@@ -29,6 +29,9 @@ from core.errors import ConfigError
 from core.infer.shortlist import parse_spec
 from core.jobs import JobContext
 from core.services import evaluation as service
+from core.services.shortlist import load_shortlist
+from core.store import Workspace
+from core.train.device import check_device
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -75,9 +78,6 @@ def register(sub: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     """`evaluate`: score the runs (one mode: metrics, --contrastive or --doc-level), store
     the results, print the tables and write --report; ConfigError when both modes are given."""
-    from core.store import Workspace
-    from core.train.device import check_device
-
     def log(message: str) -> None:
         print(message, file=sys.stderr)
 
@@ -130,8 +130,6 @@ def run(args: argparse.Namespace) -> int:
 
 def with_shortlists(ws, sessions: dict, run_ids: dict, spec: str, log):
     """Give each session its first run's shortlist; system names get ' +shortlist SPEC'."""
-    from core.services.shortlist import load_shortlist
-
     per_word, frequent = parse_spec(spec)
     renamed, ids = {}, {}
     for name, session in sessions.items():

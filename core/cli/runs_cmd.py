@@ -16,7 +16,9 @@ import math
 from typing import Any
 
 from core.cli.confirm import add_rename_and_delete, confirm_deletion, refuse
+from core.cli.corpus_cmd import format_table
 from core.errors import TrainingError
+from core.services.manage import delete_run, run_deletion
 from core.store import RUN_STATUSES, Workspace
 from core.textsafe import cell, printable
 
@@ -80,7 +82,6 @@ def run_list(args: argparse.Namespace) -> int:
         print("no matching runs" if args.corpus or args.status else
               "no runs yet; start one with `train --preset NAME --corpus CORPUS`")
         return 0
-    from core.cli.corpus_cmd import format_table
 
     table = [("id", "name", "family", "attention", "corpus", "status", "steps",
               "best dev ppl", "created")]
@@ -108,8 +109,6 @@ def run_rename(args: argparse.Namespace) -> int:
 def run_delete(args: argparse.Namespace) -> int:
     """`runs delete`: print what goes, confirm (or --yes) and delete the run; refused
     (exit 2) while it trains; returns 0 when deleted, 1 when the answer was no."""
-    from core.services.manage import delete_run, run_deletion
-
     with _open(args) as ws:
         run = ws.get_run(args.run)
         allowed, text = run_deletion(ws, run.id, training=False)

@@ -14,6 +14,8 @@ from core.cli.progress import ProgressPrinter
 from core.config import RunConfig, load_config, load_preset
 from core.errors import ConfigError
 from core.jobs import JobCancelled, JobContext
+from core.runlock import RunLock
+from core.store import Workspace
 from core.textsafe import printable
 
 if TYPE_CHECKING:
@@ -108,7 +110,7 @@ def resume_config(ws: Workspace, run_id: int, args: argparse.Namespace) -> RunCo
     raw = dict(info.config)
     raw["train"] = {**raw.get("train", {}), **given}
     config = RunConfig.from_dict(raw, source=f"run {info.name}")
-    from core.train.device import check_threads
+    from core.train.device import check_threads  # lazy: a top-level import would load torch
 
     check_threads(config.train.threads)  # before the new settings are saved
     ws.update_run(run_id, config=config.to_dict())
@@ -118,6 +120,7 @@ def resume_config(ws: Workspace, run_id: int, args: argparse.Namespace) -> RunCo
 def _alignment_head_run(ws: Workspace, args: argparse.Namespace) -> int:
     """Create the run of `train --alignment-head RUN` (services.training.alignment_head_config)
     with the budget / device options of the command line; -> its id."""
+    # lazy: a top-level import would load numpy, sacremoses, sentencepiece, torch
     from core.services.training import alignment_head_config, create_run
 
     if args.set or args.config or args.preset or args.init_from or args.corpus or args.distributed:
@@ -163,13 +166,12 @@ class StopOnSignal:
 def run(args: argparse.Namespace) -> int:
     """`train`: create (or --resume) a run and train it, printing progress; returns 0, or
     128 + the signal number when stopped by a signal."""
-    from core.runlock import RunLock
+    # lazy: a top-level import would load numpy, sacremoses, sentencepiece, torch
     from core.services.training import check_resumable, create_run, train_run
-    from core.store import Workspace
 
     dist = None
     if args.distributed:
-        from core.train.distributed import DistContext
+        from core.train.distributed import DistContext  # lazy: a top-level import would load torch
 
         dist = DistContext.from_env()
     ws = Workspace.open(args.workspace)
@@ -246,6 +248,7 @@ def run(args: argparse.Namespace) -> int:
 def _shared_run(ws, dist, corpus: str, config: RunConfig) -> int:
     """Rank 0 creates the run; every rank learns its id (a collective on the rank's own
     device, so it works under NCCL as under gloo)."""
+    # lazy: a top-level import would load numpy, sacremoses, sentencepiece, torch
     from core.services.training import create_run
 
     run_id = dist.broadcast_int(create_run(ws, corpus, config) if dist.rank == 0 else 0)

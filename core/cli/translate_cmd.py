@@ -29,9 +29,13 @@ import sys
 from pathlib import Path
 
 from core import limits
+from core.atomic import check_writable, write_text_atomic
 from core.cli.progress import StderrProgress
+from core.data.textio import CONVERT_TO_UTF8, read_bytes, read_lines, read_stream
 from core.errors import ConfigError, CorpusError
 from core.jobs import JobContext
+from core.services import translation
+from core.store import Workspace
 
 EXPORT_SUFFIXES = (".tmx", ".xlf", ".xliff", ".tsv", ".jsonl", ".docx")
 
@@ -95,8 +99,6 @@ def load_dictionary(path: str | Path) -> dict[str, str]:
     saved dictionary); the first entry of a word wins. Read as any text input
     (core.data.textio): a missing file, a folder or invalid UTF-8 is a CorpusError
     naming the file (and line)."""
-    from core.data.textio import CONVERT_TO_UTF8, read_lines
-
     out: dict[str, str] = {}
     lines, _ = read_lines(path, advice=CONVERT_TO_UTF8)
     for k, line in enumerate(lines, start=1):
@@ -114,18 +116,14 @@ def read_input(args: argparse.Namespace, src_lang: str):
     """The input as a core.services.translation.Document: with --document a document
     file (paragraphs of sentences, or TMX/XLIFF segments), else one sentence per line
     from --input or stdin."""
-    from core.services import translation
-
     if args.document:
         if not args.input:
             raise ConfigError("--document needs --input FILE "
                               f"({', '.join(translation.DOCUMENT_SUFFIXES)})")
         return translation.read_document(args.input, src_lang)
-    from core.data.textio import read_bytes
 
     if args.input:
         return translation.read_lines(read_bytes(args.input), args.input)
-    from core.data.textio import read_stream
 
     stdin = getattr(sys.stdin, "buffer", None)  # a replaced sys.stdin may be text only
     data = read_stream(stdin, "<stdin>") if stdin is not None else \
@@ -139,9 +137,7 @@ def write_output(args: argparse.Namespace, lines: list[str], records: list | Non
     .docx, or a TMX/XLIFF keeping `document`'s segment ids); else `document`'s text
     (its layout kept) or `lines` when it is None, or --json lines, to --output
     (atomically) or stdout. Returns the file written, if any."""
-    from core.atomic import write_text_atomic
-    from core.formats.jsonl import record_to_json
-    from core.services import translation
+    from core.formats.jsonl import record_to_json  # lazy: a top-level import would load numpy
 
     if args.output and Path(args.output).suffix.lower() in EXPORT_SUFFIXES and records:
         return translation.write_export(args.output, records, src_lang=src_lang,
@@ -164,8 +160,6 @@ def check_output(path: str, n_best: int, input_path: str | None = None) -> None:
     to text or .jsonl, not .tmx, .xlf, .tsv or .docx; a .docx comes from a .docx
     `input_path`) and a place it can be written (core.atomic.check_writable);
     ConfigError / OutputError naming it."""
-    from core.atomic import check_writable
-
     suffix = Path(path).suffix.lower()
     if suffix == ".docx" and Path(input_path or "").suffix.lower() != ".docx":
         raise ConfigError(f"--output {path}: a Word document is written by translating a "
@@ -182,9 +176,7 @@ def check_output(path: str, n_best: int, input_path: str | None = None) -> None:
 def run(args: argparse.Namespace) -> int:
     """`translate`: translate --input (or stdin) and write text, n-best lines, JSON lines or
     an export file; ConfigError on conflicting options. Returns 0."""
-    from core.services import translation
-    from core.store import Workspace
-    from core.train.device import check_device
+    from core.train.device import check_device  # lazy: a top-level import would load torch
 
     limits.check_beam(max(args.beam, args.n_best), args.n_best)
     check_device(args.device)
@@ -198,13 +190,14 @@ def run(args: argparse.Namespace) -> int:
         args.document = True  # a Word document has no lines to read one by one
     if args.output:
         check_output(args.output, args.n_best, args.input)
-    from core.infer.shortlist import parse_spec
+    from core.infer.shortlist import parse_spec  # lazy: a top-level import would load numpy, torch
 
     spec = parse_spec(args.shortlist) if args.shortlist else None
     with Workspace.open(args.workspace, create=False) as ws:
         runs = [*args.run, *args.ensemble]
         session = translation.open_session(ws, runs, args.checkpoint, args.device)
         if args.amp:
+            # lazy: a top-level import would load torch
             from core.train.device import amp_active, cpu_bf16_status
 
             session.amp = True
@@ -212,6 +205,7 @@ def run(args: argparse.Namespace) -> int:
                 print(f"note: --amp: {session.device} has no native bf16 "
                       f"({cpu_bf16_status()[1]}); decoding in fp32", file=sys.stderr)
         if spec:
+            # lazy: a top-level import would load numpy, torch
             from core.services.shortlist import load_shortlist
 
             session.shortlist = load_shortlist(
@@ -240,6 +234,7 @@ def run(args: argparse.Namespace) -> int:
             dictionary=dictionary, ctx=JobContext([StderrProgress()]),
             target_context=args.target_context)
         flat = [t for para in paragraphs for t in para]
+        # lazy: a top-level import would load numpy, sacremoses, sentencepiece, torch
         from core.infer.translate import cut_warnings
 
         for warning in cut_warnings(flat, args.input or "<stdin>",

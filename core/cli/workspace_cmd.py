@@ -13,7 +13,10 @@ from __future__ import annotations
 import argparse
 
 from core.errors import StoreError
+from core.store import Workspace
 from core.textsafe import printable
+from core.workspace_health import damaged
+from core.workspace_rebuild import rebuild_workspace
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -36,9 +39,6 @@ def register(sub: argparse._SubParsersAction) -> None:
 def run_check(args: argparse.Namespace) -> int:
     """`workspace check`: 0 and 'ok' when the database is sound; StoreError (exit 2)
     saying what is wrong and how to recover otherwise."""
-    from core.store import Workspace
-    from core.workspace_health import damaged
-
     with Workspace.open(args.workspace, create=False) as ws:
         result = ws.integrity_check()
         if result != "ok":
@@ -51,8 +51,6 @@ def run_check(args: argparse.Namespace) -> int:
 def run_rebuild(args: argparse.Namespace) -> int:
     """`workspace rebuild`: print where the old database went, what was indexed and
     what was left out; returns 0."""
-    from core.workspace_rebuild import rebuild_workspace
-
     report = rebuild_workspace(args.workspace, force=args.force)
     for path in report.moved_to:
         print(f"kept the old database file as {path}")

@@ -78,6 +78,7 @@ def language_name(code: str) -> str:
 @functools.lru_cache(maxsize=1)
 def _identifier():
     """py3langid's identifier over all its languages, raw (log) scores; loaded once."""
+    # lazy: a top-level import would load py3langid
     from py3langid.langid import MODEL_FILE, LanguageIdentifier
 
     return LanguageIdentifier.from_model_file(MODEL_FILE)

@@ -7,6 +7,8 @@ SentencePair is never modified) so outputs can be shown next to what the user wr
 """
 from __future__ import annotations
 
+import os
+import tempfile
 import unicodedata
 from collections.abc import Iterable
 from pathlib import Path
@@ -14,6 +16,7 @@ from typing import Any
 
 from sacremoses import MosesDetokenizer, MosesPunctNormalizer, MosesTokenizer, MosesTruecaser
 
+from core.atomic import write_bytes_atomic
 from core.data.conventions import CONVENTIONS, from_model, to_model
 
 
@@ -133,11 +136,6 @@ class Preprocessor:
 def save_truecaser(truecaser: MosesTruecaser, path: str | Path) -> None:
     """Write the truecaser's model file atomically (sacremoses writes to a scratch
     file, whose bytes are then renamed into place)."""
-    import os
-    import tempfile
-
-    from core.atomic import write_bytes_atomic
-
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, scratch = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".scratch", dir=path.parent)

@@ -21,6 +21,7 @@ from pathlib import Path
 import numpy as np
 
 from core.atomic import write_text_atomic
+from core.data.textio import CONVERT_TO_UTF8, decode_text, read_bytes, split_lines
 from core.errors import AlignmentError, CorpusError
 
 Link = tuple[int, int]  # (src_index, tgt_index), 0-based
@@ -242,8 +243,6 @@ def _ascii_digits(text: str) -> bool:
 
 def _read_lines(path: str | Path) -> list[str]:
     """The file's lines, split on '\\n' only (core.data.textio): errors name the line."""
-    from core.data.textio import CONVERT_TO_UTF8, decode_text, read_bytes, split_lines
-
     try:  # no lenient mode for alignments: the error says to convert the file
         text, _ = decode_text(read_bytes(path), path, advice=CONVERT_TO_UTF8)
     except AlignmentError:

@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 
 from core.data.vocab import SubwordVocab
+from core.errors import ConfigError
 from core.evaluate.aer import PERCENT_FORMAT, corpus_aer
 from core.evaluate.alignment import Alignment
 from core.evaluate.alignment import AlignmentCorpus as GoldSet
@@ -164,8 +165,6 @@ def gold_for_run(gold: GoldSet, run_langs: Sequence[str]) -> GoldSet:
     """`gold` as a run translating run_langs = (source, target) reads it: as it is, or
     from the other side (reverse_gold) for a run of the reversed pair; a ConfigError
     (orientation_note) for a run of another pair."""
-    from core.errors import ConfigError
-
     langs = (gold.src_lang, gold.tgt_lang)
     found = gold_orientation(run_langs, langs)
     if found == NO_MATCH:

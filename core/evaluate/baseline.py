@@ -155,7 +155,7 @@ def stored_or_aligned_links(folder: Path, src: Sequence[Sequence[str]],
     target) positions per pair): read from `folder`/alignments when these exact lines were
     aligned before (core.train.guidance.link_file), else aligned once and stored there atomically. Guided
     alignment and shortlists share them."""
-    from core.train import guidance
+    from core.train import guidance  # lazy: a top-level import would load torch
 
     path = guidance.link_file(folder, src, tgt)
     if path.is_file():

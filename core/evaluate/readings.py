@@ -30,6 +30,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from core.families import family_traits
+
 READINGS = ("predict", "shift", "sum", "previous", "head")
 #: the readings of the translation attention itself (every run has them)
 ATTENTION_READINGS = ("predict", "shift", "sum", "previous")
@@ -102,3 +104,18 @@ def drop_sink(matrix: np.ndarray, src_words: Sequence[str], tgt_words: Sequence[
             a[t, :-1] /= rest
             a[t, -1] = 0.0
     return a
+
+
+def default_reading(config) -> str:
+    """The reading a run's attention aligns best with: the one measured best for this run
+    on a gold set (`align --remember`, config.alignment_reading), else the predicting step
+    for a run trained with guided alignment (that is the step the guide supervises; the
+    alignment head's reading for a run that has one), else
+    its family's registry trait (measured in experiments/RESULTS.md, section D)."""
+    if config.alignment_reading:
+        return config.alignment_reading
+    if config.model.alignment_head:
+        return "head"
+    if config.train.guided_alignment > 0:
+        return "predict"
+    return family_traits(config.model.family).reading

@@ -14,14 +14,16 @@ from __future__ import annotations
 from pathlib import Path
 
 from core import limits
+from core.data.textio import CONVERT_TO_UTF8, decode_text, read_bytes, split_lines
 from core.errors import CorpusError
+from core.formats.docx_text import read_docx_paragraphs
 
 SUFFIXES = (".txt", ".md", ".docx")
 
 
 def _segmenter(lang: str):
-    import pysbd
-    from pysbd.languages import LANGUAGE_CODES
+    import pysbd  # lazy: a top-level import would load pysbd
+    from pysbd.languages import LANGUAGE_CODES  # lazy: a top-level import would load pysbd
 
     code = lang.split("-")[0].lower()
     return pysbd.Segmenter(language=code if code in LANGUAGE_CODES else "en", clean=False)
@@ -35,14 +37,10 @@ def paragraph_texts(path: str | Path) -> list[str]:
     if not path.exists():
         raise CorpusError(path, None, "file not found: check the path")
     if suffix == ".docx":
-        from core.formats.docx_text import read_docx_paragraphs
-
         return read_docx_paragraphs(path)
     if suffix in (".txt", ".md"):
         # read as any text input (core.data.textio): lines end at '\n' only, invalid
         # UTF-8 and NUL bytes are errors naming the line, the input limits hold
-        from core.data.textio import CONVERT_TO_UTF8, decode_text, read_bytes, split_lines
-
         lines = split_lines(decode_text(read_bytes(path), path, advice=CONVERT_TO_UTF8)[0])
         paragraphs = 0
         for number, line in enumerate(lines, start=1):

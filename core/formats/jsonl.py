@@ -11,6 +11,7 @@ from typing import Any
 import numpy as np
 
 from core.atomic import write_text_atomic
+from core.data.textio import decode_text, read_bytes, split_lines
 from core.errors import CorpusError
 from core.formats.records import TranslationRecord
 
@@ -81,8 +82,6 @@ def _type_problem(d: dict[str, Any]) -> str | None:
 def read_jsonl(path: str | Path) -> list[TranslationRecord]:
     """Records of a JSON-lines export; CorpusError naming the line of anything else
     (read as any text input: core.data.textio, the input limits hold)."""
-    from core.data.textio import decode_text, read_bytes, split_lines
-
     lines = split_lines(decode_text(read_bytes(path), path)[0])
     out = []
     for k, line in enumerate(lines, start=1):

@@ -7,6 +7,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 from core.atomic import write_text_atomic
+from core.data.textio import decode_text, read_bytes, split_lines
 from core.errors import CorpusError
 from core.formats.records import TranslationRecord
 
@@ -23,8 +24,6 @@ def _read(path: str | Path) -> list[str]:
     """The file's lines, read as any text input (core.data.textio): lines end at '\\n'
     only, as the writers above break them, so a segment holding U+2028 or a form feed
     comes back whole; bad UTF-8 names its line; the input limits hold."""
-    from core.data.textio import decode_text, read_bytes, split_lines
-
     return split_lines(decode_text(read_bytes(path), path)[0])
 
 

@@ -6,6 +6,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from core.atomic import write_bytes_atomic
+from core.data.tmx import lang_matches, read_tmx_units
 from core.errors import CorpusError
 from core.formats.records import TranslationRecord
 from core.formats.xmlsafe import XML_NS, to_bytes
@@ -38,8 +39,6 @@ def read_tmx(path: str | Path, src_lang: str | None = None,
     and its language matching (exact tag first, else a region variant: 'es' finds
     'es-ES'). By default the header's srclang and the other language of the first <tu>.
     A <tu> missing one of the two languages is skipped."""
-    from core.data.tmx import lang_matches, read_tmx_units
-
     units, header_src, _ = read_tmx_units(path)
     src = src_lang or header_src
     tgt = tgt_lang

@@ -23,6 +23,9 @@ import torch
 from core import limits
 from core.errors import CheckpointError, ConfigError
 from core.families import family_traits
+from core.infer.scoring import ForcedScorer
+from core.infer.search import NonFiniteScores
+from core.infer.target_context import coverage, shares_vocabulary, target_context_models
 from core.infer.translate import (
     Translation,
     detokenize,
@@ -31,6 +34,7 @@ from core.infer.translate import (
 )
 from core.jobs import JobContext
 from core.train.artifacts import LoadedModel, load_model
+from core.train.device import amp_active, autocast
 
 
 @dataclass
@@ -152,9 +156,6 @@ class TranslationSession:
         `amp`) is on and the device has native bf16, else nothing (fp32). A search that
         meets non-finite scores inside it ends in a CheckpointError naming the
         checkpoints (core.infer.search.NonFiniteScores)."""
-        from core.infer.search import NonFiniteScores
-        from core.train.device import amp_active, autocast
-
         amp = self.amp if amp is None else amp
         try:
             with autocast(self.device, amp):
@@ -221,15 +222,11 @@ class TranslationSession:
     @property
     def shares_vocabulary(self) -> bool:
         """Whether target ids are source ids (joint vocabulary) in every member."""
-        from core.infer.target_context import shares_vocabulary
-
         return all(shares_vocabulary(m.src_vocab, m.tgt_vocab) for m in self.members)
 
     def target_context_models(self) -> list:
         """The members' models for target-side context: as they are with a joint
         vocabulary, else wrapped to map target ids to source ids (core.infer.target_context)."""
-        from core.infer.target_context import target_context_models
-
         cached = getattr(self, "_target_models", None)
         if cached is None:
             cached = self._target_models = target_context_models(self.members)
@@ -238,8 +235,6 @@ class TranslationSession:
     def target_context_note(self) -> str | None:
         """None with a joint vocabulary or a target-side context model; else what mapping
         target-side context means."""
-        from core.infer.target_context import coverage
-
         if self.shares_vocabulary or self.context_side == "target":
             return None
         found, total = coverage(self.first.src_vocab, self.first.tgt_vocab)
@@ -263,8 +258,6 @@ class TranslationSession:
         for a model with model.ctx_side 'target') and, when it uses following
         sentences, `following` (the next source sentences, in order); none given is a
         document edge ('<doc>', core.data.context)."""
-        from core.infer.scoring import ForcedScorer
-
         scorer = ForcedScorer.for_session(self)
         s_tok, t_tok = scorer.source_tokens(source), scorer.target_tokens(target)
         item = scorer.item(source, target, context or [], following or [])

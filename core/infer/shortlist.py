@@ -25,6 +25,8 @@ decoders with lexical shortlists.
 """
 from __future__ import annotations
 
+import zipfile
+import zlib
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -68,9 +70,6 @@ class LexicalCounts:
     @classmethod
     def load(cls, path: str | Path) -> LexicalCounts:
         """Read a file `save` wrote; ConfigError naming it when it is not one."""
-        import zipfile
-        import zlib
-
         path = Path(path)
         try:
             with np.load(path) as z:

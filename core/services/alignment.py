@@ -10,13 +10,21 @@ preprocessing so that it sees the same tokens as the model and the gold.
 """
 from __future__ import annotations
 
+import os
 import re
+import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
-from core.errors import ConfigError
-from core.evaluate.alignment import Alignment
-from core.evaluate.readings import READINGS
+from core.config import RunConfig
+from core.data.readers import _check_same_length
+from core.data.textio import CONVERT_TO_UTF8, read_lines
+from core.errors import ConfigError, OutputError, StoreError
+from core.evaluate.aer import corpus_aer
+from core.evaluate.alignment import Alignment, AlignmentCorpus, write_pharaoh
+from core.evaluate.baseline import align_with_training
+from core.evaluate.readings import READINGS, default_reading  # noqa: F401 (re-exported)
+from core.services.corpora import load_split_corpora
 
 
 def baseline_training_text(ws, run_info, src_pre, tgt_pre, corpus: str | None = None,
@@ -27,11 +35,6 @@ def baseline_training_text(ws, run_info, src_pre, tgt_pre, corpus: str | None = 
     else workspace `corpus`, else the run's training split; pairs with an empty side
     are left out. Files that are not line-parallel are a CorpusError naming both and
     their line counts (as `corpus import` says it)."""
-    from core.config import RunConfig
-    from core.data.readers import _check_same_length
-    from core.data.textio import CONVERT_TO_UTF8, read_lines
-    from core.services.training import load_split_corpora
-
     if src_file or tgt_file:
         if not (src_file and tgt_file):
             raise ConfigError("give --baseline-src and --baseline-tgt together")
@@ -61,7 +64,7 @@ def run_languages(ws, run_info) -> tuple[str, str]:
     """(source language, target language) run `run_info` translates: its corpus's, else
     those its preprocessing was saved with; '' where unknown. Cheap (no vocabulary is
     read when the run has a corpus): the Attention screen asks it for every run."""
-    from core.errors import StoreError
+    # lazy: a top-level import would load sacremoses, sentencepiece, torch
     from core.train.artifacts import load_text_side
 
     if run_info.corpus_id is not None:
@@ -94,11 +97,6 @@ def check_reverse_direction(ws, run_info, reverse_info) -> None:
 def check_out_dir(out_dir: str | Path) -> Path:
     """Create folder `out_dir` (if needed) and make sure a file can be written in it,
     before any alignment is computed; OutputError saying why not."""
-    import os
-    import tempfile
-
-    from core.errors import OutputError
-
     folder = Path(out_dir)
     if folder.exists() and not folder.is_dir():
         raise OutputError(f"{folder}: is a file, not a folder; give --out-dir a folder")
@@ -120,8 +118,6 @@ def eflomal_systems(gold, train_src: Sequence[list[str]], train_tgt: Sequence[li
                     heuristic: str = "grow-diag-final-and") -> dict[str, list[Alignment]]:
     """eflomal's alignments of the gold sentences (appended to the training text): both
     directions and their symmetrisation, as AER table systems."""
-    from core.evaluate.baseline import align_with_training
-
     gold_al, _ = align_with_training(train_src, train_tgt, gold.src_tokens, gold.tgt_tokens)
     return {"eflomal fwd": gold_al.forward, "eflomal rev": gold_al.reverse,
             f"eflomal {heuristic}": gold_al.symmetrized(heuristic)}
@@ -133,7 +129,7 @@ def run_baseline_alignments(ws, run_ref: int | str, src_words: Sequence[list[str
     """The baseline beside a run's attention (the Attention screen): eflomal on the run's
     training split with the given sentences appended, symmetrised by `heuristic`; one
     Alignment per given sentence pair."""
-    from core.evaluate.alignment import AlignmentCorpus
+    # lazy: a top-level import would load sacremoses, sentencepiece, torch
     from core.train.artifacts import load_text_side
 
     info = ws.get_run(run_ref)
@@ -152,6 +148,7 @@ def attention_systems(session, name: str, gold, readings: Sequence[str], no_sink
                       ) -> dict[str, list[Alignment]]:
     """The run's attention alignments of the gold sentences (forced decoding), one
     system per reading (and per reading without the sink, with `no_sink`)."""
+    # lazy: a top-level import would load sacremoses, sentencepiece, torch
     from core.evaluate.attention_aer import reading_alignments
 
     variants = [(r, sink) for r in readings for sink in ((False, True) if no_sink else (False,))]
@@ -166,6 +163,7 @@ def symmetrized_systems(session, name: str, reverse, reverse_name: str, gold,
     """A src->tgt run's and a tgt->src run's attention alignments and their
     symmetrisation by `heuristic` (grow-diag-final-and, intersection, ...); each run is
     read at `reading`, or at its own default reading when None."""
+    # lazy: a top-level import would load sacremoses, sentencepiece, torch
     from core.evaluate.attention_aer import symmetrized_attention
 
     fwd_reading = reading or default_reading(session.first.config)
@@ -187,31 +185,12 @@ def symmetrized_systems(session, name: str, reverse, reverse_name: str, gold,
             f"{what} {heuristic} ({fwd_reading} + {rev_reading}{tail})": sym}
 
 
-def default_reading(config) -> str:
-    """The reading a run's attention aligns best with: the one measured best for this run
-    on a gold set (`align --remember`, config.alignment_reading), else the predicting step
-    for a run trained with guided alignment (that is the step the guide supervises; the
-    alignment head's reading for a run that has one), else
-    its family's registry trait (measured in experiments/RESULTS.md, section D)."""
-    from core.families import family_traits
-
-    if config.alignment_reading:
-        return config.alignment_reading
-    if config.model.alignment_head:
-        return "head"
-    if config.train.guided_alignment > 0:
-        return "predict"
-    return family_traits(config.model.family).reading
-
-
 def remember_best_reading(ws, run_id: int, name: str, systems: dict[str, list], gold
                           ) -> tuple[str, dict[str, float]] | None:
     """Of the readings measured in `systems` (attention_systems' names for run `name`,
     with the sink kept), store the one with the lowest AER on `gold` as run `run_id`'s
     default (config.alignment_reading). -> (that reading, AER per reading), or None when
     no reading of the run was measured."""
-    from core.evaluate.aer import corpus_aer
-
     aers = {r: corpus_aer(systems[system_name(name, r, False)], gold.alignments).aer
             for r in READINGS if system_name(name, r, False) in systems}
     if not aers:
@@ -224,8 +203,6 @@ def remember_best_reading(ws, run_id: int, name: str, systems: dict[str, list], 
 def store_reading(ws, run_id: int, reading: str) -> None:
     """Make `reading` run `run_id`'s default (config.alignment_reading), on the run's
     config as it is now."""
-    from core.config import RunConfig
-
     info = ws.get_run(run_id)
     config = RunConfig.from_dict({**info.config, "alignment_reading": reading},
                                  source=f"run {info.name}")
@@ -235,8 +212,6 @@ def store_reading(ws, run_id: int, reading: str) -> None:
 def forget_reading(ws, run_id: int) -> str:
     """Drop run `run_id`'s remembered reading (config.alignment_reading), so its
     default is its family's again. -> the reading dropped ('' when none was stored)."""
-    from core.config import RunConfig
-
     info = ws.get_run(run_id)
     config = RunConfig.from_dict(info.config, source=f"run {info.name}")
     dropped, config.alignment_reading = config.alignment_reading, ""
@@ -274,6 +249,4 @@ def file_name(system: str) -> str:
 
 def write_alignments(out_dir: str | Path, systems: dict[str, list]) -> list[Path]:
     """Each system's alignments as out_dir/<file_name(system)>."""
-    from core.evaluate.alignment import write_pharaoh
-
     return [write_pharaoh(Path(out_dir) / file_name(name), al) for name, al in systems.items()]

@@ -7,7 +7,7 @@ alignment module on their model's own symmetrised attention alignments.
 
 Each run force-decodes the training pairs on its own vocabulary (the reverse run reads
 them target -> source), its attention is read at the run's default reading
-(core.services.alignment.default_reading) without the final-punctuation sink, and each
+(core.evaluate.readings.default_reading) without the final-punctuation sink, and each
 target token is linked to its argmax source token; two runs' links are symmetrised with
 grow-diag-final-and. The links are stored beside eflomal's in the corpus's folder
 (`corpora/<id>/alignments/<sha256>-attention-<sha256>.pharaoh`), keyed by the token lines
@@ -25,11 +25,13 @@ import torch
 from core.atomic import write_text_atomic
 from core.errors import ConfigError
 from core.evaluate.extract import argmax_alignment
-from core.evaluate.readings import drop_sink, read_attention
+from core.evaluate.readings import default_reading, drop_sink, read_attention
 from core.evaluate.symmetrize import symmetrize_corpus
+from core.families import family_traits
 from core.infer.forced import teacher_forcing_tensors
 from core.jobs import JobContext
 from core.train import guidance
+from core.train.device import autocast
 
 Links = list[tuple[int, int]]
 BATCH = 256
@@ -54,8 +56,6 @@ def run_attention_links(loaded, src_lines: Sequence[Sequence[str]],
     Only the attention is computed: the softmax layer runs over the 4 special ids. With
     `amp`, in bf16 autocast where the device has it (twice as fast on a CPU with native
     bf16; 94 % of the pairs got the same links as in fp32 on a Hansards run)."""
-    from core.services.alignment import default_reading
-
     reading = default_reading(loaded.config)
     return links_by_reading(loaded, src_lines, tgt_lines, [reading], ctx, what, amp)[reading]
 
@@ -67,9 +67,6 @@ def links_by_reading(loaded, src_lines: Sequence[Sequence[str]],
     """{reading: links of each pair} for each of `readings` (core.evaluate.readings),
     from one forced pass: as run_attention_links, at these readings instead of the
     run's default."""
-    from core.families import family_traits
-    from core.train.device import autocast
-
     if family_traits(loaded.config.model.family).context:
         raise ConfigError(f"run {loaded.config.name!r} is a context model, whose attention "
                           "needs the previous sentences: its links are read from "
@@ -115,8 +112,6 @@ def links_by_reading(loaded, src_lines: Sequence[Sequence[str]],
 def link_file(corpus_dir: Path, src_lines, tgt_lines, loaded: Sequence) -> Path:
     """Where the links of these token lines under these runs (name, checkpoint step,
     reading) are stored."""
-    from core.services.alignment import default_reading
-
     runs = hashlib.sha256("\n".join(f"{m.config.name}@{m.step}:{default_reading(m.config)}"
                                     for m in loaded).encode())
     plain = guidance.link_file(corpus_dir, src_lines, tgt_lines)
@@ -131,6 +126,7 @@ def attention_guide_links(ws, corpus_dir: Path, src_lines: Sequence[Sequence[str
     training token lines: stored links when these runs made them before, else computed
     (run_attention_links, in bf16 for a run trained with train.amp; two runs symmetrised
     with grow-diag-final-and) and stored atomically."""
+    # lazy: a top-level import would load sacremoses, sentencepiece
     from core.train.artifacts import load_model
 
     loaded = []

@@ -33,11 +33,16 @@ from typing import TextIO
 import torch
 
 from core.config import ModelConfig, RunConfig, load_preset
+from core.data.context import CONTEXT_START, sentence_context
 from core.errors import ConfigError
+from core.families import family_traits
+from core.models.registry import VARIANTS
+from core.services.bench_profile import profile_steps
 from core.services.bench_roofline import HEADER as ROOFLINE_HEADER
-from core.services.bench_roofline import roofline_columns
+from core.services.bench_roofline import count_flops, matmul_peak_gflops, roofline, roofline_columns
 from core.services.gpu_utilisation import GpuUtilisation
 from core.train.device import amp_active, cpu_bf16_status
+from core.train.optim import build_optimizer, clip_gradients, embedding_rows
 
 SHARED_SPA = Path(__file__).resolve().parents[3] / "shared" / "data" / "tatoeba-spa-eng" / "spa.txt"
 SPLITS = ("default", "onmt")
@@ -79,7 +84,7 @@ def load_bench_pairs(data_dir: str | None, split: str = "default", limit: int = 
             raise ConfigError(
                 f"no benchmark data: {SHARED_SPA} is absent; pass --data DIR written by "
                 "../shared/bench/prepare_tatoeba.py")
-        from sacremoses import MosesTokenizer
+        from sacremoses import MosesTokenizer  # lazy: a top-level import would load sacremoses
 
         tok_es, tok_en = MosesTokenizer("es"), MosesTokenizer("en")
         pairs = []
@@ -106,8 +111,6 @@ def bench_variants() -> list[tuple[str, ModelConfig]]:
     """Every registry variant at the preset's size (2 x 256, dropout 0.2, ...), then the
     Transformer families (transformer_variants), then the paper-size models (PAPER_SIZE:
     luong-paper, Luong et al.'s 4 x 1000)."""
-    from core.models.registry import VARIANTS
-
     base = bench_preset().model
     out = []
     for name, overrides in VARIANTS:
@@ -140,8 +143,6 @@ def transformer_variants() -> list[tuple[str, ModelConfig]]:
 def previous_sentence_context(src_ids: list[list[int]], start_id: int) -> list[list[int]]:
     """Context ids for context models on bench pairs (no documents): each pair's previous
     pair in the list is its previous sentence, the first one starts the 'document'."""
-    from core.data.context import sentence_context
-
     return [sentence_context([src_ids[i - 1]] if i else [], [], 1, 0, start_id)
             for i in range(len(src_ids))]
 
@@ -182,7 +183,7 @@ def variant_data(name: str, batch_size: int = 0, batch_tokens: int = 0) -> tuple
 def bench_vocabularies(name: str, src_tok, tgt_tok):
     """(source Vocab, target Vocab) of variant `name` built from the tokenised bench pairs,
     at the vocabulary sizes its preset gives (variant_data)."""
-    from core.data.vocab import Vocab
+    from core.data.vocab import Vocab  # lazy: a top-level import would load sentencepiece
 
     src_size, tgt_size, _, _ = variant_data(name)
     return (Vocab.build(src_tok, max_size=src_size + SPECIALS),
@@ -196,8 +197,8 @@ def bench_forward_backward(model, opt, host_batch, device: torch.device, amp: bo
     Batch on the host), as the trainer does them: loss over target tokens, counted on the
     host (no wait for a GPU), gradients zeroed to None first -> (target tokens, the
     embedding rows for clip_gradients on the CPU, else None)."""
+    # lazy: a top-level import would load numpy
     from core.train.loop import forward_batch, sequence_nll
-    from core.train.optim import embedding_rows
 
     out, _, targets = forward_batch(model, host_batch, device, amp, sampled_softmax, vocab_size)
     loss_sum, _, n = sequence_nll(out.scores, targets, n_tokens=host_batch.n_tgt_tokens,
@@ -213,8 +214,6 @@ def bench_step(model, opt, host_batch, device: torch.device, amp: bool, clip: fl
                sampled_softmax: int = 0, vocab_size: int = 0) -> int:
     """One bench update on `host_batch` (bench_forward_backward, the clip, the optimiser's
     step) -> its target tokens."""
-    from core.train.optim import clip_gradients
-
     n, rows = bench_forward_backward(model, opt, host_batch, device, amp, clip,
                                      sampled_softmax, vocab_size)
     if clip > 0:
@@ -244,11 +243,11 @@ def measure_variant(name: str, steps: int, warmup: int, device: str, pairs_file:
     ran, the timed steps' batches are first trained once more, untimed, so that the
     timing sees only replays (row suffix '+graphs'; graph_buckets and capture_s: the
     buckets recorded, the seconds of that pass)."""
+    # lazy: a top-level import would load numpy, sentencepiece
     from core.data.batching import BatchPlan
-    from core.data.context import CONTEXT_START
-    from core.families import family_traits
+
+    # imported when called: tests patch the name where it is defined
     from core.models.registry import build_model
-    from core.train.optim import build_optimizer
 
     torch.set_num_threads(threads)
     cfg = dict(bench_variants())[name]
@@ -268,7 +267,9 @@ def measure_variant(name: str, steps: int, warmup: int, device: str, pairs_file:
     dev = torch.device(device)
     base_mb = _rss_mb()
     fused = fused_decoder_gpu and dev.type != "cpu"
-    from core.models.luong import LuongModel  # its decoder switches, for this process only
+    # lazy: a top-level import would load numpy, sentencepiece (its decoder switches are
+    # set for this process only)
+    from core.models.luong import LuongModel
 
     if fused:
         LuongModel.fuse_decoder_devices = ("cpu", dev.type)
@@ -330,13 +331,9 @@ def measure_variant(name: str, steps: int, warmup: int, device: str, pairs_file:
         row["peak_mem_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
         row["base_mem_mb"] = base_mb
     if profile:  # after the timing and the memory: the profiler costs time and memory
-        from core.services.bench_profile import profile_steps
-
         first = warmup + steps
         row["profile"] = profile_steps(train_step, range(first, first + profile), dev)
     if flops:  # after the memory: counting holds no more than a step does
-        from core.services.bench_roofline import count_flops, matmul_peak_gflops, roofline
-
         total = sum(count_flops(lambda i=i: forward_backward(i), model)
                     for i in range(warmup, warmup + steps))
         peak = matmul_peak_gflops(dev, torch.bfloat16 if amp else torch.float32)

@@ -16,7 +16,9 @@ batch's candidates is part of the timed work.
 from __future__ import annotations
 
 import sys
+import tempfile
 import time
+from pathlib import Path
 from typing import TextIO
 
 import torch
@@ -30,7 +32,9 @@ from core.services.bench import (
     variant_preset,
 )
 from core.services.bench_roofline import HEADER as ROOFLINE_HEADER
-from core.services.bench_roofline import roofline_columns
+from core.services.bench_roofline import count_flops, matmul_peak_gflops, roofline, roofline_columns
+from core.train import guidance
+from core.train.device import amp_active, autocast
 
 HEADER = f"{'model':<34} {'search':>8} {'batch':>6} {'sent/s':>8} {'tgt tok/s':>10} {'ms/sent':>8}"
 
@@ -40,9 +44,10 @@ def decode_all(model, batches: list[list[list[int]]], beam: int, length: int,
     """Decode every batch at the fixed length (in bf16 autocast with `amp`, where the
     device has it; over each batch's candidates with a Shortlist); returns (output tokens
     (EOS excluded), candidate words summed over batches)."""
-    from core.infer.search import beam_search, greedy
+    from core.infer.search import beam_search, greedy  # lazy: a top-level import would load numpy
+
+    # lazy: a top-level import would load numpy, sacremoses, sentencepiece
     from core.infer.translate import pad_batch
-    from core.train.device import autocast
 
     produced = words = 0
     with torch.no_grad(), autocast(device, amp):  # autocast caches weight casts
@@ -64,12 +69,9 @@ def bench_lexicon(src_tok, tgt_tok, src_vocab, tgt_vocab, data_dir: str | None, 
     """LexicalCounts of the bench pairs: eflomal (grow-diag-final-and) links on the
     vocabulary's tokens, stored under `data_dir`/alignments (a temporary folder without
     one)."""
-    import tempfile
-    from pathlib import Path
-
+    # lazy: a top-level import would load numpy
     from core.evaluate.baseline import stored_or_aligned_links
-    from core.infer.shortlist import count_links
-    from core.train import guidance
+    from core.infer.shortlist import count_links  # lazy: a top-level import would load numpy
 
     src_ids = [src_vocab.encode(s) for s in src_tok]
     tgt_ids = [tgt_vocab.encode(t) for t in tgt_tok]
@@ -93,8 +95,8 @@ def run_translate_bench(variant: str, sentences: int, length: int, beams: list[i
     return rows. With `flops`, each row also gets the roofline of
     core/services/bench_roofline.py: matrix-product MFLOP per output token (the decoding
     run again under the counter), GFLOP/s, this machine's peak, its share, the ceiling."""
+    # imported when called: tests patch the name where it is defined
     from core.models.registry import build_model
-    from core.train.device import amp_active
 
     variants = dict(bench_variants())
     if variant not in variants:
@@ -125,7 +127,7 @@ def run_translate_bench(variant: str, sentences: int, length: int, beams: list[i
         print(f"# --amp: {dev} has no native bf16; fp32 only", file=out)
     lists = [None]
     if shortlist is not None:
-        from core.infer.shortlist import Shortlist
+        from core.infer.shortlist import Shortlist  # lazy: a top-level import would load numpy
 
         lists.append(Shortlist(bench_lexicon(src_tok, tgt_tok, src_vocab, tgt_vocab,
                                              data_dir, out), *shortlist))
@@ -147,8 +149,6 @@ def run_translate_bench(variant: str, sentences: int, length: int, beams: list[i
                "shortlist": None if sl is None else f"{sl.per_word},{sl.frequent}",
                "mean_candidates": words / len(batches) if sl is not None else len(tgt_vocab)}
         if flops:
-            from core.services.bench_roofline import count_flops, matmul_peak_gflops, roofline
-
             total = count_flops(lambda b=beam, a=bf16, lst=sl: decode_all(
                 model, batches, b, length, dev, a, lst), model)
             if bf16 not in peaks:

@@ -7,6 +7,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from core.data.langid import guess_tsv_columns
+from core.data.readers import read_corpus
+from core.data.splits import split_corpus
 from core.errors import ConfigError, StoreError
 from core.jobs import JobContext
 
@@ -35,8 +38,6 @@ def choose_tsv_columns(path: str | Path, src_lang: str, tgt_lang: str,
     unsure guess kept the defaults, or that the user's columns contradict a sure guess.
     `flags` names the user's controls in the warning. An unreadable file gets no guess
     (the reader reports it)."""
-    from core.data.langid import guess_tsv_columns
-
     given = "src_col" in options or "tgt_col" in options
     cols = (options.get("src_col", 1), options.get("tgt_col", 0))
     try:
@@ -58,8 +59,6 @@ def import_corpus(ws, fmt: str, paths: Sequence[str | Path], src_lang: str, tgt_
     """Read `paths` with the `fmt` reader (core.data.readers; a CorpusError names the
     file and line) and store the corpus as `name`; returns its id. A doc-id file given as
     options['docids_path'] is recorded among the sources."""
-    from core.data.readers import read_corpus
-
     check_language_codes(src_lang, tgt_lang)
     options = dict(options or {})
     if ctx is not None:
@@ -82,8 +81,6 @@ def split_and_store(ws, corpus_ref: int | str, seed: int,
     split of their own: they train and are evaluated on the corpus's stored one, so a
     different split of a corpus that runs use is refused (StoreError naming them) - it
     would move their training pairs into the test set."""
-    from core.data.splits import split_corpus
-
     corpus = ws.load_corpus(corpus_ref)
     s = split_corpus(corpus, seed=seed, ratios=ratios)
     assignment = {"train": s.train_indices, "dev": s.dev_indices, "test": s.test_indices}
@@ -130,6 +127,7 @@ def load_split_corpora(ws, corpus_id: int, seed: int):
 
 def corpus_statistics(ws, corpus_ref: int | str):
     """(corpus, its statistics: core.data.stats.corpus_stats)."""
+    # lazy: a top-level import would load sacremoses, sentencepiece
     from core.data.stats import corpus_stats
 
     corpus = ws.load_corpus(corpus_ref)

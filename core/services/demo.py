@@ -37,11 +37,17 @@ from platformdirs import user_data_dir
 
 from core.atomic import write_bytes_atomic, write_text_atomic
 from core.config import RunConfig, load_preset
+from core.data.readers import read_corpus
 from core.errors import StoreError
-from core.goldsets import import_gold_set, list_gold_sets
+from core.goldsets import import_gold_set, list_gold_sets, load_gold_set
+from core.infer.session import TranslationSession
+from core.jobs import JobContext
+from core.services.training import create_run, ensure_split, load_split_corpora, train_run
 from core.store import Workspace
 from core.train import artifacts
-from core.workspace_paths import APP_NAME
+from core.train import checkpoint as ckpt
+from core.train.compact import SCALES_KEY, compact_state
+from core.workspace_paths import APP_NAME, BUNDLED_MARK  # noqa: F401 (re-exported)
 
 DEMO_DIR = Path(__file__).resolve().parents[2] / "resources" / "demo"
 MODELS_DIR = DEMO_DIR / "models"
@@ -52,9 +58,6 @@ SRC_LANG, TGT_LANG = "es", "en"
 EN_FR_DIR, WPT03_DIR = DEMO_DIR / "en-fr", DEMO_DIR / "wpt03"
 WPT03_GOLD = "wpt03-trial"
 BUNDLE_META, BUNDLE_CURVES = "meta.json", "curves.json"
-#: written into an installed bundled run's folder: its training corpus is not in the
-#: workspace (the demo corpus it is attached to is not what it was trained on)
-BUNDLED_MARK = "bundled.txt"
 
 
 @dataclass(frozen=True)
@@ -149,8 +152,6 @@ def default_demo_dir() -> Path:
 def read_demo_corpus(demo: DemoCorpus = DEMO_CORPORA[0]):
     """A bundled corpus (default: the 459 es-en pairs in 28 documents) as a core.data
     Corpus."""
-    from core.data.readers import read_corpus
-
     return read_corpus("parallel", list(demo.files), demo.src_lang, demo.tgt_lang,
                        name=demo.name)
 
@@ -185,8 +186,6 @@ def import_demo_corpus(ws: Workspace, name: str | None = None, same_only: bool =
 def import_demo_gold(ws: Workspace, name: str | None = None, gold: DemoGold = DEMO_GOLDS[0]):
     """Add a bundled gold set (default: the demo gold, Spanish first, 0-based Pharaoh)
     as `name` (default: its own) unless present."""
-    from core.goldsets import load_gold_set
-
     name = name or gold.name
     if name in list_gold_sets(ws):
         return load_gold_set(ws, name)
@@ -303,8 +302,6 @@ def _available_corpora() -> list[DemoCorpus]:
 def populate_demo_workspace(ws: Workspace, models_dir: Path = MODELS_DIR) -> None:
     """Add what is missing: the corpora (each bundled run is attached to its pair's),
     the es -> en corpus's split, the gold sets, the bundled runs."""
-    from core.services.training import ensure_split
-
     corpus_ids = {(c.src_lang, c.tgt_lang): import_demo_corpus(ws, demo=c)
                   for c in _available_corpora()}
     # the split the toy bundles used
@@ -381,9 +378,6 @@ def strip_checkpoint(src: Path, dst: Path, dev_ppl: float | None = None,
     pointing at `dst` itself (no optimiser, schedule or RNG state). Weights are stored
     compact (core.train.compact: fp16 halves them, int8 per row quarters them);
     load_model expands them back to float32."""
-    from core.train import checkpoint as ckpt
-    from core.train.compact import SCALES_KEY, compact_state
-
     state = ckpt.load_checkpoint(src)
     best = [e for e in (state.get("best") or []) if e[2] == src.name]
     ppl = dev_ppl if dev_ppl is not None else float(best[0][0]) if best else float("nan")
@@ -467,10 +461,6 @@ def build_demo_bundle(out_dir: str | Path, names: list[str] | None = None,
     """Train the toy models (BUNDLE_MODELS) on the demo corpus's train split (the split
     the demo workspace stores) and write each into `out_dir/<name>/`; the tests' toy runs
     (tests/fixtures/toy-models) were built so. Returns their meta."""
-    from core.infer.session import TranslationSession
-    from core.jobs import JobContext
-    from core.services.training import create_run, load_split_corpora, train_run
-
     out_dir = Path(out_dir)
     metas = []
     with tempfile.TemporaryDirectory(prefix="nmt-demo-bundle-") as tmp, \
@@ -494,6 +484,7 @@ def build_demo_bundle(out_dir: str | Path, names: list[str] | None = None,
             session = TranslationSession.from_loaded([loaded], [name])
             _, parts = load_split_corpora(ws, corpus_id, config.train.seed)
             dev = parts["dev"]
+            # lazy: a top-level import would load sacrebleu
             from core.evaluate.metrics import corpus_bleu
 
             hyps = [t.text for t in session.translate([p.src for p in dev.pairs], beam=1)]

@@ -15,7 +15,18 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from platformdirs import user_data_dir
+
 from core.evaluate.aer import PERCENT_FORMAT
+from core.evaluate.alignment import write_pharaoh
+from core.evaluate.report import write_html_report
+from core.formats.export import write_translations
+from core.jobs import JobContext
+from core.services.alignment import eflomal_systems, file_name
+from core.services.evaluation import metrics_table, score_systems
+from core.services.translation import to_record
+from core.store import Workspace
+from core.workspace_paths import APP_NAME
 
 QUICK_STEPS = 6
 
@@ -54,10 +65,6 @@ class DemoSummary:
 def fresh_demo_dir() -> Path:
     """A new, not yet existing folder for a demo run under the per-user data folder
     (demo-runs/<date-time>[-k])."""
-    from platformdirs import user_data_dir
-
-    from core.workspace_paths import APP_NAME
-
     base = Path(user_data_dir(APP_NAME)) / "demo-runs"
     stamp = time.strftime("%Y%m%d-%H%M%S")
     path, k = base / stamp, 2
@@ -67,8 +74,6 @@ def fresh_demo_dir() -> Path:
 
 
 def _records(translations, pairs):
-    from core.services.translation import to_record
-
     out = []
     for i, (tr, p) in enumerate(zip(translations, pairs, strict=True)):
         r = to_record(tr, i, p.doc_id)
@@ -81,18 +86,19 @@ def run_demo(root: str | Path, quick: bool = False, beam: int = 5, log=print,
              listeners: list | None = None) -> DemoSummary:
     """The pipeline; `log` gets one line per stage, `listeners` the training job's events
     (the CLI's progress bar). Returns the summary."""
-    from core.data.preprocess import Preprocessor
-    from core.evaluate.alignment import write_pharaoh
+    from core.data.preprocess import Preprocessor  # lazy: a top-level import would load sacremoses
+
+    # lazy: a top-level import would load sacremoses, sentencepiece, torch
     from core.evaluate.attention_aer import aer_table, attention_alignments
-    from core.evaluate.report import write_html_report
-    from core.formats.export import write_translations
+
+    # lazy: a top-level import would load sacremoses, sentencepiece, torch
     from core.infer.session import TranslationSession
-    from core.jobs import JobContext
-    from core.services.alignment import eflomal_systems, file_name
+
+    # lazy: a top-level import would load sacremoses, sentencepiece, torch
     from core.services.demo import demo_config, import_demo_corpus, import_demo_gold
-    from core.services.evaluation import metrics_table, score_systems
+
+    # lazy: a top-level import would load sacremoses, sentencepiece, torch
     from core.services.training import create_run, load_split_corpora, train_run
-    from core.store import Workspace
 
     started = time.perf_counter()
     with Workspace.open(root, allow_nonempty=False) as ws:

@@ -29,7 +29,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TextIO
 
+from core.config import load_preset
 from core.errors import ConfigError
+from core.families import family_traits
+from core.store import Workspace
 
 ROOT = Path(__file__).resolve().parents[2]
 DEMO = ROOT / "resources" / "demo"
@@ -102,9 +105,6 @@ class DeviceCheck:
     def size_args(self, preset: str) -> list[str]:
         """--set values that shrink the preset's model (tiny) and use word vocabularies
         (sentencepiece sizes do not fit a 459-pair corpus; it is no device path)."""
-        from core.config import load_preset
-        from core.families import family_traits
-
         family = load_preset(preset).model.family
         sets = ["data.vocab=word", "data.src_vocab_size=2000", "data.tgt_vocab_size=2000",
                 "data.dev_sample=20", "data.batch_tokens=0", "data.batch_size=32"]
@@ -151,8 +151,7 @@ class DeviceCheck:
 
     def train(self, name: str, preset: str, extra: tuple[str, ...], amp: bool) -> str:
         """Train one run to its step budget; -> steps, tokens/s, dev perplexity, precision."""
-        from core.store import Workspace
-        from core.train.device import precision_note
+        from core.train.device import precision_note  # lazy: a top-level import would load torch
 
         self.cli(*self.train_args(name, preset, extra, amp=amp))
         with Workspace.open(self.ws) as ws:
@@ -175,8 +174,6 @@ class DeviceCheck:
     def kill_and_resume(self) -> str:
         """A training process killed by SIGKILL after its first checkpoint, then resumed
         to the end: the run finishes at its step budget."""
-        from core.store import Workspace
-
         ws_dir = self.workdir / "ws-resume"
         self.cli("corpus", "import", str(DEMO / "demo.es"), str(DEMO / "demo.en"),
                  "--src-lang", "es", "--tgt-lang", "en", "--name", "demo", workspace=ws_dir)
@@ -330,6 +327,7 @@ def run_device_check(device: str, steps: int, out: TextIO, run_command: CommandR
     """Run every check on `device` through `run_command` (the CLI's run_cli), printing one
     line each to `out` as it ends; -> the results (all ok = the device carries every
     path)."""
+    # lazy: a top-level import would load torch
     from core.train.device import describe_device, machine_summary, pick_device
 
     with contextlib.ExitStack() as stack:

@@ -21,8 +21,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from core.atomic import check_writable, write_text_atomic
+from core.config import RunConfig
+from core.data.corpus import SentencePair
+from core.data.textio import CONVERT_TO_UTF8, read_lines
 from core.errors import ConfigError, CorpusError
+from core.evaluate.gates import contrastive_gate_profile, watched_words
+from core.evaluate.report import Table, write_html_report
 from core.jobs import JobContext
+from core.services.corpora import SPLIT_NAMES
+from core.services.scoring import contrastive_score_fn
 from core.services.translation import open_session
 
 #: the keys of a stored sentence-level evaluation (Workspace.add_evaluation metrics);
@@ -42,6 +50,7 @@ class SystemScores:
 def parse_buckets(text: str | None) -> list[tuple[int, int | None]]:
     """--buckets '10,20,30' -> [(0, 10), (10, 20), (20, 30), (30, None)] (lo inclusive, hi
     exclusive); DEFAULT_BUCKETS for none; ConfigError unless increasing positive integers."""
+    # lazy: a top-level import would load sacrebleu
     from core.evaluate.metrics import DEFAULT_BUCKETS
 
     if not text:
@@ -89,7 +98,9 @@ def forced_perplexity(session, pairs: Sequence, batch_size: int = 32) -> float |
     sentences for model.ctx_side 'target') and, with model.ctx_following > 0, its
     following ones within its document
     (core.infer.scoring, core.data.context.sentence_context)."""
-    from core.evaluate.metrics import perplexity
+    from core.evaluate.metrics import perplexity  # lazy: a top-level import would load sacrebleu
+
+    # lazy: a top-level import would load numpy, sacremoses, sentencepiece, torch
     from core.infer.scoring import ForcedScorer
 
     scorer = ForcedScorer.for_session(session)
@@ -123,7 +134,9 @@ def score_systems(sessions: dict[str, Any], run_ids: dict[str, list[int]], pairs
     """Translate `pairs` with every session (unless `hyps_given` has the system's
     translations) and score them. Returns the systems' scores (metrics ready for
     Workspace.add_evaluation) and the BLEU-by-length table."""
-    from core.data.preprocess import Preprocessor
+    from core.data.preprocess import Preprocessor  # lazy: a top-level import would load sacremoses
+
+    # lazy: a top-level import would load sacrebleu
     from core.evaluate.metrics import (
         DEFAULT_BUCKETS,
         bleu_by_length,
@@ -173,8 +186,6 @@ def score_systems(sessions: dict[str, Any], run_ids: dict[str, list[int]], pairs
 def metrics_table(systems: list[SystemScores], title: str):
     """A Table with one row per system: BLEU, chrF, TER, tokenised BLEU and perplexity (2
     decimals), the sacreBLEU signatures as notes."""
-    from core.evaluate.report import Table
-
     rows = []
     for s in systems:
         m = s.metrics
@@ -200,8 +211,6 @@ def report_format(path: str | Path) -> str:
 def check_report(path: str | Path) -> None:
     """A --report checked before the evaluation: a known format (report_format) and a
     place it can be written (core.atomic.check_writable)."""
-    from core.atomic import check_writable
-
     check_writable(path)  # first: a folder given as the report is told so
     report_format(path)
 
@@ -209,9 +218,6 @@ def check_report(path: str | Path) -> None:
 def write_report(path: str | Path, tables: list, title: str) -> list[Path]:
     """.md and .html hold every table; .csv/.json hold the first, the others go to
     '<stem>.<k>.<suffix>' beside it."""
-    from core.atomic import write_text_atomic
-    from core.evaluate.report import write_html_report
-
     path = Path(path)
     fmt = report_format(path)
     if fmt == "html":
@@ -251,10 +257,7 @@ def evaluation_pairs(ws, run_info, split: str | None = None, src: str | Path | N
     """The pairs to score -> (pairs, test name, src_lang, tgt_lang): the run corpus's
     stored `split` (default test; name 'corpus:split'), or line-parallel `src`/`ref`
     files (languages ''). `max_sentences` > 0 keeps a prefix (name '...[:N]')."""
-    from core.config import RunConfig
-    from core.data.corpus import SentencePair
-    from core.data.textio import CONVERT_TO_UTF8, read_lines
-    from core.services.corpora import SPLIT_NAMES
+    # lazy: a top-level import would load numpy, sacremoses, sentencepiece, torch
     from core.services.training import load_split_corpora
 
     if src or ref:
@@ -320,9 +323,13 @@ def evaluate_and_store(ws, sessions: dict[str, Any], run_ids: dict[str, list[int
     for s in systems:
         s.metrics["best_dev_ppl"] = best_dev_ppl(ws, s.run_ids)
         if gold is not None:  # read where the run's attention aligns (its default reading)
-            from core.evaluate.aer import corpus_aer
+            from core.evaluate.aer import corpus_aer  # lazy: a top-level import would load numpy
+
+            # lazy: a top-level import would load numpy, sacremoses, sentencepiece, torch
             from core.evaluate.attention_aer import attention_alignments
-            from core.services.alignment import default_reading
+
+            # lazy: a top-level import would load numpy
+            from core.evaluate.readings import default_reading
 
             session = sessions[s.name]
             reading = default_reading(session.first.config)
@@ -340,7 +347,7 @@ def evaluate_and_store(ws, sessions: dict[str, Any], run_ids: dict[str, list[int
 
 def system_info(session):
     """The doc-level table's description of a session's model (strategy, context layers)."""
-    from core.evaluate.doclevel import SystemInfo
+    from core.evaluate.doclevel import SystemInfo  # lazy: a top-level import would load sacrebleu
 
     m = session.first.config.model
     if m.family == "context_transformer":
@@ -368,6 +375,7 @@ def document_level_and_store(ws, sessions: dict[str, Any], run_ids: dict[str, li
     """Document-level BLEU of every system on the pairs' documents (thesis Table 5.5),
     stored as evaluations '<test_name>:documents'. Returns core.evaluate.doclevel's
     result."""
+    # lazy: a top-level import would load sacrebleu
     from core.evaluate.doclevel import document_bleu
 
     groups = document_groups(pairs)
@@ -415,6 +423,7 @@ def contrastive_examples(path: Path, separator: str | None = None, k: int = 1,
     blocks, core.evaluate.discevalmt) or a Voita-style JSON set. For a JSON set without
     `separator`, '_eos'-joined sentences (Voita et al.) are detected and split (said
     through `log`); separator '' splits nothing."""
+    # lazy: a top-level import would load numpy, sacremoses, sentencepiece, torch
     from core.evaluate.contrastive import read_json_set, read_pronoun_set
 
     if path.is_dir():
@@ -423,6 +432,7 @@ def contrastive_examples(path: Path, separator: str | None = None, k: int = 1,
                               f"ContraPro-style folder ({path}) keeps its context sentences "
                               "on their own lines: drop --separator")
         return read_pronoun_set(path, k=k)
+    # lazy: a top-level import would load numpy, sacremoses, sentencepiece, torch
     from core.evaluate.discevalmt import is_discevalmt, read_discevalmt
 
     if is_discevalmt(path):
@@ -447,8 +457,8 @@ def contrastive_and_store(ws, sessions: dict[str, Any], run_ids: dict[str, list[
                           log=None) -> dict[str, Any]:
     """Contrastive accuracy of every system on `examples` (from contrastive_examples),
     each stored as an evaluation 'contrastive:<file name>'. Returns {system: report}."""
+    # lazy: a top-level import would load numpy, sacremoses, sentencepiece, torch
     from core.evaluate.contrastive import contrastive_accuracy
-    from core.services.scoring import contrastive_score_fn
 
     reports = {}
     for name, session in sessions.items():
@@ -480,7 +490,7 @@ def gates_and_store(ws, sessions: dict[str, Any], run_ids: dict[str, list[int]],
     GateProfile at `words` (none given: the source language's watched words) against
     every other source word, stored as an evaluation 'gates:<file name>'. Systems
     without gates are left out (and said so). Returns {system: GateProfile}."""
-    from core.evaluate.gates import contrastive_gate_profile, watched_words
+    # lazy: a top-level import would load numpy, sacremoses, sentencepiece, torch
     from core.infer.scoring import ForcedScorer
 
     profiles = {}
@@ -505,8 +515,6 @@ def gates_and_store(ws, sessions: dict[str, Any], run_ids: dict[str, list[int]],
 def contrastive_tables(reports: dict[str, Any], title: str) -> list:
     """The summary (one row per system, accuracy overall and per phenomenon) and each
     system's own table."""
-    from core.evaluate.report import Table
-
     phenomena = sorted({k for r in reports.values() for k in r.by_phenomenon})
     rows = [[name, r.overall.total, r.overall.correct, r.overall.ties,
              round(100 * r.accuracy, 2),

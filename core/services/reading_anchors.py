@@ -29,6 +29,8 @@ from collections.abc import Sequence
 from core.errors import ConfigError
 from core.evaluate.readings import READINGS
 from core.jobs import JobContext
+from core.services.alignment import store_reading
+from core.services.corpora import load_split_corpora
 
 #: fewer anchors than this make the choice a coin toss: refuse and point at a gold set
 MIN_ANCHORS = 100
@@ -65,6 +67,7 @@ def reading_anchor_table(loaded, src_lines: Sequence[Sequence[str]],
                          ) -> tuple[dict[str, float], int]:
     """({reading: share of anchors linked to their twin}, number of anchors) of `loaded`
     (core.train.artifacts.LoadedModel) over the token pairs, one forced pass."""
+    # lazy: a top-level import would load torch
     from core.services.attention_links import links_by_reading
 
     links = links_by_reading(loaded, src_lines, tgt_lines, run_readings(loaded.config), ctx,
@@ -86,8 +89,8 @@ def training_token_pairs(ws, run_ref: int | str, loaded, pairs: int, seed: int =
     """`pairs` training pairs of run `run_ref`'s corpus (a seeded sample of its training
     split, in split order), as the tokens that run's model sees (its words, or its
     sentencepiece pieces): (source, target)."""
+    # lazy: a top-level import would load sacremoses, sentencepiece
     from core.data.dataset import text_to_tokens
-    from core.services.corpora import load_split_corpora
 
     info = ws.get_run(run_ref)
     if info.corpus_id is None:
@@ -109,9 +112,9 @@ def choose_by_anchors(ws, run_ref: int | str, pairs: int = 2000, checkpoint: str
     """Score every reading of run `run_ref` on the anchors of `pairs` of its training
     pairs and store the best as its reading (config.alignment_reading).
     -> (the reading stored, {reading: share of anchors linked}, number of anchors)."""
-    from core.services.alignment import store_reading
+    # lazy: a top-level import would load sacremoses, sentencepiece, torch
     from core.train.artifacts import load_model
-    from core.train.device import pick_device
+    from core.train.device import pick_device  # lazy: a top-level import would load torch
 
     if pairs < 1:
         raise ConfigError(f"--pairs {pairs}: give a positive number of training pairs")

@@ -11,7 +11,10 @@ def contrastive_score_fn(session: Any):
     """ScoreFn(sources, contexts, targets) -> log-probabilities, for a session (its
     ensemble when it has several runs); a context model sees each example's context
     sentences (core.evaluate.contrastive.make_score_fn)."""
+    # lazy: a top-level import would load numpy, sacremoses, sentencepiece, torch
     from core.evaluate.contrastive import make_score_fn
+
+    # lazy: a top-level import would load numpy, sacremoses, sentencepiece, torch
     from core.infer.translate import as_model
 
     f = session.first

@@ -12,8 +12,13 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
+from core.config import RunConfig
 from core.errors import ConfigError
+from core.evaluate.baseline import stored_or_aligned_links
 from core.infer.shortlist import LexicalCounts, Shortlist, count_links
+from core.services.corpora import load_split_corpora
+from core.train import guidance
+from core.workspace_paths import BUNDLED_MARK
 
 LEXICON_FILE = "shortlist.npz"
 
@@ -25,8 +30,6 @@ def lexicon_path(ws, run_id: int) -> Path:
 
 def unavailable(ws, run_id: int) -> str | None:
     """Why run `run_id` can have no shortlist (a sentence for the user), or None."""
-    from core.services.demo import BUNDLED_MARK
-
     info = ws.get_run(run_id)
     if (ws.run_dir(info.id) / BUNDLED_MARK).exists():
         return (f"run {info.name!r} was installed from a bundle and trained on a corpus that "
@@ -39,11 +42,10 @@ def unavailable(ws, run_id: int) -> str | None:
 def build_lexicon(ws, run_ref: int | str, log: Callable[[str], None] = lambda _m: None) -> Path:
     """Count the aligned word pairs of run `run_ref`'s training split and store them with
     the run; returns the file. ConfigError for a run without a corpus or vocabularies."""
-    from core.config import RunConfig
+    # lazy: a top-level import would load sacremoses, sentencepiece
     from core.data.dataset import text_to_tokens
-    from core.evaluate.baseline import stored_or_aligned_links
-    from core.services.corpora import load_split_corpora
-    from core.train import guidance
+
+    # lazy: a top-level import would load sacremoses, sentencepiece
     from core.train.artifacts import load_text_side
 
     info = ws.get_run(run_ref)
@@ -82,6 +84,7 @@ def build_lexicon(ws, run_ref: int | str, log: Callable[[str], None] = lambda _m
 def load_shortlist(ws, run_ref: int | str, per_word: int = 50, frequent: int = 100,
                    log: Callable[[str], None] = lambda _m: None) -> Shortlist:
     """Run `run_ref`'s shortlist, its lexicon built first when the run has none."""
+    # lazy: a top-level import would load sacremoses, sentencepiece
     from core.train.artifacts import load_text_side
 
     info = ws.get_run(run_ref)

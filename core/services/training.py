@@ -23,9 +23,15 @@ from core.config import RunConfig
 from core.data.batching import BatchPlan
 from core.data.dataset import PreparedData, decode_ids, prepare_dataset
 from core.errors import ConfigError, StoreError, TrainingError, WorkbenchError
-from core.families import family_traits
+from core.evaluate.baseline import stored_or_aligned_links
+from core.families import families_with, family_traits
+from core.infer.search import greedy
+from core.infer.translate import sentences_per_batch
 from core.jobs import JobCancelled, JobContext, JobEvent
+from core.models.alignment_head import freeze_all_but_head, load_base
+from core.models.two_stage import freeze_for_stage2, load_stage1
 from core.runlock import RunLock
+from core.services.attention_links import attention_guide_links, guide_run_names
 from core.services.corpora import DEFAULT_RATIOS, ensure_split, load_split_corpora  # noqa: F401 (re-exported)
 from core.store import Workspace
 from core.train import artifacts, guidance
@@ -33,6 +39,7 @@ from core.train.checkpoint import LAST
 from core.train.device import check_threads, describe_device, pick_device
 from core.train.footprint import check_fits
 from core.train.loop import TrainData, TrainResult, train_model
+from core.workspace_paths import BUNDLED_MARK
 
 MIN_DEV_PAIRS = 1  # a dev set without a pair gives perplexity exp(0) = 1.00: meaningless
 MIN_PAIRS = 10  # fewer cannot give a dev pair in an 80/10/10 split
@@ -107,7 +114,7 @@ def check_split_sizes(corpus_name: str, assignment: dict[str, list[int]],
 
 def greedy_bleu_fn(prepared: PreparedData, sample: int):
     """Greedy-decode the first `sample` dev sentences and score them with sacrebleu."""
-    import sacrebleu
+    import sacrebleu  # lazy: a top-level import would load sacrebleu
 
     n = min(sample, len(prepared.dev))
     if n == 0:
@@ -117,9 +124,6 @@ def greedy_bleu_fn(prepared: PreparedData, sample: int):
     ctx_ids = prepared.dev.ctx_ids[:n] if prepared.dev.ctx_ids is not None else None
 
     def score(model, device) -> float:
-        from core.infer.search import greedy
-        from core.infer.translate import sentences_per_batch
-
         plan = BatchPlan(src, [[0]] * n, batch_size=sentences_per_batch(1), shuffle=False,
                          ctx_ids=ctx_ids)
         hyps: dict[int, str] = {}
@@ -209,8 +213,6 @@ def guided_links(ws: Workspace, corpus_id: int, prepared: PreparedData, ctx: Job
     grow-diag-final-and links, or with `guide_runs` (train.guide_runs) those runs' own
     attention (core/services/attention_links.py); read from the corpus's folder, or
     computed once and stored there (core/train/guidance.py)."""
-    from core.evaluate.baseline import stored_or_aligned_links
-
     src = guidance.token_lines(prepared.train.src_ids, prepared.src_vocab)
     tgt = guidance.token_lines(prepared.train.tgt_ids, prepared.tgt_vocab)
     folder = ws.corpus_dir(corpus_id)
@@ -219,8 +221,6 @@ def guided_links(ws: Workspace, corpus_id: int, prepared: PreparedData, ctx: Job
         ctx.emit("log", message=f"guided alignment: {message}")
 
     if guide_runs:
-        from core.services.attention_links import attention_guide_links, guide_run_names
-
         return attention_guide_links(ws, folder, src, tgt, guide_run_names(guide_runs), device,
                                      ctx, log)
     return stored_or_aligned_links(folder, src, tgt, log)
@@ -233,14 +233,10 @@ def alignment_head_config(ws: Workspace, run_ref: int | str, name: str = "",
     and optimiser settings, model.alignment_head on, the guide at `weight`, `steps`
     updates validated every steps / 6, no dev BLEU (the translation stays the run's).
     Named `name`, else '<run>-head'."""
-    from core.families import families_with
-
     base = ws.get_run(run_ref)
     if not family_traits(base.family).alignment_head:
         raise ConfigError(f"run {base.name!r} is a {base.family!r} run; an alignment head is "
                           f"trained over a {' or '.join(families_with(alignment_head=True))} run")
-    from core.services.demo import BUNDLED_MARK
-
     if (ws.run_dir(base.id) / BUNDLED_MARK).exists():
         raise ConfigError(f"run {base.name!r} was installed from a bundle and trained on a "
                           "corpus that is not in this workspace: its head would learn another "
@@ -297,21 +293,19 @@ def _initial_model(ws: Workspace, config: RunConfig, prepared: PreparedData):
     alignment head (the translation weights stay as trained)."""
     if config.train.stage != 2:
         return None
+    # imported when called: tests patch the name where it is defined
     from core.models.registry import build_model
 
     base = _stage1_run(ws, config)
     stage1 = artifacts.load_model(ws.run_dir(base.id), "best", run_config=base.config)
     model = build_model(config.model, len(prepared.src_vocab), len(prepared.tgt_vocab))
     if config.model.alignment_head:
-        from core.models.alignment_head import freeze_all_but_head, load_base
-
         try:
             load_base(model, stage1.model.state_dict())
         except ValueError as exc:
             raise ConfigError(f"train.init_from = {config.train.init_from!r}: {exc}") from None
         freeze_all_but_head(model)
         return model
-    from core.models.two_stage import freeze_for_stage2, load_stage1
 
     load_stage1(model, stage1.model.state_dict())
     freeze_for_stage2(model)

@@ -16,8 +16,15 @@ from pathlib import Path
 from typing import Any
 
 from core import limits
+from core.atomic import write_text_atomic
+from core.data.textio import CONVERT_TO_UTF8, decode_text, split_lines
 from core.errors import ConfigError, CorpusError, StoreError, WorkbenchError
+from core.formats.documents import document_text as rebuild
+from core.formats.documents import paragraph_texts, split_paragraphs
+from core.formats.docx_write import write_docx
 from core.formats.records import TranslationRecord
+from core.formats.tmx import read_tmx
+from core.formats.xliff import read_xliff
 from core.jobs import JobContext
 
 #: suffixes `read_document` reads: TMX/XLIFF segments, or text split into sentences
@@ -28,8 +35,9 @@ DOCUMENT_SUFFIXES = (".txt", ".md", ".docx", ".tmx", ".xlf", ".xliff")
 def open_session(ws, runs: Sequence[int | str], which: str = "best", device: str = "cpu"):
     """A TranslationSession of `runs` (several = an ensemble) at checkpoint `which`
     ('best', 'last' or a file name) on `device` ('cpu', 'cuda', 'auto' ...)."""
+    # lazy: a top-level import would load numpy, sacremoses, sentencepiece, torch
     from core.infer.session import TranslationSession
-    from core.train.device import pick_device
+    from core.train.device import pick_device  # lazy: a top-level import would load torch
 
     return TranslationSession.open(ws, list(runs), which=which, device=pick_device(device))
 
@@ -124,14 +132,10 @@ def read_document(path: str | Path, lang: str = "en") -> Document:
     path = Path(path)
     suffix = path.suffix.lower()
     if suffix in (".tmx", ".xlf", ".xliff"):
-        from core.formats.tmx import read_tmx
-        from core.formats.xliff import read_xliff
-
         records = (read_tmx if suffix == ".tmx" else read_xliff)(path)
         document = Document.of_lines([r.source for r in records], path.name)
         document.source, document.ids = path, [r.id for r in records]
         return document
-    from core.formats.documents import paragraph_texts, split_paragraphs
 
     texts = paragraph_texts(path)
     return Document(split_paragraphs(texts, lang), path.name, layout=texts, source=path)
@@ -140,8 +144,6 @@ def read_document(path: str | Path, lang: str = "en") -> Document:
 def text_document(text: str, lang: str = "en", name: str = "typed text") -> Document:
     """Typed or pasted text as a document: each non-blank line a paragraph split into
     sentences, the blank lines kept in its layout."""
-    from core.formats.documents import split_paragraphs
-
     lines = text.splitlines()
     return Document(split_paragraphs(lines, lang), name, layout=lines)
 
@@ -149,8 +151,6 @@ def text_document(text: str, lang: str = "en", name: str = "typed text") -> Docu
 def read_lines(data: bytes, name: str) -> Document:
     """Text with one sentence per line, read as a corpus is imported (core.data.textio:
     invalid UTF-8 and NUL bytes are errors naming the line; lines end at '\\n' only)."""
-    from core.data.textio import CONVERT_TO_UTF8, decode_text, split_lines
-
     text, _ = decode_text(data, name, advice=CONVERT_TO_UTF8)
     return Document.of_lines(split_lines(text), name)
 
@@ -215,7 +215,9 @@ def n_best_lists(session, sentences: list[str], beam: int, n_best: int,
     best first (none for an empty sentence), of a sentence-level run or ensemble,
     `batch_size` sentences at a time (default:
     core.infer.translate.sentences_per_batch(beam))."""
-    from core.infer.search import beam_search
+    from core.infer.search import beam_search  # lazy: a top-level import would load numpy, torch
+
+    # lazy: a top-level import would load numpy, sacremoses, sentencepiece, torch
     from core.infer.translate import (
         as_model,
         detokenize,
@@ -373,7 +375,6 @@ def document_text(document: Document, targets: Sequence[str]) -> str:
     paragraphs = paragraph_translations(document, targets)
     if document.layout is None:
         return "".join(p + "\n" for p in paragraphs)
-    from core.formats.documents import document_text as rebuild
 
     return rebuild(document.layout, paragraphs)
 
@@ -397,15 +398,13 @@ def write_export(path: str | Path, records: Sequence[TranslationRecord], *, src_
     (blank lines kept); else core.formats.export's formats (.txt without a document: a
     line per record), the records taking a TMX/XLIFF source's segment ids. Returns the
     files written."""
-    from core.formats.export import write_translations
+    from core.formats.export import write_translations  # lazy: a top-level import would load numpy
 
     suffix = Path(path).suffix.lower()
     targets = [r.translation for r in records]
     if suffix == ".docx":
         return [_write_docx(path, document, targets)]
     if document is not None and suffix in (".txt", ".md"):
-        from core.atomic import write_text_atomic
-
         return [write_text_atomic(path, document_text(document, targets))]
     if document is not None and document.ids and len(document.ids) == len(records):
         records = [replace(r, id=i) if i else r for r, i in zip(records, document.ids,
@@ -416,9 +415,6 @@ def write_export(path: str | Path, records: Sequence[TranslationRecord], *, src_
 def _write_docx(path: str | Path, document: Document | None, targets: list[str]) -> Path:
     """The translated Word document: the source .docx with its non-blank paragraphs'
     text replaced; CorpusError when the source changed since it was read."""
-    from core.formats.documents import paragraph_texts
-    from core.formats.docx_write import write_docx
-
     check_docx_export(path, document)
     paragraphs = iter(paragraph_translations(document, targets))
     if paragraph_texts(document.source) != document.layout:

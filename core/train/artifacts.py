@@ -109,6 +109,7 @@ def load_model(run_dir: str | Path, which: str = "best", device: str | torch.dev
     """The run's model from checkpoint `which`, checked against the run: the keys it
     needs, its vocabulary sizes against the run's vocabularies and, given `run_config`
     (the run's stored config), its config (CheckpointError naming what differs)."""
+    # imported when called: tests patch the name where it is defined
     from core.models.registry import build_model
 
     run_dir = Path(run_dir)

@@ -8,6 +8,8 @@ import platform
 
 import torch
 
+from core import limits
+from core.config import DEVICE_RE
 from core.errors import ConfigError, TrainingError
 
 
@@ -15,8 +17,6 @@ def pick_device(name: str = "auto", threads: int = 0, option: str = "device") ->
     """'auto' -> cuda when available else cpu; a name that is not auto, cpu, cuda or
     cuda:N (train's rule, core.config.DEVICE_RE) and 'cuda' without a GPU are a
     ConfigError naming `option` ('--device' from the command line, see check_device)."""
-    from core.config import DEVICE_RE
-
     if not DEVICE_RE.match(str(name)):
         raise ConfigError(f"{option} must be auto, cpu, cuda or cuda:N, not {name!r}")
     if threads > 0:
@@ -42,8 +42,6 @@ def check_threads(threads: int, option: str = "train.threads (--threads)") -> No
     """ConfigError when `threads` CPU threads exceed what this machine has
     (core.limits.cpu_threads): each thread is an OS thread per pool, so 2,000 of them
     made training 20 times slower, and 100,000 failed inside torch."""
-    from core import limits
-
     most = limits.cpu_threads()
     if threads > most:
         raise ConfigError(f"{option} = {threads:,} is more than the {most} CPU threads this "

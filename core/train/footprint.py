@@ -201,7 +201,7 @@ def available_memory(device) -> int | None:
     machine's available memory (MemAvailable: free plus what the kernel can reclaim);
     None when unknown."""
     if device.type == "cuda":
-        import torch
+        import torch  # lazy: a top-level import would load torch
 
         try:
             return int(torch.cuda.mem_get_info(device)[0])

@@ -29,6 +29,7 @@ import torch
 from torch import Tensor
 
 from core.errors import CorpusError
+from core.models.base import EOS, PAD
 
 Links = list[tuple[int, int]]  # (source token, target token), 0-based
 HEURISTIC = "grow-diag-final-and"
@@ -58,8 +59,6 @@ def head_alignment_loss(alignment: Tensor, guide: Tensor, tgt_out: Tensor
     nothing (not EOS, not padding) pulled towards NULL, whose weight is 1 - the row's sum.
 
     alignment, guide: batch x tgt_len x src_len; tgt_out: batch x tgt_len token ids."""
-    from core.models.base import EOS, PAD
-
     loss, rows = alignment_loss(alignment, guide)
     unlinked = (guide.to(alignment.device).sum(-1) == 0) & (tgt_out != PAD) & (tgt_out != EOS)
     null = (1.0 - alignment.float().sum(-1)).clamp_min(MIN_ATTENTION)  # batch x tgt_len
