@@ -173,13 +173,13 @@ def gold_pairs(ws: Any, gold_name: str, limit: int = 0) -> list[PairInput]:
 def pairs_job(ws: Any, gold_name: str | None, run_id: int | None, limit: int,
               ctx: JobContext) -> list[PairInput]:
     """A gold set's pairs (`gold_name`), else the first `limit` pairs of the run's test
-    split, read in a job: a big corpus takes seconds to load, and its split may be
+    split (none for a run without a corpus, e.g. an imported one), read in a job: a big corpus takes seconds to load, and its split may be
     created and saved on the way."""
     ctx.progress(0, None, f"reading {gold_name or 'the test split'}")
     if gold_name:
         return gold_pairs(ws, gold_name, limit)
-    if run_id is None:
-        return []
+    if run_id is None or ws.get_run(run_id).corpus_id is None:
+        return []  # an imported run has no test split: gold sets and typed pairs remain
     return [PairInput(s, t) for s, t in split_test_pairs(ws, run_id, limit)]
 
 

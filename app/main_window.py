@@ -26,6 +26,7 @@ from app.core_jobs import SessionCache, warm_up
 from app.error_hook import ErrorDialogHook
 from app.file_dialogs import ask_folder
 from app.gc_guard import collect_on_gui_thread
+from app.model_import import ask_and_import
 from app.panels.attention import AttentionPanel
 from app.panels.corpora import CorporaPanel
 from app.panels.evaluation import EvaluationPanel
@@ -188,6 +189,7 @@ class MainWindow(QMainWindow):
         self._action(file_menu, "&Open workspace…", lambda: self._choose_workspace(False), "Ctrl+O")
         file_menu.addSeparator()
         self._action(file_menu, "&Import corpus…", self._import_corpus, "Ctrl+I")
+        self._action(file_menu, "Import &model…", self._import_model)
         self._action(file_menu, "Open &document to translate…",
                      self._on(self.translate, self.translate._choose_document), "Ctrl+Shift+O")
         self._action(file_menu, "&Export figure…", self._export_current, "Ctrl+E")
@@ -241,6 +243,13 @@ class MainWindow(QMainWindow):
     def _import_corpus(self) -> None:
         self.tabs.setCurrentWidget(self.corpora)
         self.corpora.open_import_dialog()
+
+    def _import_model(self) -> None:
+        ask_and_import(self, self.jobs, self.workspace, self._runs_imported)
+
+    def _runs_imported(self) -> None:
+        self.training.refresh()
+        self._refresh_runs()
 
     def _export_current(self) -> None:
         panel = self.tabs.currentWidget()

@@ -103,6 +103,7 @@ RULES: dict[str, Rule] = {
     "model.ctx_following": _int(0, limits.MAX_CONTEXT),
     "model.strategy": _one_of("ws", "ts"), "model.ctx_side": _one_of("source", "target"), "model.tie_embeddings": BOOL,
     "model.alignment_head": BOOL,
+    "model.external": TEXT,
     # data
     "data.vocab": _one_of("word", "bpe", "unigram"),
     "data.src_vocab_size": _int(8, limits.MAX_VOCAB,
@@ -221,6 +222,9 @@ class ModelConfig:
     # a target-conditioned word-alignment head trained by guided alignment
     # (core/models/alignment_head.py; recurrent attention families only)
     alignment_head: bool = False
+    # an imported family's own configuration as JSON text (family 'marian': the model's
+    # config.json, core/models/marian.py); empty for the workbench's own families
+    external: str = ""
 
     def validate(self, source: str = "") -> None:
         """Check every model field against its Rule (an int becomes a float where one is due),

@@ -25,6 +25,9 @@ class FamilyTraits:
     #: can carry a target-conditioned word-alignment head (model.alignment_head,
     #: core/models/alignment_head.py)
     alignment_head: bool = False
+    #: the Training screen and `train` can train it; False for an imported family, whose
+    #: runs come from `runs import` (core.services.model_import) only
+    trainable: bool = True
 
 
 TRAITS: dict[str, FamilyTraits] = {
@@ -36,6 +39,8 @@ TRAITS: dict[str, FamilyTraits] = {
     "concat": FamilyTraits(context=True, transformer=True, layered=True, previous_only=True),
     "context_transformer": FamilyTraits(context=True, transformer=True, layered=True,
                                         target_side=True),
+    # a Marian / OPUS-MT model imported from the Hugging Face layout (core/models/marian.py)
+    "marian": FamilyTraits(transformer=True, layered=True, trainable=False),
 }
 
 

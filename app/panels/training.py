@@ -46,7 +46,7 @@ from app.widgets.run_list import run_device
 from app.widgets.status_label import StatusLabel
 from core.config import ATTENTION_KINDS, SCORES, RunConfig, list_presets
 from core.errors import ConfigError, WorkbenchError
-from core.families import FAMILIES
+from core.families import families_with
 from core.services.training import cancel_queued, create_run, train_run
 from core.textsafe import printable
 from core.train.device import precision_note
@@ -89,7 +89,7 @@ class TrainingPanel(RunForm, QWidget):
         self.preset_note.setWordWrap(True)
         self.name = QLineEdit("run")
         self.family, self.attention, self.score = QComboBox(), QComboBox(), QComboBox()
-        self.family.addItems(FAMILIES)
+        self.family.addItems(families_with(trainable=True))  # not an imported family
         self.attention.addItems(ATTENTION_KINDS)
         self.score.addItems(SCORES)
         self.input_feeding = QCheckBox("input feeding")

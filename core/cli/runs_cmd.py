@@ -3,6 +3,7 @@
     runs list [--corpus NAME|ID] [--status S] [--json]
     runs rename OLD NEW
     runs delete NAME|ID [--yes]
+    runs import PATH [--name NAME]   an outside model as a run (core.services.model_import)
 
 `runs delete` prints what goes (core.services.manage, the text of the GUI's dialog), then
 asks on a terminal; without a terminal it needs --yes. A run that is training is refused.
@@ -18,6 +19,7 @@ from typing import Any
 from core.cli.confirm import add_rename_and_delete, confirm_deletion, refuse
 from core.cli.corpus_cmd import format_table
 from core.errors import TrainingError
+from core.families import FAMILIES, family_traits
 from core.services.manage import delete_run, run_deletion
 from core.store import RUN_STATUSES, Workspace
 from core.textsafe import cell, printable
@@ -41,6 +43,18 @@ def register(sub: argparse._SubParsersAction) -> None:
     add_rename_and_delete(cmds, "run", run_rename, run_delete, "give a run a new, unused name",
                           "delete a run: its checkpoints, curves, evaluations and folder")
 
+    from core.services.model_import import KINDS, NOT_YET
+    imp = cmds.add_parser(
+        "import", help="make a model trained elsewhere a run of the workspace",
+        description="Import a model trained elsewhere as a finished run, with its "
+        "vocabularies and a provenance record (where it came from, its files' SHA-256). "
+        "The kind is told from the files. Read: " + "; ".join(KINDS) + ". " + NOT_YET
+        + " Nothing is downloaded: point at files on disk.")
+    imp.add_argument("path", metavar="PATH", help="the model's folder (Marian) or file")
+    imp.add_argument("--name", default=None,
+                     help="the run's name (default: the folder's or file's name)")
+    imp.set_defaults(func=run_import)
+
 
 def _open(args: argparse.Namespace) -> Workspace:
     return Workspace.open(args.workspace)
@@ -57,7 +71,7 @@ def run_rows(ws: Workspace, corpus: str | None, status: str | None) -> list[dict
     rows = []
     for run in runs:
         attention = run.config.get("model", {}).get("attention", "")
-        if "transformer" in run.family or run.family == "concat":
+        if run.family in FAMILIES and family_traits(run.family).transformer:
             attention = "multi-head"  # as the Training screen shows it
         ppl = best.get(run.id)
         rows.append({
@@ -92,6 +106,16 @@ def run_list(args: argparse.Namespace) -> int:
                       printable(str(r["attention"] or "-")), cell(r["corpus"] or "-"),
                       r["status"], str(r["steps"]), ppl, created))
     print(format_table(table))
+    return 0
+
+
+def run_import(args: argparse.Namespace) -> int:
+    """`runs import`: the model at PATH made a finished run; returns 0."""
+    from core.services.model_import import import_model
+
+    with _open(args) as ws:
+        run = ws.get_run(import_model(ws, args.path, args.name))
+    print(f"imported {args.path} as run {run.id} {printable(run.name)!r} ({run.family})")
     return 0
 
 

@@ -213,6 +213,9 @@ def load_vocab(path: str | Path) -> AnyVocab:
             return SubwordVocab(proto, doc.get("model_type", "bpe"))
         except RuntimeError as exc:
             raise CheckpointError(f"{model}: damaged sentencepiece model ({exc})") from None
+    if kind == "marian":  # an imported Marian model's side (core.data.marian_vocab)
+        from core.data.marian_vocab import from_saved
+        return from_saved(path, doc)
     raise CheckpointError(f"{path}: not a vocabulary file (unknown kind {kind!r})")
 
 

@@ -21,6 +21,7 @@ _MODULES = {
     "transformer": "core.models.transformer",
     "concat": "core.models.transformer",
     "context_transformer": "core.models.context_transformer",
+    "marian": "core.models.marian",
 }
 
 #: (name, ModelConfig overrides): every attention variant of the recurrent families.
@@ -80,5 +81,6 @@ def describe(config: ModelConfig) -> str:
         return f"RNN encoder-decoder, no attention, {size} {config.cell.upper()}{rev}"
     size = f"{config.enc_layers}+{config.dec_layers} layers, d={config.d_model}, {config.heads} heads"
     names = {"transformer": "Transformer", "concat": "Transformer (concatenated context)",
+             "marian": "Marian Transformer (imported)",
              "context_transformer": f"Context Transformer ({config.strategy})"}
     return f"{names.get(config.family, config.family)}, {size}"

@@ -51,6 +51,10 @@ def create_run(ws: Workspace, corpus_ref: int | str, config: RunConfig, name: st
     training takes (core.train.footprint, against what the device has available), and a
     corpus whose split has training and dev pairs. A refused run leaves no row holding its name."""
     config.validate()
+    if not family_traits(config.model.family).trainable:
+        raise ConfigError(f"model.family {config.model.family!r} is an imported family: its "
+                          "runs come from `runs import`, not from training; choose one of "
+                          + ", ".join(families_with(trainable=True)))
     check_init_from(ws, config)
     device = pick_device(config.train.device)  # 'cuda' without a GPU: refused here, not mid-run
     check_threads(config.train.threads)

@@ -13,7 +13,9 @@ def test_every_family_has_traits_and_the_groups_are_right():
 
     assert set(FAMILIES) == set(registry._MODULES)  # every family can be built
     assert families_with(context=True) == ("concat", "context_transformer")
-    assert families_with(transformer=True) == ("transformer", "concat", "context_transformer")
+    assert families_with(transformer=True) == ("transformer", "concat", "context_transformer",
+                                               "marian")
+    assert families_with(trainable=False) == ("marian",)  # imported only (runs import)
     assert families_with(layered=True) == families_with(transformer=True)
     assert families_with(context=True, previous_only=True) == ("concat",)
     assert not family_traits("rnnsearch").context and not family_traits("luong").layered

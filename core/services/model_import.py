@@ -1,0 +1,92 @@
+"""`runs import PATH` and File -> Import model...: an outside model made a run of the
+workspace, one service for both fronts.
+
+The kind is told from the files: a folder with a Marian config.json (the Hugging Face
+layout of OPUS-MT models, core.services.marian_import). Everything is read and checked
+before the workspace changes; the run is then written (vocabularies, preprocessing
+settings, the weights as the run's `last.pt`, a provenance record `imported.json`: the
+kind, where it came from, each file's size and SHA-256) and marked finished last. A
+failure while writing deletes the half-made run: the workspace is as it was.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+from pathlib import Path
+
+from core.atomic import write_text_atomic
+from core.errors import ConfigError, WorkbenchError
+from core.store import Workspace
+from core.train import artifacts
+from core.train.checkpoint import LAST, save_checkpoint
+
+PROVENANCE = "imported.json"
+#: the kinds `runs import` tells apart, as its help names them
+KINDS = ("Marian / OPUS-MT models in the Hugging Face layout (a folder: config.json, "
+         "model.safetensors or pytorch_model.bin, source.spm, target.spm, vocab.json)",)
+#: said of the kinds not read yet, in the help and in the refusal
+NOT_YET = "OpenNMT-py checkpoints (.pt) are not read yet."
+
+
+def file_record(path: Path) -> dict[str, object]:
+    """A file's name, size and SHA-256 (read in 1 MB blocks)."""
+    digest = hashlib.sha256()
+    with path.open("rb") as f:
+        for block in iter(lambda: f.read(2**20), b""):
+            digest.update(block)
+    return {"file": path.name, "bytes": path.stat().st_size, "sha256": digest.hexdigest()}
+
+
+def read_outside_model(path: Path, name: str):
+    """What `path` holds, read and checked (a marian_import.MarianImport); ConfigError
+    naming the kinds the workbench reads when it is none of them."""
+    from core.services import marian_import
+
+    if marian_import.is_marian_folder(path):
+        return "marian", marian_import.read_marian(path, name)
+    if not path.exists():
+        raise ConfigError(f"{path}: no such file or folder")
+    if path.is_file() and path.suffix == ".pt":
+        raise ConfigError(f"{path}: {NOT_YET} The workbench reads "
+                          + "; ".join(KINDS))
+    raise ConfigError(f"{path}: not a model the workbench can import; it reads "
+                      + "; ".join(KINDS))
+
+
+def import_model(ws: Workspace, path: str | Path, name: str | None = None) -> int:
+    """Import the outside model at `path` as a finished run named `name` (default: the
+    file or folder's name); returns the run's id. ConfigError / CheckpointError naming the
+    file when it cannot be read; the workspace is then unchanged."""
+    path = Path(path).expanduser().absolute()
+    name = name or path.stem
+    kind, loaded = read_outside_model(path, name)
+    run_id = ws.create_run(name, loaded.config.to_dict(), None)
+    try:
+        folder = ws.run_dir(run_id)
+        artifacts.save_artifacts(folder, loaded.src_vocab, loaded.tgt_vocab,
+                                 loaded.src_pre, loaded.tgt_pre)
+        save_checkpoint(folder / LAST, {
+            "model": loaded.model.state_dict(), "config": loaded.config.to_dict(),
+            "position": {"epoch": 0, "batch": 0, "step": 0},
+            "vocab_sizes": [len(loaded.src_vocab), len(loaded.tgt_vocab)]})
+        write_text_atomic(folder / PROVENANCE, json.dumps({
+            "kind": kind, "source": str(path), "imported": time.time(),
+            "files": [file_record(f) for f in loaded.files]}, indent=2))
+        ws.add_checkpoint(run_id, 0, folder / LAST, "last")
+        ws.update_run(run_id, status="finished", steps=0, device="cpu")
+    except BaseException:
+        ws.delete_run(run_id)
+        raise
+    return run_id
+
+
+def provenance(ws: Workspace, run_ref: int | str) -> dict | None:
+    """The provenance record of an imported run, or None for a run trained here."""
+    path = ws.run_dir(ws.run_id(run_ref)) / PROVENANCE
+    if not path.is_file():
+        return None
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise WorkbenchError(f"{path}: damaged provenance record ({exc})") from None

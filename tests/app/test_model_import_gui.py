@@ -1,0 +1,30 @@
+"""File -> Import model...: the same service as `runs import`, in a job; the imported
+run then appears in the Translate and Attention screens' run lists."""
+from __future__ import annotations
+
+import pytest
+
+from app import model_import
+from app.main_window import MainWindow
+from tests.core.marian_folder import make_marian_folder
+
+pytest.importorskip("transformers")
+
+
+def test_import_model_menu_adds_a_usable_run(qtbot, tmp_path, monkeypatch):
+    folder = make_marian_folder(tmp_path / "opus-mt-es-en")
+    monkeypatch.setattr(model_import, "ask_folder", lambda *a: str(folder))
+    monkeypatch.setattr(model_import.QInputDialog, "getText",
+                        lambda *a: ("opus es-en", True))
+    window = MainWindow(tmp_path / "ws")
+    qtbot.addWidget(window)
+    action = next(a for m in window.menuBar().actions() if m.text() == "&File"
+                  for a in m.menu().actions() if a.text() == "Import &model…")
+    action.trigger()
+    qtbot.waitUntil(lambda: [r.status for r in window.workspace.list_runs()] == ["finished"],
+                    timeout=60000)
+    run = window.workspace.list_runs()[0]
+    assert (run.name, run.family, run.status) == ("opus es-en", "marian", "finished")
+    qtbot.waitUntil(lambda: window.translate.models.run_ids() == [run.id], timeout=15000)
+    assert window.attention.models.run_ids() == [run.id]
+    window.close()
