@@ -43,7 +43,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     add_rename_and_delete(cmds, "run", run_rename, run_delete, "give a run a new, unused name",
                           "delete a run: its checkpoints, curves, evaluations and folder")
 
-    from core.services.model_import import KINDS, NOT_YET
+    from core.services.model_import import KINDS, NOT_YET  # loads torch: not for every command
     imp = cmds.add_parser(
         "import", help="make a model trained elsewhere a run of the workspace",
         description="Import a model trained elsewhere as a finished run, with its "
@@ -111,7 +111,7 @@ def run_list(args: argparse.Namespace) -> int:
 
 def run_import(args: argparse.Namespace) -> int:
     """`runs import`: the model at PATH made a finished run; returns 0."""
-    from core.services.model_import import import_model
+    from core.services.model_import import import_model  # loads torch: not for every command
 
     with _open(args) as ws:
         run = ws.get_run(import_model(ws, args.path, args.name))

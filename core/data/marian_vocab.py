@@ -28,8 +28,9 @@ from typing import Any
 import sentencepiece as spm
 
 from core.atomic import write_bytes_atomic, write_text_atomic
-from core.data.vocab import FORMAT_VERSION, SPECIALS, UNK, SubwordVocab, _model_path
+from core.data.vocab import FORMAT_VERSION, SAVED_KINDS, SPECIALS, UNK, SubwordVocab, _model_path
 from core.errors import CheckpointError
+from core.safepath import inside
 
 KIND = "marian"
 SIDES = ("source", "target")
@@ -110,7 +111,6 @@ def from_saved(path: Path, doc: dict[str, Any]) -> MarianVocab:
             and side in SIDES and isinstance(model_file, str)):
         raise CheckpointError(f"{path}: a damaged Marian vocabulary file; import the model "
                               "again")
-    from core.safepath import inside
     model = inside(path.parent, model_file, "sentencepiece model", CheckpointError, bare=True)
     try:
         proto = model.read_bytes()
@@ -136,3 +136,5 @@ def marian_pieces(entries: dict[str, Any], source: str | Path) -> list[str]:
         pieces[i] = piece
     return pieces
 
+
+SAVED_KINDS["marian"] = from_saved  # load_vocab reads a saved Marian side through it

@@ -188,6 +188,11 @@ class SubwordVocab:
 AnyVocab = Vocab | SubwordVocab
 
 
+#: readers of the other saved kinds, by kind: a module below the loaders (e.g.
+#: core.data.marian_vocab) adds its own when imported, so this one needs none of them
+SAVED_KINDS: dict[str, Any] = {}
+
+
 def load_vocab(path: str | Path) -> AnyVocab:
     """Read a vocabulary saved by `Vocab.save` or `SubwordVocab.save`."""
     path = Path(path)
@@ -213,9 +218,8 @@ def load_vocab(path: str | Path) -> AnyVocab:
             return SubwordVocab(proto, doc.get("model_type", "bpe"))
         except RuntimeError as exc:
             raise CheckpointError(f"{model}: damaged sentencepiece model ({exc})") from None
-    if kind == "marian":  # an imported Marian model's side (core.data.marian_vocab)
-        from core.data.marian_vocab import from_saved
-        return from_saved(path, doc)
+    if kind in SAVED_KINDS:  # e.g. an imported Marian model's side (core.data.marian_vocab)
+        return SAVED_KINDS[kind](path, doc)
     raise CheckpointError(f"{path}: not a vocabulary file (unknown kind {kind!r})")
 
 

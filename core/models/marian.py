@@ -50,7 +50,7 @@ SIZE_KEYS = (("d_model", limits.MAX_WIDTH), ("encoder_layers", limits.MAX_LAYERS
 def transformers_module() -> Any:
     """transformers, or ConfigError saying how to install it."""
     try:
-        import transformers
+        import transformers  # the optional `marian` extra: only imported runs need it
     except ImportError:
         raise ConfigError(f"Marian models need the transformers library; {INSTALL_HINT}") from None
     return transformers

@@ -41,7 +41,7 @@ def file_record(path: Path) -> dict[str, object]:
 def read_outside_model(path: Path, name: str):
     """What `path` holds, read and checked (a marian_import.MarianImport); ConfigError
     naming the kinds the workbench reads when it is none of them."""
-    from core.services import marian_import
+    from core.services import marian_import  # torch and transformers: only an import needs them
 
     if marian_import.is_marian_folder(path):
         return "marian", marian_import.read_marian(path, name)

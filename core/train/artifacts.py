@@ -14,6 +14,7 @@ import torch
 
 from core.atomic import write_text_atomic
 from core.config import RunConfig
+from core.data import marian_vocab  # noqa: F401 (load_vocab reads its kind: SAVED_KINDS)
 from core.data.preprocess import Preprocessor
 from core.data.vocab import AnyVocab, load_vocab
 from core.errors import CheckpointError

@@ -27,6 +27,7 @@ import os
 from dataclasses import dataclass
 
 from core.errors import TrainingError
+from core.families import family_traits
 
 GIB = 1024 ** 3
 FLOAT = 4  # bytes of an fp32 value
@@ -135,7 +136,7 @@ def activation_bytes(config, tgt_vocab_size: int, device_type: str = "cpu") -> i
     out_words = config.train.sampled_softmax or tgt_vocab_size
     # the output layer's scores; on a GPU the loss keeps softmax(s) in a tensor of its own
     values = b * t * out_words * (1 if device_type == "cpu" else 2)
-    if m.family in ("luong", "rnnsearch", "rnnencdec"):
+    if not family_traits(m.family).transformer:  # the recurrent families
         h, e = m.hidden_size, m.emb_size
         per_layer = 8 * h if m.cell == "lstm" or m.family == "luong" else 6 * h
         layers = m.layers * (2 if m.family == "rnnsearch" else 1)
