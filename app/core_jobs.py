@@ -52,9 +52,22 @@ def translate_job(ws: Any, cache: SessionCache, run_ids: Sequence[int], sentence
         note = session.target_context_note()
         if note:
             ctx.emit("log", message=note)
+    lexicon = _shortlist(ws, run_ids[0], ctx) if shortlist else None
+    _emit_decoding(ctx, session, beam, unk_replace, target_context, amp, lexicon)
     return translation.translate(session, sentences, beam=beam, unk_replace=unk_replace,
                                  ctx=ctx, target_context=target_context, amp=amp,
-                                 shortlist=_shortlist(ws, run_ids[0], ctx) if shortlist else None)
+                                 shortlist=lexicon)
+
+
+def _emit_decoding(ctx: JobContext, session: Any, beam: int, unk_replace: bool,
+                   target_context: bool, amp: bool, shortlist: Any) -> None:
+    """A 'decoding' event: the settings (core.infer.decoding) an export of this
+    translation records."""
+    from core.infer.decoding import decoding_settings
+
+    ctx.emit("decoding", settings=decoding_settings(
+        session, beam=beam, amp=amp, shortlist=shortlist, unk_replace=unk_replace,
+        target_context=target_context))
 
 
 def _shortlist(ws: Any, run_id: int, ctx: JobContext):
@@ -72,7 +85,9 @@ def compare_job(ws: Any, cache: SessionCache, run_ids: Sequence[int], baseline_i
     `shortlist`, each over its own run's shortlist."""
     lists = ((_shortlist(ws, run_ids[0], ctx), _shortlist(ws, baseline_id, ctx))
              if shortlist else (None, None))
-    return translation.compare(cache.get(ws, run_ids), cache.get(ws, [baseline_id]),
+    session = cache.get(ws, run_ids)
+    _emit_decoding(ctx, session, beam, unk_replace, target_context, amp, lists[0])
+    return translation.compare(session, cache.get(ws, [baseline_id]),
                                sentences, beam=beam, unk_replace=unk_replace, ctx=ctx,
                                target_context=target_context, amp=amp, shortlists=lists)
 

@@ -9,7 +9,7 @@ import tempfile
 from pathlib import Path
 
 from PySide6.QtCore import QSettings, Qt, QTimer
-from PySide6.QtGui import QAction, QFont, QKeySequence
+from PySide6.QtGui import QAction, QFont, QKeySequence, QUndoGroup
 from PySide6.QtWidgets import (
     QAbstractButton,
     QApplication,
@@ -195,6 +195,7 @@ class MainWindow(QMainWindow):
         self._action(file_menu, "&Export figure…", self._export_current, "Ctrl+E")
         file_menu.addSeparator()
         self._action(file_menu, "&Quit", self.close, "Ctrl+Q")
+        self._build_edit_menu(bar.addMenu("&Edit"))
         view = bar.addMenu("&View")
         for i, title in enumerate(self.panels):
             self._action(view, title, lambda _=False, i=i: self.tabs.setCurrentIndex(i),
@@ -209,6 +210,25 @@ class MainWindow(QMainWindow):
         help_menu = bar.addMenu("&Help")
         self._action(help_menu, "&Keyboard shortcuts", self._show_shortcuts)
         self._action(help_menu, "&About", self._show_about)
+
+    def _build_edit_menu(self, menu) -> None:
+        """Undo / Redo of the Translate screen's target edits (Ctrl+Z; Ctrl+Shift+Z or
+        Ctrl+Y), active while that screen is shown; a text field being edited keeps
+        these keys for its own text."""
+        self.undo_group = QUndoGroup(self)
+        self.undo_group.addStack(self.translate.history.stack)
+        self.undo_action = self.undo_group.createUndoAction(self, "&Undo")
+        self.undo_action.setShortcuts(QKeySequence.keyBindings(QKeySequence.StandardKey.Undo))
+        self.redo_action = self.undo_group.createRedoAction(self, "&Redo")
+        self.redo_action.setShortcuts([QKeySequence("Ctrl+Shift+Z"), QKeySequence("Ctrl+Y")])
+        menu.addActions([self.undo_action, self.redo_action])
+        self.tabs.currentChanged.connect(lambda _i: self._activate_undo())
+        self._activate_undo()
+
+    def _activate_undo(self) -> None:
+        """The Edit menu undoes the Translate screen's edits only while it is shown."""
+        shown = self.tabs.currentWidget() is self.translate
+        self.undo_group.setActiveStack(self.translate.history.stack if shown else None)
 
     def _on(self, panel: QWidget, action):
         """A menu action's slot: show `panel`, then call `action()`."""

@@ -368,7 +368,18 @@ class EvaluationPanel(QWidget):
             ("Dev perplexity", self.curves.plot), ("Dev BLEU", self.bleu_curves.plot),
             ("BLEU by source length", self.by_length.getPlotItem()))]
         return write_html_report(Path(path), self.report_tables(), figures=figures,
-                                 title=f"Evaluation — {self.workspace.root.name}")
+                                 title=f"Evaluation — {self.workspace.root.name}",
+                                 decoding=self.report_decoding())
+
+    def report_decoding(self) -> dict[str, dict | None]:
+        """{row label (as in the report's Scores table, with its test): the decoding
+        settings its evaluation stored (None for one stored before they were)}."""
+        names = {r.id: r.name for r in self.workspace.list_runs()} if self.workspace else {}
+        out: dict[str, dict | None] = {}
+        for run_ids, test, m in self.rows():
+            label = " + ".join(f"{i}: {names.get(i, '?')}" for i in run_ids)
+            out[f"{label} on {test}" if test else label] = m.get("decoding")
+        return out
 
     def _choose_report(self) -> None:
         path = ask_save_path(self, "HTML report", "reports", "report.html", "HTML (*.html)")

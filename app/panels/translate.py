@@ -4,6 +4,8 @@ of runs or a context model, translate in a worker with progress and cancel, edit
 target side by side with the source, see the selected sentence's attention (with p_t
 and its window for local-p; with a context model's gate values lambda as a strip under
 it), optionally compare with a sentence-level baseline (app/panels/translate_compare.py),
+undo / redo target edits (app/panels/translate_undo.py), see the rows whose output may
+invent or drop content flagged (app/panels/translate_checks.py),
 export the translated document in its own form (.docx, text with its paragraphs, XLIFF
 with its ids) or TSV / TMX / XLIFF / JSON lines, copy targets to the clipboard
 (app/panels/translate_output.py)."""
@@ -36,6 +38,7 @@ from PySide6.QtWidgets import (
 from app import workers
 from app.core_jobs import SessionCache, compare_job, read_document_job, translate_job
 from app.file_dialogs import ask_open_path, ask_save_path
+from app.panels.translate_checks import clear_warnings, show_warnings
 from app.panels.translate_compare import (
     BASELINE,
     TARGET,
@@ -51,6 +54,7 @@ from app.panels.translate_output import (
     copy_targets,
     default_export_name,
 )
+from app.panels.translate_undo import EditHistory
 from app.widgets.diff_view import RichTextDelegate
 from app.widgets.gate_strip import GateStrip
 from app.widgets.heatmap import AttentionHeatmap
@@ -58,6 +62,12 @@ from app.widgets.run_list import RunList, usable_runs
 from app.widgets.status_label import StatusLabel
 from core import limits
 from core.errors import WorkbenchError
+from core.evaluate.output_checks import (
+    OutputWarning,
+    check_translation,
+    check_translations,
+    typical_ratio,
+)
 from core.families import family_traits
 from core.services import translation
 from core.services.translation import Comparison
@@ -90,6 +100,10 @@ class TranslatePanel(QWidget):
         self.translated_langs: tuple[str, str] = ("src", "tgt")
         self._pending_langs: tuple[str, str] = ("src", "tgt")
         self.comparison: Comparison | None = None
+        # the decoding settings of the translation shown (core.infer.decoding), for the
+        # exports' metadata; the job's 'decoding' event brings them
+        self.decoding: dict[str, Any] | None = None
+        self._pending_decoding: dict[str, Any] | None = None
         # the target column as the screen last wrote it: a row whose text differs was edited
         self._written: list[str] = []
         # the target column as last exported: edits written to a file are not lost
@@ -202,6 +216,11 @@ class TranslatePanel(QWidget):
         self._edit_triggers = self.table.editTriggers()
         self.table.currentCellChanged.connect(lambda row, *_: self.show_attention(row))
         self.table.itemChanged.connect(self._target_edited)
+        # undo / redo of target edits (the main window's Edit menu)
+        self.history = EditHistory(self.table, TARGET, self._target_changed)
+        # per translated row, where its output may invent or drop content
+        self.output_warnings: list[list[OutputWarning]] = []
+        self._usual_ratio = 1.0  # output characters per source character, measured
         self.heatmap = AttentionHeatmap(title="Attention of the selected sentence")
         self.gate_strip = GateStrip(self.heatmap)  # context models' lambda, under the heatmap
         # ... and a compared baseline's, when it is a context model too
@@ -384,10 +403,14 @@ class TranslatePanel(QWidget):
             self.job.cancel()  # it translates the sentences this table no longer shows
         self.job = None  # so its late results are not taken for these (_if_current)
         self.translations, self.translated_by = [], []
+        self.decoding = None
         self._end_comparison()
         self._written = list(targets) if targets else [""] * len(sources)
         self._exported = []
+        self.output_warnings = []
+        self.history.reset(self._written)
         self.table.setRowCount(len(sources))
+        clear_warnings(self.table)
         for row, text in enumerate(sources):
             item = QTableWidgetItem(text)
             item.setFlags(item.flags() & ~Qt.ItemFlag.ItemIsEditable)
@@ -402,14 +425,37 @@ class TranslatePanel(QWidget):
         self._update_buttons()
 
     def _target_edited(self, item: QTableWidgetItem) -> None:
-        """In a comparison, an edited target is compared with the baseline again: its
-        highlights and its ≠ mark follow the edit."""
-        if self.comparison is not None and item.column() == TARGET:
+        if item.column() == TARGET:
+            self._target_changed(item.row())
+
+    def _target_changed(self, row: int) -> None:
+        """Row `row`'s target changed (an edit, an undo or redo): in a comparison it is
+        compared with the baseline again (its highlights and ≠ mark follow), and its
+        output checks are made again."""
+        if self.comparison is not None:
             self.table.blockSignals(True)
             try:
-                refresh_row(self.table, item.row())
+                refresh_row(self.table, row)
             finally:
                 self.table.blockSignals(False)
+        if row < len(self.output_warnings):
+            src_lang, tgt_lang = self.translated_langs
+            self.output_warnings[row] = check_translation(
+                self.sources()[row], self.targets()[row], src_lang, tgt_lang,
+                self._usual_ratio)
+            show_warnings(self.table, row, TARGET, self.output_warnings[row])
+
+    def _check_outputs(self) -> int:
+        """Flag the rows whose output may invent or drop content
+        (core.evaluate.output_checks); returns how many are flagged."""
+        sources, targets = self.sources(), self.targets()[:len(self.translations)]
+        sources = sources[:len(targets)]
+        src_lang, tgt_lang = self.translated_langs
+        self._usual_ratio = typical_ratio(sources, targets, src_lang, tgt_lang)
+        self.output_warnings = check_translations(sources, targets, src_lang, tgt_lang)
+        for row, found in enumerate(self.output_warnings):
+            show_warnings(self.table, row, TARGET, found)
+        return sum(bool(found) for found in self.output_warnings)
 
     def _end_comparison(self) -> None:
         """Back to two columns, every row shown."""
@@ -454,6 +500,7 @@ class TranslatePanel(QWidget):
         sentences = self.sources()
         self._pending_runs = list(run_ids)
         self._pending_langs = self._languages(run_ids[0])
+        self._pending_decoding = None
         self.progress.setRange(0, len(sentences))
         self.progress.setValue(0)
         kind = "ensemble of " + str(len(run_ids)) if len(run_ids) > 1 else "run " + str(run_ids[0])
@@ -504,7 +551,9 @@ class TranslatePanel(QWidget):
         return lambda *args: slot(*args) if job is self.job else None
 
     def _on_event(self, kind: str, data: dict) -> None:
-        if kind == "progress" and data.get("total"):
+        if kind == "decoding":
+            self._pending_decoding = data.get("settings")
+        elif kind == "progress" and data.get("total"):
             self.progress.setRange(0, int(data["total"]))
             self.progress.setValue(int(data["done"]))
         elif kind in ("translation", "baseline_translation"):  # partial results as they come
@@ -512,14 +561,16 @@ class TranslatePanel(QWidget):
             column = 1 if kind == "translation" else BASELINE
             if tr is not None and row is not None and data.get("document", 0) == 0 \
                     and row < self.table.rowCount() and column < self.table.columnCount():
-                self.table.setItem(row, column, QTableWidgetItem(tr.text))
                 if column == 1:
                     self._written[row] = tr.text
+                    self.history.written(row, tr.text)  # the screen's, not an edit
+                self.table.setItem(row, column, QTableWidgetItem(tr.text))
 
     def show_translations(self, translations: list[Any]) -> None:
         """core.infer.translate.Translation objects, in input order."""
         self.translations = list(translations)
         self.translated_by = list(self._pending_runs)
+        self.decoding = self._pending_decoding
         self._remember_runs(self.translated_by)
         self.translated_langs = self._pending_langs
         self.table.blockSignals(True)
@@ -527,9 +578,11 @@ class TranslatePanel(QWidget):
             self.table.setItem(row, 1, QTableWidgetItem(tr.text))
             self._written[row] = tr.text
         self.table.blockSignals(False)
+        self.history.reset(self._written)
+        flagged = self._check_outputs()
         self.table.resizeRowsToContents()
-        self.status.setText(f"{len(translations)} sentences translated; select one to see "
-                            "its attention")
+        self.status.setText(f"{len(translations)} sentences translated{self._flag_note(flagged)}"
+                            "; select one to see its attention")
         self._select_and_show()
 
     def show_comparison(self, comparison: Comparison) -> None:
@@ -537,17 +590,25 @@ class TranslatePanel(QWidget):
         self.comparison = comparison
         self.translations = list(comparison.main)
         self.translated_by = list(self._pending_runs)
+        self.decoding = self._pending_decoding
         self._remember_runs(self.translated_by)
         self.translated_langs = self._pending_langs
         differ = fill_comparison(self.table, comparison)
         self._written[:len(comparison.main)] = [tr.text for tr in comparison.main]
+        self.history.reset(self._written)
+        flagged = self._check_outputs()
         self.compare.only_differing.setEnabled(True)
         apply_filter(self.table, comparison, self.compare.only_differing.isChecked())
         self.table.resizeRowsToContents()
         n = len(comparison.main)
-        self.status.setText(f"{n} sentences translated; {differ} of {n} differ from the "
-                            f"baseline {comparison.baseline_name} (\u2260)")
+        self.status.setText(f"{n} sentences translated{self._flag_note(flagged)}; {differ} of "
+                            f"{n} differ from the baseline {comparison.baseline_name} (\u2260)")
         self._select_and_show()
+
+    @staticmethod
+    def _flag_note(flagged: int) -> str:
+        """', 2 to check (⚠)' for the status line; '' when none is flagged."""
+        return f", {flagged} to check (\u26a0)" if flagged else ""
 
     def _select_and_show(self) -> None:
         translations = self.translations
@@ -636,7 +697,8 @@ class TranslatePanel(QWidget):
                                                 self.translations)
             written = translation.export(self.workspace, path, records, src_lang=src_lang,
                                          tgt_lang=tgt_lang, run=run_id, document=document,
-                                         source=self.document)
+                                         source=self.document,
+                                         decoding=self.decoding if self.translations else None)
         except (WorkbenchError, OSError, ValueError) as exc:
             workers.show_error(self, "Export failed", str(exc))
             return []

@@ -26,6 +26,7 @@ from core import limits
 from core.cli.progress import StderrProgress
 from core.cli.translate_cmd import add_model_args
 from core.errors import ConfigError
+from core.infer.decoding import decoding_settings
 from core.infer.shortlist import parse_spec
 from core.jobs import JobContext
 from core.services import evaluation as service
@@ -113,7 +114,10 @@ def run(args: argparse.Namespace) -> int:
             table = result.to_table()
             print(table.to_markdown())
             if args.report:
-                service.write_report(args.report, [table], f"Document-level BLEU on {test_name}")
+
+                service.write_report(args.report, [table], f"Document-level BLEU on {test_name}",
+                                     {name: decoding_settings(session, beam=args.beam)
+                                      for name, session in sessions.items()})
             return 0
         systems, lengths, _ = service.evaluate_and_store(
             ws, sessions, run_ids, pairs, test_name, src_lang, tgt_lang, args.beam,
@@ -123,7 +127,9 @@ def run(args: argparse.Namespace) -> int:
         for t in tables:
             print(t.to_markdown())
         if args.report:
-            for p in service.write_report(args.report, tables, f"Evaluation on {test_name}"):
+            decoding = {s.name: s.metrics.get("decoding") for s in systems}
+            for p in service.write_report(args.report, tables, f"Evaluation on {test_name}",
+                                          decoding):
                 log(f"wrote {p}")
     return 0
 

@@ -2,7 +2,7 @@
 
     translate --run RUN [--ensemble RUN ...] [--beam 5] [--n-best K] [--unk-replace]
               [--dictionary FILE] [--json] [--input F] [--output F] [--document]
-              [--target-context]
+              [--target-context] [--warnings]
 
 Reads one sentence per line from stdin or --input (with --document, or an --input
 ending in .docx: a .txt/.md/.docx document split into sentences, or a TMX/XLIFF file's
@@ -16,6 +16,9 @@ vocabularies, mapped to source ids by token string). --json writes JSON lines wi
 tokens, scores and attention (target tokens x source tokens); an --output ending in
 .tmx, .xlf, .tsv or .jsonl is written in that format (a TMX/XLIFF input's segment ids
 kept) and recorded in the workspace.
+--warnings prints to stderr, per sentence, where the output may invent or drop content
+(a number or name of the source missing, a number made up, an output much shorter or
+longer than usual: core.evaluate.output_checks).
 --n-best K writes 'i ||| text ||| score' lines, or to a .jsonl file one record per
 hypothesis (id = the sentence's number, meta.rank); .tmx/.xlf/.tsv cannot hold it.
 --output is checked (format, writable) before any work.
@@ -26,6 +29,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 from core import limits
@@ -33,6 +37,9 @@ from core.atomic import check_writable, write_text_atomic
 from core.cli.progress import StderrProgress
 from core.data.textio import CONVERT_TO_UTF8, read_bytes, read_lines, read_stream
 from core.errors import ConfigError, CorpusError
+from core.evaluate.output_checks import check_translations, warning_lines
+from core.formats.decoding_meta import with_decoding
+from core.infer.decoding import decoding_settings
 from core.jobs import JobContext
 from core.services import translation
 from core.store import Workspace
@@ -78,6 +85,10 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="context models: use the model's own previous translations as the "
                    "context, not the previous source sentences (sentence i waits for i - 1); "
                    "a run trained with model.ctx_side = 'target' always does")
+    p.add_argument("--warnings", action="store_true",
+                   help="print to stderr where an output may invent or drop content: a "
+                   "number or name of the source missing, a number the source does not "
+                   "have, an output much shorter or longer than the others")
     p.set_defaults(func=run)
 
 
@@ -132,18 +143,22 @@ def read_input(args: argparse.Namespace, src_lang: str):
 
 
 def write_output(args: argparse.Namespace, lines: list[str], records: list | None,
-                 src_lang: str, tgt_lang: str, document=None) -> Path | None:
+                 src_lang: str, tgt_lang: str, document=None,
+                 decoding: dict | None = None) -> Path | None:
     """Export formats by --output's suffix (core.services.translation.write_export: a
     .docx, or a TMX/XLIFF keeping `document`'s segment ids); else `document`'s text
     (its layout kept) or `lines` when it is None, or --json lines, to --output
-    (atomically) or stdout. Returns the file written, if any."""
+    (atomically) or stdout. `decoding`: the settings (core.infer.decoding) in the
+    metadata of TMX, XLIFF and JSON lines. Returns the file written, if any."""
     from core.formats.jsonl import record_to_json  # lazy: a top-level import would load numpy
 
     if args.output and Path(args.output).suffix.lower() in EXPORT_SUFFIXES and records:
         return translation.write_export(args.output, records, src_lang=src_lang,
-                                        tgt_lang=tgt_lang, document=document)[0]
+                                        tgt_lang=tgt_lang, document=document,
+                                        decoding=decoding)[0]
     if args.json and records is not None:
-        text = "".join(record_to_json(r) + "\n" for r in records)
+        text = "".join(record_to_json(replace(r, meta=with_decoding(r.meta, decoding))) + "\n"
+                       for r in records)
     elif document is not None and records is not None:
         text = translation.document_text(document, [r.translation for r in records])
     else:
@@ -183,9 +198,9 @@ def run(args: argparse.Namespace) -> int:
     dictionary = load_dictionary(args.dictionary) if args.dictionary else None
     if dictionary and not args.unk_replace:
         raise ConfigError("--dictionary is used by --unk-replace: add --unk-replace")
-    if args.n_best > 1 and (args.json or args.target_context):
-        raise ConfigError("--n-best cannot be combined with --json or --target-context: "
-                          "drop one of them")
+    if args.n_best > 1 and (args.json or args.target_context or args.warnings):
+        raise ConfigError("--n-best cannot be combined with --json, --target-context or "
+                          "--warnings: drop one of them")
     if args.input and Path(args.input).suffix.lower() == ".docx":
         args.document = True  # a Word document has no lines to read one by one
     if args.output:
@@ -217,11 +232,15 @@ def run(args: argparse.Namespace) -> int:
             note = session.target_context_note()
             if note:
                 print(f"note: {note}", file=sys.stderr)
+
+        decoding = decoding_settings(session, beam=max(args.beam, args.n_best),
+                                     unk_replace=args.unk_replace,
+                                     target_context=args.target_context)
         if args.n_best > 1:
             beam, sentences = max(args.beam, args.n_best), document.sentences
             if args.output and Path(args.output).suffix.lower() == ".jsonl":
                 records = translation.n_best_records(session, sentences, beam, args.n_best)
-                path = write_output(args, [], records, src_lang, tgt_lang)
+                path = write_output(args, [], records, src_lang, tgt_lang, decoding=decoding)
             else:
                 records = translation.n_best_lines(session, sentences, beam, args.n_best)
                 path = write_output(args, records, None, src_lang, tgt_lang)
@@ -237,11 +256,17 @@ def run(args: argparse.Namespace) -> int:
         # lazy: a top-level import would load numpy, sacremoses, sentencepiece, torch
         from core.infer.translate import cut_warnings
 
-        for warning in cut_warnings(flat, args.input or "<stdin>",
-                                    "sentence" if args.document else "line"):
+        name, unit = args.input or "<stdin>", "sentence" if args.document else "line"
+        for warning in cut_warnings(flat, name, unit):
             print(f"warning: {warning}", file=sys.stderr)
+        if args.warnings:
+
+            checks = check_translations([t.source for t in flat], [t.text for t in flat],
+                                        src_lang, tgt_lang)
+            for line in warning_lines(checks, name, unit):
+                print(f"warning: {line}", file=sys.stderr)
         records = [translation.to_record(t, i) for i, t in enumerate(flat)]
-        path = write_output(args, [], records, src_lang, tgt_lang, document)
+        path = write_output(args, [], records, src_lang, tgt_lang, document, decoding)
         if path is not None:
             translation.record_export(ws, runs[0], document.name, path)
             print(f"wrote {len(records)} translations to {path}", file=sys.stderr)

@@ -66,6 +66,9 @@ class _TmxHandler(xmlstream.Handler):
         self.units: list[TmxUnit] = []
         self.langs_seen: set[str] = set()
         self.header_srclang = ""
+        self.header_props: list[tuple[str, str]] = []  # the header's <prop>s: (type, text)
+        self._in_header = False
+        self._prop: tuple[str, list[str]] | None = None
         self.max_units = limits.LINES.value()
         self._unit: TmxUnit | None = None
         self._tuvs: list[tuple[str, str]] = []
@@ -82,6 +85,9 @@ class _TmxHandler(xmlstream.Handler):
             self._unit, self._tuvs = TmxUnit(self.line() or 0, attrs.get("tuid") or ""), []
         elif tag == "header":
             self.header_srclang = attrs.get("srclang") or ""
+            self._in_header = True
+        elif tag == "prop" and self._in_header:
+            self._prop = (attrs.get("type") or "", [])
         elif tag == "tuv":
             lang = attrs.get("xml:lang") or attrs.get("lang")
             self._lang = None if lang is None else self._langs.setdefault(lang, lang)
@@ -93,6 +99,8 @@ class _TmxHandler(xmlstream.Handler):
     def characters(self, content: str) -> None:
         if self._seg is not None and self._code_depth == 0:
             self._seg.append(content)
+        elif self._prop is not None:
+            self._prop[1].append(content)
 
     def endElement(self, name: str) -> None:  # noqa: N802
         tag = name.lower()
@@ -107,6 +115,11 @@ class _TmxHandler(xmlstream.Handler):
             self._code_depth -= 1
         elif tag == "tuv":
             self._lang = None
+        elif tag == "prop" and self._prop is not None:
+            self.header_props.append((self._prop[0], "".join(self._prop[1])))
+            self._prop = None
+        elif tag == "header":
+            self._in_header = False
         elif tag == "tu" and self._unit is not None:
             limits.check_count(limits.LINES, self.path, len(self.units) + 1, self._unit.line,
                                "translation units")
@@ -116,15 +129,33 @@ class _TmxHandler(xmlstream.Handler):
         self.leave()
 
 
-def read_tmx_units(path: str | Path) -> tuple[list[TmxUnit], str, set[str]]:
-    """Every translation unit of a TMX file -> (units, the header's srclang, languages
-    seen). The one TMX parser: corpus import (read_tmx) and translation records
+@dataclass
+class TmxFile:
+    """What a TMX file holds: its units, the header's srclang and (type, text) <prop>s,
+    and the languages seen."""
+
+    units: list[TmxUnit]
+    srclang: str
+    props: list[tuple[str, str]]
+    langs_seen: set[str]
+
+
+def parse_tmx(path: str | Path) -> TmxFile:
+    """The one TMX parser: corpus import (read_tmx) and translation records
     (core.formats.tmx) both read through it. Any problem is a CorpusError with the line."""
     path = Path(path)
     handler = _TmxHandler(path)
     xmlstream.parse(input_chunks(path), handler, forbid_dtd=False,
                     advice="fix the file or export the TMX again")
-    return handler.units, handler.header_srclang, handler.langs_seen
+    return TmxFile(handler.units, handler.header_srclang, handler.header_props,
+                   handler.langs_seen)
+
+
+def read_tmx_units(path: str | Path) -> tuple[list[TmxUnit], str, set[str]]:
+    """Every translation unit of a TMX file -> (units, the header's srclang, languages
+    seen): parse_tmx's."""
+    found = parse_tmx(path)
+    return found.units, found.srclang, found.langs_seen
 
 
 def read_tmx(path: str | Path, src_lang: str, tgt_lang: str, name: str | None = None) -> Corpus:

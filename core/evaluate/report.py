@@ -6,13 +6,14 @@ import csv
 import html
 import io
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from core.atomic import write_text_atomic
 from core.errors import ConfigError
+from core.infer.decoding import KEYS, setting_text
 
 
 @dataclass
@@ -87,10 +88,28 @@ class Table:
         return write_text_atomic(path, writers[fmt]())
 
 
+#: a system whose evaluation was stored before the settings were
+NOT_RECORDED = "not recorded"
+
+
+def decoding_table(decoding: Mapping[str, Mapping[str, Any] | None]) -> Table:
+    """'Decoding settings': one row per system ({name: core.infer.decoding settings,
+    or None where they were not recorded}), one column per setting."""
+
+    keys = list(KEYS) + sorted({k for s in decoding.values() if s for k in s} - set(KEYS))
+    rows = [[name, *([setting_text(s[k]) if k in s else "–" for k in keys] if s
+                     else [NOT_RECORDED] + [None] * (len(keys) - 1))]
+            for name, s in decoding.items()]
+    return Table(["system", *keys], rows, "Decoding settings")
+
+
 def write_html_report(path: str | Path, tables: list[Table], title: str = "Evaluation report",
-                      figures: Sequence[tuple[str, bytes]] = ()) -> Path:
+                      figures: Sequence[tuple[str, bytes]] = (),
+                      decoding: Mapping[str, Mapping[str, Any] | None] | None = None) -> Path:
     """One self-contained HTML page holding the tables and the figures, (caption, PNG
-    bytes) embedded as data: URIs, atomically."""
+    bytes) embedded as data: URIs, atomically. `decoding` ({system: settings}, see
+    decoding_table): how each system translated, in the page's header."""
+    header = decoding_table(decoding).to_html() if decoding else ""
     body = "\n".join(t.to_html() for t in tables)
     for caption, png in figures:
         data = base64.b64encode(png).decode("ascii")
@@ -99,5 +118,6 @@ def write_html_report(path: str | Path, tables: list[Table], title: str = "Evalu
     page = (f"<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>"
             f"{html.escape(title)}</title>\n<style>table{{border-collapse:collapse}}"
             "td,th{border:1px solid #999;padding:2px 6px;text-align:right}</style></head>\n"
-            f"<body>\n<h1>{html.escape(title)}</h1>\n{body}</body></html>\n")
+            f"<body>\n<header>\n<h1>{html.escape(title)}</h1>\n{header}</header>\n{body}"
+            "</body></html>\n")
     return write_text_atomic(path, page)

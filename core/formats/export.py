@@ -1,8 +1,9 @@
 """One entry point for translation exports, the format chosen by the file suffix."""
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 from core.errors import CorpusError
 from core.formats.jsonl import read_jsonl, write_jsonl
@@ -34,12 +35,15 @@ def format_of(path: str | Path, fmt: str | None = None) -> str:
 def write_translations(path: str | Path,
                        sources: Sequence[str] | Sequence[TranslationRecord],
                        targets: Sequence[str] | None = None, *, src_lang: str = "src",
-                       tgt_lang: str = "tgt", fmt: str | None = None) -> list[Path]:
+                       tgt_lang: str = "tgt", fmt: str | None = None,
+                       decoding: Mapping[str, Any] | None = None) -> list[Path]:
     """Write translations: `sources` and `targets` as parallel strings, or `sources` as
     TranslationRecords (targets None) to keep tokens, scores and attention (JSON lines).
     Format by suffix (.txt/.md = translations only, a line each, .tsv, .tmx, .xlf/.xliff, .jsonl) or
     `fmt` ('moses' writes `<path>.<src_lang>` and `<path>.<tgt_lang>`). Atomic.
-    Returns the files written."""
+    `decoding` (core.infer.decoding) goes into the metadata of the formats that have
+    some: TMX's header props, XLIFF's header notes, each JSON line's meta["decoding"]
+    (text, TSV and Moses have none). Returns the files written."""
     if targets is None:
         records = [r if isinstance(r, TranslationRecord) else TranslationRecord(str(r), "")
                    for r in sources]
@@ -53,11 +57,12 @@ def write_translations(path: str | Path,
     if kind == "tsv":
         return [write_tsv(path, records)]
     if kind == "tmx":
-        return [write_tmx(path, records, src_lang, tgt_lang)]
+        return [write_tmx(path, records, src_lang, tgt_lang, decoding)]
     if kind == "xliff":
-        return [write_xliff(path, records, src_lang, tgt_lang, original=Path(path).stem)]
+        return [write_xliff(path, records, src_lang, tgt_lang, original=Path(path).stem,
+                            decoding=decoding)]
     if kind == "jsonl":
-        return [write_jsonl(path, records)]
+        return [write_jsonl(path, records, decoding)]
     return list(write_moses(path, records, src_lang, tgt_lang))
 
 

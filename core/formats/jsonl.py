@@ -4,7 +4,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -13,6 +13,7 @@ import numpy as np
 from core.atomic import write_text_atomic
 from core.data.textio import decode_text, read_bytes, split_lines
 from core.errors import CorpusError
+from core.formats.decoding_meta import with_decoding
 from core.formats.records import TranslationRecord
 
 _FIELDS = {f.name for f in dataclasses.fields(TranslationRecord)}
@@ -43,8 +44,14 @@ def record_to_json(r: TranslationRecord) -> str:
     return json.dumps(d, ensure_ascii=False, allow_nan=False, default=_default)
 
 
-def write_jsonl(path: str | Path, records: Iterable[TranslationRecord]) -> Path:
-    """One JSON object per record and line (record_to_json), atomically; returns the path."""
+def write_jsonl(path: str | Path, records: Iterable[TranslationRecord],
+                decoding: Mapping[str, Any] | None = None) -> Path:
+    """One JSON object per record and line (record_to_json), atomically; returns the path.
+    `decoding` (core.infer.decoding) goes into every record's meta["decoding"]: each
+    line stays a whole record for the readers that take one line at a time."""
+    if decoding:
+        records = (dataclasses.replace(r, meta=with_decoding(r.meta, decoding))
+                   for r in records)
     return write_text_atomic(path, "".join(record_to_json(r) + "\n" for r in records))
 
 

@@ -2,12 +2,14 @@
 from __future__ import annotations
 
 import xml.etree.ElementTree as ET
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from pathlib import Path
+from typing import Any
 
 from core.atomic import write_bytes_atomic
-from core.data.tmx import lang_matches, read_tmx_units
+from core.data.tmx import lang_matches, parse_tmx
 from core.errors import CorpusError
+from core.formats.decoding_meta import from_pairs, to_pairs, with_decoding
 from core.formats.records import TranslationRecord
 from core.formats.xmlsafe import XML_NS, to_bytes
 
@@ -16,13 +18,16 @@ TOOL_VERSION = "0.1"
 
 
 def write_tmx(path: str | Path, records: Iterable[TranslationRecord],
-              src_lang: str, tgt_lang: str) -> Path:
-    """Write source/translation pairs as TMX 1.4, atomically."""
+              src_lang: str, tgt_lang: str, decoding: Mapping[str, Any] | None = None) -> Path:
+    """Write source/translation pairs as TMX 1.4, atomically; `decoding`
+    (core.infer.decoding) as the header's <prop type="x-decoding-KEY"> elements."""
     root = ET.Element("tmx", version="1.4")
-    ET.SubElement(root, "header", {
+    header = ET.SubElement(root, "header", {
         "creationtool": TOOL, "creationtoolversion": TOOL_VERSION, "segtype": "sentence",
         "o-tmf": "nmt-workbench", "adminlang": "en", "srclang": src_lang,
         "datatype": "plaintext"})
+    for kind, text in to_pairs(decoding):
+        ET.SubElement(header, "prop", type=kind).text = text
     body = ET.SubElement(root, "body")
     for k, r in enumerate(records, start=1):
         tu = ET.SubElement(body, "tu", tuid=r.id or str(k))
@@ -38,8 +43,11 @@ def read_tmx(path: str | Path, src_lang: str | None = None,
     (core.data.tmx.read_tmx_units: SAX, line numbers in errors, code elements left out)
     and its language matching (exact tag first, else a region variant: 'es' finds
     'es-ES'). By default the header's srclang and the other language of the first <tu>.
-    A <tu> missing one of the two languages is skipped."""
-    units, header_src, _ = read_tmx_units(path)
+    A <tu> missing one of the two languages is skipped. The header's decoding
+    settings (write_tmx) go into each record's meta["decoding"]."""
+    found = parse_tmx(path)
+    units, header_src = found.units, found.srclang
+    decoding = from_pairs(found.props)
     src = src_lang or header_src
     tgt = tgt_lang
     if not tgt and units and src:
@@ -52,5 +60,6 @@ def read_tmx(path: str | Path, src_lang: str | None = None,
     for k, unit in enumerate(units, start=1):
         s, t = unit.pick(src), unit.pick(tgt)
         if s is not None and t is not None:
-            records.append(TranslationRecord(s, t, id=unit.tuid or str(k)))
+            records.append(TranslationRecord(s, t, id=unit.tuid or str(k),
+                                             meta=with_decoding({}, decoding)))
     return records

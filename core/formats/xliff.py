@@ -2,31 +2,43 @@
 from __future__ import annotations
 
 import xml.etree.ElementTree as ET
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from pathlib import Path
+from typing import Any
 
 from core import limits
 from core.atomic import write_bytes_atomic
 from core.data import xmlstream
 from core.data.textio import input_chunks
 from core.errors import CorpusError
+from core.formats.decoding_meta import from_pairs, to_pairs, with_decoding
 from core.formats.records import TranslationRecord
 from core.formats.xmlsafe import to_bytes
 
 NS = "urn:oasis:names:tc:xliff:document:1.2"
 _N = f"{{{NS}}}"
+TOOL_ID = "nmt-workbench"  # the header's <tool tool-id>
 
 
 def write_xliff(path: str | Path, records: Iterable[TranslationRecord], src_lang: str,
-                tgt_lang: str, original: str = "document", state: str = "needs-review-translation"
-                ) -> Path:
+                tgt_lang: str, original: str = "document", state: str = "needs-review-translation",
+                decoding: Mapping[str, Any] | None = None) -> Path:
     """Write an XLIFF 1.2 file, atomically; machine translations are marked with
-    `state` (by default needs-review-translation) for a translator to review."""
+    `state` (by default needs-review-translation) for a translator to review. The
+    <file>'s header names the workbench (<tool>) and, with `decoding`
+    (core.infer.decoding), holds a <note from="x-decoding-KEY"> per setting."""
+    from core.formats.tmx import TOOL, TOOL_VERSION  # same layer; tmx reads nothing of xliff
+
     ET.register_namespace("", NS)
     root = ET.Element(f"{_N}xliff", version="1.2")
     f = ET.SubElement(root, f"{_N}file", {"original": original, "source-language": src_lang,
                                           "target-language": tgt_lang,
                                           "datatype": "plaintext"})
+    header = ET.SubElement(f, f"{_N}header")
+    ET.SubElement(header, f"{_N}tool", {"tool-id": TOOL_ID, "tool-name": TOOL,
+                                        "tool-version": TOOL_VERSION})
+    for name, text in to_pairs(decoding):
+        ET.SubElement(header, f"{_N}note", {"from": name}).text = text
     body = ET.SubElement(f, f"{_N}body")
     for k, r in enumerate(records, start=1):
         tu = ET.SubElement(body, f"{_N}trans-unit", id=r.id or str(k))
@@ -58,6 +70,11 @@ class _XliffHandler(xmlstream.Handler):
         self._ns: str | None = None
         self._rooted = False
         self._files: list[str | None] = []  # the open <file>s' 'original'
+        # per open <file>: its header's (from, text) notes, read as decoding settings
+        self._notes: list[list[tuple[str, str]]] = []
+        self._decoding: list[dict | None] = []
+        self._note: tuple[str, int, list[str]] | None = None  # from, depth, text so far
+        self._header_depth = 0
         self._unit: dict | None = None
         self._field: str | None = None  # 'source' or 'target' while collecting one
         self._field_depth = self._skip_depth = 0
@@ -76,8 +93,16 @@ class _XliffHandler(xmlstream.Handler):
         if self._field is not None:
             if not self._skip_depth and local in _CODE_ELEMENTS:
                 self._skip_depth = self.depth
+        elif self._note is not None:
+            return
         elif ours and local == "file":
             self._files.append(attrs.get((None, "original")))
+            self._notes.append([])
+            self._decoding.append(None)
+        elif ours and local == "header" and self._files and self._unit is None:
+            self._header_depth = self.depth
+        elif ours and local == "note" and self._header_depth and self._unit is None:
+            self._note = (attrs.get((None, "from")) or "", self.depth, [])
         elif ours and local == "trans-unit" and self._files:
             if self._unit is not None:
                 raise CorpusError(self.path, self.line(), "a <trans-unit> inside another "
@@ -94,6 +119,8 @@ class _XliffHandler(xmlstream.Handler):
     def characters(self, content: str) -> None:
         if self._field is not None and not self._skip_depth:
             self._parts.append(content)
+        elif self._note is not None:
+            self._note[2].append(content)
 
     def endElementNS(self, name, qname) -> None:  # noqa: N802
         uri, local = name
@@ -105,20 +132,31 @@ class _XliffHandler(xmlstream.Handler):
                 limits.check_length(self.path, self._unit[self._field + "_line"], len(text),
                                     f"this <{self._field}>")
                 self._unit[self._field], self._field, self._parts = text, None, []
+        elif self._note is not None:
+            if self.depth == self._note[1]:
+                self._notes[-1].append((self._note[0], "".join(self._note[2])))
+                self._note = None
+        elif self._header_depth and self.depth == self._header_depth:
+            self._header_depth = 0
+            self._decoding[-1] = from_pairs(self._notes[-1])
         elif self._unit is not None and self.depth == self._unit["depth"]:
             unit, self._unit = self._unit, None
             if unit["source"] is None:
                 raise CorpusError(self.path, unit["line"],
                                   f"trans-unit {unit['id']!r} has no <source>")
-            self.records.append(TranslationRecord(unit["source"], unit["target"] or "",
-                                                  id=unit["id"], doc_id=self._files[-1]))
+            self.records.append(TranslationRecord(
+                unit["source"], unit["target"] or "", id=unit["id"], doc_id=self._files[-1],
+                meta=with_decoding({}, self._decoding[-1])))
         elif uri == self._ns and local == "file" and self._files:
             self._files.pop()
+            self._notes.pop()
+            self._decoding.pop()
         self.leave()
 
 
 def read_xliff(path: str | Path) -> list[TranslationRecord]:
-    """Read every trans-unit of every <file> (a unit without <target> gets ''), streamed:
+    """Read every trans-unit of every <file> (a unit without <target> gets ''; its
+    file's decoding settings, write_xliff's header notes, in meta["decoding"]), streamed:
     errors name the line; the input limits hold (core.limits: the file's size, the
     number of trans-units, a segment's length)."""
     handler = _XliffHandler(Path(path))

@@ -27,7 +27,8 @@ from core.data.corpus import SentencePair
 from core.data.textio import CONVERT_TO_UTF8, read_lines
 from core.errors import ConfigError, CorpusError
 from core.evaluate.gates import contrastive_gate_profile, watched_words
-from core.evaluate.report import Table, write_html_report
+from core.evaluate.report import Table, decoding_table, write_html_report
+from core.infer.decoding import decoding_settings
 from core.jobs import JobContext
 from core.services.corpora import SPLIT_NAMES
 from core.services.scoring import contrastive_score_fn
@@ -36,7 +37,8 @@ from core.services.translation import open_session
 #: the keys of a stored sentence-level evaluation (Workspace.add_evaluation metrics);
 #: 'aer' / 'aer_sentences' / 'aer_reading' (core.evaluate.readings) only with a gold set
 METRIC_KEYS = ("bleu", "bleu_signature", "chrf", "ter", "tokenized_bleu", "perplexity",
-               "best_dev_ppl", "beam", "sentences", "bleu_by_length", "bucket_sizes")
+               "best_dev_ppl", "beam", "sentences", "bleu_by_length", "bucket_sizes",
+               "decoding")
 
 
 @dataclass
@@ -155,9 +157,11 @@ def score_systems(sessions: dict[str, Any], run_ids: dict[str, list[int]], pairs
     ref_tokens = [tgt_moses.tokenize(r) for r in refs]
     systems = []
     for name, session in sessions.items():
+        decoding = None  # given translations: not decoded here
         if hyps_given and name in hyps_given:
             hyps = list(hyps_given[name])
         else:
+            decoding = decoding_settings(session, beam=beam)
             if log:
                 log(f"translating {len(pairs)} sentences with {name} (beam {beam})")
             hyps = translate_pairs(session, pairs, beam, ctx)
@@ -168,7 +172,8 @@ def score_systems(sessions: dict[str, Any], run_ids: dict[str, list[int]], pairs
                    "chrf": chrf(hyps, refs).score, "ter": ter(hyps, refs).score,
                    "tokenized_bleu": tok.score,
                    "perplexity": ppl if ppl is not None and math.isfinite(ppl) else None,
-                   "beam": beam, "sentences": len(pairs)}
+                   "beam": beam, "sentences": len(pairs),
+                   "decoding": decoding}
         systems.append(SystemScores(name, run_ids[name], hyps, metrics))
     # a sentence longer than the last bucket's edge needs an open bucket
     if buckets[-1][1] is not None:
@@ -215,15 +220,18 @@ def check_report(path: str | Path) -> None:
     report_format(path)
 
 
-def write_report(path: str | Path, tables: list, title: str) -> list[Path]:
-    """.md and .html hold every table; .csv/.json hold the first, the others go to
-    '<stem>.<k>.<suffix>' beside it."""
+def write_report(path: str | Path, tables: list, title: str,
+                  decoding: dict[str, dict | None] | None = None) -> list[Path]:
+    """.md and .html hold every table, under their title the systems' `decoding`
+    settings ({system: core.infer.decoding settings}) when given; .csv/.json hold the
+    first table, the others go to '<stem>.<k>.<suffix>' beside it."""
     path = Path(path)
     fmt = report_format(path)
     if fmt == "html":
-        return [write_html_report(path, tables, title)]
+        return [write_html_report(path, tables, title, decoding=decoding)]
     if fmt in ("md", "markdown"):
-        text = f"# {title}\n\n" + "\n".join(t.to_markdown() for t in tables)
+        head = [decoding_table(decoding)] if decoding else []
+        text = f"# {title}\n\n" + "\n".join(t.to_markdown() for t in [*head, *tables])
         return [write_text_atomic(path, text)]
     out = [tables[0].save(path, fmt)]
     for k, t in enumerate(tables[1:], start=2):

@@ -391,13 +391,15 @@ def check_docx_export(path: str | Path, document: Document | None) -> None:
 
 
 def write_export(path: str | Path, records: Sequence[TranslationRecord], *, src_lang: str,
-                 tgt_lang: str, document: Document | None = None) -> list[Path]:
+                 tgt_lang: str, document: Document | None = None,
+                 decoding: dict[str, Any] | None = None) -> list[Path]:
     """Write the translations to `path`, the format by its suffix, atomically: .docx =
     the translated Word document (the source's package, each paragraph's text replaced:
     core.formats.docx_write); .txt/.md with `document` = the translated document as text
     (blank lines kept); else core.formats.export's formats (.txt without a document: a
-    line per record), the records taking a TMX/XLIFF source's segment ids. Returns the
-    files written."""
+    line per record), the records taking a TMX/XLIFF source's segment ids; `decoding`
+    (core.infer.decoding.decoding_settings) in the metadata of TMX, XLIFF and JSON
+    lines. Returns the files written."""
     from core.formats.export import write_translations  # lazy: a top-level import would load numpy
 
     suffix = Path(path).suffix.lower()
@@ -409,7 +411,8 @@ def write_export(path: str | Path, records: Sequence[TranslationRecord], *, src_
     if document is not None and document.ids and len(document.ids) == len(records):
         records = [replace(r, id=i) if i else r for r, i in zip(records, document.ids,
                                                                   strict=True)]
-    return write_translations(path, list(records), src_lang=src_lang, tgt_lang=tgt_lang)
+    return write_translations(path, list(records), src_lang=src_lang, tgt_lang=tgt_lang,
+                              decoding=decoding)
 
 
 def _write_docx(path: str | Path, document: Document | None, targets: list[str]) -> Path:
@@ -426,13 +429,15 @@ def _write_docx(path: str | Path, document: Document | None, targets: list[str])
 
 def export(ws, path: str | Path, records: Sequence[TranslationRecord], *, src_lang: str,
            tgt_lang: str, run: int | str | None = None, document: str = "",
-           source: Document | None = None) -> list[Path]:
+           source: Document | None = None, decoding: dict[str, Any] | None = None
+           ) -> list[Path]:
     """Write `records` (write_export: .docx .txt .md .tsv .tmx .xlf .xliff .jsonl, the
     translated document's own form when `source`, the Document translated, is given)
     and record the export in the workspace's translations table under `run` (when
-    given) as a translation of `document` (by default the source's name)."""
+    given) as a translation of `document` (by default the source's name); `decoding`:
+    the settings that translated them (write_export)."""
     written = write_export(path, list(records), src_lang=src_lang, tgt_lang=tgt_lang,
-                           document=source)
+                           document=source, decoding=decoding)
     record_export(ws, run, document or (source.name if source else ""), written[0])
     return written
 

@@ -28,7 +28,7 @@ def test_window_opens_with_every_panel(qtbot, tmp_path):
     assert titles == ["Corpora", "Training", "Translate", "Attention", "Evaluation"]
     assert window.workspace is not None and (tmp_path / "ws").is_dir()
     menus = [a.text() for a in window.menuBar().actions()]
-    assert menus == ["&File", "&View", "&Run", "&Help"]
+    assert menus == ["&File", "&Edit", "&View", "&Run", "&Help"]
     assert window.device_label.text()  # e.g. "CPU, 2 threads"
     window.close()
 
