@@ -8,7 +8,12 @@ resources/demo/models, or --models DIR), drives each screen as a user would (cor
 selected; training curves of every run; a document translated; the attention of the
 bundled runs on a gold pair, with gold and eflomal; the runs evaluated on the demo test
 split) and saves each screen at 1400 x 900 as `<screen>.png` and at 1280 x 720 as
-`<screen>-1280x720.png`. Runs on the offscreen platform where there is no display.
+`<screen>-1280x720.png`. Then a fourth run, a small Transformer trained here for
+COMPARISON_STEPS steps (the demo has three runs; this one only fills the layout, its
+attention means nothing), joins them on the Attention screen: `attention-4-models.png`
+(and `-1280x720`), the four-model comparison, and `attention-4-models-figure.png`, the
+comparison as File › Export figure › "All checked models" writes it. Runs on the
+offscreen platform where there is no display.
 Settings go to a temporary folder: the user's own are neither read nor changed.
 """
 from __future__ import annotations
@@ -26,6 +31,7 @@ LETTER = ("Ayer compré una mesa nueva para la cocina. Es pequeña pero muy boni
           "hermano la trajo en su coche y la subimos juntos. Ahora comemos allí todos los "
           "días.\n")
 GOLD_PAIR = 3  # which gold pair the Attention screen shows
+COMPARISON_STEPS = 30  # training steps of the fourth run of the four-model picture
 
 
 def wait(app, job, timeout: float = 600.0) -> None:
@@ -50,6 +56,50 @@ def shoot(app, window, out: Path, name: str) -> Path:
     if not window.grab().save(str(path)):
         raise OSError(f"{path}: could not be written")
     return path
+
+
+def comparison_run(workspace) -> int:
+    """A small Transformer of the demo corpus trained for COMPARISON_STEPS steps on the
+    CPU (a few seconds): the fourth model of the four-model picture. Returns its id."""
+    from core.config import load_preset
+    from core.jobs import JobContext
+    from core.services.training import create_run, train_run
+
+    cfg = load_preset("transformer-cpu")
+    cfg.name = f"transformer-{COMPARISON_STEPS}-steps"
+    m = cfg.model
+    m.d_model, m.ff_size, m.heads, m.enc_layers, m.dec_layers = 32, 64, 2, 1, 2
+    cfg.data.vocab, cfg.data.batch_tokens, cfg.data.batch_size = "word", 0, 32
+    cfg.data.dev_sample = 5
+    cfg.train.max_steps = cfg.train.valid_every = COMPARISON_STEPS
+    cfg.train.device = "cpu"
+    run_id = create_run(workspace, "demo", cfg)
+    train_run(workspace, run_id, JobContext())
+    return run_id
+
+
+def shoot_comparison(app, window, out: Path) -> list[Path]:
+    """The Attention screen with four models checked (comparison_run the fourth), at
+    both sizes, and the comparison exported as one figure."""
+    att = window.attention
+    comparison_run(window.workspace)
+    window._refresh_runs()  # the new run listed; the pairs are read again
+    while att.loading_pairs:
+        app.processEvents()
+        time.sleep(0.02)
+    att.models.set_checked([r.id for r in window.workspace.list_runs()][:4])
+    wait(app, att.compute())
+    wait(app, getattr(att, "baseline_job", None))
+    att.pair_list.setCurrentRow(GOLD_PAIR)
+    window.tabs.setCurrentWidget(att)
+    written = []
+    for width, height, suffix in SIZES:
+        window.resize(width, height)
+        written.append(shoot(app, window, out, "attention-4-models" + suffix))
+        if not suffix:
+            written.append(att.heatmap_grid.export_comparison(
+                out / "attention-4-models-figure.png", dpi=96))
+    return written
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -114,6 +164,7 @@ def main(argv: list[str] | None = None) -> int:
                                 ("evaluation", window.evaluation)):
                 window.tabs.setCurrentWidget(panel)
                 written.append(shoot(app, window, args.out, name + suffix))
+        written += shoot_comparison(app, window, args.out)
         window.close()
         window.workspace.close() if window.workspace is not None else None
     for path in written:
