@@ -8,10 +8,15 @@ resources/demo/models, or --models DIR), drives each screen as a user would (cor
 selected; training curves of every run; a document translated; the attention of the
 bundled runs on a gold pair, with gold and eflomal; the runs evaluated on the demo test
 split) and saves each screen at 1400 x 900 as `<screen>.png` and at 1280 x 720 as
-`<screen>-1280x720.png`. With English-French runs in the bundle it also saves
-`attention-hansards.png` (the Hansards runs with their alignment heads on a WPT-03 trial
-pair, symmetrised, beside eflomal) and `translate-context.png` (the target-context model
-beside its sentence-level baseline on one of the team's English documents). Runs on the
+`<screen>-1280x720.png`. Then a fourth run, a small Transformer trained here for
+COMPARISON_STEPS steps (the demo has three runs; this one only fills the layout, its
+attention means nothing), joins them on the Attention screen: `attention-4-models.png`
+(and `-1280x720`), the four-model comparison, and `attention-4-models-figure.png`, the
+comparison as File › Export figure › "All checked models" writes it.
+With English-French runs in the bundle it also saves `attention-hansards.png` (the
+Hansards runs with their alignment heads on a WPT-03 trial pair, symmetrised, beside
+eflomal) and `translate-context.png` (the target-context model beside its sentence-level
+baseline on one of the team's English documents). Runs on the
 offscreen platform where there is no display.
 Settings go to a temporary folder: the user's own are neither read nor changed.
 """
@@ -33,6 +38,7 @@ GOLD_PAIR = 3  # which gold pair the Attention screen shows
 WPT03_PAIR = 5  # which WPT-03 trial pair attention-hansards.png shows
 #: the team's English document translate-context.png shows (resources/demo/en-fr)
 CONTEXT_DOCUMENT = "d05"
+COMPARISON_STEPS = 30  # training steps of the fourth run of the four-model picture
 
 
 def wait(app, job, timeout: float = 600.0) -> None:
@@ -57,6 +63,50 @@ def shoot(app, window, out: Path, name: str) -> Path:
     if not window.grab().save(str(path)):
         raise OSError(f"{path}: could not be written")
     return path
+
+
+def comparison_run(workspace) -> int:
+    """A small Transformer of the demo corpus trained for COMPARISON_STEPS steps on the
+    CPU (a few seconds): the fourth model of the four-model picture. Returns its id."""
+    from core.config import load_preset
+    from core.jobs import JobContext
+    from core.services.training import create_run, train_run
+
+    cfg = load_preset("transformer-cpu")
+    cfg.name = f"transformer-{COMPARISON_STEPS}-steps"
+    m = cfg.model
+    m.d_model, m.ff_size, m.heads, m.enc_layers, m.dec_layers = 32, 64, 2, 1, 2
+    cfg.data.vocab, cfg.data.batch_tokens, cfg.data.batch_size = "word", 0, 32
+    cfg.data.dev_sample = 5
+    cfg.train.max_steps = cfg.train.valid_every = COMPARISON_STEPS
+    cfg.train.device = "cpu"
+    run_id = create_run(workspace, "demo", cfg)
+    train_run(workspace, run_id, JobContext())
+    return run_id
+
+
+def shoot_comparison(app, window, out: Path) -> list[Path]:
+    """The Attention screen with four models checked (comparison_run the fourth), at
+    both sizes, and the comparison exported as one figure."""
+    att = window.attention
+    comparison_run(window.workspace)
+    window._refresh_runs()  # the new run listed; the pairs are read again
+    while att.loading_pairs:
+        app.processEvents()
+        time.sleep(0.02)
+    att.models.set_checked([r.id for r in _runs_of_pair(window, "es", "en")][:4])
+    wait(app, att.compute())
+    wait(app, getattr(att, "baseline_job", None))
+    att.pair_list.setCurrentRow(GOLD_PAIR)
+    window.tabs.setCurrentWidget(att)
+    written = []
+    for width, height, suffix in SIZES:
+        window.resize(width, height)
+        written.append(shoot(app, window, out, "attention-4-models" + suffix))
+        if not suffix:
+            written.append(att.heatmap_grid.export_comparison(
+                out / "attention-4-models-figure.png", dpi=96))
+    return written
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -87,8 +137,9 @@ def main(argv: list[str] | None = None) -> int:
         letter.write_text(LETTER, encoding="utf-8")
         window = MainWindow(root)
         window.show()
-        runs = window.workspace.list_runs()
-        ids = [r.id for r in runs]
+        # the es -> en runs (the demo corpus, its letter and its gold); the en-fr ones
+        # have pictures of their own (english_french_shots)
+        ids = [r.id for r in _runs_of_pair(window, "es", "en")]
         # the work each screen shows, done once
         window.tabs.setCurrentWidget(window.translate)
         window.translate.models.set_checked(ids[-1:])  # the last bundled run
@@ -121,6 +172,7 @@ def main(argv: list[str] | None = None) -> int:
                                 ("evaluation", window.evaluation)):
                 window.tabs.setCurrentWidget(panel)
                 written.append(shoot(app, window, args.out, name + suffix))
+        written += shoot_comparison(app, window, args.out)
         written += english_french_shots(app, window, args.out, Path(tmp))
         window.close()
         window.workspace.close() if window.workspace is not None else None

@@ -17,12 +17,10 @@ from typing import Any
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QKeySequence, QShortcut
 from PySide6.QtWidgets import (
-    QAbstractItemView,
     QCheckBox,
     QComboBox,
     QGridLayout,
     QHBoxLayout,
-    QHeaderView,
     QLabel,
     QLineEdit,
     QListWidget,
@@ -30,8 +28,6 @@ from PySide6.QtWidgets import (
     QProgressBar,
     QPushButton,
     QSplitter,
-    QTableWidget,
-    QTableWidgetItem,
     QVBoxLayout,
     QWidget,
 )
@@ -50,10 +46,12 @@ from app.core_jobs import (
     view_gold,
 )
 from app.panels.attention_layers import AVERAGE, LayerSelector
+from app.panels.attention_tables import PAIR_COLUMNS, SET_COLUMNS, aer_table, fill_table, tables_box
 from app.panels.reading_controls import ReadingControls
 from app.panels.symmetrize_control import SymmetrizeControl
 from app.widgets.gate_strip import GateStrip
 from app.widgets.heatmap import AttentionHeatmap
+from app.widgets.heatmap_grid import HeatmapGrid
 from app.widgets.run_colours import label_colour
 from app.widgets.run_list import RunList, usable_runs
 from core.evaluate.aer import corpus_aer, percent_text
@@ -63,28 +61,7 @@ from core.services.alignment import run_languages
 SOURCES = ("Gold set", "Test split", "Typed pairs")
 SORTS = ("Corpus order", "AER difference (model 1 − model 2)", "AER of model 1")
 TEST_LIMIT = 200  # test-split pairs shown (the first ones)
-
-
-def _item(value: Any, percent: bool = False) -> QTableWidgetItem:
-    """A table cell; `percent`: a fraction shown as AER is everywhere (in %, one decimal)."""
-    item = QTableWidgetItem()
-    if isinstance(value, float):
-        item.setText(percent_text(value) if percent else f"{value:.3f}")
-        item.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
-    else:
-        item.setText("–" if value is None else str(value))
-        item.setToolTip("" if value is None else str(value))  # a cut note, read in full
-    return item
-
-
-def _table(columns: list[str]) -> QTableWidget:
-    table = QTableWidget(0, len(columns))
-    table.setHorizontalHeaderLabels(columns)
-    table.verticalHeader().setVisible(False)
-    table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
-    table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
-    table.horizontalHeader().setStretchLastSection(True)
-    return table
+ALL_MODELS = "All checked models (one figure)"
 
 
 class AttentionPanel(LayerSelector, QWidget):
@@ -115,7 +92,7 @@ class AttentionPanel(LayerSelector, QWidget):
         self.pair_source.addItems(SOURCES)
         self.pair_source.currentIndexChanged.connect(lambda _=None: self.load_pairs())
         self.gold_set = QComboBox()
-        self.gold_set.setMinimumWidth(140)
+        self.gold_set.setMinimumWidth(110)
         self.gold_set.currentIndexChanged.connect(lambda _=None: self.load_pairs())
         self.src_edit, self.tgt_edit = QLineEdit(), QLineEdit()
         self.src_edit.setPlaceholderText("source sentence")
@@ -123,7 +100,7 @@ class AttentionPanel(LayerSelector, QWidget):
         self.add_button = QPushButton("Add pair")
         self.add_button.clicked.connect(self.add_typed_pair)
         self.models = RunList(max_checked=4)
-        self.models.setMaximumHeight(76)
+        self.models.show_rows(4)
         self.models.setToolTip("Check 2-4 models to compare side by side")
         self.models.changed.connect(self._models_changed)
         self.forced = QCheckBox("forced decoding of the reference")
@@ -155,31 +132,11 @@ class AttentionPanel(LayerSelector, QWidget):
         self.progress.setMaximumWidth(180)
         self.sort = QComboBox()
         self.sort.addItems(SORTS)
+        self.sort.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
+        self.sort.setMinimumContentsLength(12)  # the list keeps its width for the pairs
         self.sort.currentIndexChanged.connect(lambda _=None: self._fill_pair_list())
 
-        top = QGridLayout()
-        top.addWidget(QLabel("Pairs from"), 0, 0)
-        top.addWidget(self.pair_source, 0, 1)
-        top.addWidget(self.gold_set, 0, 2)
-        top.addWidget(self.src_edit, 1, 0, 1, 3)
-        top.addWidget(self.tgt_edit, 2, 0, 1, 3)
-        top.addWidget(self.add_button, 2, 3)
-        top.addWidget(QLabel("Models (2–4)"), 0, 4)
-        top.addWidget(self.models, 1, 4, 2, 1)
-        checks = QVBoxLayout()
-        for w in (self.forced, self.show_gold, self.show_pred, self.baseline):
-            checks.addWidget(w)
-        checks.addWidget(self.readings)
-        checks.addWidget(self.symmetrize)
-        top.addLayout(checks, 0, 5, 3, 1)
-        actions = QVBoxLayout()
-        actions.addWidget(self.run_button)
-        actions.addWidget(self.progress)
-        actions.addStretch(1)
-        top.addLayout(actions, 0, 6, 3, 1)
-        top.setColumnStretch(4, 1)
-
-        # --- pair list and navigation --------------------------------------------------------
+        # --- the pair list and navigation ----------------------------------------------------
         self.pair_list = QListWidget()
         self.pair_list.setAlternatingRowColors(True)
         self.pair_list.setToolTip("[AER % of model 1 / model 2] after Compute attention")
@@ -191,90 +148,107 @@ class AttentionPanel(LayerSelector, QWidget):
         self.next_button.clicked.connect(lambda: self.step(1))
         for key, delta in (("Alt+Left", -1), ("Alt+Right", 1), ("PgUp", -1), ("PgDown", 1)):
             QShortcut(QKeySequence(key), self, lambda d=delta: self.step(d))
-        nav = QHBoxLayout()
-        nav.addWidget(self.prev_button)
-        nav.addWidget(self.next_button)
-        left = QWidget()
-        left_layout = QVBoxLayout(left)
-        left_layout.setContentsMargins(0, 0, 0, 0)
-        sort_row = QHBoxLayout()
-        sort_row.addWidget(QLabel("Sort"))
-        sort_row.addWidget(self.sort, 1)
-        left_layout.addLayout(sort_row)
-        left_layout.addWidget(self.pair_list, 1)
-        left_layout.addLayout(nav)
 
-        # --- heatmaps and tables ---------------------------------------------------------------
-        self.heatmaps = [AttentionHeatmap() for _ in range(4)]
+        # --- heatmaps (app/widgets/heatmap_grid.py) and tables (attention_tables.py) -------------
+        self.heatmap_grid = HeatmapGrid(4)
+        self.heatmaps = self.heatmap_grid.heatmaps
         self.gate_strips = [GateStrip(h) for h in self.heatmaps]  # context models' lambda
         for h in self.heatmaps:
             h.view_changed.connect(lambda ranges, src=h: self._sync(src, ranges))
         # per heatmap: "Layer / head" for Transformer-family models (hidden for RNNs)
-        self.layer_boxes = [QComboBox() for _ in self.heatmaps]
-        self.layer_labels = [QLabel("Layer / head") for _ in self.heatmaps]
+        self.layer_boxes = self.heatmap_grid.layer_boxes
+        self.layer_labels = self.heatmap_grid.layer_labels
         self.layer_choices: list[list[tuple[int | None, int | None]]] = [
             [AVERAGE] for _ in self.heatmaps]
         self.layer_selected: list[tuple[int | None, int | None]] = [AVERAGE for _ in self.heatmaps]
-        self.grid_host = QWidget()
-        self.grid = QHBoxLayout(self.grid_host)
-        self.grid.setContentsMargins(0, 0, 0, 0)
-        self.columns: list[QWidget] = []
-        for i, h in enumerate(self.heatmaps):
-            box = self.layer_boxes[i]
-            box.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToContents)
+        for i, box in enumerate(self.layer_boxes):
             box.currentIndexChanged.connect(lambda row, i=i: self._layer_changed(i, row))
-            column = QWidget()
-            column_layout = QVBoxLayout(column)
-            column_layout.setContentsMargins(0, 0, 0, 0)
-            column_layout.setSpacing(2)
-            row = QHBoxLayout()
-            row.addWidget(self.layer_labels[i])
-            row.addWidget(box)
-            row.addStretch(1)
-            column_layout.addLayout(row)
-            column_layout.addWidget(h, 1)
-            self.columns.append(column)
-            self.grid.addWidget(column)
             self._fill_layer_box(i, None)
         self.pair_label = QLabel(" ")
         self.pair_label.setWordWrap(True)
         self.pair_label.setObjectName("pairLabel")
-        self.aer_table = _table(["Model", "AER % (this pair)", "Precision %", "Recall %", "Note"])
-        self.corpus_table = _table(["Model", "Sentences scored", "Corpus AER %", "Precision %",
-                                    "Recall %", "Note"])
-        tables = QSplitter(Qt.Orientation.Horizontal)
-        for title, table in (("This pair (the matrix shown)", self.aer_table),
-                             ("Whole set (averaged attention)", self.corpus_table)):
-            box = QWidget()
-            lay = QVBoxLayout(box)
-            lay.setContentsMargins(0, 0, 0, 0)
-            caption = QLabel(title)
-            caption.setObjectName("caption")
-            lay.addWidget(caption)
-            lay.addWidget(table)
-            tables.addWidget(box)
+        self.aer_table = aer_table(PAIR_COLUMNS)
+        self.corpus_table = aer_table(SET_COLUMNS)
+
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(8, 8, 8, 8)
+        layout.addWidget(self._splitter(), 1)
+        self._update_controls()
+        self._layout_heatmaps(2)
+
+    def _left_column(self) -> QWidget:
+        """What to compare: the pairs' source, the models, computing; the pair list."""
+        left = QWidget()
+        grid = QGridLayout(left)
+        grid.setContentsMargins(0, 0, 0, 0)
+        grid.addWidget(QLabel("Pairs from"), 0, 0)
+        grid.addWidget(self.pair_source, 0, 1)
+        grid.addWidget(self.gold_set, 0, 2)
+        grid.addWidget(self.src_edit, 1, 0, 1, 3)
+        grid.addWidget(self.tgt_edit, 2, 0, 1, 2)
+        grid.addWidget(self.add_button, 2, 2)
+        grid.addWidget(QLabel("Models (2–4)"), 3, 0, 1, 3)
+        grid.addWidget(self.models, 4, 0, 1, 3)
+        grid.addWidget(self.forced, 5, 0, 1, 3)
+        grid.addWidget(self.baseline, 6, 0, 1, 3)
+        run_row = QHBoxLayout()
+        run_row.addWidget(self.run_button)
+        run_row.addWidget(self.progress, 1)
+        grid.addLayout(run_row, 7, 0, 1, 3)
+        grid.addWidget(QLabel("Sort"), 8, 0)
+        grid.addWidget(self.sort, 8, 1, 1, 2)
+        grid.addWidget(self.pair_list, 9, 0, 1, 3)
+        grid.setRowStretch(9, 1)
+        nav = QHBoxLayout()
+        nav.addWidget(self.prev_button)
+        nav.addWidget(self.next_button)
+        grid.addLayout(nav, 10, 0, 1, 3)
+        grid.setColumnStretch(2, 1)
+        return left
+
+    def _options(self) -> QWidget:
+        """How the heatmaps are read and drawn: overlays, symmetrising, the reading."""
+        options = QWidget()
+        layout = QVBoxLayout(options)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.setSpacing(2)
+        row = QHBoxLayout()
+        row.addWidget(self.show_gold)
+        row.addWidget(self.show_pred)
+        row.addSpacing(16)
+        row.addWidget(self.symmetrize, 1)
+        layout.addLayout(row)
+        layout.addWidget(self.readings)
+        return options
+
+    def _splitter(self) -> QSplitter:
+        """[left column | options over (pair, heatmaps) over (tables)]; the tables keep
+        room for three rows, the heatmaps take the rest."""
         centre = QWidget()
         centre_layout = QVBoxLayout(centre)
         centre_layout.setContentsMargins(0, 0, 0, 0)
         centre_layout.addWidget(self.pair_label)
-        centre_layout.addWidget(self.grid_host, 1)
+        centre_layout.addWidget(self.heatmap_grid, 1)
+        tables = tables_box((("This pair (the matrix shown)", self.aer_table),
+                             ("Whole set (averaged attention)", self.corpus_table)))
         vertical = QSplitter(Qt.Orientation.Vertical)
         vertical.addWidget(centre)
         vertical.addWidget(tables)
-        vertical.setStretchFactor(0, 4)
-        vertical.setStretchFactor(1, 1)
-        vertical.setSizes([640, 170])
+        vertical.setChildrenCollapsible(False)
+        vertical.setStretchFactor(0, 1)
+        vertical.setStretchFactor(1, 0)
+        vertical.setSizes([10000, tables.minimumSizeHint().height()])
+        right = QWidget()
+        right_layout = QVBoxLayout(right)
+        right_layout.setContentsMargins(0, 0, 0, 0)
+        right_layout.addWidget(self._options())
+        right_layout.addWidget(vertical, 1)
         horizontal = QSplitter(Qt.Orientation.Horizontal)
-        horizontal.addWidget(left)
-        horizontal.addWidget(vertical)
+        horizontal.addWidget(self._left_column())
+        horizontal.addWidget(right)
         horizontal.setStretchFactor(1, 1)
-        horizontal.setSizes([380, 1100])
-        layout = QVBoxLayout(self)
-        layout.setContentsMargins(8, 8, 8, 8)
-        layout.addLayout(top)
-        layout.addWidget(horizontal, 1)
-        self._update_controls()
-        self._layout_heatmaps(2)
+        horizontal.setSizes([300, 1100])
+        return horizontal
 
     # --- workspace ------------------------------------------------------------------------------
     def set_workspace(self, workspace: Any) -> None:
@@ -526,10 +500,7 @@ class AttentionPanel(LayerSelector, QWidget):
 
     # --- showing -------------------------------------------------------------------------------------
     def _layout_heatmaps(self, n: int) -> None:
-        for i, h in enumerate(self.heatmaps):
-            self.columns[i].setVisible(i < n)
-            h.setVisible(i < n)
-        self.grid_host.updateGeometry()  # the hidden columns no longer widen the screen
+        self.heatmap_grid.show_count(n)
 
     def _sync(self, source: AttentionHeatmap, ranges) -> None:
         for h in self.heatmaps:
@@ -612,12 +583,11 @@ class AttentionPanel(LayerSelector, QWidget):
             h.set_predicted(view.predicted if self.show_pred.isChecked() else set())
 
     def _fill_aer(self) -> None:
-        self.aer_table.setRowCount(len(self.shown))
-        for row, view in enumerate(self.shown):
+        rows = []
+        for view in self.shown:
             label = view.label if view.selection == AVERAGE else f"{view.label} ({view.selection_label})"
-            for col, value in enumerate((label, view.aer, view.precision, view.recall,
-                                         view.note)):
-                self.aer_table.setItem(row, col, _item(value, percent=1 <= col <= 3))
+            rows.append((label, view.aer, view.precision, view.recall, view.note))
+        fill_table(self.aer_table, rows, range(1, 4))
 
     def reading_choice(self, run_id: int | None = None) -> tuple[str, bool]:
         """(reading, no_sink) as the controls say (app/panels/reading_controls.py)."""
@@ -639,7 +609,7 @@ class AttentionPanel(LayerSelector, QWidget):
         golds = [p.gold for p in self.pairs]
         run_ids = self.models.checked()
         if not self.views or any(g is None for g in golds) or not golds:
-            self.corpus_table.setRowCount(0)
+            fill_table(self.corpus_table, [], range(2, 5))
             return
         runs = [(r, f"{r}: {self.names.get(r, '?')}") for r in run_ids]
         sym = self.sym_choice()
@@ -649,21 +619,24 @@ class AttentionPanel(LayerSelector, QWidget):
             c = corpus_aer(self.baseline_alignments, golds)
             rows.append(["eflomal grow-diag-final-and", len(golds), c.aer, c.precision, c.recall,
                          ""])
-        self.corpus_table.setRowCount(len(rows))
-        for r, values in enumerate(rows):
-            for c, value in enumerate(values):
-                self.corpus_table.setItem(r, c, _item(value, percent=2 <= c <= 4))
+        fill_table(self.corpus_table, rows, range(2, 5))
 
     def export_figure(self) -> None:
+        """File › Export figure: all shown heatmaps as one figure (the first choice) or
+        one model's."""
         from PySide6.QtWidgets import QInputDialog
 
         from app.panels.figures import export_dialog
 
         labels = [v.label for v in self.shown] or ["(empty)"]
-        index = 0
         if len(labels) > 1:
-            label, ok = QInputDialog.getItem(self, "Export heatmap", "Model:", labels, 0, False)
+            choices = [ALL_MODELS] + labels
+            label, ok = QInputDialog.getItem(self, "Export heatmap", "Model:", choices, 0, False)
             if not ok:
                 return
-            index = labels.index(label)
-        export_dialog(self, self.heatmaps[index].export, "attention")
+            if label == ALL_MODELS:
+                export_dialog(self, self.heatmap_grid.export_comparison, "attention-comparison")
+                return
+            export_dialog(self, self.heatmaps[labels.index(label)].export, "attention")
+            return
+        export_dialog(self, self.heatmaps[0].export, "attention")

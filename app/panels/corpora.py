@@ -12,6 +12,7 @@ from PySide6.QtWidgets import (
     QDoubleSpinBox,
     QGridLayout,
     QHBoxLayout,
+    QHeaderView,
     QLabel,
     QLineEdit,
     QListWidget,
@@ -87,7 +88,9 @@ class CorporaPanel(QWidget):
         header.setStretchLastSection(True)
         self.table.setColumnWidth(0, 70)
         self.table.setColumnWidth(1, 110)
-        self.table.setColumnWidth(2, 420)
+        # source and target share the width: both stay in view at 1280 x 720
+        for col in (2, 3):
+            header.setSectionResizeMode(col, QHeaderView.ResizeMode.Stretch)
         self.search = QLineEdit()
         self.search.setPlaceholderText("Search source and target…")
         self.search.setClearButtonEnabled(True)

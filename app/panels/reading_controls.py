@@ -13,11 +13,11 @@ from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
     QPushButton,
-    QVBoxLayout,
     QWidget,
 )
 
 from app import workers
+from app.widgets.status_label import StatusLabel
 from core.config import RunConfig
 from core.services.alignment import default_reading
 
@@ -60,7 +60,7 @@ def choose_readings_job(ws: Any, run_ids: list[int], ctx) -> list[str]:
 
 
 class ReadingControls(QWidget):
-    """'Read at' [reading] [no sink] / [Choose readings] note."""
+    """'Read at' [reading] [no sink] [Choose readings] note, in one row."""
 
     changed = Signal()  # the reading asked for or the sink box changed
     chosen = Signal(list)  # runs' stored readings were chosen: one line per run
@@ -80,20 +80,15 @@ class ReadingControls(QWidget):
         self.no_sink.toggled.connect(lambda _=None: self.changed.emit())
         self.choose_button = QPushButton("Choose readings")
         self.choose_button.setToolTip(CHOOSE_TIP)
-        self.note = QLabel("")
+        self.note = StatusLabel("", logged=False)  # one line: the full text in its tooltip
         self.note.setObjectName("hint")
-        self.note.setWordWrap(True)
-        layout = QVBoxLayout(self)
-        layout.setContentsMargins(0, 0, 0, 0)
-        row = QHBoxLayout()
+        row = QHBoxLayout(self)  # one row: the Attention screen keeps its height for heatmaps
+        row.setContentsMargins(0, 0, 0, 0)
         row.addWidget(QLabel("Read at"))
         row.addWidget(self.reading)
         row.addWidget(self.no_sink)
-        layout.addLayout(row)
-        choose_row = QHBoxLayout()
-        choose_row.addWidget(self.choose_button)
-        choose_row.addWidget(self.note, 1)
-        layout.addLayout(choose_row)
+        row.addWidget(self.choose_button)
+        row.addWidget(self.note, 1)
 
     def choice(self, workspace: Any, run_id: int | None = None) -> tuple[str, bool]:
         """(reading, no_sink) as the controls say; "each run's best" is the run's default

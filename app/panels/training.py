@@ -51,7 +51,7 @@ from core.services.training import cancel_queued, create_run, train_run
 from core.textsafe import printable
 from core.train.device import precision_note
 
-RUN_COLUMNS = ("Run", "Family", "Attention", "Status", "Steps", "Best dev perplexity", "Device",
+RUN_COLUMNS = ("Run", "Family", "Attention", "Status", "Steps", "Best dev ppl", "Device",
                "Created", "Note")
 STATUS_COLOURS = {"finished": "#1b7837", "failed": "#b2182b", "cancelled": "#8c6d1f",
                   "interrupted": "#8c6d1f",
@@ -231,6 +231,8 @@ class TrainingPanel(RunForm, QWidget):
             curves.addWidget(plot)
         self.runs_table = QTableWidget(0, len(RUN_COLUMNS))
         self.runs_table.setHorizontalHeaderLabels(RUN_COLUMNS)
+        self.runs_table.horizontalHeaderItem(RUN_COLUMNS.index("Best dev ppl")).setToolTip(
+            "Best dev perplexity")
         self.runs_table.verticalHeader().setVisible(False)
         self.runs_table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
         self.runs_table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
@@ -321,14 +323,23 @@ class TrainingPanel(RunForm, QWidget):
                 self._fill_row(row, run)
                 if run.id in keep:
                     self.runs_table.selectRow(row)
-            self.runs_table.resizeColumnsToContents()
-            header = self.runs_table.horizontalHeader()
-            header.setSectionResizeMode(len(RUN_COLUMNS) - 1, QHeaderView.ResizeMode.Stretch)
+            self._fit_columns(runs)
         finally:
             self.runs_table.blockSignals(False)
             # the selection may have lost a run (deleted, another workspace) without a
             # signal: the run buttons follow what is selected now
             self._update_buttons()
+
+    def _fit_columns(self, runs: list) -> None:
+        """Every column whole in the table's width (no sideways scrolling at 1280 x 720):
+        the run's name and the note share what the others leave (elided, whole in the
+        tooltip); the note column shows only when a run has one."""
+        self.runs_table.resizeColumnsToContents()
+        header = self.runs_table.horizontalHeader()
+        note = len(RUN_COLUMNS) - 1
+        for col in (0, note):
+            header.setSectionResizeMode(col, QHeaderView.ResizeMode.Stretch)
+        self.runs_table.setColumnHidden(note, not any(run.error for run in runs))
 
     def _fill_row(self, row: int, run: Any) -> None:
         created = time.strftime("%Y-%m-%d %H:%M", time.localtime(run.created))
@@ -345,7 +356,7 @@ class TrainingPanel(RunForm, QWidget):
         device, device_tip = run_device(run.device)
         values = (f"{run.id}: {printable(run.name)}", run.family, attention, status, f"{steps:,}",
                   best, device, created, printable(note))
-        tips = {3: run.error, 6: device_tip, len(values) - 1: note}
+        tips = {0: values[0], 3: run.error, 6: device_tip, len(values) - 1: note}  # 0: elided
         for col, value in enumerate(values):
             item = QTableWidgetItem(str(value))
             item.setData(Qt.ItemDataRole.UserRole, run.id)

@@ -1,13 +1,16 @@
-"""A graphics scene (a heatmap, a plot) written as PNG, SVG or PDF. All three formats
+"""A graphics scene (a heatmap, a plot), or several side by side (`Part`s: the Attention
+screen's comparison), written as PNG, SVG or PDF. All three formats
 paint the scene through one drawing path, `QGraphicsScene.render`, on a device of the
 same logical DPI, so the SVG and the PDF show what the PNG (and the screen) shows;
 SVG and PDF stay vector. `CellImage` keeps a heatmap's cells sharp in them."""
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
+from typing import Any, NamedTuple
 
 import pyqtgraph as pg
-from PySide6.QtCore import QBuffer, QByteArray, QIODevice, QMarginsF, QRectF, QSizeF, Qt
+from PySide6.QtCore import QBuffer, QByteArray, QIODevice, QMarginsF, QPointF, QRectF, QSizeF, Qt
 from PySide6.QtGui import QColor, QImage, QPageSize, QPaintEngine, QPainter, QPdfWriter
 from PySide6.QtSvg import QSvgGenerator
 
@@ -17,18 +20,39 @@ from core.atomic import write_bytes_atomic
 VECTOR_ENGINES = (QPaintEngine.Type.SVG, QPaintEngine.Type.Pdf)
 
 
+class Part(NamedTuple):
+    """One scene's rectangle placed in a figure: `source` of `scene`, drawn with its top
+    left corner at `at` (figure pixels, the screen's 96 dpi)."""
+
+    scene: Any
+    source: QRectF
+    at: QPointF = QPointF(0, 0)
+
+
+def figure_size(parts: Sequence[Part]) -> QSizeF:
+    """The size of the figure that holds every part (from its top left corner, 0, 0)."""
+    return QSizeF(max(p.at.x() + p.source.width() for p in parts),
+                  max(p.at.y() + p.source.height() for p in parts))
+
+
 def export_scene(scene, source: QRectF, path: str | Path, dpi: int = 150) -> Path:
     """Write the `source` rectangle of a graphics scene as PNG, SVG or PDF (by the file
     suffix), atomically. PNG is scaled for `dpi` (the screen counts as 96 dpi); SVG and
     PDF are vector, the figure's size on screen, and do not depend on `dpi`."""
+    return export_parts([Part(scene, source)], path, dpi)
+
+
+def export_parts(parts: Sequence[Part], path: str | Path, dpi: int = 150) -> Path:
+    """Write one figure made of several scenes' rectangles (e.g. the Attention screen's
+    heatmaps side by side) as PNG, SVG or PDF, as export_scene writes one."""
     path = Path(path)
     suffix = path.suffix.lower()
     if suffix == ".png":
-        return write_bytes_atomic(path, render_png(scene, source, dpi))
+        return write_bytes_atomic(path, parts_png(parts, dpi))
     if suffix == ".svg":
-        return write_bytes_atomic(path, svg_bytes(scene, source))
+        return write_bytes_atomic(path, parts_svg(parts))
     if suffix == ".pdf":
-        return write_bytes_atomic(path, pdf_bytes(scene, source))
+        return write_bytes_atomic(path, parts_pdf(parts))
     raise ValueError(f"{path}: export as .png, .svg or .pdf")
 
 
@@ -42,17 +66,32 @@ def layout_dpi() -> int:
     return QImage(1, 1, QImage.Format.Format_ARGB32).logicalDpiX()
 
 
+def _paint(painter: QPainter, parts: Sequence[Part], scale: float) -> None:
+    """The one drawing path of every format: each part's scene rendered into its place,
+    `scale` device pixels per figure pixel."""
+    for part in parts:
+        target = QRectF(part.at.x() * scale, part.at.y() * scale,
+                        part.source.width() * scale, part.source.height() * scale)
+        part.scene.render(painter, target, part.source)
+
+
 def render_png(scene, source: QRectF, dpi: int = 150) -> bytes:
     """The `source` rectangle of a graphics scene as PNG bytes, scaled for `dpi` (the
     screen counts as 96 dpi), on white."""
+    return parts_png([Part(scene, source)], dpi)
+
+
+def parts_png(parts: Sequence[Part], dpi: int = 150) -> bytes:
+    """A figure of `parts` as PNG bytes, scaled for `dpi`, on white."""
     scale = dpi / 96.0
-    image = QImage(max(1, round(source.width() * scale)),
-                   max(1, round(source.height() * scale)), QImage.Format.Format_ARGB32)
+    size = figure_size(parts)
+    image = QImage(max(1, round(size.width() * scale)),
+                   max(1, round(size.height() * scale)), QImage.Format.Format_ARGB32)
     image.fill(QColor("white"))
     painter = QPainter(image)
     painter.setRenderHint(QPainter.RenderHint.Antialiasing)
     painter.setRenderHint(QPainter.RenderHint.TextAntialiasing)
-    scene.render(painter, QRectF(0, 0, image.width(), image.height()), source)
+    _paint(painter, parts, image.width() / size.width())
     painter.end()
     dots_per_metre = int(round(dpi / 0.0254))
     image.setDotsPerMeterX(dots_per_metre)
@@ -61,31 +100,43 @@ def render_png(scene, source: QRectF, dpi: int = 150) -> bytes:
 
 
 def svg_bytes(scene, source: QRectF) -> bytes:
-    """The scene as an SVG the size of the figure on screen; strokes that keep their
-    width under zoom are written in page coordinates (svg_strokes) so that renderers
+    """The scene as an SVG the size of the figure on screen (parts_svg)."""
+    return parts_svg([Part(scene, source)])
+
+
+def parts_svg(parts: Sequence[Part]) -> bytes:
+    """A figure of `parts` as an SVG the size of the figure on screen; strokes that keep
+    their width under zoom are written in page coordinates (svg_strokes) so that renderers
     without `vector-effect` (librsvg) draw them as thin as Qt and browsers do."""
+    size = figure_size(parts)
     data, buffer = _buffer()
     generator = QSvgGenerator()
     generator.setOutputDevice(buffer)
     generator.setResolution(layout_dpi())
-    generator.setSize(source.size().toSize())
-    generator.setViewBox(QRectF(0, 0, source.width(), source.height()))
+    generator.setSize(size.toSize())
+    generator.setViewBox(QRectF(0, 0, size.width(), size.height()))
     generator.setTitle("figure")
     painter = QPainter(generator)
-    scene.render(painter, QRectF(0, 0, source.width(), source.height()), source)
+    _paint(painter, parts, 1.0)
     painter.end()
     buffer.close()
     return flatten_non_scaling_strokes(bytes(data.data()))
 
 
 def pdf_bytes(scene, source: QRectF) -> bytes:
-    """The scene as a one-page PDF the size of the figure on screen."""
+    """The scene as a one-page PDF the size of the figure on screen (parts_pdf)."""
+    return parts_pdf([Part(scene, source)])
+
+
+def parts_pdf(parts: Sequence[Part]) -> bytes:
+    """A figure of `parts` as a one-page PDF the size of the figure on screen."""
+    size = figure_size(parts)
     data, buffer = _buffer()
     writer = QPdfWriter(buffer)
     writer.setResolution(layout_dpi())
     # the on-screen figure is 96 dpi: page size in points = pixels * 72 / 96, exactly
     # (not the nearest standard paper size)
-    page = QPageSize(QSizeF(source.width() * 0.75, source.height() * 0.75),
+    page = QPageSize(QSizeF(size.width() * 0.75, size.height() * 0.75),
                      QPageSize.Unit.Point, "", QPageSize.SizeMatchPolicy.ExactMatch)
     writer.setPageSize(page)
     writer.setPageMargins(QMarginsF(0, 0, 0, 0))
@@ -94,7 +145,7 @@ def pdf_bytes(scene, source: QRectF) -> bytes:
     painter.setRenderHint(QPainter.RenderHint.TextAntialiasing)
     # images stay lossless: Qt's default JPEG tints a heatmap's cells
     painter.setRenderHint(QPainter.RenderHint.LosslessImageRendering)
-    scene.render(painter, QRectF(0, 0, writer.width(), writer.height()), source)
+    _paint(painter, parts, writer.width() / size.width())
     painter.end()
     buffer.close()
     return bytes(data.data())

@@ -61,8 +61,31 @@ class RunList(QListWidget):
         super().__init__(parent)
         self.max_checked = max_checked  # 0 = no limit
         self.itemChanged.connect(self._on_item_changed)
+        self.rows_shown = 0  # show_rows: a height of that many entries
+        # no sideways scrolling (its bar would hide an entry): a long title is elided,
+        # whole in its tooltip
+        self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.setTextElideMode(Qt.TextElideMode.ElideRight)
         self.setMaximumHeight(84)
         self.setAlternatingRowColors(True)
+
+    def show_rows(self, rows: int) -> None:
+        """Make the list exactly `rows` entries high (by the font and the check box, so
+        larger fonts keep them all in view); more entries scroll."""
+        self.rows_shown = rows
+        self._fit_height()
+
+    def row_height(self) -> int:
+        """One entry's height: the first one's, or what the font and check box need."""
+        if self.count():
+            return self.sizeHintForRow(0)
+        indicator = self.style().pixelMetric(self.style().PixelMetric.PM_IndicatorHeight)
+        return max(self.fontMetrics().height(), self.iconSize().height(), indicator) + 4
+
+    def _fit_height(self) -> None:
+        if self.rows_shown:
+            self.setMaximumHeight(16777215)
+            self.setFixedHeight(self.rows_shown * self.row_height() + 2 * self.frameWidth())
 
     def set_runs(self, runs: Sequence[Any]) -> None:
         keep = set(self.checked())
@@ -70,14 +93,16 @@ class RunList(QListWidget):
         self.clear()
         for run in runs:
             item = QListWidgetItem(run_title(run))
+            item.setToolTip(run_title(run))
             if run.status in STOPPED:
-                item.setToolTip(f"{run.status.capitalize()} before its last step: its last "
-                                "checkpoint is used")
+                item.setToolTip(f"{run_title(run)}\n{run.status.capitalize()} before its last "
+                                "step: its last checkpoint is used")
             item.setData(Qt.ItemDataRole.UserRole, run.id)
             item.setIcon(swatch(run_colour(run.id)))  # the run's colour in every chart
             item.setFlags(item.flags() | Qt.ItemFlag.ItemIsUserCheckable)
             item.setCheckState(Qt.CheckState.Checked if run.id in keep else Qt.CheckState.Unchecked)
             self.addItem(item)
+        self._fit_height()
         self.blockSignals(False)
         self.changed.emit()
 

@@ -208,12 +208,18 @@ def demo_config(name: str, model_overrides: dict[str, Any] | None = None,
 
 
 def bundled_models(models_dir: Path = MODELS_DIR) -> list[Path]:
-    """Folders of the bundled runs (each with meta.json), in BUNDLE_MODELS order."""
+    """Folders of the bundled runs (each with meta.json): the es -> en runs first (in
+    BUNDLE_MODELS order, then by name), then the other pairs' by name."""
     if not models_dir.is_dir():
         return []
-    return sorted((p for p in models_dir.iterdir() if (p / BUNDLE_META).exists()),
-                  key=lambda p: ([n for n, _ in BUNDLE_MODELS].index(p.name)
-                                 if p.name in [n for n, _ in BUNDLE_MODELS] else 99, p.name))
+    names = [n for n, _ in BUNDLE_MODELS]
+
+    def order(p: Path) -> tuple:
+        meta = json.loads((p / BUNDLE_META).read_text(encoding="utf-8"))
+        return (bundle_pair(meta) != (SRC_LANG, TGT_LANG),
+                names.index(p.name) if p.name in names else 99, p.name)
+
+    return sorted((p for p in models_dir.iterdir() if (p / BUNDLE_META).exists()), key=order)
 
 
 def _run_complete(ws: Workspace, name: str) -> bool:

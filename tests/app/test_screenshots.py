@@ -1,10 +1,13 @@
 """`make screenshots` (app/screenshots.py) writes every screen at both sizes, each a real
-picture of the window (not blank), from a demo workspace."""
+picture of the window (not blank), from a demo workspace; and the four-model comparison
+with its exported figure."""
 from __future__ import annotations
 
 from pathlib import Path
 
-from PySide6.QtGui import QImage
+from PySide6.QtGui import QColor, QImage
+
+from app.widgets.heatmap_legend import GOLD
 
 TOY_MODELS = Path(__file__).resolve().parents[1] / "fixtures" / "toy-models"
 
@@ -13,7 +16,8 @@ def test_screenshots_of_every_screen_at_both_sizes(qapp, tmp_path):
     from app import screenshots
 
     assert screenshots.main([str(tmp_path), "--models", str(TOY_MODELS)]) == 0
-    screens = ("corpora", "training", "translate", "attention", "evaluation")
+    screens = ("corpora", "training", "translate", "attention", "evaluation",
+               "attention-4-models")
     for suffix, size in (("", (1400, 900)), ("-1280x720", (1280, 720))):
         for screen in screens:
             image = QImage(str(tmp_path / f"{screen}{suffix}.png"))
@@ -22,3 +26,14 @@ def test_screenshots_of_every_screen_at_both_sizes(qapp, tmp_path):
             colours = {image.pixel(x, y) for x in range(0, size[0], 37)
                        for y in range(0, size[1], 29)}
             assert len(colours) > 8, (screen, suffix, len(colours))
+    # the comparison figure: four heatmaps, two by two, each with its gold markers
+    figure = QImage(str(tmp_path / "attention-4-models-figure.png"))
+    assert figure.width() > 600 and figure.height() > 400
+    orange = QColor(GOLD)
+    for qx in (0, 1):
+        for qy in (0, 1):
+            quarter = [(x, y) for x in range(qx * figure.width() // 2,
+                                             (qx + 1) * figure.width() // 2, 2)
+                       for y in range(qy * figure.height() // 2,
+                                      (qy + 1) * figure.height() // 2, 2)]
+            assert sum(QColor(figure.pixel(x, y)) == orange for x, y in quarter) > 20, (qx, qy)
