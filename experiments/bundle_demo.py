@@ -45,9 +45,16 @@ TRAINED_ON = {
 
 
 def scores(ws, run_id: int) -> dict:
-    """The latest single-run evaluations on the test split and on the demo pairs."""
+    """The latest single-run evaluations on the test split and on the demo pairs; for an
+    alignment-head run without its own, those of the run it was trained over (the head
+    leaves the translation as it was)."""
     out = {}
-    for e in ws.evaluations(run_id):
+    evaluations = ws.evaluations(run_id)
+    init_from = ws.get_run(run_id).config.get("train", {}).get("init_from")
+    if init_from and not any(e.test_name.endswith(":test") for e in evaluations):
+        evaluations = ws.evaluations(ws.get_run(init_from).id)
+        run_id = ws.get_run(init_from).id
+    for e in evaluations:
         if e.run_ids != [run_id]:
             continue
         if e.test_name.endswith(":test"):
