@@ -38,7 +38,7 @@ bench-vs-onmt: $(STAMP)
 screenshots: $(STAMP)
 	$(PY) -m app.screenshots docs/screenshots
 
-# On a CUDA machine: every training and inference path once on the GPU (core/services/
+# On a CUDA machine: every training and inference path once on the GPU (core/tooling/
 # device_check.py). The GPU image has Python 3.12 and torch but no package index: run
 # `make gpu-wheels` here first and carry .whl-gpu (ignored by git) with the checkout.
 GPU_PY ?= python3

@@ -33,8 +33,8 @@ def main() -> None:
     from core.allocator import keep_freed_memory
     from core.data.vocab import Vocab
     from core.models.registry import build_model
-    from core.services.bench import SPECIALS, bench_variants, load_bench_pairs, variant_data
-    from core.services.bench_translate import decode_all
+    from core.tooling.bench import SPECIALS, bench_variants, load_bench_pairs, variant_data
+    from core.tooling.bench_translate import decode_all
 
     keep_freed_memory()  # as main.py does
     torch.set_num_threads(2)

@@ -1,5 +1,5 @@
 """ON A GPU: where a training step still waits for the GPU. For each bench variant named,
-a few bench steps (core/services/bench.bench_step) on the Tatoeba split run once to warm
+a few bench steps (core/tooling/bench.bench_step) on the Tatoeba split run once to warm
 up (the decoder's graphs are recorded there), then again under
 torch.cuda.set_sync_debug_mode("warn"); every synchronising call is printed once with
 the workbench's frames of its stack, and a count per variant.
@@ -23,7 +23,7 @@ from core.data.batching import BatchPlan  # noqa: E402
 from core.data.vocab import Vocab  # noqa: E402
 from core.models.luong import LuongModel  # noqa: E402
 from core.models.registry import build_model  # noqa: E402
-from core.services.bench import (  # noqa: E402
+from core.tooling.bench import (  # noqa: E402
     SPECIALS,
     bench_step,
     bench_variants,

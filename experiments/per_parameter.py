@@ -33,7 +33,7 @@ import torch  # noqa: E402
 from core.data.batching import BatchPlan  # noqa: E402
 from core.data.vocab import Vocab  # noqa: E402
 from core.models.registry import build_model  # noqa: E402
-from core.services.bench import (  # noqa: E402
+from core.tooling.bench import (  # noqa: E402
     SPECIALS,
     bench_preset,
     bench_step,

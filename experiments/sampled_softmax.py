@@ -21,7 +21,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from core.data.batching import BatchPlan  # noqa: E402
 from core.data.vocab import Vocab  # noqa: E402
 from core.models.registry import build_model  # noqa: E402
-from core.services.bench import (  # noqa: E402
+from core.tooling.bench import (  # noqa: E402
     SPECIALS,
     bench_preset,
     bench_variants,

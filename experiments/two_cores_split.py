@@ -31,7 +31,7 @@ import torch  # noqa: E402
 
 from core.data.batching import BatchPlan  # noqa: E402
 from core.models.registry import build_model  # noqa: E402
-from core.services.bench import (  # noqa: E402
+from core.tooling.bench import (  # noqa: E402
     bench_variants,
     bench_vocabularies,
     load_bench_pairs,

@@ -1,4 +1,4 @@
-"""`bench`: benchmarks that print numbers (see core/services/bench.py)."""
+"""`bench`: benchmarks that print numbers (see core/tooling/bench.py)."""
 from __future__ import annotations
 
 import argparse
@@ -99,7 +99,7 @@ def run_train(args: argparse.Namespace) -> int:
     """`bench train`: print a row per variant (the JSON rows to stdout or a file with --json);
     exit status 1 when no variant ran."""
     # imported when called: tests patch the name where it is defined
-    from core.services.bench import run_train_bench
+    from core.tooling.bench import run_train_bench
 
     at_least(("--steps", args.steps, 1), ("--warmup", args.warmup, 0),
              ("--threads", args.threads, 1), ("--batch-size", args.batch_size, 1),
@@ -127,7 +127,7 @@ def run_translate(args: argparse.Namespace) -> int:
     from core.infer.shortlist import parse_spec  # lazy: a top-level import would load numpy
 
     # imported when called: tests patch the name where it is defined
-    from core.services.bench_translate import run_translate_bench
+    from core.tooling.bench_translate import run_translate_bench
 
     at_least(("--threads", args.threads, 1),)
     for beam in args.beam or []:

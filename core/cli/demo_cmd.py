@@ -34,7 +34,7 @@ def run(args: argparse.Namespace) -> int:
     from core.cli.progress import ProgressPrinter
 
     # lazy: a top-level import would load numpy
-    from core.services.demo_pipeline import fresh_demo_dir, run_demo
+    from core.tooling.demo_pipeline import fresh_demo_dir, run_demo
 
     # before the workspace is made, the corpus imported, a model trained
     limits.check_beam(args.beam)

@@ -1,5 +1,5 @@
 """`device-check`: every path a device must carry, run once on the demo corpus (the work
-is core.services.device_check's; `make gpu-check` runs it with --device cuda).
+is core.tooling.device_check's; `make gpu-check` runs it with --device cuda).
 
     device-check [--device cuda] [--steps 200] [--tiny] [--workdir DIR]
 
@@ -13,7 +13,7 @@ import sys
 
 from core.cli import run_cli
 from core.errors import ConfigError
-from core.services.device_check import run_device_check
+from core.tooling.device_check import run_device_check
 
 
 def register(sub: argparse._SubParsersAction) -> None:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import io
 from pathlib import Path
 
-from core.services.bench import bench_variants, run_train_bench
+from core.tooling.bench import bench_variants, run_train_bench
 
 DEMO = Path(__file__).resolve().parents[2] / "resources" / "demo"
 
@@ -43,7 +43,7 @@ def test_decoding_bench_emits_exactly_the_fixed_length(tmp_path):
     import pytest
 
     from core.errors import ConfigError
-    from core.services.bench_translate import run_translate_bench
+    from core.tooling.bench_translate import run_translate_bench
 
     for side in ("es", "en"):
         (tmp_path / f"train.tok.{side}").write_text(
@@ -62,7 +62,7 @@ def test_decoding_bench_emits_exactly_the_fixed_length(tmp_path):
 def test_decoding_bench_with_a_shortlist_decodes_the_same_work_over_fewer_words(tmp_path):
     """`bench translate --shortlist`: the same fixed-length work a second time, over each
     batch's candidates; the lexicon's eflomal links are cached in the data folder."""
-    from core.services.bench_translate import run_translate_bench
+    from core.tooling.bench_translate import run_translate_bench
 
     for side in ("es", "en"):
         (tmp_path / f"train.tok.{side}").write_text(
@@ -88,7 +88,7 @@ def test_decoding_bench_with_a_shortlist_decodes_the_same_work_over_fewer_words(
 def test_paper_size_variant_and_batch_overrides(tmp_path):
     """luong-paper is Luong et al.'s 4 x 1000 with its preset's vocabularies, batch and SGD;
     --batch-tokens cuts every variant's batches by padded target tokens instead."""
-    from core.services.bench import variant_data
+    from core.tooling.bench import variant_data
 
     names = dict(bench_variants())
     paper = names["luong-paper"]
@@ -109,7 +109,7 @@ def test_paper_size_variant_and_batch_overrides(tmp_path):
     # 64-sentence batches of the demo hold about 1,000 target tokens; these hold <= 200
     assert 3 * 50 < rows[0]["tgt_tokens"] <= 3 * 200
 
-    from core.services.bench_translate import run_translate_bench
+    from core.tooling.bench_translate import run_translate_bench
 
     out = io.StringIO()  # decoding names the paper size, not the bench's
     rows = run_translate_bench("luong-paper", sentences=2, length=3, beams=[1], batch_size=2,
@@ -124,7 +124,7 @@ def test_profile_reports_where_the_steps_time_goes(tmp_path):
 
     import torch
 
-    from core.services.bench_profile import profile_steps
+    from core.tooling.bench_profile import profile_steps
 
     a = torch.randn(300, 300)
     calls = []

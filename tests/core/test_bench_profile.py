@@ -1,4 +1,4 @@
-"""core.services.bench_profile: the FLOP of each product the profiler records, from the
+"""core.tooling.bench_profile: the FLOP of each product the profiler records, from the
 shapes torch.profiler itself records for them, and the table by input shapes."""
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import torch
 from torch.profiler import ProfilerActivity, profile
 
 from core.models import matmul
-from core.services.bench_profile import by_shapes, product_flop, profile_steps
+from core.tooling.bench_profile import by_shapes, product_flop, profile_steps
 
 
 def recorded(fn) -> list:

@@ -1,4 +1,4 @@
-"""`bench train --flops` (core/services/bench_roofline.py): the counted matrix-product
+"""`bench train --flops` (core/tooling/bench_roofline.py): the counted matrix-product
 FLOP of a training step, the machine's peak and the ceiling they give."""
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 import torch
 
-from core.services.bench import run_train_bench
-from core.services.bench_roofline import count_flops, matmul_peak_gflops, roofline
+from core.tooling.bench import run_train_bench
+from core.tooling.bench_roofline import count_flops, matmul_peak_gflops, roofline
 
 DEMO = Path(__file__).resolve().parents[2] / "resources" / "demo"
 
@@ -85,7 +85,7 @@ def test_bench_rows_carry_the_roofline(tmp_path):
 
 
 def test_decoding_rows_carry_the_roofline(tmp_path):
-    from core.services.bench_translate import run_translate_bench
+    from core.tooling.bench_translate import run_translate_bench
 
     for side in ("es", "en"):
         (tmp_path / f"train.tok.{side}").write_text(

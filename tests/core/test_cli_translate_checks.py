@@ -129,8 +129,8 @@ def test_a_device_this_machine_lacks_is_one_line(tmp_path, capsys):
 ])
 def test_bench_refuses_values_out_of_range_before_any_work(options, message, capsys,
                                                             monkeypatch):
-    import core.services.bench as bench
-    import core.services.bench_translate as bench_translate
+    import core.tooling.bench as bench
+    import core.tooling.bench_translate as bench_translate
 
     def no_work(*a, **k):
         raise AssertionError("the bench ran")
@@ -143,7 +143,7 @@ def test_bench_refuses_values_out_of_range_before_any_work(options, message, cap
 
 
 def test_bench_train_passes_no_batch_option_as_the_presets(monkeypatch):
-    import core.services.bench as bench
+    import core.tooling.bench as bench
 
     seen = {}
 
@@ -241,7 +241,7 @@ def test_evaluate_checks_report_before_any_work(kind, tmp_path, capsys):
 @pytest.mark.parametrize("spec", ["0,0", "201,5", "5,-1"])
 def test_a_shortlist_out_of_range_is_refused_before_any_work(command, spec, tmp_path, capsys,
                                                              monkeypatch):
-    import core.services.bench_translate as bench_translate
+    import core.tooling.bench_translate as bench_translate
 
     monkeypatch.setattr(bench_translate, "run_translate_bench", None)  # never reached
     argv = ["--workspace", str(tmp_path / "none"), *command, "--shortlist", spec]

@@ -23,7 +23,7 @@ from core.store import Workspace
 
 
 def test_demo_quick_runs_the_pipeline_and_writes_valid_exports(tmp_path):
-    from core.services.demo_pipeline import run_demo
+    from core.tooling.demo_pipeline import run_demo
 
     summary = run_demo(tmp_path / "ws", quick=True, beam=1, log=lambda m: None)
     n = summary.test_sentences

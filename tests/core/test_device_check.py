@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 
 from core.cli import run_cli
-from core.services import device_check
+from core.tooling import device_check
 
 
 def test_every_path_runs_on_the_cpu(tmp_path, capsys):

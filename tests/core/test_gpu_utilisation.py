@@ -9,7 +9,7 @@ import time
 import pytest
 import torch
 
-from core.services.gpu_utilisation import GpuUtilisation, mean_utilisation, smi_index
+from core.tooling.gpu_utilisation import GpuUtilisation, mean_utilisation, smi_index
 
 
 def test_mean_of_the_samples_of_one_gpu():

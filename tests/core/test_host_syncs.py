@@ -7,7 +7,7 @@ import torch
 from core.config import TrainConfig
 from core.data.batching import BatchPlan, host_lengths
 from core.models.registry import build_model
-from core.services.bench import bench_step, bench_variants
+from core.tooling.bench import bench_step, bench_variants
 from core.train.optim import build_optimizer
 
 

@@ -69,6 +69,7 @@ LAYERS = (
     ("infer", {"infer"}),
     ("evaluate", {"evaluate", "goldsets"}),
     ("services", {"services", "workspace_rebuild"}),
+    ("tooling", {"tooling"}),
     ("cli", {"cli"}),
 )
 RANK = {unit: rank for rank, (_, units) in enumerate(LAYERS) for unit in units}

@@ -196,7 +196,7 @@ def test_training_steps_pack_nothing():
     """An autograd Function's forward and backward run without gradients too: the bench
     model's training steps, whose fused decoder calls mm and addmm in them, pack nothing."""
     from core.models.registry import build_model
-    from core.services.bench import bench_variants
+    from core.tooling.bench import bench_variants
 
     torch.manual_seed(4)
     model = build_model(dict(bench_variants())["luong-global-general"], 2000, 2000).train()
@@ -230,7 +230,7 @@ def test_inference_tensors_are_used_unpacked():
 def test_a_search_with_packed_weights_finds_the_same_translations(beam, monkeypatch):
     from core.infer.search import beam_search, greedy
     from core.models.registry import build_model
-    from core.services.bench import bench_variants
+    from core.tooling.bench import bench_variants
 
     torch.manual_seed(2)
     model = build_model(dict(bench_variants())["luong-global-general"], 3000, 3000).eval()

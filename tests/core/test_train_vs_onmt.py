@@ -1,27 +1,22 @@
-"""experiments/train_vs_onmt.py: issue 17's training comparison with OpenNMT-py in one
-command. Its parsing, its ratios and verdict, and the order of the sides by round."""
+"""core/tooling/train_vs_onmt.py (run as experiments/train_vs_onmt.py): issue 17's
+training comparison with OpenNMT-py in one command. Its parsing, its ratios and verdict, and the order of the sides by round."""
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import json
-import sys
 import time
 from pathlib import Path
 
 import pytest
 
-SCRIPT = Path(__file__).resolve().parents[2] / "experiments" / "train_vs_onmt.py"
+from core.tooling import train_vs_onmt
+
+SCRIPT = Path(train_vs_onmt.__file__)
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture
 def vs():
-    spec = importlib.util.spec_from_file_location("train_vs_onmt", SCRIPT)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # its dataclass looks its module up there
-    spec.loader.exec_module(module)
-    yield module
-    del sys.modules[spec.name]
+    return train_vs_onmt
 
 
 def test_peer_rate_takes_the_last_rate_line_and_names_a_missing_one(vs):
@@ -216,3 +211,14 @@ def test_a_first_run_sets_the_peer_up_with_enough_steps_for_a_rate(vs, tmp_path,
     assert seen == [["bash", str(SCRIPT), str(tmp_path.resolve()), str(vs.MIN_PEER_STEPS)]]
     assert vs.main(["--rounds", "1", "--no-amp", "--peers", str(tmp_path)]) == 0
     assert len(seen) == 1  # set up once
+
+
+def test_the_experiments_script_runs_the_tooling_modules_main():
+    import subprocess
+    import sys
+
+    script = Path(__file__).resolve().parents[2] / "experiments" / "train_vs_onmt.py"
+    result = subprocess.run([sys.executable, str(script), "--rounds", "0"],
+                            capture_output=True, text=True)
+    assert result.returncode == 2
+    assert "--rounds must be at least 1" in result.stderr

@@ -37,10 +37,10 @@ from core.data.context import CONTEXT_START, sentence_context
 from core.errors import ConfigError
 from core.families import family_traits
 from core.models.registry import VARIANTS
-from core.services.bench_profile import profile_steps
-from core.services.bench_roofline import HEADER as ROOFLINE_HEADER
-from core.services.bench_roofline import count_flops, matmul_peak_gflops, roofline, roofline_columns
-from core.services.gpu_utilisation import GpuUtilisation
+from core.tooling.bench_profile import profile_steps
+from core.tooling.bench_roofline import HEADER as ROOFLINE_HEADER
+from core.tooling.bench_roofline import count_flops, matmul_peak_gflops, roofline, roofline_columns
+from core.tooling.gpu_utilisation import GpuUtilisation
 from core.train.device import amp_active, cpu_bf16_status
 from core.train.optim import build_optimizer, clip_gradients, embedding_rows
 
@@ -231,11 +231,11 @@ def measure_variant(name: str, steps: int, warmup: int, device: str, pairs_file:
     and return throughput and peak memory. Runs in a fresh process (see run_train_bench).
     sampled_softmax: 0 = full softmax, K = Jean et al.'s K-word candidate softmax;
     amp: bf16 autocast (train.amp); flops: afterwards, count the timed batches' matrix-
-    product FLOP and measure the machine's peak (core/services/bench_roofline.py);
+    product FLOP and measure the machine's peak (core/tooling/bench_roofline.py);
     batch_size / batch_tokens: see variant_data. On CUDA the row also holds the GPU's
-    mean utilisation over the timed steps (core/services/gpu_utilisation.py). profile:
+    mean utilisation over the timed steps (core/tooling/gpu_utilisation.py). profile:
     afterwards, `profile` more steps under torch.profiler, their report in row["profile"]
-    (core/services/bench_profile.py). fused_decoder_gpu: Luong's input-feeding decoder as
+    (core/tooling/bench_profile.py). fused_decoder_gpu: Luong's input-feeding decoder as
     one autograd node on a GPU too (LuongModel.fuse_decoder_devices; row suffix
     '+fused'). decoder_graphs: False turns off the CUDA graphs of that decoder
     (LuongModel.graph_decoder_devices; on by default on a GPU, for global and local-p
@@ -382,13 +382,13 @@ def run_train_bench(variants: list[str] | None, steps: int, warmup: int, device:
 
     'peak MB' is the subprocess's peak (RSS on the CPU), 'train MB' that peak minus the
     RSS before the model was built (interpreter, torch and the data excluded).
-    With flops, each row also gets the roofline of core/services/bench_roofline.py:
+    With flops, each row also gets the roofline of core/tooling/bench_roofline.py:
     matmul MFLOP per target token, GFLOP/s achieved, this machine's matmul peak at the
     row's precision, the share of it used, and the ceiling in target tok/s.
     Batches: each variant's preset's (64 sentences; luong-paper 128), or batch_size
     sentences, or batch_tokens padded target tokens (see variant_data). The paper-size
     variants (PAPER_SIZE) run only when named. With profile = N, N more steps of each
-    run are profiled and the report printed under its row (core/services/bench_profile.py).
+    run are profiled and the report printed under its row (core/tooling/bench_profile.py).
     With fused_decoder_gpu, Luong's fused input-feeding decoder runs on a GPU too (rows
     '+fused'; the CPU always runs it); without decoder_graphs, not as CUDA graphs (see
     measure_variant).
@@ -433,7 +433,7 @@ def run_train_bench(variants: list[str] | None, steps: int, warmup: int, device:
             # the child starts as main.py does: glibc keeps freed memory (core.allocator)
             cmd = [sys.executable, "-c",
                    "from core.allocator import keep_freed_memory; keep_freed_memory(); "
-                   "import json; from core.services.bench import measure_variant; "
+                   "import json; from core.tooling.bench import measure_variant; "
                    f"print('RESULT', json.dumps(measure_variant({name!r}, {steps}, {warmup}, "
                    f"{device!r}, {pairs_file!r}, {threads}, {k}, {use_amp}, {flops}, "
                    f"{batch_size}, {batch_tokens}, {profile}, {fused_decoder_gpu}, "

@@ -3,7 +3,7 @@
 Every sentence's output is forced to exactly `length` tokens (then EOS): search's
 min_len = max_len_abs = length, so two tools (or two versions) emit the same number of
 tokens whatever their weights, as `onmt_translate -min_length N -max_length N` does for
-OpenNMT-py. The model is a bench variant (core.services.bench, the bench-onmt size) with its
+OpenNMT-py. The model is a bench variant (core.tooling.bench, the bench-onmt size) with its
 initial weights, or a trained run of a workspace; the sentences are the first
 `sentences` sources of the bench split, decoded `batch_size` at a time in input order
 after one untimed warm-up batch. Speed does not depend on the weights at a fixed length.
@@ -24,15 +24,15 @@ from typing import TextIO
 import torch
 
 from core.errors import ConfigError
-from core.services.bench import (
+from core.tooling.bench import (
     bench_variants,
     bench_vocabularies,
     load_bench_pairs,
     machine_line,
     variant_preset,
 )
-from core.services.bench_roofline import HEADER as ROOFLINE_HEADER
-from core.services.bench_roofline import count_flops, matmul_peak_gflops, roofline, roofline_columns
+from core.tooling.bench_roofline import HEADER as ROOFLINE_HEADER
+from core.tooling.bench_roofline import count_flops, matmul_peak_gflops, roofline, roofline_columns
 from core.train import guidance
 from core.train.device import amp_active, autocast
 
@@ -93,7 +93,7 @@ def run_translate_bench(variant: str, sentences: int, length: int, beams: list[i
     the device has native bf16) in bf16 autocast, over the whole vocabulary and (with
     `shortlist` = (per_word, frequent)) over each batch's shortlist; print a table,
     return rows. With `flops`, each row also gets the roofline of
-    core/services/bench_roofline.py: matrix-product MFLOP per output token (the decoding
+    core/tooling/bench_roofline.py: matrix-product MFLOP per output token (the decoding
     run again under the counter), GFLOP/s, this machine's peak, its share, the ceiling."""
     # imported when called: tests patch the name where it is defined
     from core.models.registry import build_model
