@@ -72,7 +72,7 @@ def _emit_decoding(ctx: JobContext, session: Any, beam: int, unk_replace: bool,
 
 def _shortlist(ws: Any, run_id: int, ctx: JobContext):
     """Run `run_id`'s lexical shortlist (its default size), progress logged to the job."""
-    from core.services.shortlist import load_shortlist
+    from core.services.shortlist_store import load_shortlist
 
     return load_shortlist(ws, run_id, log=lambda m: ctx.emit("log", message=m))
 
@@ -349,7 +349,7 @@ def run_orientation(ws: Any, run_id: int, pairs: Sequence[tuple[int, PairInput]]
     says why a run of another language pair is not computed). Pairs without languages
     (typed, the test split) are read as they are."""
     from core.evaluate.attention_aer import NO_MATCH, SAME, gold_orientation, orientation_note
-    from core.services.alignment import run_languages
+    from core.services.alignment_runs import run_languages
 
     if not pairs or not all(pairs[0][1].langs):
         return SAME, ""
@@ -545,11 +545,11 @@ def _aer_row(label: str, views: dict[tuple[int, int], PairView], golds: Sequence
 def baseline_job(ws: Any, run_id: int, words: Sequence[tuple[list[str], list[str]]],
                  ctx: JobContext, pairs: Sequence[PairInput] = ()) -> list:
     """eflomal alignments of the given (source words, target words) pairs, trained on the
-    run's corpus (core.services.alignment.run_baseline_alignments); gold `pairs` of the
+    run's corpus (core.services.alignment_runs.run_baseline_alignments); gold `pairs` of the
     run's reversed language pair are aligned from the other side and turned back, those
     of another pair are a ConfigError (run_orientation)."""
     from core.evaluate.attention_aer import NO_MATCH, REVERSED
-    from core.services.alignment import run_baseline_alignments
+    from core.services.alignment_runs import run_baseline_alignments
 
     found, note = run_orientation(ws, run_id, list(enumerate(pairs)))
     if found == NO_MATCH:

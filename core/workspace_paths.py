@@ -10,7 +10,7 @@ checkpoints, evaluations, translations) and the files the rows point to:
                  alignments/<sha256>.pharaoh (eflomal links: guided alignment, shortlists)
     runs/<id>/        checkpoints, vocabularies, logs of one training run; run.json (its
                       name, corpus and config); shortlist.npz (its lexical shortlist's
-                      link counts, core.services.shortlist)
+                      link counts, core.services.shortlist_store)
     exports/          files the user exported (translations, TMX, tables)
 """
 from __future__ import annotations

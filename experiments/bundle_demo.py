@@ -83,7 +83,7 @@ def score_in_demo(out: Path, names: list[str]) -> dict[str, dict]:
     from core.evaluate.aer import corpus_aer
     from core.evaluate.attention_aer import reading_alignments, reverse_gold
     from core.goldsets import load_gold_set
-    from core.services.alignment import default_reading
+    from core.services.alignment_runs import default_reading
     from core.services.demo import BUNDLE_META, DEMO_DIR, WPT03_GOLD, ensure_demo_workspace
     from core.services.translation import open_session
 

@@ -19,7 +19,7 @@ from PySide6.QtWidgets import (
 from app import workers
 from app.widgets.status_label import StatusLabel
 from core.config import RunConfig
-from core.services.alignment import default_reading
+from core.services.alignment_runs import default_reading
 
 #: the reading selector: (label, core.evaluate.readings name)
 READING_CHOICES = (("each run's best", "default"), ("predicting step", "predict"),
@@ -92,7 +92,7 @@ class ReadingControls(QWidget):
 
     def choice(self, workspace: Any, run_id: int | None = None) -> tuple[str, bool]:
         """(reading, no_sink) as the controls say; "each run's best" is the run's default
-        reading (core.services.alignment.default_reading)."""
+        reading (core.services.alignment_runs.default_reading)."""
         reading = self.reading.currentData() or "default"
         if reading == "default":
             reading = "predict"

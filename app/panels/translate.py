@@ -325,7 +325,7 @@ class TranslatePanel(QWidget):
 
     def _no_shortlist(self) -> str | None:
         """Why the (first) checked run can have no shortlist, or None."""
-        from core.services.shortlist import unavailable
+        from core.services.shortlist_store import unavailable
 
         run_ids = self.models.checked()
         if self.workspace is None or not run_ids:

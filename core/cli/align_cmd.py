@@ -40,7 +40,7 @@ from core.errors import ConfigError
 from core.evaluate.readings import READINGS
 from core.evaluate.symmetrize import HEURISTICS
 from core.goldsets import GoldSet, import_gold_set, load_gold_set, read_gold_files
-from core.services import alignment
+from core.services import alignment_runs as alignment
 from core.store import Workspace
 from core.textsafe import printable
 

@@ -30,7 +30,7 @@ from core.infer.decoding import decoding_settings
 from core.infer.shortlist import parse_spec
 from core.jobs import JobContext
 from core.services import evaluation as service
-from core.services.shortlist import load_shortlist
+from core.services.shortlist_store import load_shortlist
 from core.store import Workspace
 from core.train.device import check_device
 

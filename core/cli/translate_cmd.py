@@ -221,7 +221,7 @@ def run(args: argparse.Namespace) -> int:
                       f"({cpu_bf16_status()[1]}); decoding in fp32", file=sys.stderr)
         if spec:
             # lazy: a top-level import would load numpy, torch
-            from core.services.shortlist import load_shortlist
+            from core.services.shortlist_store import load_shortlist
 
             session.shortlist = load_shortlist(
                 ws, runs[0], *spec, log=lambda m: print(m, file=sys.stderr))

@@ -142,7 +142,7 @@ class TmxFile:
 
 def parse_tmx(path: str | Path) -> TmxFile:
     """The one TMX parser: corpus import (read_tmx) and translation records
-    (core.formats.tmx) both read through it. Any problem is a CorpusError with the line."""
+    (core.formats.tmx_records) both read through it. Any problem is a CorpusError with the line."""
     path = Path(path)
     handler = _TmxHandler(path)
     xmlstream.parse(input_chunks(path), handler, forbid_dtd=False,

@@ -9,7 +9,7 @@ from core.errors import CorpusError
 from core.formats.jsonl import read_jsonl, write_jsonl
 from core.formats.records import TranslationRecord
 from core.formats.text import read_plain, read_tsv, write_moses, write_plain, write_tsv
-from core.formats.tmx import read_tmx, write_tmx
+from core.formats.tmx_records import read_tmx, write_tmx
 from core.formats.xliff import read_xliff, write_xliff
 
 FORMATS = {".txt": "text", ".md": "text", ".tsv": "tsv", ".tmx": "tmx", ".xlf": "xliff",

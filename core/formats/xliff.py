@@ -27,7 +27,8 @@ def write_xliff(path: str | Path, records: Iterable[TranslationRecord], src_lang
     `state` (by default needs-review-translation) for a translator to review. The
     <file>'s header names the workbench (<tool>) and, with `decoding`
     (core.infer.decoding), holds a <note from="x-decoding-KEY"> per setting."""
-    from core.formats.tmx import TOOL, TOOL_VERSION  # same layer; tmx reads nothing of xliff
+    # same layer; tmx_records reads nothing of xliff
+    from core.formats.tmx_records import TOOL, TOOL_VERSION
 
     ET.register_namespace("", NS)
     root = ET.Element(f"{_N}xliff", version="1.2")

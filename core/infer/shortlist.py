@@ -13,7 +13,7 @@ batch, only the target words that can plausibly appear in its translations:
 p(t | s) comes from word-alignment link counts (eflomal, grow-diag-final-and) over the
 run's training split on the model's own tokens: c(s, t) / c(s), so ranking by c(s, t)
 for a fixed s. The counts are stored with the run (`shortlist.npz`,
-core.services.shortlist); `per_word` and `frequent` are chosen when the shortlist is
+core.services.shortlist_store); `per_word` and `frequent` are chosen when the shortlist is
 loaded. This is the lexical shortlist of production CPU decoders; it changes the search
 space, so its effect on BLEU is measured (experiments/RESULTS.md, docs/benchmarks.md).
 

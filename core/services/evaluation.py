@@ -30,8 +30,8 @@ from core.evaluate.gates import contrastive_gate_profile, watched_words
 from core.evaluate.report import Table, decoding_table, write_html_report
 from core.infer.decoding import decoding_settings
 from core.jobs import JobContext
+from core.services.contrastive_scoring import contrastive_score_fn
 from core.services.corpora import SPLIT_NAMES
-from core.services.scoring import contrastive_score_fn
 from core.services.translation import open_session
 
 #: the keys of a stored sentence-level evaluation (Workspace.add_evaluation metrics);

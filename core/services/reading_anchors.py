@@ -29,7 +29,7 @@ from collections.abc import Sequence
 from core.errors import ConfigError
 from core.evaluate.readings import READINGS
 from core.jobs import JobContext
-from core.services.alignment import store_reading
+from core.services.alignment_runs import store_reading
 from core.services.corpora import load_split_corpora
 
 #: fewer anchors than this make the choice a coin toss: refuse and point at a gold set

@@ -23,7 +23,7 @@ from core.formats.documents import document_text as rebuild
 from core.formats.documents import paragraph_texts, split_paragraphs
 from core.formats.docx_write import write_docx
 from core.formats.records import TranslationRecord
-from core.formats.tmx import read_tmx
+from core.formats.tmx_records import read_tmx
 from core.formats.xliff import read_xliff
 from core.jobs import JobContext
 

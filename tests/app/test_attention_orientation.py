@@ -17,7 +17,7 @@ from core.evaluate.aer import corpus_aer, sentence_aer
 from core.evaluate.attention_aer import reading_alignments, reverse_gold
 from core.goldsets import load_gold_set
 from core.infer.session import TranslationSession
-from core.services.alignment import default_reading
+from core.services.alignment_runs import default_reading
 from tests.app.conftest import DEMO, make_demo_workspace, tiny_config, wait_for_pairs
 
 
@@ -192,7 +192,7 @@ def test_the_eflomal_baseline_of_a_reversed_model_1_is_in_the_gold_orientation(
         asked.append((src_words, tgt_words))
         return list(reverse_gold(load_gold_set(ws, "demo-gold")).alignments)
 
-    monkeypatch.setattr("core.services.alignment.run_baseline_alignments", recorder)
+    monkeypatch.setattr("core.services.alignment_runs.run_baseline_alignments", recorder)
     window, panel, ws, ids = screen(qtbot, pairs_ws, "demo-gold", ["rev"])
     panel.baseline.setChecked(True)
     computed(qtbot, panel, errors)

@@ -75,7 +75,7 @@ def test_a_tmx_gives_the_same_pairs_to_corpus_import_and_to_open_document(tmp_pa
     import (core.data.readers) and the Translate screen's "Open document"."""
     from app.core_jobs import read_document_job
     from core.data.readers import read_corpus
-    from core.formats.tmx import read_tmx
+    from core.formats.tmx_records import read_tmx
 
     p = tmp_path / "mem.tmx"
     p.write_text("""<?xml version="1.0"?>

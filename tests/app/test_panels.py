@@ -180,7 +180,7 @@ def test_translate_a_document_and_show_attention(qtbot, tmp_path, trained_ws, er
     assert panel.heatmap.src_tokens == ["Mi", "hermana", "vive", "en", "Madrid", "."]
     # the edited target is what gets exported
     panel.table.item(0, 1).setText("The house is green.")
-    from core.formats.tmx import read_tmx
+    from core.formats.tmx_records import read_tmx
 
     written = panel.export(tmp_path / "out.tmx")
     records = read_tmx(written[0])

@@ -122,7 +122,7 @@ def test_a_translation_exports_after_its_run_was_deleted(qtbot, tmp_path, traine
     import shutil
 
     from app.panels import manage
-    from core.formats.tmx import read_tmx
+    from core.formats.tmx_records import read_tmx
 
     root = tmp_path / "ws"
     shutil.copytree(trained_ws, root)

@@ -357,7 +357,7 @@ def test_the_shortlist_box_reaches_the_job_and_decodes_over_the_runs_shortlist(
     """Checked, the translation job loads (and on first use builds) the run's shortlist
     and decodes over it: the lexicon lands in the run's folder and every output word is
     a candidate of the sentences' batch."""
-    from core.services.shortlist import lexicon_path, load_shortlist
+    from core.services.shortlist_store import lexicon_path, load_shortlist
     from core.store import Workspace
     from core.train.artifacts import load_text_side
 

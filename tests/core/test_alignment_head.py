@@ -168,7 +168,7 @@ def test_a_head_run_over_a_workspace_run_and_its_reading_in_align(tmp_path, caps
     from pathlib import Path
 
     from core.cli import run_cli
-    from core.services.alignment import default_reading
+    from core.services.alignment_runs import default_reading
     from core.services.demo import demo_config
     from core.services.training import alignment_head_config, create_run
     from core.store import Workspace

@@ -14,7 +14,7 @@ from core.evaluate.symmetrize import symmetrize_corpus
 from core.goldsets import GoldSet
 from core.infer.session import TranslationSession
 from core.services import attention_links
-from core.services.alignment import default_reading
+from core.services.alignment_runs import default_reading
 from core.services.training import load_split_corpora
 from core.store import Workspace
 from core.train.artifacts import load_model

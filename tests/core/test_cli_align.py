@@ -27,7 +27,7 @@ def no_work(monkeypatch):
         raise AssertionError("the error must come before any expensive work")
 
     for name in ("attention_systems", "symmetrized_systems", "eflomal_systems"):
-        monkeypatch.setattr(f"core.services.alignment.{name}", refuse)
+        monkeypatch.setattr(f"core.services.alignment_runs.{name}", refuse)
     return refuse
 
 

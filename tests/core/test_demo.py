@@ -186,7 +186,7 @@ def test_the_shipped_runs_translate_and_align(tmp_path):
     from core.evaluate.metrics import corpus_bleu
     from core.goldsets import load_gold_set
     from core.infer.session import TranslationSession
-    from core.services.alignment import default_reading
+    from core.services.alignment_runs import default_reading
     from core.services.corpora import load_split_corpora
 
     root = ensure_demo_workspace(tmp_path / "demo")
@@ -344,7 +344,7 @@ def test_the_shipped_english_french_runs_translate_our_documents_and_align_as_re
     from core.evaluate.metrics import corpus_bleu
     from core.goldsets import load_gold_set
     from core.infer.session import TranslationSession
-    from core.services.alignment import default_reading
+    from core.services.alignment_runs import default_reading
     from core.services.demo import WPT03_GOLD
 
     metas = _english_french_bundles()

@@ -172,7 +172,7 @@ def test_align_remembers_the_best_reading_as_the_runs_default(tmp_path, capsys):
     from core.config import READING_CHOICES
     from core.evaluate.readings import ATTENTION_READINGS, READINGS
     from core.jobs import JobContext
-    from core.services.alignment import default_reading
+    from core.services.alignment_runs import default_reading
     from core.services.demo import demo_config, import_demo_corpus
     from core.services.training import create_run, train_run
     from core.store import Workspace

@@ -45,7 +45,7 @@ def test_each_family_has_a_default_reading_that_align_uses(monkeypatch):
     from core import families
     from core.config import RunConfig
     from core.evaluate.readings import READINGS
-    from core.services.alignment import reading_list
+    from core.services.alignment_runs import reading_list
 
     assert all(t.reading in READINGS for t in TRAITS.values())
     luong, guided, rnn = RunConfig(), RunConfig(), RunConfig()

@@ -11,7 +11,7 @@ from core.formats.export import read_translations, write_translations
 from core.formats.jsonl import read_jsonl, write_jsonl
 from core.formats.records import TranslationRecord
 from core.formats.text import read_moses, read_plain, read_tsv, write_moses, write_plain, write_tsv
-from core.formats.tmx import read_tmx, write_tmx
+from core.formats.tmx_records import read_tmx, write_tmx
 from core.formats.xliff import read_xliff, write_xliff
 
 TEXTS = [

@@ -171,7 +171,7 @@ def test_every_unit_of_core_has_a_layer():
 
 def test_core_modules_import_each_other_without_cycles():
     """Module by module, imports inside functions included: a circle hidden in function
-    bodies is still a circle (services.alignment -> training -> demo -> training was)."""
+    bodies is still a circle (services.alignment_runs -> training -> demo -> training was)."""
     graph = module_graph()
     assert len(graph) > 100 and sum(map(len, graph.values())) > 300
     assert cycles(graph) == []
@@ -236,3 +236,28 @@ def test_each_import_inside_a_function_says_why():
 def test_imports_in_functions_are_found():
     source = "import os\ndef f():\n    import re\n    def g():\n        import json\n"
     assert imports_in_functions(source) == [3, 5]
+
+
+def shared_file_names(paths: list[Path]) -> dict[str, list[str]]:
+    """file name -> the modules (paths under core/) that carry it, for each name more than
+    one module of core has (a package's __init__.py aside)."""
+    by_name: dict[str, list[str]] = {}
+    for path in paths:
+        if path.name != "__init__.py":
+            by_name.setdefault(path.name, []).append(str(path.relative_to(CORE)))
+    return {name: sorted(where) for name, where in sorted(by_name.items()) if len(where) > 1}
+
+
+def test_no_two_core_modules_share_a_file_name():
+    """One room per concept: a name says what its module holds wherever it is read (an
+    import line, a traceback, an editor's tab), so no two modules of core share one
+    (infer/scoring.py and services/scoring.py did)."""
+    assert shared_file_names(core_modules()) == {}
+
+
+def test_shared_file_names_are_found():
+    paths = [CORE / "infer" / "scoring.py", CORE / "services" / "scoring.py",
+             CORE / "infer" / "__init__.py", CORE / "services" / "__init__.py",
+             CORE / "store.py"]
+    assert shared_file_names(paths) == {"scoring.py": ["infer/scoring.py",
+                                                       "services/scoring.py"]}

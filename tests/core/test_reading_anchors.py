@@ -16,7 +16,7 @@ from core.evaluate.readings import ATTENTION_READINGS
 from core.goldsets import GoldSet
 from core.infer.session import TranslationSession
 from core.services import attention_links, reading_anchors
-from core.services.alignment import default_reading
+from core.services.alignment_runs import default_reading
 from core.store import Workspace
 from core.train.artifacts import load_model
 from tests.core.conftest import train_tiny_demo_run

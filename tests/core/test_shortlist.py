@@ -162,7 +162,7 @@ def tiny_ws(tmp_path_factory):
 
 
 def test_a_guided_runs_shortlist_reuses_its_training_links(tiny_ws):
-    from core.services.shortlist import load_shortlist
+    from core.services.shortlist_store import load_shortlist
     from core.store import Workspace
 
     logs: list[str] = []
@@ -173,7 +173,7 @@ def test_a_guided_runs_shortlist_reuses_its_training_links(tiny_ws):
 
 
 def test_a_runs_lexicon_comes_from_its_training_split_and_is_stored(tiny_ws):
-    from core.services.shortlist import lexicon_path, load_shortlist
+    from core.services.shortlist_store import lexicon_path, load_shortlist
     from core.store import Workspace
     from core.train.artifacts import load_text_side
 
@@ -237,7 +237,7 @@ def test_translate_with_a_shortlist(tiny_ws, tmp_path, capsys):
     assert capsys.readouterr().out == full
     assert run_cli([*base, "--shortlist", "1,0", "--json"]) == 0
     records = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
-    from core.services.shortlist import load_shortlist
+    from core.services.shortlist_store import load_shortlist
     from core.store import Workspace
     from core.train.artifacts import load_text_side
 
@@ -287,7 +287,7 @@ def test_a_bundled_run_trained_elsewhere_gets_no_shortlist_from_the_demo_corpus(
     """The demo workspace's shipped runs were trained on Tatoeba, not on the demo corpus
     they are attached to: a lexicon from that corpus would be wrong, so none is built."""
     from core.services.demo import BUNDLED_MARK, ensure_demo_workspace
-    from core.services.shortlist import load_shortlist
+    from core.services.shortlist_store import load_shortlist
     from core.store import Workspace
 
     root = ensure_demo_workspace(tmp_path / "demo")
@@ -308,7 +308,7 @@ def test_a_comparison_decodes_each_side_over_its_own_shortlist_or_none(tiny_ws):
     """translation.compare (the Translate screen's baseline view): the main run over its
     shortlist, the baseline over the whole vocabulary, exactly as it does alone."""
     from core.services import translation
-    from core.services.shortlist import load_shortlist
+    from core.services.shortlist_store import load_shortlist
     from core.store import Workspace
     from core.train.artifacts import load_text_side
 
