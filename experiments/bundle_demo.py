@@ -44,6 +44,11 @@ TRAINED_ON = {
 }
 
 
+def _on_test_split(test_name: str) -> bool:
+    """'corpus:test', or its first N sentences 'corpus:test[:N]'."""
+    return test_name.endswith(":test") or ":test[:" in test_name
+
+
 def scores(ws, run_id: int) -> dict:
     """The latest single-run evaluations on the test split and on the demo pairs; for an
     alignment-head run without its own, those of the run it was trained over (the head
@@ -51,13 +56,13 @@ def scores(ws, run_id: int) -> dict:
     out = {}
     evaluations = ws.evaluations(run_id)
     init_from = ws.get_run(run_id).config.get("train", {}).get("init_from")
-    if init_from and not any(e.test_name.endswith(":test") for e in evaluations):
+    if init_from and not any(_on_test_split(e.test_name) for e in evaluations):
         evaluations = ws.evaluations(ws.get_run(init_from).id)
         run_id = ws.get_run(init_from).id
     for e in evaluations:
         if e.run_ids != [run_id]:
             continue
-        if e.test_name.endswith(":test"):
+        if _on_test_split(e.test_name):
             out["test_bleu"] = round(e.metrics["bleu"], 2)
             out["test_chrf"] = round(e.metrics["chrf"], 2)
             out["test_signature"] = e.metrics.get("bleu_signature")
