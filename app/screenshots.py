@@ -35,7 +35,7 @@ LETTER = ("Ayer compré una mesa nueva para la cocina. Es pequeña pero muy boni
           "hermano la trajo en su coche y la subimos juntos. Ahora comemos allí todos los "
           "días.\n")
 GOLD_PAIR = 3  # which gold pair the Attention screen shows
-WPT03_PAIR = 5  # which WPT-03 trial pair attention-hansards.png shows
+WPT03_PAIR = 2  # which WPT-03 trial pair attention-hansards.png shows
 #: the team's English document translate-context.png shows (resources/demo/en-fr)
 CONTEXT_DOCUMENT = "d05"
 COMPARISON_STEPS = 30  # training steps of the fourth run of the four-model picture
@@ -202,10 +202,15 @@ def english_french_shots(app, window, out: Path, tmp: Path) -> list[Path]:
     if heads:
         att = window.attention
         window.tabs.setCurrentWidget(att)
-        att.models.set_checked([heads[0].id])
+        att.baseline.setChecked(False)  # no eflomal job for the old pairs' runs
+        att.models.set_checked([])
         att.pair_source.setCurrentText("Gold set")
         att.gold_set.setCurrentText(WPT03_GOLD)
         wait(app, att.load_pairs())
+        # the head run and its reverse side by side, the reverse one read from the
+        # other side of the gold (its own orientation)
+        reverse_heads = [r for r in fr_en if RunConfig.from_dict(r.config).model.alignment_head]
+        att.models.set_checked([heads[0].id] + [r.id for r in reverse_heads[:1]])
         reverse = att.symmetrize.run.findData(fr_en[0].id) if fr_en else -1
         if reverse >= 0:
             att.symmetrize.run.setCurrentIndex(reverse)
