@@ -186,6 +186,8 @@ def _cpus() -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """The comparison's command line (experiments/train_vs_onmt.py, `make bench-vs-onmt`):
+    alternating rounds of OpenNMT-py and the workbench; returns the exit status."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--peers", type=Path, default=Path.home() / ".cache" / "nmt-peers",
                         help="peers-onmt.sh's work folder (its venv and the split)")
