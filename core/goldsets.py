@@ -41,7 +41,7 @@ from core.gold_folders import (  # noqa: F401 (re-exported: core.goldsets is the
     TGT_FILE,
     recover_gold_folders,
 )
-from core.safepath import remove_tree, within
+from core.safepath import inside, remove_tree, within
 
 FORMATS = ("pharaoh", "talp", "wpt")
 _NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
@@ -194,9 +194,12 @@ def load_gold_set(ws, name: str) -> GoldSet:
         known = ", ".join(list_gold_sets(ws)) or "none yet"
         raise ConfigError(f"{ws.root}: no gold set named {name!r} (known: {known}); import "
                           "one with `align --gold-set NAME ...` or the Attention panel")
-    meta = json.loads((folder / META_FILE).read_text(encoding="utf-8"))
-    src, tgt = read_token_lines(folder / SRC_FILE), read_token_lines(folder / TGT_FILE)
-    links = read_pharaoh(folder / LINKS_FILE, src_tokens=src, tgt_tokens=tgt)
+    def part(name: str) -> Path:  # a file of the set linked out of it is not read
+        return inside(folder, name, f"gold set {name!r} file", StoreError)
+
+    meta = json.loads(part(META_FILE).read_text(encoding="utf-8"))
+    src, tgt = read_token_lines(part(SRC_FILE)), read_token_lines(part(TGT_FILE))
+    links = read_pharaoh(part(LINKS_FILE), src_tokens=src, tgt_tokens=tgt)
     return GoldSet(name, src, tgt, list(links), meta.get("src_lang", ""),
                    meta.get("tgt_lang", ""))
 

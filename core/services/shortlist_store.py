@@ -13,9 +13,10 @@ from collections.abc import Callable
 from pathlib import Path
 
 from core.config import RunConfig
-from core.errors import ConfigError
+from core.errors import ConfigError, StoreError
 from core.evaluate.baseline import stored_or_aligned_links
 from core.infer.shortlist import LexicalCounts, Shortlist, count_links
+from core.safepath import inside
 from core.services.corpora import load_split_corpora
 from core.train import guidance
 from core.workspace_paths import BUNDLED_MARK
@@ -24,8 +25,9 @@ LEXICON_FILE = "shortlist.npz"
 
 
 def lexicon_path(ws, run_id: int) -> Path:
-    """Where run `run_id`'s lexicon (LexicalCounts) is stored."""
-    return ws.run_dir(run_id) / LEXICON_FILE
+    """Where run `run_id`'s lexicon (LexicalCounts) is stored; StoreError when a link
+    there leads out of the run folder (core.safepath.inside)."""
+    return inside(ws.run_dir(run_id), LEXICON_FILE, "the run's shortlist", StoreError)
 
 
 def unavailable(ws, run_id: int) -> str | None:

@@ -28,8 +28,9 @@ from pathlib import Path
 import torch
 from torch import Tensor
 
-from core.errors import CorpusError
+from core.errors import CorpusError, StoreError
 from core.models.base import EOS, PAD
+from core.safepath import inside
 
 Links = list[tuple[int, int]]  # (source token, target token), 0-based
 HEURISTIC = "grow-diag-final-and"
@@ -83,8 +84,10 @@ def split_key(src: Sequence[Sequence[str]], tgt: Sequence[Sequence[str]]) -> str
 
 def link_file(corpus_dir: Path, src: Sequence[Sequence[str]], tgt: Sequence[Sequence[str]]
               ) -> Path:
-    """Where the links of this exact tokenised training split are stored."""
-    return corpus_dir / "alignments" / f"{split_key(src, tgt)}.pharaoh"
+    """Where the links of this exact tokenised training split are stored; StoreError when
+    a link there leads out of the corpus folder (core.safepath.inside)."""
+    return inside(corpus_dir, f"alignments/{split_key(src, tgt)}.pharaoh",
+                  "the stored alignment links", StoreError)
 
 
 def links_text(links: Sequence[Sequence[tuple[int, int]]]) -> str:

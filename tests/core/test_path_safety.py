@@ -168,3 +168,35 @@ def test_run_files_linked_out_are_not_read(workspace, tmp_path):
     _link_out(run_dir / "src.vocab", tmp_path / "foreign.vocab")
     with pytest.raises(CheckpointError, match="points outside"):
         load_model(run_dir, "last")
+
+
+def test_files_inside_run_corpus_and_gold_folders_linked_out_are_not_read(workspace, tmp_path):
+    """Not only the folders: a run's shortlist, a corpus's stored alignment links and a
+    gold set's files that are links out of the workspace are refused, not read."""
+    from core.gold_folders import SRC_FILE
+    from core.goldsets import gold_root
+    from core.services.shortlist_store import lexicon_path
+    from core.train.guidance import link_file
+
+    src, tgt, links = (tmp_path / n for n in ("g.src", "g.tgt", "g.links"))
+    src.write_text("a b\n", encoding="utf-8")
+    tgt.write_text("x y\n", encoding="utf-8")
+    links.write_text("0-0 1-1\n", encoding="utf-8")
+    import_gold_set(workspace, "g", src, tgt, links)
+    (tmp_path / "foreign.txt").write_text("p q\n", encoding="utf-8")
+    _link_out(gold_root(workspace) / "g" / SRC_FILE, tmp_path / "outside-src.txt")
+    with pytest.raises(StoreError, match="points outside"):
+        load_gold_set(workspace, "g")
+
+    run_id = create_run(workspace, "demo", tiny_run_config())
+    shortlist = workspace.run_dir(run_id) / "shortlist.npz"
+    shortlist.symlink_to(tmp_path / "foreign.txt")
+    with pytest.raises(StoreError, match="points outside"):
+        lexicon_path(workspace, run_id)
+
+    corpus_dir = workspace.corpus_dir(workspace.corpus_id("demo"))
+    plain = link_file(corpus_dir, [["a"]], [["x"]])  # inside: the path to write
+    plain.parent.mkdir(parents=True, exist_ok=True)
+    plain.symlink_to(tmp_path / "foreign.txt")
+    with pytest.raises(StoreError, match="points outside"):
+        link_file(corpus_dir, [["a"]], [["x"]])
