@@ -16,7 +16,11 @@ comparison as File › Export figure › "All checked models" writes it.
 With English-French runs in the bundle it also saves `attention-hansards.png` (the
 Hansards runs with their alignment heads on a WPT-03 trial pair, symmetrised, beside
 eflomal) and `translate-context.png` (the target-context model beside its sentence-level
-baseline on one of the team's English documents). Runs on the
+baseline on one of the team's English documents), and `translate-docx.png`, a Word
+document's round trip: a Spanish letter (.docx: a heading, bold and italic runs, a blank
+paragraph, a bulleted list) opened on the Translate screen, translated by the last
+bundled es -> en run, exported as .docx, both files drawn as pages side by side
+(app.docx_pages). Runs on the
 offscreen platform where there is no display.
 Settings go to a temporary folder: the user's own are neither read nor changed.
 """
@@ -174,11 +178,56 @@ def main(argv: list[str] | None = None) -> int:
                 written.append(shoot(app, window, args.out, name + suffix))
         written += shoot_comparison(app, window, args.out)
         written += english_french_shots(app, window, args.out, Path(tmp))
+        written.append(docx_round_trip(app, window, args.out, Path(tmp), ids[-1]))
         window.close()
         window.workspace.close() if window.workspace is not None else None
     for path in written:
         print(f"wrote {path}")
     return 0
+
+
+def letter_docx(path: Path) -> Path:
+    """The Spanish letter of translate-docx.png as a Word document (the team's own
+    sentences, like the demo corpus): a heading, a paragraph whose runs are bold and
+    italic, a blank paragraph, two list items, a closing line."""
+    import docx  # the dev extra, which `make` installs
+
+    d = docx.Document()
+    d.add_heading("Una carta para mi hermano", level=1)
+    p = d.add_paragraph()
+    p.add_run("Ayer compré una mesa nueva. ").bold = True
+    p.add_run("Es pequeña pero muy bonita.").italic = True
+    p.add_run(" Mi hermano la trajo en su coche.")
+    d.add_paragraph("")
+    d.add_paragraph("Comemos allí todos los días.", style="List Bullet")
+    item = d.add_paragraph("Tengo que ", style="List Bullet")
+    item.add_run("trabajar mañana.").bold = True
+    d.add_paragraph("Gracias por todo.")
+    d.save(path)
+    return path
+
+
+def docx_round_trip(app, window, out: Path, tmp: Path, run_id: int) -> Path:
+    """translate-docx.png: letter_docx opened on the Translate screen, translated by run
+    `run_id`, exported as .docx through the screen, and both files drawn side by side."""
+    from app.docx_pages import round_trip_image
+
+    source = letter_docx(tmp / "carta.docx")
+    tr = window.translate
+    window.tabs.setCurrentWidget(tr)
+    tr.compare.enabled.setChecked(False)
+    tr.models.set_checked([run_id])
+    wait(app, tr.open_document(source))
+    wait(app, tr.translate())
+    written = tr.export(tmp / "carta_en.docx")
+    if not written:
+        raise RuntimeError("the translated letter could not be exported as .docx")
+    path = out / "translate-docx.png"
+    image = round_trip_image(source, written[0], "carta.docx: opened (es)",
+                             f"{written[0].name}: exported by the workbench (en)")
+    if not image.save(str(path)):
+        raise OSError(f"{path}: could not be written")
+    return path
 
 
 def _runs_of_pair(window, src: str, tgt: str) -> list:

@@ -1,13 +1,15 @@
 """`make screenshots` (app/screenshots.py) writes every screen at both sizes, each a real
 picture of the window (not blank), from a demo workspace; and the four-model comparison
-with its exported figure."""
+with its exported figure; the .docx round trip's two pages."""
 from __future__ import annotations
 
 from pathlib import Path
 
 from PySide6.QtGui import QColor, QImage
 
+from app.docx_pages import PAGE_WIDTH
 from app.widgets.heatmap_legend import GOLD
+from tests.app.test_docx_pages import ink_bands
 
 TOY_MODELS = Path(__file__).resolve().parents[1] / "fixtures" / "toy-models"
 
@@ -37,3 +39,10 @@ def test_screenshots_of_every_screen_at_both_sizes(qapp, tmp_path):
                        for y in range(qy * figure.height() // 2,
                                       (qy + 1) * figure.height() // 2, 2)]
             assert sum(QColor(figure.pixel(x, y)) == orange for x, y in quarter) > 20, (qx, qy)
+    # the .docx round trip: the letter and its export, two pages with text on each,
+    # the exported one with as many lines as the source (app.docx_pages)
+    pages = QImage(str(tmp_path / "translate-docx.png"))
+    assert pages.width() == 2 * PAGE_WIDTH + 16
+    left, right = pages.copy(0, 0, PAGE_WIDTH, pages.height()), pages.copy(
+        PAGE_WIDTH + 16, 0, PAGE_WIDTH, pages.height())
+    assert len(ink_bands(left)) >= 6 and len(ink_bands(right)) >= 6
