@@ -176,7 +176,7 @@ def view_gold(view: PairView, gold: Alignment | None) -> Alignment | None:
 
 def gold_pairs(ws: Any, gold_name: str, limit: int = 0) -> list[PairInput]:
     """The gold set's sentence pairs with their links (the first `limit`; 0 = all)."""
-    from core.goldsets import load_gold_set
+    from core.evaluate.goldsets import load_gold_set
 
     gold = load_gold_set(ws, gold_name)
     n = limit or len(gold)
@@ -581,7 +581,7 @@ def evaluate_job(ws: Any, cache: SessionCache, run_ids: Sequence[int], beam: int
 
     gold = None
     if gold_name:
-        from core.goldsets import load_gold_set
+        from core.evaluate.goldsets import load_gold_set
 
         gold = load_gold_set(ws, gold_name)
     ids: list[int] = []

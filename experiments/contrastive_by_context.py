@@ -28,7 +28,7 @@ from core.evaluate.report import Table  # noqa: E402
 from core.services.contrastive_scoring import contrastive_score_fn  # noqa: E402
 from core.services.evaluation import gates_and_store, write_report  # noqa: E402
 from core.services.translation import open_session  # noqa: E402
-from core.store import Workspace  # noqa: E402
+from core.workspace.store import Workspace  # noqa: E402
 
 MARKERS = {
     ("singular", "f"): {"la", "une", "cette", "elle"},

@@ -27,7 +27,7 @@ from core.evaluate.doclevel import document_bleu  # noqa: E402
 from core.services.evaluation import system_info, write_report  # noqa: E402
 from core.services.training import load_split_corpora  # noqa: E402
 from core.services.translation import open_session  # noqa: E402
-from core.store import Workspace  # noqa: E402
+from core.workspace.store import Workspace  # noqa: E402
 
 
 def main() -> int:

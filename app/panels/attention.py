@@ -55,7 +55,7 @@ from app.widgets.heatmap_grid import HeatmapGrid
 from app.widgets.run_colours import label_colour
 from app.widgets.run_list import RunList, usable_runs
 from core.evaluate.aer import corpus_aer, percent_text
-from core.goldsets import list_gold_sets
+from core.evaluate.goldsets import list_gold_sets
 from core.services.alignment_runs import run_languages
 
 SOURCES = ("Gold set", "Test split", "Typed pairs")

@@ -40,6 +40,7 @@ from app.widgets.curves import CurvesPlot
 from app.widgets.heatmap import AttentionHeatmap
 from app.widgets.run_colours import PALETTE, label_colour
 from core.evaluate.aer import PERCENT_FORMAT, percent_text
+from core.evaluate.goldsets import list_gold_sets
 from core.evaluate.metrics import (
     MIN_BUCKET_SENTENCES,
     bucket_count,
@@ -47,7 +48,6 @@ from core.evaluate.metrics import (
     length_table,
 )
 from core.evaluate.report import Table, write_html_report
-from core.goldsets import list_gold_sets
 
 COLUMNS = ("Run", "Test set", "BLEU (test)", "chrF (test)", "TER (test)", "test perplexity",
            "best dev perplexity", "AER % (gold set)", "contrastive %",

@@ -31,8 +31,8 @@ from core.infer.shortlist import parse_spec
 from core.jobs import JobContext
 from core.services import evaluation as service
 from core.services.shortlist_store import load_shortlist
-from core.store import Workspace
 from core.train.device import check_device
+from core.workspace.store import Workspace
 
 
 def register(sub: argparse._SubParsersAction) -> None:

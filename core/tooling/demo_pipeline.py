@@ -25,8 +25,8 @@ from core.jobs import JobContext
 from core.services.alignment_runs import eflomal_systems, file_name
 from core.services.evaluation import metrics_table, score_systems
 from core.services.translation import to_record
-from core.store import Workspace
-from core.workspace_paths import APP_NAME
+from core.workspace.paths import APP_NAME
+from core.workspace.store import Workspace
 
 QUICK_STEPS = 6
 

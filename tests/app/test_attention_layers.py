@@ -14,7 +14,7 @@ from app.panels.attention import AttentionPanel
 from app.panels.attention_layers import FREE_TIP
 from core.evaluate.aer import sentence_aer
 from core.evaluate.extract import argmax_alignment
-from core.goldsets import load_gold_set
+from core.evaluate.goldsets import load_gold_set
 from core.infer.session import TranslationSession
 from tests.app.conftest import shown_panel, wait_for_pairs
 

@@ -15,7 +15,7 @@ from app.main_window import MainWindow
 from core.cli import run_cli
 from core.evaluate.aer import corpus_aer, sentence_aer
 from core.evaluate.attention_aer import reading_alignments, reverse_gold
-from core.goldsets import load_gold_set
+from core.evaluate.goldsets import load_gold_set
 from core.infer.session import TranslationSession
 from core.services.alignment_runs import default_reading
 from tests.app.conftest import DEMO, make_demo_workspace, tiny_config, wait_for_pairs
@@ -27,7 +27,7 @@ def pairs_ws(tmp_path_factory):
     stored both ways round ('demo-gold' es->en, 'demo-gold-rev' en->es), the WPT-03 trial
     gold (en->fr) and two tiny runs: 'fwd' (es->en) and 'rev' (en->es)."""
     from core.data.readers import read_parallel
-    from core.goldsets import import_gold_set
+    from core.evaluate.goldsets import import_gold_set
     from core.jobs import JobContext
     from core.services.demo import DEMO_GOLDS, import_demo_gold
     from core.services.training import create_run, train_run

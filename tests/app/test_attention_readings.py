@@ -12,8 +12,8 @@ from app.main_window import MainWindow
 from core.evaluate.aer import corpus_aer
 from core.evaluate.alignment import Alignment
 from core.evaluate.attention_aer import reading_alignments
+from core.evaluate.goldsets import load_gold_set
 from core.evaluate.readings import read_attention
-from core.goldsets import load_gold_set
 from core.infer.session import TranslationSession
 from tests.app.conftest import wait_for_pairs
 
@@ -101,7 +101,7 @@ def test_subword_runs_are_shown_and_scored_in_the_gold_words(tmp_path):
     from app.core_jobs import PairInput, pair_view
     from core.evaluate.aer import sentence_aer
     from core.services.demo import DEMO_GOLD, bundled_models, ensure_demo_workspace
-    from core.store import Workspace
+    from core.workspace.store import Workspace
 
     if not bundled_models():
         pytest.skip("resources/demo/models/ holds no bundled runs")

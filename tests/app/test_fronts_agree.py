@@ -11,7 +11,7 @@ from app.core_jobs import SessionCache, evaluate_job
 from core.cli import run_cli
 from core.jobs import JobContext
 from core.services.evaluation import METRIC_KEYS
-from core.store import Workspace
+from core.workspace.store import Workspace
 from tests.core.test_cli_context import tiny_config
 
 

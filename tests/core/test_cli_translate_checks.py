@@ -80,7 +80,7 @@ def test_translate_refuses_more_n_best_than_the_beam_limit(tmp_path, capsys):
 def test_the_session_refuses_a_beam_over_the_limit(tiny_ws):
     """The GUI's path (TranslationSession) keeps the same limit as --beam."""
     from core.infer.session import TranslationSession
-    from core.store import Workspace
+    from core.workspace.store import Workspace
 
     with Workspace.open(tiny_ws) as ws:
         session = TranslationSession.open(ws, ["tiny"])

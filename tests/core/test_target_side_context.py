@@ -84,7 +84,7 @@ def tgt_ws(tmp_path_factory):
     from core.jobs import JobContext
     from core.services.demo import import_demo_corpus
     from core.services.training import create_run, train_run
-    from core.store import Workspace
+    from core.workspace.store import Workspace
 
     root = tmp_path_factory.mktemp("tgtctx") / "ws"
     with Workspace.open(root) as ws:
@@ -115,7 +115,7 @@ class EncodeSpy:
 def test_a_document_is_translated_with_its_own_previous_translations(tgt_ws, monkeypatch):
     from core.data.context import CONTEXT_START
     from core.services import translation
-    from core.store import Workspace
+    from core.workspace.store import Workspace
 
     with Workspace.open(tgt_ws) as ws:
         session = translation.open_session(ws, ["tgt"])
@@ -136,7 +136,7 @@ def test_scoring_reads_the_previous_reference_and_contrastive_sets_their_target_
         tgt_ws, monkeypatch):
     from core.infer.scoring import ForcedScorer
     from core.services import evaluation, translation
-    from core.store import Workspace
+    from core.workspace.store import Workspace
 
     with Workspace.open(tgt_ws) as ws:
         tgt, src = (translation.open_session(ws, [n]) for n in ("tgt", "src"))
@@ -174,7 +174,7 @@ def test_scoring_reads_the_previous_reference_and_contrastive_sets_their_target_
 
 def test_a_target_side_and_a_source_side_run_make_no_ensemble(tgt_ws):
     from core.services import translation
-    from core.store import Workspace
+    from core.workspace.store import Workspace
 
     with Workspace.open(tgt_ws) as ws, pytest.raises(
             ConfigError, match="reads its context from another side"):
@@ -184,7 +184,7 @@ def test_a_target_side_and_a_source_side_run_make_no_ensemble(tgt_ws):
 def test_a_set_without_target_context_is_refused_for_a_target_side_model(tgt_ws):
     from core.evaluate.contrastive import ContrastiveExample
     from core.services import evaluation, translation
-    from core.store import Workspace
+    from core.workspace.store import Workspace
 
     examples = [ContrastiveExample("Es bonita.", ["Compré una mesa."], [], "It is pretty.",
                                    "He is pretty.", "it")]
@@ -202,7 +202,7 @@ def test_test_pairs_without_a_document_are_documents_of_their_own(tgt_ws, monkey
 
     from core.data.context import CONTEXT_START
     from core.services import evaluation, translation
-    from core.store import Workspace
+    from core.workspace.store import Workspace
 
     with Workspace.open(tgt_ws) as ws:
         session = translation.open_session(ws, ["src"])
