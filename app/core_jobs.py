@@ -565,7 +565,7 @@ def baseline_job(ws: Any, run_id: int, words: Sequence[tuple[list[str], list[str
 # --- evaluation ----------------------------------------------------------------------------------------
 def split_test_pairs(ws: Any, run_id: int, limit: int = 0) -> list[tuple[str, str]]:
     """(source, reference) of the run's corpus's test split (the split training used)."""
-    from core.services.evaluation import evaluation_pairs
+    from core.services.test_pairs import evaluation_pairs
 
     pairs, _, _, _ = evaluation_pairs(ws, ws.get_run(run_id), "test", max_sentences=limit)
     return [(p.src, p.tgt) for p in pairs]
@@ -573,11 +573,12 @@ def split_test_pairs(ws: Any, run_id: int, limit: int = 0) -> list[tuple[str, st
 
 def evaluate_job(ws: Any, cache: SessionCache, run_ids: Sequence[int], beam: int,
                  gold_name: str | None, ctx: JobContext, limit: int = 0) -> list[int]:
-    """Each run on its corpus's test split through core.services.evaluation, as the
+    """Each run on its corpus's test split through core.services.eval_scores, as the
     CLI's `evaluate --run R --test test` does (same translation, document grouping for
     context models, metrics and keys), with the AER of its forced attention when there
     is a gold set. Returns the evaluation ids."""
-    from core.services import evaluation as service
+    from core.services.eval_scores import evaluate_and_store
+    from core.services.test_pairs import evaluation_pairs
 
     gold = None
     if gold_name:
@@ -589,14 +590,13 @@ def evaluate_job(ws: Any, cache: SessionCache, run_ids: Sequence[int], beam: int
         ctx.check_cancelled()
         info = ws.get_run(run_id)
         ctx.progress(k, len(run_ids), f"evaluating {info.name}")
-        pairs, test_name, src_lang, tgt_lang = service.evaluation_pairs(
+        pairs, test_name, src_lang, tgt_lang = evaluation_pairs(
             ws, info, "test", max_sentences=limit)
         if not pairs:
             raise ConfigError(f"run {info.name!r}: the test split is empty; import a bigger corpus")
         sessions = {info.name: cache.get(ws, [run_id])}
-        _, _, new = service.evaluate_and_store(ws, sessions, {info.name: [run_id]}, pairs,
-                                               test_name, src_lang, tgt_lang, beam,
-                                               gold=gold, ctx=ctx)
+        _, _, new = evaluate_and_store(ws, sessions, {info.name: [run_id]}, pairs, test_name,
+                                       src_lang, tgt_lang, beam, gold=gold, ctx=ctx)
         ids += new
     ctx.progress(len(run_ids), len(run_ids), "evaluated")
     return ids

@@ -54,7 +54,7 @@ COLUMNS = ("Run", "Test set", "BLEU (test)", "chrF (test)", "TER (test)", "test 
            "gate: watched / other", "test sentences")
 METRIC_KEYS = ("bleu", "chrf", "ter", "perplexity", "best_dev_ppl", "aer",
                "contrastive_accuracy", "gates", "sentences")
-#: keys of evaluations stored before both fronts shared core.services.evaluation
+#: keys of evaluations stored before both fronts shared core.services.eval_scores
 LEGACY_KEYS = {"best_dev_ppl": "ppl"}
 HEADER_TIPS = (
     "The run, or the runs of an ensemble", "The set the run was scored on",

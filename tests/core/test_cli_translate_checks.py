@@ -343,7 +343,7 @@ def test_a_cuda_index_past_the_machines_gpus_is_refused(monkeypatch):
 
 def test_output_checks_leave_no_folders_behind(tmp_path):
     from core.atomic import check_writable
-    from core.services.evaluation import check_report
+    from core.services.eval_scores import check_report
 
     check_writable(tmp_path / "a" / "b" / "out.txt")
     assert not (tmp_path / "a").exists()

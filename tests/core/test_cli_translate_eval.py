@@ -21,7 +21,7 @@ from core.evaluate.attention_aer import aer_table, attention_alignments
 from core.evaluate.goldsets import GoldSet
 from core.infer.session import TranslationSession
 from core.models.base import Seq2Seq, Seq2SeqOutput
-from core.services.evaluation import forced_perplexity, parse_buckets, score_systems
+from core.services.eval_scores import forced_perplexity, parse_buckets, score_systems
 from core.train.artifacts import LoadedModel
 from tests.core.conftest import train_tiny_demo_run
 

@@ -266,3 +266,37 @@ def test_shared_file_names_are_found():
              CORE / "workspace" / "store.py"]
     assert shared_file_names(paths) == {"scoring.py": ["infer/scoring.py",
                                                        "services/scoring.py"]}
+
+
+def private_imports(source: str, me: str) -> list[str]:
+    """'module._name' for each private name (one underscore, not a dunder) that module
+    `me` imports with `from core.x import _name` / `from app.x import _name` from
+    another package than its own."""
+    package = me.rpartition(".")[0]
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.ImportFrom) and node.module and node.level == 0 \
+                and node.module.split(".")[0] in ("core", "app"):
+            source_package = node.module.rpartition(".")[0]
+            found += [f"{node.module}.{a.name}" for a in node.names
+                      if a.name.startswith("_") and not a.name.startswith("__")
+                      and source_package != package]
+    return found
+
+
+def test_no_private_name_is_imported_from_another_package():
+    """What two packages share is public: a `_name` is its own package's business (a
+    private helper imported from another package hid what services.alignment_runs took
+    from data.readers)."""
+    found = []
+    for path in sorted([*CORE.rglob("*.py"), *(CORE.parent / "app").rglob("*.py")]):
+        parts = path.relative_to(CORE.parent).with_suffix("").parts
+        found += private_imports(path.read_text(), ".".join(parts))
+    assert found == []
+
+
+def test_private_imports_are_found():
+    source = ("from core.data.readers import _check, public\n"
+              "from core.services.x import _same_package\nfrom core.a import __version__\n")
+    assert private_imports(source, "core.services.alignment_runs") == [
+        "core.data.readers._check"]
