@@ -28,12 +28,7 @@ from PySide6.QtWidgets import (
 )
 
 from app import workers
-from app.core_jobs import (
-    PairInput,
-    SessionCache,
-    evaluate_job,
-    pairs_attention_job,
-)
+from app.core_jobs import SessionCache, evaluate_job, pairs_attention_job
 from app.file_dialogs import ask_folder, ask_save_path
 from app.panels.figures import export_plot_dialog, figure_png
 from app.widgets.curves import CurvesPlot
@@ -48,6 +43,7 @@ from core.evaluate.metrics import (
     length_table,
 )
 from core.evaluate.report import Table, write_html_report
+from core.services.attention_view import PairInput
 
 COLUMNS = ("Run", "Test set", "BLEU (test)", "chrF (test)", "TER (test)", "test perplexity",
            "best dev perplexity", "AER % (gold set)", "contrastive %",

@@ -23,9 +23,11 @@ from typing import Any
 
 from core.atomic import check_writable, write_text_atomic
 from core.errors import ConfigError, CorpusError
+from core.evaluate.goldsets import load_gold_set
 from core.evaluate.report import Table, decoding_table, write_html_report
 from core.infer.decoding import decoding_settings
 from core.jobs import JobContext
+from core.services.test_pairs import evaluation_pairs
 
 #: the keys of a stored sentence-level evaluation (Workspace.add_evaluation metrics);
 #: 'aer' / 'aer_sentences' / 'aer_reading' (core.evaluate.readings) only with a gold set
@@ -276,3 +278,29 @@ def evaluate_and_store(ws, sessions: dict[str, Any], run_ids: dict[str, list[int
             s.metrics.update(aer=counts.aer, aer_sentences=len(gold), aer_reading=reading)
         ids.append(ws.add_evaluation(s.run_ids, test_name, s.metrics))
     return systems, lengths, ids
+
+
+def evaluate_runs(ws, cache, run_ids: Sequence[int], beam: int, gold_name: str | None,
+                  ctx: JobContext, limit: int = 0) -> list[int]:
+    """Each run alone on its corpus's test split (the first `limit` pairs; 0 = all), as
+    `evaluate --run R --test test` does (evaluate_and_store: the same translation,
+    document grouping for context models, metrics and keys), with the AER of its forced
+    attention on gold set `gold_name` when given; sessions from `cache`
+    (core.services.translation.SessionCache). Returns the evaluation ids."""
+    gold = load_gold_set(ws, gold_name) if gold_name else None
+    ids: list[int] = []
+    for k, run_id in enumerate(run_ids):
+        ctx.check_cancelled()
+        info = ws.get_run(run_id)
+        ctx.progress(k, len(run_ids), f"evaluating {info.name}")
+        pairs, test_name, src_lang, tgt_lang = evaluation_pairs(
+            ws, info, "test", max_sentences=limit)
+        if not pairs:
+            raise ConfigError(f"run {info.name!r}: the test split is empty; import a bigger "
+                              "corpus")
+        sessions = {info.name: cache.get(ws, [run_id])}
+        _, _, new = evaluate_and_store(ws, sessions, {info.name: [run_id]}, pairs, test_name,
+                                       src_lang, tgt_lang, beam, gold=gold, ctx=ctx)
+        ids += new
+    ctx.progress(len(run_ids), len(run_ids), "evaluated")
+    return ids

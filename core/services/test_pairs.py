@@ -77,3 +77,10 @@ def evaluation_pairs(ws, run_info, split: str | None = None, src: str | Path | N
     if max_sentences > 0 and len(pairs) > max_sentences:
         pairs, name = pairs[:max_sentences], f"{name}[:{max_sentences}]"
     return list(pairs), name, src_lang, tgt_lang
+
+
+def run_test_pairs(ws, run_id: int, limit: int = 0) -> list[tuple[str, str]]:
+    """(source, reference) of run `run_id`'s corpus's test split (the split training
+    used; the first `limit` pairs, 0 = all): the Attention screen's "Test split" pairs."""
+    pairs, _, _, _ = evaluation_pairs(ws, ws.get_run(run_id), "test", max_sentences=limit)
+    return [(p.src, p.tgt) for p in pairs]

@@ -195,8 +195,8 @@ def test_gate_strip_shows_the_translation_gates_aligned_and_hides_without_gates(
 def test_attention_screen_shows_a_gate_strip_for_the_context_model_only(qtbot, context_ws):
     """Side by side on the Attention screen: the context model's heatmap gets the strip
     with the forced-decoding gates, the sentence-level one none."""
-    from app.core_jobs import PairInput, pair_view
     from app.panels.attention import AttentionPanel
+    from core.services.attention_view import PairInput, pair_view
     from core.workspace.store import Workspace
 
     ws = Workspace.open(context_ws)
