@@ -35,7 +35,7 @@ from app.panels.translate import TranslatePanel
 from app.widgets.status_label import StatusLabel
 from app.workers import JobManager
 from core.errors import WorkbenchError
-from core.store import Workspace
+from core.workspace.store import Workspace
 
 APP_NAME = "NMT Attention Workbench"
 # keys that act inside one screen, not menu actions (the menus' own are listed from them)

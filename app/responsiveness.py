@@ -63,7 +63,7 @@ def measure(steps: int, hidden: int) -> dict[str, float]:
     from app.main_window import MainWindow
     from core.config import load_preset
     from core.services.demo import import_demo_corpus
-    from core.store import Workspace
+    from core.workspace.store import Workspace
 
     app = QApplication.instance() or QApplication(sys.argv[:1])
     collect_on_gui_thread()  # as the workbench: its cost is part of what is measured

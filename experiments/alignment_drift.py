@@ -19,12 +19,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from core.evaluate.aer import corpus_aer  # noqa: E402
 from core.evaluate.attention_aer import reading_alignments  # noqa: E402
+from core.evaluate.goldsets import GoldSet, read_gold_links, read_token_lines  # noqa: E402
 from core.evaluate.readings import ATTENTION_READINGS, READINGS  # noqa: E402
-from core.goldsets import GoldSet, read_gold_links, read_token_lines  # noqa: E402
 from core.infer.session import TranslationSession  # noqa: E402
-from core.store import Workspace  # noqa: E402
 from core.train import artifacts  # noqa: E402
 from core.train import checkpoint as ckpt  # noqa: E402
+from core.workspace.store import Workspace  # noqa: E402
 
 
 def variants(head: bool) -> list[tuple[str, bool]]:

@@ -22,7 +22,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from core.services.demo import bundle_run, share_bundle_files  # noqa: E402
-from core.store import Workspace  # noqa: E402
+from core.workspace.store import Workspace  # noqa: E402
 
 TATOEBA = {"ref-tatoeba-luong": "tatoeba-luong", "ref-tatoeba-rnnsearch": "tatoeba-rnnsearch",
            "ref-tatoeba-guided": "tatoeba-luong-guided"}
@@ -87,7 +87,7 @@ def score_in_demo(out: Path, names: list[str]) -> dict[str, dict]:
     from core.config import RunConfig
     from core.evaluate.aer import corpus_aer
     from core.evaluate.attention_aer import reading_alignments, reverse_gold
-    from core.goldsets import load_gold_set
+    from core.evaluate.goldsets import load_gold_set
     from core.services.alignment_runs import default_reading
     from core.services.demo import BUNDLE_META, DEMO_DIR, WPT03_GOLD, ensure_demo_workspace
     from core.services.translation import open_session

@@ -25,10 +25,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from core.evaluate.contrastive import contrastive_accuracy, read_pronoun_set  # noqa: E402
 from core.evaluate.gates import OTHER, PUNCTUATION, WATCHED, GateStats  # noqa: E402
 from core.evaluate.report import Table  # noqa: E402
-from core.services.contrastive_scoring import contrastive_score_fn  # noqa: E402
-from core.services.evaluation import gates_and_store, write_report  # noqa: E402
+from core.services.contrastive_eval import contrastive_score_fn, gates_and_store  # noqa: E402
+from core.services.eval_scores import write_report  # noqa: E402
 from core.services.translation import open_session  # noqa: E402
-from core.store import Workspace  # noqa: E402
+from core.workspace.store import Workspace  # noqa: E402
 
 MARKERS = {
     ("singular", "f"): {"la", "une", "cette", "elle"},

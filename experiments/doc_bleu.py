@@ -24,10 +24,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from core.atomic import write_text_atomic  # noqa: E402
 from core.config import RunConfig  # noqa: E402
 from core.evaluate.doclevel import document_bleu  # noqa: E402
-from core.services.evaluation import system_info, write_report  # noqa: E402
+from core.services.doc_eval import system_info  # noqa: E402
+from core.services.eval_scores import write_report  # noqa: E402
 from core.services.training import load_split_corpora  # noqa: E402
 from core.services.translation import open_session  # noqa: E402
-from core.store import Workspace  # noqa: E402
+from core.workspace.store import Workspace  # noqa: E402
 
 
 def main() -> int:

@@ -20,7 +20,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from core.evaluate.alignment import write_pharaoh  # noqa: E402
 from core.evaluate.attention_aer import aer_table  # noqa: E402
 from core.evaluate.baseline import align_with_training  # noqa: E402
-from core.goldsets import GoldSet, read_gold_links, read_token_lines  # noqa: E402
+from core.evaluate.goldsets import GoldSet, read_gold_links, read_token_lines  # noqa: E402
 
 
 def main() -> int:

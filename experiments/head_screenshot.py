@@ -29,8 +29,8 @@ def main() -> int:
 
     from app.main_window import MainWindow, apply_style
     from app.screenshots import shoot, wait
-    from core.goldsets import import_gold_set, list_gold_sets
-    from core.store import Workspace
+    from core.evaluate.goldsets import import_gold_set, list_gold_sets
+    from core.workspace.store import Workspace
 
     with Workspace.open(args.workspace, create=False) as ws:
         if "wpt03-trial" not in [g.name if hasattr(g, "name") else g

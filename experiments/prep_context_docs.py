@@ -32,7 +32,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from core.atomic import write_text_atomic  # noqa: E402
 from core.data.preprocess import Preprocessor  # noqa: E402
 from core.services.corpora import import_corpus  # noqa: E402
-from core.store import Workspace  # noqa: E402
+from core.workspace.store import Workspace  # noqa: E402
 
 CORPUS = "docs-hansards-subs"
 BLOCK, GAP, DEV_DOCS, TEST_DOCS = 250, 25, 15, 18

@@ -25,7 +25,7 @@ from core.services.reading_anchors import (  # noqa: E402
     run_readings,
     training_token_pairs,
 )
-from core.store import Workspace  # noqa: E402
+from core.workspace.store import Workspace  # noqa: E402
 
 
 def main() -> int:

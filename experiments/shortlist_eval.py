@@ -22,11 +22,11 @@ import torch  # noqa: E402
 
 from core.evaluate.metrics import corpus_bleu  # noqa: E402
 from core.infer.shortlist import parse_spec  # noqa: E402
-from core.services.evaluation import evaluation_pairs  # noqa: E402
 from core.services.shortlist_store import load_shortlist  # noqa: E402
+from core.services.test_pairs import evaluation_pairs  # noqa: E402
 from core.services.translation import open_session  # noqa: E402
-from core.store import Workspace  # noqa: E402
 from core.train.device import machine_summary  # noqa: E402
+from core.workspace.store import Workspace  # noqa: E402
 
 
 def main() -> int:

@@ -33,18 +33,7 @@ from PySide6.QtWidgets import (
 )
 
 from app import workers
-from app.core_jobs import (
-    PairInput,
-    PairView,
-    SessionCache,
-    Symmetrization,
-    attention_job,
-    baseline_job,
-    corpus_aer_rows,
-    pairs_job,
-    present_view,
-    view_gold,
-)
+from app.core_jobs import SessionCache, attention_job, baseline_job, pairs_job
 from app.panels.attention_layers import AVERAGE, LayerSelector
 from app.panels.attention_tables import PAIR_COLUMNS, SET_COLUMNS, aer_table, fill_table, tables_box
 from app.panels.reading_controls import ReadingControls
@@ -55,8 +44,10 @@ from app.widgets.heatmap_grid import HeatmapGrid
 from app.widgets.run_colours import label_colour
 from app.widgets.run_list import RunList, usable_runs
 from core.evaluate.aer import corpus_aer, percent_text
-from core.goldsets import list_gold_sets
+from core.evaluate.goldsets import list_gold_sets
 from core.services.alignment_runs import run_languages
+from core.services.attention_set import Symmetrization, corpus_aer_rows
+from core.services.attention_view import PairInput, PairView, present_view, view_gold
 
 SOURCES = ("Gold set", "Test split", "Typed pairs")
 SORTS = ("Corpus order", "AER difference (model 1 − model 2)", "AER of model 1")
@@ -539,9 +530,9 @@ class AttentionPanel(LayerSelector, QWidget):
     def _present(self, view: PairView, selection: tuple[int | None, int | None], index: int,
                  gold: Any) -> PairView:
         """`view` of pair `index` (gold links `gold`, in the gold set's orientation) as its
-        heatmap shows it (core_jobs.present_view): the layer/head chosen, read as the
-        controls say, in its run's orientation, its links symmetrised as "Symmetrise
-        with" says."""
+        heatmap shows it (core.services.attention_view.present_view): the layer/head
+        chosen, read as the controls say, in its run's orientation, its links symmetrised
+        as "Symmetrise with" says."""
         sym = self.sym_choice()
         reverse = None
         if sym is not None and view.run_id in sym.forward:

@@ -4,7 +4,7 @@ heads) or one head. `LayerSelector` is mixed into app.panels.attention.Attention
 whose boxes (`layer_boxes`, `layer_labels`), choices and views it fills and follows."""
 from __future__ import annotations
 
-from app.core_jobs import PairView
+from core.services.attention_view import PairView
 
 AVERAGE = (None, None)  # the selector's "average" entry: (layer, head)
 LAYER_TIP = ("Cross-attention of one decoder layer (mean of its heads) or of one head; "

@@ -28,18 +28,14 @@ from PySide6.QtWidgets import (
 )
 
 from app import workers
-from app.core_jobs import (
-    PairInput,
-    SessionCache,
-    evaluate_job,
-    pairs_attention_job,
-)
+from app.core_jobs import SessionCache, evaluate_job, pairs_attention_job
 from app.file_dialogs import ask_folder, ask_save_path
 from app.panels.figures import export_plot_dialog, figure_png
 from app.widgets.curves import CurvesPlot
 from app.widgets.heatmap import AttentionHeatmap
 from app.widgets.run_colours import PALETTE, label_colour
 from core.evaluate.aer import PERCENT_FORMAT, percent_text
+from core.evaluate.goldsets import list_gold_sets
 from core.evaluate.metrics import (
     MIN_BUCKET_SENTENCES,
     bucket_count,
@@ -47,14 +43,14 @@ from core.evaluate.metrics import (
     length_table,
 )
 from core.evaluate.report import Table, write_html_report
-from core.goldsets import list_gold_sets
+from core.services.attention_view import PairInput
 
 COLUMNS = ("Run", "Test set", "BLEU (test)", "chrF (test)", "TER (test)", "test perplexity",
            "best dev perplexity", "AER % (gold set)", "contrastive %",
            "gate: watched / other", "test sentences")
 METRIC_KEYS = ("bleu", "chrf", "ter", "perplexity", "best_dev_ppl", "aer",
                "contrastive_accuracy", "gates", "sentences")
-#: keys of evaluations stored before both fronts shared core.services.evaluation
+#: keys of evaluations stored before both fronts shared core.services.eval_scores
 LEGACY_KEYS = {"best_dev_ppl": "ppl"}
 HEADER_TIPS = (
     "The run, or the runs of an ensemble", "The set the run was scored on",

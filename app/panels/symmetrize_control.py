@@ -1,15 +1,15 @@
 """The Attention screen's "Symmetrise with" control: a reverse-direction run (only runs of
 model 1's reversed language pair are offered) and a heuristic (core.evaluate.symmetrize);
 the checked runs of model 1's pair then show their links symmetrised with that run's
-(app.core_jobs.Symmetrization: the numbers `align --reverse-run R --symmetrize H`
-prints)."""
+(core.services.attention_set.Symmetrization: the links `align --reverse-run R
+--symmetrize H` scores)."""
 from __future__ import annotations
 
 from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QWidget
 
-from app.core_jobs import Symmetrization, reverse_pair_runs
 from core.evaluate.symmetrize import HEURISTICS
+from core.services.attention_set import Symmetrization, reverse_pair_runs
 
 NONE = "— none —"
 TIP = ("Symmetrise the links of the checked runs with those of a run translating the other "

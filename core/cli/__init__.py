@@ -15,9 +15,9 @@ import sys
 
 from core import diskspace
 from core.errors import WorkbenchError
-from core.store import database_error
 from core.textsafe import printable
-from core.workspace_paths import DB_NAME, resolve_workspace_dir
+from core.workspace.database import database_error
+from core.workspace.paths import DB_NAME, resolve_workspace_dir
 
 SIGPIPE = 13  # the exit status of a tool stopped by a closed pipe is 128 + SIGPIPE
 
@@ -69,7 +69,8 @@ def _workspace_after_the_command(parser: argparse.ArgumentParser) -> None:
 def run_cli(argv: list[str]) -> int:
     """Parse `argv` and run the chosen command; returns the exit status: the command's, 1
     (help printed) without a command, 2 after a WorkbenchError (one line on stderr), 130
-    on Ctrl-C or an SQLite error (what it means: core.store.database_error), 141 (128 + SIGPIPE) without a word when stdout's reader has gone."""
+    on Ctrl-C or an SQLite error (what it means: core.workspace.database.database_error),
+    141 (128 + SIGPIPE) without a word when stdout's reader has gone."""
     parser = build_parser()
     args = parser.parse_args(argv)
     if not getattr(args, "func", None):

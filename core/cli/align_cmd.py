@@ -37,12 +37,12 @@ from pathlib import Path
 
 from core.config import RunConfig
 from core.errors import ConfigError
+from core.evaluate.goldsets import GoldSet, import_gold_set, load_gold_set, read_gold_files
 from core.evaluate.readings import READINGS
 from core.evaluate.symmetrize import HEURISTICS
-from core.goldsets import GoldSet, import_gold_set, load_gold_set, read_gold_files
 from core.services import alignment_runs as alignment
-from core.store import Workspace
 from core.textsafe import printable
+from core.workspace.store import Workspace
 
 
 def register(sub: argparse._SubParsersAction) -> None:

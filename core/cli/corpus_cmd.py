@@ -20,8 +20,8 @@ from core.cli.confirm import add_rename_and_delete
 from core.errors import ConfigError, StoreError
 from core.services.corpora import split_and_store
 from core.services.manage import corpus_deletion
-from core.store import Workspace
 from core.textsafe import cell, printable
+from core.workspace.store import Workspace
 
 FORMATS = ("parallel", "tsv", "tmx", "docs")
 SPLIT_NAMES = ("train", "dev", "test")

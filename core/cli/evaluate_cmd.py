@@ -29,10 +29,10 @@ from core.errors import ConfigError
 from core.infer.decoding import decoding_settings
 from core.infer.shortlist import parse_spec
 from core.jobs import JobContext
-from core.services import evaluation as service
+from core.services import contrastive_eval, doc_eval, eval_scores, test_pairs
 from core.services.shortlist_store import load_shortlist
-from core.store import Workspace
 from core.train.device import check_device
+from core.workspace.store import Workspace
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -95,40 +95,40 @@ def run(args: argparse.Namespace) -> int:
     if args.shortlist:
         parse_spec(args.shortlist)
     if args.report:
-        service.check_report(args.report)
+        eval_scores.check_report(args.report)
     with Workspace.open(args.workspace, create=False) as ws:
         if args.contrastive:
             return run_contrastive(ws, args, log)
-        sessions, run_ids = service.open_systems(ws, args.run, args.ensemble or (),
+        sessions, run_ids = test_pairs.open_systems(ws, args.run, args.ensemble or (),
                                                  args.checkpoint, args.device)
         if args.shortlist:
             sessions, run_ids = with_shortlists(ws, sessions, run_ids, args.shortlist, log)
-        pairs, test_name, src_lang, tgt_lang = service.evaluation_pairs(
+        pairs, test_name, src_lang, tgt_lang = test_pairs.evaluation_pairs(
             ws, ws.get_run(args.run[0]), args.test, args.src, args.ref, args.max_sentences)
         if args.shortlist:  # stored apart from the same runs' full-vocabulary scores
             test_name += f" +shortlist {','.join(map(str, parse_spec(args.shortlist)))}"
         ctx = JobContext([StderrProgress()])
         if args.doc_level:
-            result = service.document_level_and_store(ws, sessions, run_ids, pairs, test_name,
+            result = doc_eval.document_level_and_store(ws, sessions, run_ids, pairs, test_name,
                                                       args.beam, ctx, log)
             table = result.to_table()
             print(table.to_markdown())
             if args.report:
 
-                service.write_report(args.report, [table], f"Document-level BLEU on {test_name}",
+                eval_scores.write_report(args.report, [table], f"Document-level BLEU on {test_name}",
                                      {name: decoding_settings(session, beam=args.beam)
                                       for name, session in sessions.items()})
             return 0
-        systems, lengths, _ = service.evaluate_and_store(
+        systems, lengths, _ = eval_scores.evaluate_and_store(
             ws, sessions, run_ids, pairs, test_name, src_lang, tgt_lang, args.beam,
-            service.parse_buckets(args.buckets), ctx=ctx, log=log)
-        tables = [service.metrics_table(systems, f"{test_name} ({len(pairs)} sentences, beam "
+            eval_scores.parse_buckets(args.buckets), ctx=ctx, log=log)
+        tables = [eval_scores.metrics_table(systems, f"{test_name} ({len(pairs)} sentences, beam "
                                         f"{args.beam})"), lengths.to_table()]
         for t in tables:
             print(t.to_markdown())
         if args.report:
             decoding = {s.name: s.metrics.get("decoding") for s in systems}
-            for p in service.write_report(args.report, tables, f"Evaluation on {test_name}",
+            for p in eval_scores.write_report(args.report, tables, f"Evaluation on {test_name}",
                                           decoding):
                 log(f"wrote {p}")
     return 0
@@ -149,23 +149,23 @@ def run_contrastive(ws, args: argparse.Namespace, log) -> int:
     """Each --run is its own system (the ensemble of the first --run with --ensemble
     runs is one more, as in the sentence-level evaluation)."""
     path = Path(args.contrastive)
-    examples = service.contrastive_examples(path, args.separator, args.k, log)
+    examples = contrastive_eval.contrastive_examples(path, args.separator, args.k, log)
     with_context = [len(e.context_src) for e in examples if e.context_src]
     log(f"{path.name}: {len(examples)} examples, {len(with_context)} with source context "
         f"({sum(with_context) / max(1, len(with_context)):.2f} sentences on average)")
-    sessions, run_ids = service.open_systems(ws, args.run, args.ensemble or (),
+    sessions, run_ids = test_pairs.open_systems(ws, args.run, args.ensemble or (),
                                              args.checkpoint, args.device)
-    reports = service.contrastive_and_store(ws, sessions, run_ids, path, examples,
+    reports = contrastive_eval.contrastive_and_store(ws, sessions, run_ids, path, examples,
                                             JobContext([StderrProgress("scored")]), log)
-    tables = service.contrastive_tables(reports, f"Contrastive accuracy on {path.name}")
+    tables = contrastive_eval.contrastive_tables(reports, f"Contrastive accuracy on {path.name}")
     if args.gates is not None:
-        profiles = service.gates_and_store(ws, sessions, run_ids, path, examples, args.gates,
+        profiles = contrastive_eval.gates_and_store(ws, sessions, run_ids, path, examples, args.gates,
                                            JobContext([StderrProgress("gates of")]), log)
         tables += [profile.to_table(f"Mean gate per source word on {path.name} ({name})")
                    for name, profile in profiles.items()]
     for t in tables:
         print(t.to_markdown())
     if args.report:
-        for p in service.write_report(args.report, tables, tables[0].title):
+        for p in eval_scores.write_report(args.report, tables, tables[0].title):
             log(f"wrote {p}")
     return 0

@@ -21,8 +21,9 @@ from core.cli.corpus_cmd import format_table
 from core.errors import TrainingError
 from core.families import FAMILIES, family_traits
 from core.services.manage import delete_run, run_deletion
-from core.store import RUN_STATUSES, Workspace
 from core.textsafe import cell, printable
+from core.workspace.runs import RUN_STATUSES
+from core.workspace.store import Workspace
 
 
 def register(sub: argparse._SubParsersAction) -> None:

@@ -15,11 +15,11 @@ from core.config import RunConfig, load_config, load_preset
 from core.errors import ConfigError
 from core.jobs import JobCancelled, JobContext
 from core.runlock import RunLock
-from core.store import Workspace
 from core.textsafe import printable
+from core.workspace.store import Workspace
 
 if TYPE_CHECKING:
-    from core.store import Workspace
+    from core.workspace.store import Workspace
 
 
 def register(sub: argparse._SubParsersAction) -> None:

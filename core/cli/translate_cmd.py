@@ -42,7 +42,7 @@ from core.formats.decoding_meta import with_decoding
 from core.infer.decoding import decoding_settings
 from core.jobs import JobContext
 from core.services import translation
-from core.store import Workspace
+from core.workspace.store import Workspace
 
 EXPORT_SUFFIXES = (".tmx", ".xlf", ".xliff", ".tsv", ".jsonl", ".docx")
 

@@ -3,20 +3,20 @@
     workspace check
     workspace rebuild [--force]
 
-`check` opens the workspace (the checks every command makes: core.workspace_health)
+`check` opens the workspace (the checks every command makes: core.workspace.health)
 and runs SQLite's full PRAGMA integrity_check. `rebuild` moves a damaged, emptied or
 lost database aside and indexes corpora/<id>/ and runs/<id>/ into a new one
-(core.workspace_rebuild); a healthy database is rebuilt only with --force.
+(core.services.workspace_rebuild); a healthy database is rebuilt only with --force.
 """
 from __future__ import annotations
 
 import argparse
 
 from core.errors import StoreError
-from core.store import Workspace
+from core.services.workspace_rebuild import rebuild_workspace
 from core.textsafe import printable
-from core.workspace_health import damaged
-from core.workspace_rebuild import rebuild_workspace
+from core.workspace.health import damaged
+from core.workspace.store import Workspace
 
 
 def register(sub: argparse._SubParsersAction) -> None:

@@ -42,7 +42,9 @@ def _divergence_line(src: list[str], tgt: list[str]) -> int:
     return min(len(src), len(tgt)) + 1
 
 
-def _check_same_length(src_path: Path, tgt_path: Path, src: list[str], tgt: list[str]) -> None:
+def check_same_length(src_path: Path, tgt_path: Path, src: list[str], tgt: list[str]) -> None:
+    """CorpusError naming the shorter file and the first line where two line-parallel
+    files' lines `src` / `tgt` diverge, unless they have as many lines."""
     if len(src) == len(tgt):
         return
     line = _divergence_line(src, tgt)
@@ -136,7 +138,7 @@ def read_parallel(
     src, warnings = read_lines(src_path, lenient)
     tgt, tgt_warnings = read_lines(tgt_path, lenient)
     warnings += tgt_warnings
-    _check_same_length(src_path, tgt_path, src, tgt)
+    check_same_length(src_path, tgt_path, src, tgt)
     doc_ids = None if docids_path is None else _read_docids(Path(docids_path), len(src))
     pairs = _pairs_from_lines(src_path, tgt_path, src, tgt, lenient, warnings, doc_ids=doc_ids)
     if not pairs:

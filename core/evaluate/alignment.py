@@ -77,7 +77,7 @@ class Alignment:
 class AlignmentCorpus:
     """Word alignments of a set of sentence pairs, (src, tgt) oriented: what a reader
     returns for a links file (tokens empty unless given, warnings such as indices that
-    look off by one, WPT sentence ids) and what a gold set is (core.goldsets stores and
+    look off by one, WPT sentence ids) and what a gold set is (core.evaluate.goldsets stores and
     loads them with their tokenised sentences, name and languages; GoldSet is this type).
     """
 

@@ -14,7 +14,8 @@ into pieces on its own and the piece-level attention is summed back to words
 """
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -49,18 +50,42 @@ def model_tokens(words: Sequence[str], pre: Any, vocab: Any) -> tuple[list[str],
     return tokens, word_ids
 
 
-def word_attention(session, src_words: list[list[str]], tgt_words: list[list[str]],
-                   batch_size: int = 32, ctx: JobContext | None = None,
-                   readings: Sequence[str] = ("predict",)) -> dict[str, list[np.ndarray]]:
-    """Forced-decoding attention of each (source, target) pair of words, read as each of
-    `readings` (core.evaluate.readings: at the predicting step, one step later, or both)
-    on the model's tokens and mapped back to words: {reading: one tgt_words x src_words
-    matrix per pair}."""
+@dataclass
+class GoldForcing:
+    """One gold pair force-decoded on the gold's own words (force_gold): the forced result
+    (core.infer.forced.ForcedResult: attention (T + 1) x S on the model's tokens, EOS row
+    last, with the alignment head's rows, positions, gates and per-layer attention where
+    the run has them), the model's tokens and, per token, the index of its gold word."""
+
+    result: Any
+    src_tokens: list[str]
+    tgt_tokens: list[str]
+    src_word_ids: list[int]
+    tgt_word_ids: list[int]
+    subword: bool  # a subword vocabulary: several tokens may make one word
+
+    def word_rows(self, reading: str) -> np.ndarray:
+        """tgt_words x src_words: the attention read at `reading` (core.evaluate.readings)
+        on the model's tokens, summed back to the gold's words for a subword run."""
+        if not self.src_tokens or not self.tgt_tokens:
+            return np.zeros((len(set(self.tgt_word_ids)), len(set(self.src_word_ids))))
+        attn = read_attention(reading_source(self.result, reading), reading)  # tgt x src
+        if not self.subword:
+            return attn
+        return aggregate_subwords(attn, self.src_word_ids, self.tgt_word_ids, mode="sum")
+
+
+def force_gold(session, src_words: Sequence[list[str]], tgt_words: Sequence[list[str]],
+               batch_size: int = 32, ctx: JobContext | None = None) -> Iterator[GoldForcing]:
+    """Each (source, target) pair of gold words force-decoded by the session, in order,
+    `batch_size` pairs at a time: the one forced pass over gold pairs that `align`
+    (word_attention) and the Attention screen (core.services.attention_view.pair_view)
+    both read. The words are not tokenised again (model_tokens); a pair has no document:
+    a context model sees the edge markers; an empty source is scored on one <unk>."""
     first = session.first
     src_vocab, tgt_vocab = first.src_vocab, first.tgt_vocab
     scorer = ForcedScorer.for_session(session)
     subword = isinstance(src_vocab, SubwordVocab) or isinstance(tgt_vocab, SubwordVocab)
-    out: dict[str, list[np.ndarray]] = {r: [] for r in readings}
     n = len(src_words)
     for start in range(0, n, batch_size):
         if ctx is not None:
@@ -69,23 +94,28 @@ def word_attention(session, src_words: list[list[str]], tgt_words: list[list[str
         stop = min(n, start + batch_size)
         src_side = [model_tokens(s, first.src_pre, src_vocab) for s in src_words[start:stop]]
         tgt_side = [model_tokens(t, first.tgt_pre, tgt_vocab) for t in tgt_words[start:stop]]
-        # gold pairs have no document: a context model sees the edge markers; an empty
-        # source is scored on one <unk>, and no links come out of it
         items = [ForcedItem(list(src_vocab.encode(s_toks)), list(tgt_vocab.encode(t_toks)),
                             scorer.context_from_ids())
                  for (s_toks, _), (t_toks, _) in zip(src_side, tgt_side, strict=True)]
         results = scorer.score(items, batch_size=batch_size)
         for (s_toks, s_wid), (t_toks, t_wid), res in zip(src_side, tgt_side, results,
                                                           strict=True):
-            for reading in readings:
-                if not s_toks or not t_toks:
-                    out[reading].append(np.zeros((len(set(t_wid)), len(set(s_wid)))))
-                    continue
-                attn = read_attention(reading_source(res, reading), reading)  # tgt x src tokens
-                out[reading].append(aggregate_subwords(attn, s_wid, t_wid, mode="sum")
-                                    if subword else attn)
+            yield GoldForcing(res, s_toks, t_toks, s_wid, t_wid, subword)
         if ctx is not None:
             ctx.progress(stop, n, f"force-decoded {stop}/{n} gold pairs")
+
+
+def word_attention(session, src_words: list[list[str]], tgt_words: list[list[str]],
+                   batch_size: int = 32, ctx: JobContext | None = None,
+                   readings: Sequence[str] = ("predict",)) -> dict[str, list[np.ndarray]]:
+    """Forced-decoding attention of each (source, target) pair of words (force_gold), read
+    as each of `readings` (core.evaluate.readings: at the predicting step, one step
+    later, both, one step earlier, the alignment head) on the model's tokens and mapped
+    back to words: {reading: one tgt_words x src_words matrix per pair}."""
+    out: dict[str, list[np.ndarray]] = {r: [] for r in readings}
+    for forced in force_gold(session, src_words, tgt_words, batch_size, ctx):
+        for reading in readings:
+            out[reading].append(forced.word_rows(reading))
     return out
 
 
@@ -97,6 +127,18 @@ def alignments_from_attention(matrices: Sequence[np.ndarray], method: str = "arg
     if method == "threshold":
         return [threshold_alignment(m, threshold) for m in matrices]
     raise ValueError(f"unknown alignment method {method!r}: use one of {METHODS}")
+
+
+def read_links(rows: np.ndarray, src_words: Sequence[str], tgt_words: Sequence[str],
+               no_sink: bool = False, method: str = "argmax", threshold: float = 0.3
+               ) -> tuple[np.ndarray, Alignment]:
+    """The one step from a reading's rows to links, for `align` (reading_alignments) and
+    the Attention screen (core.services.attention_view.select_reading): rows (tgt x src,
+    one per target word, core.evaluate.readings.read_attention) -> (the rows the links
+    are read from: without the final-punctuation sink when `no_sink`, the links)."""
+    if no_sink:
+        rows = drop_sink(rows, src_words, tgt_words)
+    return rows, alignments_from_attention([rows], method, threshold)[0]
 
 
 def attention_alignments(session, gold: GoldSet, method: str = "argmax",
@@ -119,14 +161,10 @@ def reading_alignments(session, gold: GoldSet, variants: Sequence[tuple[str, boo
     readings = list(dict.fromkeys(r for r, _ in variants))
     matrices = word_attention(session, gold.src_tokens, gold.tgt_tokens, ctx=ctx,
                               readings=readings)
-    out = {}
-    for reading, no_sink in variants:
-        ms = matrices[reading]
-        if no_sink:
-            ms = [drop_sink(m, s, t) for m, s, t in
-                  zip(ms, gold.src_tokens, gold.tgt_tokens, strict=True)]
-        out[(reading, no_sink)] = alignments_from_attention(ms, method, threshold)
-    return out
+    return {(reading, no_sink): [read_links(m, s, t, no_sink, method, threshold)[1]
+                                 for m, s, t in zip(matrices[reading], gold.src_tokens,
+                                                    gold.tgt_tokens, strict=True)]
+            for reading, no_sink in variants}
 
 
 def reverse_gold(gold: GoldSet) -> GoldSet:

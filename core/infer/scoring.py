@@ -3,8 +3,8 @@
 
 Every forced use goes through `ForcedScorer`: a session's `force` (one pair, the
 Attention screen), the perplexity of a test set with document context and the
-contrastive score functions (core.services.contrastive_scoring), and the attention of gold-aligned
-pairs (core.evaluate.attention_aer). Text is tokenised as in training (the Preprocessor,
+contrastive score functions (core.services.contrastive_eval), and the attention of
+gold-aligned pairs (core.evaluate.attention_aer). Text is tokenised as in training (the Preprocessor,
 then the subword splitter when the vocabulary has one: core.data.dataset); the context of
 a context model is built by core.data.context.sentence_context from its previous and
 following sentences.

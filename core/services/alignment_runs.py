@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from core.config import RunConfig
-from core.data.readers import _check_same_length
+from core.data.readers import check_same_length
 from core.data.textio import CONVERT_TO_UTF8, read_lines
 from core.errors import ConfigError, OutputError, StoreError
 from core.evaluate.aer import corpus_aer
@@ -40,7 +40,7 @@ def baseline_training_text(ws, run_info, src_pre, tgt_pre, corpus: str | None = 
             raise ConfigError("give --baseline-src and --baseline-tgt together")
         src, _ = read_lines(Path(src_file), advice=CONVERT_TO_UTF8)
         tgt, _ = read_lines(Path(tgt_file), advice=CONVERT_TO_UTF8)
-        _check_same_length(Path(src_file), Path(tgt_file), src, tgt)
+        check_same_length(Path(src_file), Path(tgt_file), src, tgt)
         pairs = list(zip(src, tgt, strict=True))
     elif corpus:
         pairs = [(p.src, p.tgt) for p in ws.load_corpus(corpus).pairs]

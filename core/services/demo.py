@@ -39,15 +39,15 @@ from core.atomic import write_bytes_atomic, write_text_atomic
 from core.config import RunConfig, load_preset
 from core.data.readers import read_corpus
 from core.errors import StoreError
-from core.goldsets import import_gold_set, list_gold_sets, load_gold_set
+from core.evaluate.goldsets import import_gold_set, list_gold_sets, load_gold_set
 from core.infer.session import TranslationSession
 from core.jobs import JobContext
 from core.services.training import create_run, ensure_split, load_split_corpora, train_run
-from core.store import Workspace
 from core.train import artifacts
 from core.train import checkpoint as ckpt
 from core.train.compact import SCALES_KEY, compact_state
-from core.workspace_paths import APP_NAME, BUNDLED_MARK  # noqa: F401 (re-exported)
+from core.workspace.paths import APP_NAME, BUNDLED_MARK  # noqa: F401 (re-exported)
+from core.workspace.store import Workspace
 
 DEMO_DIR = Path(__file__).resolve().parents[2] / "resources" / "demo"
 MODELS_DIR = DEMO_DIR / "models"

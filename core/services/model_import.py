@@ -17,9 +17,9 @@ from pathlib import Path
 
 from core.atomic import write_text_atomic
 from core.errors import ConfigError, WorkbenchError
-from core.store import Workspace
 from core.train import artifacts
 from core.train.checkpoint import LAST, save_checkpoint
+from core.workspace.store import Workspace
 
 PROVENANCE = "imported.json"
 #: the kinds `runs import` tells apart, as its help names them

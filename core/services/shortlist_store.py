@@ -19,7 +19,7 @@ from core.infer.shortlist import LexicalCounts, Shortlist, count_links
 from core.safepath import inside
 from core.services.corpora import load_split_corpora
 from core.train import guidance
-from core.workspace_paths import BUNDLED_MARK
+from core.workspace.paths import BUNDLED_MARK
 
 LEXICON_FILE = "shortlist.npz"
 

@@ -33,13 +33,13 @@ from core.models.two_stage import freeze_for_stage2, load_stage1
 from core.runlock import RunLock
 from core.services.attention_links import attention_guide_links, guide_run_names
 from core.services.corpora import DEFAULT_RATIOS, ensure_split, load_split_corpora  # noqa: F401 (re-exported)
-from core.store import Workspace
 from core.train import artifacts, guidance
 from core.train.checkpoint import LAST
 from core.train.device import check_threads, describe_device, pick_device
 from core.train.footprint import check_fits
 from core.train.loop import TrainData, TrainResult, train_model
-from core.workspace_paths import BUNDLED_MARK
+from core.workspace.paths import BUNDLED_MARK
+from core.workspace.store import Workspace
 
 MIN_DEV_PAIRS = 1  # a dev set without a pair gives perplexity exp(0) = 1.00: meaningless
 MIN_PAIRS = 10  # fewer cannot give a dev pair in an 80/10/10 split

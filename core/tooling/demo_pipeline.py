@@ -23,10 +23,10 @@ from core.evaluate.report import write_html_report
 from core.formats.export import write_translations
 from core.jobs import JobContext
 from core.services.alignment_runs import eflomal_systems, file_name
-from core.services.evaluation import metrics_table, score_systems
+from core.services.eval_scores import metrics_table, score_systems
 from core.services.translation import to_record
-from core.store import Workspace
-from core.workspace_paths import APP_NAME
+from core.workspace.paths import APP_NAME
+from core.workspace.store import Workspace
 
 QUICK_STEPS = 6
 

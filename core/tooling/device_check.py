@@ -32,7 +32,7 @@ from typing import TextIO
 from core.config import load_preset
 from core.errors import ConfigError
 from core.families import family_traits
-from core.store import Workspace
+from core.workspace.store import Workspace
 
 ROOT = Path(__file__).resolve().parents[2]
 DEMO = ROOT / "resources" / "demo"

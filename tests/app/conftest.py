@@ -104,8 +104,8 @@ DEMO = __import__("pathlib").Path(__file__).resolve().parents[2] / "resources" /
 def make_demo_workspace(root):
     """A workspace with the bundled demo corpus ('demo') and gold set ('demo-gold')."""
     from core.data.readers import read_parallel
-    from core.goldsets import import_gold_set
-    from core.store import Workspace
+    from core.evaluate.goldsets import import_gold_set
+    from core.workspace.store import Workspace
 
     ws = Workspace.open(root, create=True)
     corpus = read_parallel(DEMO / "demo.es", DEMO / "demo.en", "es", "en",
@@ -160,7 +160,7 @@ def shown_panel(qtbot, panel_class, root, width: int, height: int = 800):
     """Generator for a fixture: a `panel_class(JobManager)` screen shown on the workspace
     at `root`; shuts the jobs down and closes the workspace afterwards."""
     from app import workers
-    from core.store import Workspace
+    from core.workspace.store import Workspace
 
     jobs = workers.JobManager()
     widget = panel_class(jobs)

@@ -9,13 +9,14 @@ import numpy as np
 import pytest
 
 from app import workers
-from app.core_jobs import PairInput, corpus_aer_rows, pair_view
 from app.panels.attention import AttentionPanel
 from app.panels.attention_layers import FREE_TIP
 from core.evaluate.aer import sentence_aer
 from core.evaluate.extract import argmax_alignment
-from core.goldsets import load_gold_set
+from core.evaluate.goldsets import load_gold_set
 from core.infer.session import TranslationSession
+from core.services.attention_set import corpus_aer_rows
+from core.services.attention_view import PairInput, pair_view
 from tests.app.conftest import shown_panel, wait_for_pairs
 
 LAYERS, HEADS = 2, 2

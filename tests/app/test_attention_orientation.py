@@ -15,7 +15,7 @@ from app.main_window import MainWindow
 from core.cli import run_cli
 from core.evaluate.aer import corpus_aer, sentence_aer
 from core.evaluate.attention_aer import reading_alignments, reverse_gold
-from core.goldsets import load_gold_set
+from core.evaluate.goldsets import load_gold_set
 from core.infer.session import TranslationSession
 from core.services.alignment_runs import default_reading
 from tests.app.conftest import DEMO, make_demo_workspace, tiny_config, wait_for_pairs
@@ -27,7 +27,7 @@ def pairs_ws(tmp_path_factory):
     stored both ways round ('demo-gold' es->en, 'demo-gold-rev' en->es), the WPT-03 trial
     gold (en->fr) and two tiny runs: 'fwd' (es->en) and 'rev' (en->es)."""
     from core.data.readers import read_parallel
-    from core.goldsets import import_gold_set
+    from core.evaluate.goldsets import import_gold_set
     from core.jobs import JobContext
     from core.services.demo import DEMO_GOLDS, import_demo_gold
     from core.services.training import create_run, train_run
@@ -116,12 +116,12 @@ def test_a_reversed_run_reads_the_gold_from_the_other_side(qtbot, pairs_ws, erro
 
 
 def test_a_run_of_another_pair_is_not_computed(qtbot, pairs_ws, errors, capsys, monkeypatch):
-    import app.core_jobs
+    from core.services import attention_set
 
     def refuse(*_a, **_k):
         raise AssertionError("a run of another language pair must not be decoded")
 
-    monkeypatch.setattr(app.core_jobs, "pair_view", refuse)
+    monkeypatch.setattr(attention_set, "pair_view", refuse)
     window, panel, ws, ids = screen(qtbot, pairs_ws, "wpt03-trial", ["fwd", "rev"])
     computed(qtbot, panel, errors)
     assert not panel.sessions._sessions  # no model was even loaded
@@ -182,9 +182,10 @@ def test_the_eflomal_baseline_of_a_reversed_model_1_is_in_the_gold_orientation(
     text) and its links come back swapped, in the gold's orientation; a run of another
     pair gets no baseline. (eflomal seeds itself: it is replaced by a recorder that
     answers the gold links as the run reads them.)"""
-    from app.core_jobs import baseline_job, gold_pairs
+    from app.core_jobs import baseline_job
     from core.errors import ConfigError
     from core.jobs import JobContext
+    from core.services.attention_set import gold_pairs
 
     asked = []
 

@@ -7,14 +7,14 @@ import numpy as np
 import pytest
 
 from app import workers
-from app.core_jobs import PairView, select_reading
 from app.main_window import MainWindow
 from core.evaluate.aer import corpus_aer
 from core.evaluate.alignment import Alignment
 from core.evaluate.attention_aer import reading_alignments
+from core.evaluate.goldsets import load_gold_set
 from core.evaluate.readings import read_attention
-from core.goldsets import load_gold_set
 from core.infer.session import TranslationSession
+from core.services.attention_view import PairView, select_reading
 from tests.app.conftest import wait_for_pairs
 
 
@@ -98,10 +98,10 @@ def test_subword_runs_are_shown_and_scored_in_the_gold_words(tmp_path):
     """A sentencepiece run on a gold pair: the view is in the gold's words (pieces summed
     back, as `align` does), so the gold squares fall on their cells and the pair's AER
     equals the core's for every reading."""
-    from app.core_jobs import PairInput, pair_view
     from core.evaluate.aer import sentence_aer
+    from core.services.attention_view import PairInput, pair_view
     from core.services.demo import DEMO_GOLD, bundled_models, ensure_demo_workspace
-    from core.store import Workspace
+    from core.workspace.store import Workspace
 
     if not bundled_models():
         pytest.skip("resources/demo/models/ holds no bundled runs")

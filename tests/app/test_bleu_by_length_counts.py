@@ -7,7 +7,7 @@ from html.parser import HTMLParser
 from app import workers
 from app.panels.evaluation import EvaluationPanel
 from core.evaluate.metrics import FEW_SENTENCES
-from core.store import Workspace
+from core.workspace.store import Workspace
 
 
 class Tables(HTMLParser):

@@ -72,7 +72,7 @@ def form_ws(demo_ws, tiny):
     """The demo workspace plus a corpus with a long name and three runs that recorded
     their device the ways a workspace holds them."""
     from core.data.readers import read_parallel
-    from core.store import Workspace
+    from core.workspace.store import Workspace
     from tests.app.conftest import DEMO
 
     with Workspace.open(demo_ws) as ws:
@@ -168,7 +168,7 @@ def test_item13_device_column_says_the_same_kind_of_thing(qtbot, form_ws):
 # --- 14. evaluation: headers that say what they are, one AER convention, one-file report ------
 @pytest.fixture
 def scored_ws(demo_ws, tiny):
-    from core.store import Workspace
+    from core.workspace.store import Workspace
 
     with Workspace.open(demo_ws) as ws:
         run = ws.create_run("scored", tiny("scored", 5).to_dict(), 1)
@@ -182,7 +182,7 @@ def scored_ws(demo_ws, tiny):
 def test_item14_headers_aer_in_percent_and_a_self_contained_report(qtbot, scored_ws, tmp_path):
     from app.panels.evaluation import METRIC_KEYS, OPTIONAL_KEYS, EvaluationPanel
     from core.evaluate.aer import percent_text
-    from core.store import Workspace
+    from core.workspace.store import Workspace
 
     panel = next(shown_panel(qtbot, EvaluationPanel, scored_ws, 1600, 900))
     optional = [2 + METRIC_KEYS.index(k) for k in OPTIONAL_KEYS]
@@ -227,8 +227,8 @@ def test_item14_headers_aer_in_percent_and_a_self_contained_report(qtbot, scored
 def test_item14_cli_tables_use_the_same_aer_convention(demo_ws):
     """`align` and `demo` print aer_table: AER, precision and recall in %, one decimal."""
     from core.evaluate.attention_aer import aer_table
-    from core.goldsets import load_gold_set
-    from core.store import Workspace
+    from core.evaluate.goldsets import load_gold_set
+    from core.workspace.store import Workspace
 
     with Workspace.open(demo_ws) as ws:
         gold = load_gold_set(ws, "demo-gold")
@@ -458,7 +458,7 @@ def copied_ws(tmp_path, trained_ws):
     import shutil
 
     from core.data.readers import read_parallel
-    from core.store import Workspace
+    from core.workspace.store import Workspace
     from tests.app.conftest import DEMO
 
     root = tmp_path / "ws"

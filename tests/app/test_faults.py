@@ -250,7 +250,7 @@ def cancelled_ws(tmp_path, trained_ws):
     and a run 'never' was cancelled before saving any."""
     import shutil
 
-    from core.store import Workspace
+    from core.workspace.store import Workspace
     from tests.app.conftest import tiny_config
 
     root = tmp_path / "ws"

@@ -15,12 +15,12 @@ from PySide6.QtPdf import QPdfDocument
 from PySide6.QtSvg import QSvgRenderer
 
 from app import workers
-from app.core_jobs import PairInput, PairView
 from app.panels.evaluation import EvaluationPanel
 from app.panels.figures import export_item
 from app.widgets.heatmap import AttentionHeatmap
 from app.widgets.heatmap_legend import GOLD
 from core.evaluate.alignment import Alignment
+from core.services.attention_view import PairInput, PairView
 
 BAR = QColor(200, 60, 40)
 

@@ -1,4 +1,4 @@
-"""Both fronts evaluate through core.services.evaluation: the GUI's evaluation job and
+"""Both fronts evaluate through core.services.eval_scores: the GUI's evaluation job and
 the CLI's `evaluate --test test` store the same metrics under the same keys and test
 name, for a sentence-level run and for a context model (whose test pairs are translated
 document by document on both fronts)."""
@@ -10,8 +10,8 @@ import pytest
 from app.core_jobs import SessionCache, evaluate_job
 from core.cli import run_cli
 from core.jobs import JobContext
-from core.services.evaluation import METRIC_KEYS
-from core.store import Workspace
+from core.services.eval_scores import METRIC_KEYS
+from core.workspace.store import Workspace
 from tests.core.test_cli_context import tiny_config
 
 

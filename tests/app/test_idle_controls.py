@@ -5,7 +5,7 @@ from __future__ import annotations
 from app import workers
 from app.panels.corpora import CorporaPanel
 from app.panels.evaluation import EvaluationPanel
-from core.store import Workspace
+from core.workspace.store import Workspace
 
 
 def test_store_split_is_enabled_only_with_a_corpus_selected(qtbot, tmp_path, demo_ws):

@@ -190,8 +190,8 @@ def test_an_emptied_database_is_refused_with_the_command_lines_message(qtbot, tm
     command line says (and how to rebuild), and no folder is deleted."""
     from core.data.corpus import Corpus, SentencePair
     from core.errors import StoreError
-    from core.store import Workspace
-    from core.workspace_paths import CORPUS_META
+    from core.workspace.paths import CORPUS_META
+    from core.workspace.store import Workspace
 
     with Workspace.open(tmp_path / "ws") as ws:
         ws.add_corpus(Corpus([SentencePair("hola", "hello", None, 1)], "es", "en", name="c"))

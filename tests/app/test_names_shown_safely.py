@@ -5,7 +5,7 @@ import json
 
 from app.main_window import MainWindow
 from core.config import RunConfig
-from core.store import Workspace
+from core.workspace.store import Workspace
 
 
 def test_corpus_and_run_lists_escape_control_characters(qtbot, demo_ws):

@@ -11,7 +11,7 @@ from app.main_window import MainWindow
 from app.responsiveness import LatenessProbe
 from core.evaluate.aer import sentence_aer
 from core.evaluate.extract import argmax_alignment
-from core.goldsets import load_gold_set
+from core.evaluate.goldsets import load_gold_set
 from core.infer.session import TranslationSession
 from tests.app.conftest import wait_for_pairs
 

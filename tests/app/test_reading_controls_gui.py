@@ -11,8 +11,8 @@ import numpy as np
 from app import workers
 from app.panels.attention import AttentionPanel
 from core.config import RunConfig
+from core.evaluate.goldsets import load_gold_set
 from core.evaluate.readings import read_attention
-from core.goldsets import load_gold_set
 from core.infer.session import TranslationSession
 from core.services import reading_anchors
 from core.train.artifacts import load_model

@@ -38,7 +38,7 @@ def four_runs_ws(tmp_path_factory):
     """A demo workspace (toy runs) with a fourth run, a small Transformer."""
     from app.screenshots import comparison_run
     from core.services.demo import ensure_demo_workspace
-    from core.store import Workspace
+    from core.workspace.store import Workspace
 
     root = ensure_demo_workspace(tmp_path_factory.mktemp("layout") / "demo",
                                  models_dir=TOY_MODELS)

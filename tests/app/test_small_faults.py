@@ -16,7 +16,7 @@ from app.panels.translate_compare import BASELINE, DIFFERS, MARK, TARGET
 from app.widgets.diff_view import RICH_ROLE
 from core.infer.translate import Translation
 from core.services.translation import Comparison
-from core.store import Workspace
+from core.workspace.store import Workspace
 
 
 def fake(source: str, text: str, log_prob: float = -1.5) -> Translation:

@@ -59,7 +59,7 @@ def test_attention_of_pairs_listed_before_never_shows_for_the_new_pairs(qtbot, t
                                                                          errors, monkeypatch):
     """Compute attention on the gold set, switch to the test split before it ends: the
     old job's views (keyed by the old pairs' indices) are not taken for the new pairs."""
-    from app import core_jobs
+    from core.services import attention_set
     from tests.app.conftest import wait_for_pairs
 
     window = _window(qtbot, trained_ws)
@@ -68,7 +68,7 @@ def test_attention_of_pairs_listed_before_never_shows_for_the_new_pairs(qtbot, t
     panel.models.set_checked(ids[:1])
     panel.pair_source.setCurrentText("Gold set")
     wait_for_pairs(qtbot, panel)
-    release, entered = _held(monkeypatch, core_jobs, "pair_view")
+    release, entered = _held(monkeypatch, attention_set, "pair_view")
     job = panel.compute()
     assert entered.wait(30)
     panel.pair_source.setCurrentText("Test split")

@@ -31,7 +31,7 @@ def stage1_ws(demo_ws, tiny):
     finished luong run 'rnn' (not a stage-1 candidate)."""
     from core.jobs import JobContext
     from core.services.training import create_run, train_run
-    from core.store import Workspace
+    from core.workspace.store import Workspace
 
     ws = Workspace.open(demo_ws)
     for cfg in (tiny_transformer("transformer", "sent"), tiny("rnn", 2)):

@@ -6,7 +6,7 @@ import pytest
 from app.main_window import MainWindow
 from core.config import RunConfig, load_preset
 from core.errors import ConfigError
-from core.store import Workspace
+from core.workspace.store import Workspace
 
 
 def _panel(qtbot, root):

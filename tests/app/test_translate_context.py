@@ -195,9 +195,9 @@ def test_gate_strip_shows_the_translation_gates_aligned_and_hides_without_gates(
 def test_attention_screen_shows_a_gate_strip_for_the_context_model_only(qtbot, context_ws):
     """Side by side on the Attention screen: the context model's heatmap gets the strip
     with the forced-decoding gates, the sentence-level one none."""
-    from app.core_jobs import PairInput, pair_view
     from app.panels.attention import AttentionPanel
-    from core.store import Workspace
+    from core.services.attention_view import PairInput, pair_view
+    from core.workspace.store import Workspace
 
     ws = Workspace.open(context_ws)
     jobs = workers.JobManager()
@@ -358,8 +358,8 @@ def test_the_shortlist_box_reaches_the_job_and_decodes_over_the_runs_shortlist(
     and decodes over it: the lexicon lands in the run's folder and every output word is
     a candidate of the sentences' batch."""
     from core.services.shortlist_store import lexicon_path, load_shortlist
-    from core.store import Workspace
     from core.train.artifacts import load_text_side
+    from core.workspace.store import Workspace
 
     run = ids(panel)["sent"]
     panel.models.set_checked([run])

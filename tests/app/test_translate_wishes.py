@@ -19,7 +19,7 @@ from app.panels.translate_checks import FLAG, TINT, flagged_rows
 from core.evaluate.output_checks import check_translations
 from core.formats.export import read_translations
 from core.infer.decoding import KEYS
-from core.store import Workspace
+from core.workspace.store import Workspace
 from tests.app.conftest import shown_panel
 
 

@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 
 from core.data.readers import read_parallel
-from core.store import Workspace
+from core.workspace.store import Workspace
 
 DEMO = Path(__file__).resolve().parents[2] / "resources" / "demo"
 

@@ -171,8 +171,8 @@ def test_a_head_run_over_a_workspace_run_and_its_reading_in_align(tmp_path, caps
     from core.services.alignment_runs import default_reading
     from core.services.demo import demo_config
     from core.services.training import alignment_head_config, create_run
-    from core.store import Workspace
     from core.train.artifacts import load_model
+    from core.workspace.store import Workspace
     from tests.core.conftest import train_tiny_demo_run
 
     demo = Path(__file__).resolve().parents[2] / "resources" / "demo"

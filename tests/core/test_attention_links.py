@@ -10,14 +10,14 @@ from core.cli import run_cli
 from core.config import RunConfig, TrainConfig
 from core.errors import ConfigError
 from core.evaluate.attention_aer import reading_alignments
+from core.evaluate.goldsets import GoldSet
 from core.evaluate.symmetrize import symmetrize_corpus
-from core.goldsets import GoldSet
 from core.infer.session import TranslationSession
 from core.services import attention_links
 from core.services.alignment_runs import default_reading
 from core.services.training import load_split_corpora
-from core.store import Workspace
 from core.train.artifacts import load_model
+from core.workspace.store import Workspace
 from tests.core.conftest import train_tiny_demo_run
 
 

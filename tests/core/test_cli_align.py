@@ -65,8 +65,8 @@ def test_baseline_files_must_be_line_parallel(tiny_ws, tmp_path, capsys, no_work
 
 @pytest.mark.parametrize("store", [False, True])
 def test_an_empty_gold_set_is_refused(tiny_ws, tmp_path, capsys, monkeypatch, no_work, store):
-    from core.goldsets import list_gold_sets
-    from core.store import Workspace
+    from core.evaluate.goldsets import list_gold_sets
+    from core.workspace.store import Workspace
 
     monkeypatch.setattr("core.services.translation.open_session", no_work)
     files = {}
@@ -150,8 +150,8 @@ def test_one_based_links_read_as_zero_based_name_the_option(tiny_ws, tmp_path, c
 
 def test_an_existing_gold_set_name_says_how_to_use_it(tiny_ws, tmp_path, capsys, monkeypatch,
                                                       no_work):
-    from core.goldsets import import_gold_set
-    from core.store import Workspace
+    from core.evaluate.goldsets import import_gold_set
+    from core.workspace.store import Workspace
 
     monkeypatch.setattr("core.services.translation.open_session", no_work)
     with Workspace.open(tiny_ws) as ws:

@@ -46,7 +46,7 @@ def ctx_ws(tmp_path_factory):
     from core.jobs import JobContext
     from core.services.demo import import_demo_corpus
     from core.services.training import create_run, train_run
-    from core.store import Workspace
+    from core.workspace.store import Workspace
 
     root = tmp_path_factory.mktemp("ctxcli") / "ws"
     with Workspace.open(root) as ws:
@@ -81,7 +81,7 @@ def _translate(ws_root: Path, doc: Path, *extra: str) -> int:
 def test_translate_cli_target_context_equals_the_library_call(ctx_ws, tmp_path, capsys,
                                                               recorded_ctx):
     from core.infer.translate import translate_documents
-    from core.store import Workspace
+    from core.workspace.store import Workspace
 
     doc = tmp_path / "doc.txt"
     doc.write_text(DOCUMENT, encoding="utf-8")
@@ -184,7 +184,7 @@ VOITA = [
 
 
 def _stored(ws_root: Path, run: str, test_name: str) -> dict:
-    from core.store import Workspace
+    from core.workspace.store import Workspace
 
     with Workspace.open(ws_root) as ws:
         return [e for e in ws.evaluations(ws.run_id(run)) if e.test_name == test_name][-1].metrics
@@ -193,7 +193,7 @@ def _stored(ws_root: Path, run: str, test_name: str) -> dict:
 def test_evaluate_cli_contrastive_detects_eos_joined_context(ctx_ws, tmp_path, capsys,
                                                              monkeypatch):
     import core.evaluate.contrastive as contrastive
-    from core.store import Workspace
+    from core.workspace.store import Workspace
 
     path = tmp_path / "deixis_test.json"
     path.write_text(json.dumps(VOITA, ensure_ascii=False), encoding="utf-8")
@@ -298,7 +298,7 @@ def test_evaluate_cli_gates_reports_where_the_gate_opens(ctx_ws, tmp_path, capsy
     assert "Mean gate per source word on pron.json (ctxj)" in captured.out
     assert "(sent)" not in captured.out.split("Mean gate")[-1]
     m = _stored(ctx_ws, "ctxj", "gates:pron.json")
-    from core.store import Workspace
+    from core.workspace.store import Workspace
 
     with Workspace.open(ctx_ws) as ws:
         session = TranslationSession.open(ws, ["ctxj"])

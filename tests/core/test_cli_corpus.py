@@ -6,8 +6,8 @@ import sys
 import pytest
 
 from core.cli import run_cli
-from core.store import Workspace
-from core.workspace_paths import default_workspace_dir
+from core.workspace.paths import default_workspace_dir
+from core.workspace.store import Workspace
 
 # English<TAB>Spanish like the Anki/Tatoeba files: Spanish (es) is column 1.
 TSV = "Go.\tVe.\nI see it now.\tAhora lo veo.\nHello, world!\t¡Hola, mundo!\nGo.\tVe.\n"

@@ -10,7 +10,7 @@ import pytest
 from core.cli import run_cli
 from core.runlock import RunLock
 from core.services.manage import corpus_deletion, run_deletion
-from core.store import Workspace
+from core.workspace.store import Workspace
 
 
 def cli(ws: Workspace, *argv: str) -> int:

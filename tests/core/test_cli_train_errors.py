@@ -9,7 +9,7 @@ import pytest
 
 from core.cli import run_cli
 from core.config import load_preset
-from core.store import Workspace
+from core.workspace.store import Workspace
 
 DEMO = Path(__file__).resolve().parents[2] / "resources" / "demo"
 TINY = ["--set", "model.emb_size=8", "--set", "model.hidden_size=8", "--set", "model.layers=1",

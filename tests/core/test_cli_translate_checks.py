@@ -80,7 +80,7 @@ def test_translate_refuses_more_n_best_than_the_beam_limit(tmp_path, capsys):
 def test_the_session_refuses_a_beam_over_the_limit(tiny_ws):
     """The GUI's path (TranslationSession) keeps the same limit as --beam."""
     from core.infer.session import TranslationSession
-    from core.store import Workspace
+    from core.workspace.store import Workspace
 
     with Workspace.open(tiny_ws) as ws:
         session = TranslationSession.open(ws, ["tiny"])
@@ -343,7 +343,7 @@ def test_a_cuda_index_past_the_machines_gpus_is_refused(monkeypatch):
 
 def test_output_checks_leave_no_folders_behind(tmp_path):
     from core.atomic import check_writable
-    from core.services.evaluation import check_report
+    from core.services.eval_scores import check_report
 
     check_writable(tmp_path / "a" / "b" / "out.txt")
     assert not (tmp_path / "a").exists()

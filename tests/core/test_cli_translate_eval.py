@@ -18,10 +18,10 @@ from core.data.preprocess import Preprocessor
 from core.data.vocab import Vocab
 from core.evaluate.alignment import Alignment
 from core.evaluate.attention_aer import aer_table, attention_alignments
-from core.goldsets import GoldSet
+from core.evaluate.goldsets import GoldSet
 from core.infer.session import TranslationSession
 from core.models.base import Seq2Seq, Seq2SeqOutput
-from core.services.evaluation import forced_perplexity, parse_buckets, score_systems
+from core.services.eval_scores import forced_perplexity, parse_buckets, score_systems
 from core.train.artifacts import LoadedModel
 from tests.core.conftest import train_tiny_demo_run
 
@@ -142,7 +142,7 @@ def test_translate_cli_text_and_json(tiny_ws, tmp_path, capsys):
 
 def test_translate_cli_output_file_is_recorded(tiny_ws, tmp_path):
     from core.formats.export import read_translations
-    from core.store import Workspace
+    from core.workspace.store import Workspace
 
     inp = tmp_path / "in.txt"
     inp.write_text("Hola.\nAdiós.\n", encoding="utf-8")
@@ -155,7 +155,7 @@ def test_translate_cli_output_file_is_recorded(tiny_ws, tmp_path):
 
 
 def test_evaluate_cli_stores_bleu_by_length(tiny_ws, tmp_path, capsys):
-    from core.store import Workspace
+    from core.workspace.store import Workspace
 
     report = tmp_path / "report.json"
     assert run_cli(["--workspace", str(tiny_ws), "evaluate", "--run", "tiny", "--test", "test",
@@ -176,7 +176,7 @@ def test_evaluate_cli_stores_bleu_by_length(tiny_ws, tmp_path, capsys):
 
 
 def test_evaluate_cli_max_sentences_scores_a_prefix(tiny_ws):
-    from core.store import Workspace
+    from core.workspace.store import Workspace
 
     assert run_cli(["--workspace", str(tiny_ws), "evaluate", "--run", "tiny", "--test", "test",
                     "--beam", "1", "--max-sentences", "7"]) == 0
@@ -186,8 +186,8 @@ def test_evaluate_cli_max_sentences_scores_a_prefix(tiny_ws):
 
 
 def test_align_cli_imports_gold_and_writes_one_link_per_target_word(tiny_ws, tmp_path, capsys):
-    from core.goldsets import list_gold_sets
-    from core.store import Workspace
+    from core.evaluate.goldsets import list_gold_sets
+    from core.workspace.store import Workspace
 
     out = tmp_path / "al"
     assert run_cli(["--workspace", str(tiny_ws), "align", "--run", "tiny",
@@ -219,7 +219,7 @@ def test_translate_cli_document_keeps_paragraphs(tiny_ws, tmp_path, capsys):
 
 def test_evaluate_cli_contrastive_matches_forced_scores(tiny_ws, tmp_path, capsys):
     from core.infer.session import TranslationSession
-    from core.store import Workspace
+    from core.workspace.store import Workspace
 
     examples = [{"src": "Compré una mesa.", "dst": "I bought a table.",
                  "contrastive": "I bought a tables.", "phenomenon": "it"},
@@ -242,7 +242,7 @@ def test_evaluate_cli_contrastive_matches_forced_scores(tiny_ws, tmp_path, capsy
 
 
 def test_evaluate_cli_doc_level_scores_the_test_documents(tiny_ws, capsys):
-    from core.store import Workspace
+    from core.workspace.store import Workspace
 
     assert run_cli(["--workspace", str(tiny_ws), "evaluate", "--run", "tiny", "--doc-level",
                     "--beam", "1"]) == 0

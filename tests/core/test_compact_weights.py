@@ -60,8 +60,8 @@ def test_an_int8_checkpoint_loads_and_translates_like_the_original(tmp_path):
     from core.jobs import JobContext
     from core.services.demo import demo_config, import_demo_corpus, strip_checkpoint
     from core.services.training import create_run, load_split_corpora, train_run
-    from core.store import Workspace
     from core.train import artifacts
+    from core.workspace.store import Workspace
 
     with Workspace.open(tmp_path / "ws") as ws:
         corpus_id = import_demo_corpus(ws)

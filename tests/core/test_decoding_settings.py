@@ -12,7 +12,7 @@ from core.formats.export import read_translations, write_translations
 from core.formats.records import TranslationRecord
 from core.infer.decoding import KEYS, decoding_settings
 from core.infer.session import TranslationSession
-from core.store import Workspace
+from core.workspace.store import Workspace
 from tests.core.conftest import train_tiny_demo_run
 
 SETTINGS = {"runs": ["luong-a", "luong-b"], "checkpoints": ["best-00000400.pt", "last.pt"],

@@ -19,7 +19,7 @@ from core.services.demo import (
     bundled_models,
     ensure_demo_workspace,
 )
-from core.store import Workspace
+from core.workspace.store import Workspace
 
 
 def test_demo_quick_runs_the_pipeline_and_writes_valid_exports(tmp_path):
@@ -77,7 +77,7 @@ TOY_MODELS = Path(__file__).resolve().parents[1] / "fixtures" / "toy-models"
 
 
 def test_ensure_demo_workspace_installs_bundled_runs_once(tmp_path):
-    from core.goldsets import load_gold_set
+    from core.evaluate.goldsets import load_gold_set
     from core.infer.session import TranslationSession
 
     root = ensure_demo_workspace(tmp_path / "demo", models_dir=TOY_MODELS)
@@ -183,8 +183,8 @@ def test_the_shipped_runs_translate_and_align(tmp_path):
     from core.config import RunConfig
     from core.evaluate.aer import corpus_aer
     from core.evaluate.attention_aer import reading_alignments
+    from core.evaluate.goldsets import load_gold_set
     from core.evaluate.metrics import corpus_bleu
-    from core.goldsets import load_gold_set
     from core.infer.session import TranslationSession
     from core.services.alignment_runs import default_reading
     from core.services.corpora import load_split_corpora
@@ -290,7 +290,7 @@ def test_the_demo_workspace_holds_the_wpt03_trial_gold(tmp_path):
     """The WPT-03 en-fr trial gold (37 Hansards pairs; Mihalcea & Pedersen 2003, gold by
     Och & Ney) is a gold set of the demo workspace, English first, its sure and possible
     links as published (338 sure; 1,784 possible, the sure ones included)."""
-    from core.goldsets import load_gold_set
+    from core.evaluate.goldsets import load_gold_set
     from core.services.demo import WPT03_GOLD
 
     root = ensure_demo_workspace(tmp_path / "demo", models_dir=TOY_MODELS)
@@ -341,8 +341,8 @@ def test_the_shipped_english_french_runs_translate_our_documents_and_align_as_re
     from core.config import RunConfig
     from core.evaluate.aer import corpus_aer
     from core.evaluate.attention_aer import reading_alignments, reverse_gold
+    from core.evaluate.goldsets import load_gold_set
     from core.evaluate.metrics import corpus_bleu
-    from core.goldsets import load_gold_set
     from core.infer.session import TranslationSession
     from core.services.alignment_runs import default_reading
     from core.services.demo import WPT03_GOLD

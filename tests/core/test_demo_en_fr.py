@@ -1,7 +1,7 @@
 """Checks on the bundled English->French document corpus and its contrastive pronoun
 set (resources/demo/en-fr/, described in its README.md), read through the product's
 own readers: core.data.readers.read_corpus for the corpus (as the demo reads its
-corpus) and core.services.evaluation.contrastive_examples for the set (what
+corpus) and core.services.contrastive_eval.contrastive_examples for the set (what
 `evaluate --contrastive FILE` and the Evaluation screen use)."""
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ import pytest
 
 from core.data.readers import read_corpus
 from core.evaluate.contrastive import _check_pair
-from core.services.evaluation import contrastive_examples
+from core.services.contrastive_eval import contrastive_examples
 
 EN_FR = Path(__file__).resolve().parents[2] / "resources" / "demo" / "en-fr"
 SET = EN_FR / "contrastive.json"

@@ -19,7 +19,8 @@ from core.atomic import write_atomic, write_text_atomic
 from core.cli import run_cli
 from core.data.corpus import Corpus, SentencePair
 from core.errors import DiskFullError, OutputError, StoreError, WorkbenchError
-from core.store import Workspace, database_error
+from core.workspace.database import database_error
+from core.workspace.store import Workspace
 
 DEMO = Path(__file__).resolve().parents[2] / "resources" / "demo"
 
@@ -195,7 +196,7 @@ def test_opening_on_a_full_disk_is_not_called_damage(tmp_path, monkeypatch):
     def migrations_fail(*_args):
         raise full
 
-    monkeypatch.setattr("core.store.apply_migrations", migrations_fail)
+    monkeypatch.setattr("core.workspace.store.apply_migrations", migrations_fail)
     with pytest.raises(DiskFullError, match="the disk is full") as err:
         Workspace.open(tmp_path / "ws")
     assert "backup" not in str(err.value) and "damaged" not in str(err.value)

@@ -44,7 +44,7 @@ def test_torchrun_with_nccl_creates_one_run_and_trains(tmp_path):
     from pathlib import Path
 
     from core.services.demo import import_demo_corpus
-    from core.store import Workspace
+    from core.workspace.store import Workspace
 
     root = tmp_path / "ws"
     with Workspace.open(root) as ws:

@@ -75,7 +75,7 @@ def test_system_info_names_strategy_and_context_side():
     from types import SimpleNamespace
 
     from core.config import ModelConfig
-    from core.services.evaluation import system_info
+    from core.services.doc_eval import system_info
 
     def info(**model):
         config = SimpleNamespace(model=ModelConfig(**model))

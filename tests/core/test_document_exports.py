@@ -80,7 +80,7 @@ def test_the_translate_command_writes_the_translated_docx(tmp_path, capsys):
     the output's paragraphs are the model's translations of the source's, styled as
     they were."""
     from core.services.demo import ensure_demo_workspace
-    from core.store import Workspace
+    from core.workspace.store import Workspace
 
     root = ensure_demo_workspace(tmp_path / "demo", models_dir=TOY_MODELS)
     source = make_docx(tmp_path / "informe.docx")

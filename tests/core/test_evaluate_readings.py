@@ -18,8 +18,8 @@ from core.data.vocab import Vocab
 from core.evaluate.aer import corpus_aer
 from core.evaluate.alignment import Alignment
 from core.evaluate.attention_aer import reading_alignments
+from core.evaluate.goldsets import GoldSet
 from core.evaluate.readings import drop_sink, is_punctuation, read_attention
-from core.goldsets import GoldSet
 from core.infer.session import TranslationSession
 from core.models.base import Seq2Seq, Seq2SeqOutput
 from core.train.artifacts import LoadedModel
@@ -127,7 +127,7 @@ def test_align_cli_symmetrises_two_directions_each_at_its_own_reading(tmp_path, 
     from core.jobs import JobContext
     from core.services.demo import demo_config, import_demo_corpus
     from core.services.training import create_run, train_run
-    from core.store import Workspace
+    from core.workspace.store import Workspace
 
     root = tmp_path / "ws"
     with Workspace.open(root) as ws:
@@ -175,7 +175,7 @@ def test_align_remembers_the_best_reading_as_the_runs_default(tmp_path, capsys):
     from core.services.alignment_runs import default_reading
     from core.services.demo import demo_config, import_demo_corpus
     from core.services.training import create_run, train_run
-    from core.store import Workspace
+    from core.workspace.store import Workspace
 
     assert READING_CHOICES == ("", *READINGS)  # config's copy of the reading names
     root = tmp_path / "ws"

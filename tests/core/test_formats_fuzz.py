@@ -21,12 +21,12 @@ from hypothesis import strategies as st
 from core.config import RunConfig, load_config
 from core.errors import ConfigError, CorpusError
 from core.evaluate.alignment import AlignmentCorpus, read_pharaoh, read_talp, read_wpt
+from core.evaluate.goldsets import read_token_lines
 from core.formats.documents import read_paragraphs
 from core.formats.docx_text import read_docx_paragraphs
 from core.formats.export import read_translations
 from core.formats.records import TranslationRecord
 from core.formats.text import read_moses
-from core.goldsets import read_token_lines
 from tests.core import bombs
 
 #: NMT_WB_FUZZ_EXAMPLES=N explores more (and at random); the suite runs 25 fixed ones each

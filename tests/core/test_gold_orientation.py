@@ -17,7 +17,7 @@ from core.evaluate.attention_aer import (
     orientation_note,
     symmetrize_with_reverse,
 )
-from core.goldsets import GoldSet
+from core.evaluate.goldsets import GoldSet
 
 GOLD = GoldSet("wpt", [["the", "house"], ["yes"]], [["la", "maison", "bleue"], ["oui"]],
                [Alignment({(0, 0), (1, 1)}, {(1, 2)}), Alignment({(0, 0)})], "en", "fr")

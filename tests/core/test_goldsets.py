@@ -1,4 +1,4 @@
-"""Gold alignment sets in a workspace (core.goldsets): import, store, load, validate."""
+"""Gold alignment sets in a workspace (core.evaluate.goldsets): import, store, load, validate."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -6,8 +6,8 @@ from pathlib import Path
 import pytest
 
 from core.errors import AlignmentError, ConfigError
-from core.goldsets import import_gold_set, list_gold_sets, load_gold_set
-from core.store import Workspace
+from core.evaluate.goldsets import import_gold_set, list_gold_sets, load_gold_set
+from core.workspace.store import Workspace
 
 DEMO = Path(__file__).resolve().parents[2] / "resources" / "demo"
 

@@ -126,8 +126,8 @@ def test_a_run_aligns_its_training_split_once_and_the_next_run_reuses_it(tmp_pat
     from core.data.dataset import encode_text
     from core.services.demo import demo_config, import_demo_corpus
     from core.services.training import create_run, load_split_corpora, train_run
-    from core.store import Workspace
     from core.train import artifacts
+    from core.workspace.store import Workspace
 
     with Workspace.open(tmp_path / "ws") as ws:
         corpus_id = import_demo_corpus(ws)

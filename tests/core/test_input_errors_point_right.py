@@ -9,7 +9,7 @@ from core.cli.translate_cmd import read_input
 from core.data.readers import read_parallel
 from core.errors import AlignmentError, CorpusError
 from core.evaluate.alignment import parse_pharaoh, read_wpt
-from core.goldsets import import_gold_set
+from core.evaluate.goldsets import import_gold_set
 
 
 def test_gold_sentences_with_u2028_or_a_form_feed_stay_one_line(workspace, tmp_path):

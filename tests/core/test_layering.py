@@ -62,13 +62,12 @@ LAYERS = (
     ("foundation", {"errors", "limits", "diskspace", "atomic", "safepath", "textsafe",
                     "families", "runlock", "jobs", "config", "allocator"}),
     ("data", {"data", "formats"}),
-    ("store", {"workspace_paths", "workspace_health", "store_records", "store_run_records",
-               "store", "gold_folders"}),
+    ("workspace", {"workspace"}),
     ("models", {"models"}),
     ("train", {"train"}),
     ("infer", {"infer"}),
-    ("evaluate", {"evaluate", "goldsets"}),
-    ("services", {"services", "workspace_rebuild"}),
+    ("evaluate", {"evaluate"}),
+    ("services", {"services"}),
     ("tooling", {"tooling"}),
     ("cli", {"cli"}),
 )
@@ -181,13 +180,18 @@ def test_no_module_imports_a_layer_above_its_own():
     assert upward_imports(module_graph()) == []
 
 
-def test_the_store_stands_below_the_models():
-    """Opening a workspace loads no torch: the store is below the ML stack."""
+def test_the_workspace_stands_below_the_models():
+    """Opening a workspace loads neither torch nor numpy: every module of core.workspace
+    (Workspace.recover included, which puts right a killed gold-set import through
+    workspace.gold_folders, not evaluate.goldsets) ranks below the ML stack."""
     import subprocess
     import sys
 
-    code = ("import sys, core.store, core.gold_folders, core.workspace_paths;"
-            "sys.exit(1 if 'torch' in sys.modules else 0)")
+    assert RANK["workspace"] < min(RANK[u] for u in ("models", "train", "infer", "evaluate"))
+    modules = sorted(m for m in module_names() if unit_of(m) == "workspace")
+    assert {"core.workspace.store", "core.workspace.gold_folders"} <= set(modules)
+    code = (f"import sys, {', '.join(modules)};"
+            "sys.exit(1 if {'torch', 'numpy'} & set(sys.modules) else 0)")
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                             cwd=CORE.parent)
     assert result.returncode == 0, result.stdout + result.stderr
@@ -206,8 +210,9 @@ def test_cycle_finder_finds_a_cycle():
 
 
 def test_upward_imports_are_found():
-    assert upward_imports({"core.store": {"core.goldsets"}, "core.cli.x": {"core.store"}}) == [
-        "core.store -> core.goldsets"]
+    assert upward_imports({"core.workspace.store": {"core.evaluate.goldsets"},
+                           "core.cli.x": {"core.workspace.store"}}) == [
+        "core.workspace.store -> core.evaluate.goldsets"]
 
 
 def imports_in_functions(source: str) -> list[int]:
@@ -258,6 +263,40 @@ def test_no_two_core_modules_share_a_file_name():
 def test_shared_file_names_are_found():
     paths = [CORE / "infer" / "scoring.py", CORE / "services" / "scoring.py",
              CORE / "infer" / "__init__.py", CORE / "services" / "__init__.py",
-             CORE / "store.py"]
+             CORE / "workspace" / "store.py"]
     assert shared_file_names(paths) == {"scoring.py": ["infer/scoring.py",
                                                        "services/scoring.py"]}
+
+
+def private_imports(source: str, me: str) -> list[str]:
+    """'module._name' for each private name (one underscore, not a dunder) that module
+    `me` imports with `from core.x import _name` / `from app.x import _name` from
+    another package than its own."""
+    package = me.rpartition(".")[0]
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.ImportFrom) and node.module and node.level == 0 \
+                and node.module.split(".")[0] in ("core", "app"):
+            source_package = node.module.rpartition(".")[0]
+            found += [f"{node.module}.{a.name}" for a in node.names
+                      if a.name.startswith("_") and not a.name.startswith("__")
+                      and source_package != package]
+    return found
+
+
+def test_no_private_name_is_imported_from_another_package():
+    """What two packages share is public: a `_name` is its own package's business (a
+    private helper imported from another package hid what services.alignment_runs took
+    from data.readers)."""
+    found = []
+    for path in sorted([*CORE.rglob("*.py"), *(CORE.parent / "app").rglob("*.py")]):
+        parts = path.relative_to(CORE.parent).with_suffix("").parts
+        found += private_imports(path.read_text(), ".".join(parts))
+    assert found == []
+
+
+def test_private_imports_are_found():
+    source = ("from core.data.readers import _check, public\n"
+              "from core.services.x import _same_package\nfrom core.a import __version__\n")
+    assert private_imports(source, "core.services.alignment_runs") == [
+        "core.data.readers._check"]

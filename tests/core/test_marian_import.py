@@ -16,7 +16,7 @@ import torch
 from core.errors import CheckpointError, ConfigError
 from core.infer.session import TranslationSession
 from core.services.model_import import PROVENANCE, file_record, import_model, provenance
-from core.store import Workspace
+from core.workspace.store import Workspace
 from tests.core.marian_folder import DEMO, make_marian_folder
 
 transformers = pytest.importorskip("transformers")  # the `dev` extra installs it

@@ -8,7 +8,7 @@ import torch
 
 from core.config import load_preset
 from core.errors import CheckpointError, ConfigError, StoreError
-from core.goldsets import import_gold_set, load_gold_set
+from core.evaluate.goldsets import import_gold_set, load_gold_set
 from core.jobs import RecordingContext
 from core.safepath import inside
 from core.services.training import create_run, train_run
@@ -173,10 +173,10 @@ def test_run_files_linked_out_are_not_read(workspace, tmp_path):
 def test_files_inside_run_corpus_and_gold_folders_linked_out_are_not_read(workspace, tmp_path):
     """Not only the folders: a run's shortlist, a corpus's stored alignment links and a
     gold set's files that are links out of the workspace are refused, not read."""
-    from core.gold_folders import SRC_FILE
-    from core.goldsets import gold_root
+    from core.evaluate.goldsets import gold_root
     from core.services.shortlist_store import lexicon_path
     from core.train.guidance import link_file
+    from core.workspace.gold_folders import SRC_FILE
 
     src, tgt, links = (tmp_path / n for n in ("g.src", "g.tgt", "g.links"))
     src.write_text("a b\n", encoding="utf-8")

@@ -12,13 +12,13 @@ import torch
 from core.cli import run_cli
 from core.config import RunConfig
 from core.evaluate.attention_aer import reading_alignments
+from core.evaluate.goldsets import GoldSet
 from core.evaluate.readings import ATTENTION_READINGS
-from core.goldsets import GoldSet
 from core.infer.session import TranslationSession
 from core.services import attention_links, reading_anchors
 from core.services.alignment_runs import default_reading
-from core.store import Workspace
 from core.train.artifacts import load_model
+from core.workspace.store import Workspace
 from tests.core.conftest import train_tiny_demo_run
 
 

@@ -15,7 +15,7 @@ from core.errors import TrainingError
 from core.jobs import RecordingContext
 from core.runlock import RunLock, is_locked
 from core.services.training import create_run, train_run
-from core.store import Workspace
+from core.workspace.store import Workspace
 from tests.core.test_train_run import tiny_run_config
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -144,7 +144,7 @@ def test_orphan_temp_files_are_removed_on_the_next_open(workspace):
 
 
 def test_a_gold_set_import_killed_mid_way_is_put_right_on_open(workspace, tmp_path):
-    from core.goldsets import import_gold_set, list_gold_sets, load_gold_set
+    from core.evaluate.goldsets import import_gold_set, list_gold_sets, load_gold_set
 
     src, tgt, links = (tmp_path / n for n in ("g.src", "g.tgt", "g.links"))
     src.write_text("a b\n", encoding="utf-8")

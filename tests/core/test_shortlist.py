@@ -163,7 +163,7 @@ def tiny_ws(tmp_path_factory):
 
 def test_a_guided_runs_shortlist_reuses_its_training_links(tiny_ws):
     from core.services.shortlist_store import load_shortlist
-    from core.store import Workspace
+    from core.workspace.store import Workspace
 
     logs: list[str] = []
     with Workspace.open(tiny_ws, create=False) as ws:
@@ -174,8 +174,8 @@ def test_a_guided_runs_shortlist_reuses_its_training_links(tiny_ws):
 
 def test_a_runs_lexicon_comes_from_its_training_split_and_is_stored(tiny_ws):
     from core.services.shortlist_store import lexicon_path, load_shortlist
-    from core.store import Workspace
     from core.train.artifacts import load_text_side
+    from core.workspace.store import Workspace
 
     logs: list[str] = []
     with Workspace.open(tiny_ws, create=False) as ws:
@@ -238,8 +238,8 @@ def test_translate_with_a_shortlist(tiny_ws, tmp_path, capsys):
     assert run_cli([*base, "--shortlist", "1,0", "--json"]) == 0
     records = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
     from core.services.shortlist_store import load_shortlist
-    from core.store import Workspace
     from core.train.artifacts import load_text_side
+    from core.workspace.store import Workspace
 
     with Workspace.open(tiny_ws, create=False) as ws:
         sl = load_shortlist(ws, "tiny", per_word=1, frequent=0)
@@ -271,7 +271,7 @@ def test_evaluate_with_a_shortlist_names_the_system_and_scores_its_translations(
 
     # every target word is a candidate: the same translations, the same scores
     assert scores(listed, "tiny +shortlist 200,100000") == scores(plain, "tiny")
-    from core.store import Workspace
+    from core.workspace.store import Workspace
 
     with Workspace.open(tiny_ws, create=False) as ws:
         tests = [e.test_name for e in ws.evaluations(ws.get_run("tiny").id)]
@@ -288,7 +288,7 @@ def test_a_bundled_run_trained_elsewhere_gets_no_shortlist_from_the_demo_corpus(
     they are attached to: a lexicon from that corpus would be wrong, so none is built."""
     from core.services.demo import BUNDLED_MARK, ensure_demo_workspace
     from core.services.shortlist_store import load_shortlist
-    from core.store import Workspace
+    from core.workspace.store import Workspace
 
     root = ensure_demo_workspace(tmp_path / "demo")
     with Workspace.open(root, create=False) as ws:
@@ -309,8 +309,8 @@ def test_a_comparison_decodes_each_side_over_its_own_shortlist_or_none(tiny_ws):
     shortlist, the baseline over the whole vocabulary, exactly as it does alone."""
     from core.services import translation
     from core.services.shortlist_store import load_shortlist
-    from core.store import Workspace
     from core.train.artifacts import load_text_side
+    from core.workspace.store import Workspace
 
     sentences = ["¿Dónde está la estación de tren?", "Una botella de agua sin gas."]
     with Workspace.open(tiny_ws, create=False) as ws:

@@ -10,8 +10,8 @@ import pytest
 
 from core.data.corpus import Corpus, SentencePair
 from core.errors import StoreError
-from core.store import Workspace
-from core.workspace_paths import LATEST_VERSION, apply_migrations
+from core.workspace.paths import LATEST_VERSION, apply_migrations
+from core.workspace.store import Workspace
 
 CONFIG = {"model": {"family": "luong", "hidden_size": 8}, "train": {"epochs": 1}}
 
@@ -425,7 +425,7 @@ def test_an_emptied_or_lost_database_beside_data_is_refused_and_nothing_deleted(
 
 
 def test_rebuild_indexes_the_folders_and_keeps_the_old_database(ws):
-    from core.workspace_rebuild import rebuild_workspace
+    from core.services.workspace_rebuild import rebuild_workspace
 
     _fill(ws)
     ws.close()

@@ -6,7 +6,7 @@ import sys
 import time
 from pathlib import Path
 
-from core.store import Workspace
+from core.workspace.store import Workspace
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -15,7 +15,7 @@ ROOT = Path(__file__).resolve().parents[2]
 WRITER = """
 import sys, time
 from pathlib import Path
-from core.store import Workspace
+from core.workspace.store import Workspace
 ws = Workspace.open(sys.argv[1])
 run_id, tag, steps = int(sys.argv[2]), sys.argv[3], int(sys.argv[4])
 (Path(sys.argv[1]) / ("ready_" + tag)).touch()

@@ -84,7 +84,7 @@ def tgt_ws(tmp_path_factory):
     from core.jobs import JobContext
     from core.services.demo import import_demo_corpus
     from core.services.training import create_run, train_run
-    from core.store import Workspace
+    from core.workspace.store import Workspace
 
     root = tmp_path_factory.mktemp("tgtctx") / "ws"
     with Workspace.open(root) as ws:
@@ -115,7 +115,7 @@ class EncodeSpy:
 def test_a_document_is_translated_with_its_own_previous_translations(tgt_ws, monkeypatch):
     from core.data.context import CONTEXT_START
     from core.services import translation
-    from core.store import Workspace
+    from core.workspace.store import Workspace
 
     with Workspace.open(tgt_ws) as ws:
         session = translation.open_session(ws, ["tgt"])
@@ -135,8 +135,8 @@ def test_a_document_is_translated_with_its_own_previous_translations(tgt_ws, mon
 def test_scoring_reads_the_previous_reference_and_contrastive_sets_their_target_context(
         tgt_ws, monkeypatch):
     from core.infer.scoring import ForcedScorer
-    from core.services import evaluation, translation
-    from core.store import Workspace
+    from core.services import contrastive_eval, eval_scores, translation
+    from core.workspace.store import Workspace
 
     with Workspace.open(tgt_ws) as ws:
         tgt, src = (translation.open_session(ws, [n]) for n in ("tgt", "src"))
@@ -157,15 +157,15 @@ def test_scoring_reads_the_previous_reference_and_contrastive_sets_their_target_
         monkeypatch.setattr(ForcedScorer, "context_ids", spy)
         # the test-set perplexity: each pair's context is the previous pair's reference
         pairs = ws.load_corpus("demo").pairs[:12]
-        assert evaluation.forced_perplexity(tgt, pairs) > 1
+        assert eval_scores.forced_perplexity(tgt, pairs) > 1
         same_doc = {pairs[i - 1].tgt for i in range(1, 12)
                     if pairs[i].doc_id and pairs[i].doc_id == pairs[i - 1].doc_id}
         assert same_doc and {s for prev in asked for s in prev} == same_doc
         asked.clear()
         path = FIXTURES / "contrastive" / "discevalmt-style.json"
-        examples = evaluation.contrastive_examples(path)
-        evaluation.contrastive_and_store(ws, {"tgt": tgt}, {"tgt": [ws.get_run("tgt").id]},
-                                         path, examples)
+        examples = contrastive_eval.contrastive_examples(path)
+        contrastive_eval.contrastive_and_store(
+            ws, {"tgt": tgt}, {"tgt": [ws.get_run("tgt").id]}, path, examples)
     previous_targets = {s for ex in examples for s in ex.context_tgt}
     previous_sources = {s for ex in examples for s in ex.context_src}
     shown = {s for prev in asked for s in prev}
@@ -174,7 +174,7 @@ def test_scoring_reads_the_previous_reference_and_contrastive_sets_their_target_
 
 def test_a_target_side_and_a_source_side_run_make_no_ensemble(tgt_ws):
     from core.services import translation
-    from core.store import Workspace
+    from core.workspace.store import Workspace
 
     with Workspace.open(tgt_ws) as ws, pytest.raises(
             ConfigError, match="reads its context from another side"):
@@ -183,8 +183,8 @@ def test_a_target_side_and_a_source_side_run_make_no_ensemble(tgt_ws):
 
 def test_a_set_without_target_context_is_refused_for_a_target_side_model(tgt_ws):
     from core.evaluate.contrastive import ContrastiveExample
-    from core.services import evaluation, translation
-    from core.store import Workspace
+    from core.services import contrastive_eval, translation
+    from core.workspace.store import Workspace
 
     examples = [ContrastiveExample("Es bonita.", ["Compré una mesa."], [], "It is pretty.",
                                    "He is pretty.", "it")]
@@ -192,8 +192,8 @@ def test_a_set_without_target_context_is_refused_for_a_target_side_model(tgt_ws)
         session = translation.open_session(ws, ["tgt"])
         with pytest.raises(ConfigError, match="no target-side context .* 'tgt' reads the "
                                               "previous target sentence"):
-            evaluation.contrastive_and_store(ws, {"tgt": session}, {"tgt": [1]},
-                                             Path("pronouns"), examples)
+            contrastive_eval.contrastive_and_store(ws, {"tgt": session}, {"tgt": [1]},
+                                                   Path("pronouns"), examples)
 
 
 def test_test_pairs_without_a_document_are_documents_of_their_own(tgt_ws, monkeypatch):
@@ -201,13 +201,13 @@ def test_test_pairs_without_a_document_are_documents_of_their_own(tgt_ws, monkey
     from types import SimpleNamespace
 
     from core.data.context import CONTEXT_START
-    from core.services import evaluation, translation
-    from core.store import Workspace
+    from core.services import eval_scores, translation
+    from core.workspace.store import Workspace
 
     with Workspace.open(tgt_ws) as ws:
         session = translation.open_session(ws, ["src"])
     spy = EncodeSpy(monkeypatch)
     pairs = [SimpleNamespace(src=s, tgt="", doc_id=None) for s in SENTENCES]
-    assert len(evaluation.translate_pairs(session, pairs, beam=1)) == 3
+    assert len(eval_scores.translate_pairs(session, pairs, beam=1)) == 3
     start = session.first.src_vocab.encode([CONTEXT_START])[0]
     assert spy.seen == [[start]] * 3

@@ -90,7 +90,7 @@ def test_cli_trains_for_minutes_and_resumes_with_more(tmp_path, capsys):
     import re
 
     from core.cli import run_cli
-    from core.store import Workspace
+    from core.workspace.store import Workspace
     from tests.core.test_train_run import DEMO
 
     ws_dir = str(tmp_path / "ws")

@@ -10,8 +10,8 @@ from core.config import DataConfig, ModelConfig, RunConfig, TrainConfig
 from core.errors import TrainingError
 from core.jobs import JobCancelled, RecordingContext
 from core.services.training import cancel_queued, create_run, train_run
-from core.store import Workspace
 from core.train.artifacts import load_model
+from core.workspace.store import Workspace
 
 DEMO = Path(__file__).resolve().parents[2] / "resources" / "demo"
 

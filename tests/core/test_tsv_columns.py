@@ -10,7 +10,7 @@ import pytest
 
 from core.cli import run_cli
 from core.data.langid import guess_columns, guess_tsv_columns, model_code, sample_tsv_columns
-from core.store import Workspace
+from core.workspace.store import Workspace
 
 DEMO = Path(__file__).resolve().parents[2] / "resources" / "demo"
 SPANISH = (DEMO / "demo.es").read_text(encoding="utf-8").splitlines()

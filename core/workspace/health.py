@@ -4,7 +4,7 @@
 (PRAGMA quick_check), emptied or lost while corpora/ and runs/ still hold data, missing
 tables of its schema version, or holding tables of a later version than it says, is
 refused with a message saying what happened and how to recover (`workspace rebuild`,
-core.workspace_rebuild, re-indexes the folders). Refusing at open means no command
+core.services.workspace_rebuild, re-indexes the folders). Refusing at open means no command
 writes into a damaged database, and no new corpus or run takes the id, and so the
 folder, of one the database has lost. `row_json` and `row_number` read a row's fields,
 naming the row when one was changed outside the workbench.
@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from core.errors import StoreError
-from core.workspace_paths import (
+from core.workspace.paths import (
     CORPORA_DIR,
     EXPORTS_DIR,
     LATEST_VERSION,

@@ -1,5 +1,5 @@
 """`workspace rebuild`: a new database indexed from the workspace's folders, for one that
-is damaged, emptied or lost (core.workspace_health refuses to open those).
+is damaged, emptied or lost (core.workspace.health refuses to open those).
 
 The old database (with its -wal and -shm files) is moved aside to
 `workspace.sqlite.damaged-<time>`, never deleted. Then every corpora/<id>/ holding its
@@ -21,9 +21,8 @@ from typing import Any
 
 from core import runlock
 from core.errors import StoreError, WorkbenchError
-from core.store import Workspace
-from core.workspace_health import check_layout
-from core.workspace_paths import (
+from core.workspace.health import check_layout
+from core.workspace.paths import (
     CORPORA_DIR,
     CORPUS_META,
     DB_NAME,
@@ -34,6 +33,7 @@ from core.workspace_paths import (
     resolve_workspace_dir,
     text_to_lines,
 )
+from core.workspace.store import Workspace
 
 UNKNOWN_LANG = "und"  # ISO 639: undetermined
 

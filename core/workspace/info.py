@@ -1,4 +1,4 @@
-"""Plain records the workspace API (core/store.py) returns: corpora, splits, runs,
+"""Plain records the workspace API (core/workspace/store.py) returns: corpora, splits, runs,
 metric points, checkpoints, evaluations, translations."""
 from __future__ import annotations
 

@@ -1,7 +1,8 @@
-"""A gold set's folder on disk, below the store: its file names and what an import
+"""A gold set's folder on disk, at the store's level: its file names and what an import
 killed mid-way leaves behind (`.NAME.tmp-PID`, `.NAME.old-PID`), put right when the
-workspace opens (core.store.Workspace.recover). Reading and writing gold sets is
-core.goldsets, which stands on core.evaluate.alignment; the store does not need that."""
+workspace opens (core.workspace.store.Workspace.recover). Reading and writing gold sets
+is core.evaluate.goldsets, which stands on core.evaluate.alignment; the workspace does
+not need that."""
 from __future__ import annotations
 
 import os

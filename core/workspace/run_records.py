@@ -1,8 +1,8 @@
 """What runs leave in the workspace index: their metrics, checkpoints, evaluations and
-translation exports. `RunRecords` is mixed into core.store.Workspace (the API stays
-`Workspace.log_metrics`, `.checkpoints`, ...), whose connection helpers it uses: `_write`
-(a transaction), `_query`, and `_rel` / `_abs` / `_inside` for paths kept relative to
-the workspace folder.
+translation exports. `RunRecords` is mixed into core.workspace.store.Workspace (the API
+is `Workspace.log_metrics`, `.checkpoints`, ...); it uses the connection helpers of
+core.workspace.database: `_write` (a transaction), `_query`, and `_rel` / `_abs` /
+`_inside` for paths kept relative to the workspace folder.
 """
 from __future__ import annotations
 
@@ -13,19 +13,17 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from core.store_records import CheckpointInfo, EvaluationInfo, MetricPoint, TranslationInfo
-from core.workspace_health import row_json
-from core.workspace_paths import RUNS_DIR
+from core.workspace.database import WorkspaceDatabase
+from core.workspace.health import row_json
+from core.workspace.info import CheckpointInfo, EvaluationInfo, MetricPoint, TranslationInfo
+from core.workspace.paths import RUNS_DIR
 
 METRIC_KINDS = ("train", "valid")
 CHECKPOINT_KINDS = ("last", "best")
 
 
-class RunRecords:
+class RunRecords(WorkspaceDatabase):
     """Metrics, checkpoints, evaluations and translations of a workspace's runs."""
-
-    root: Path
-    db_path: Path
 
     # --- metrics ----------------------------------------------------------------------------
     def log_metrics(self, run_id: int, step: int, kind: str, values: dict[str, float]) -> None:

@@ -33,15 +33,14 @@ from core.evaluate.alignment import (
     read_wpt,
     write_pharaoh,
 )
-from core.gold_folders import (  # noqa: F401 (re-exported: core.goldsets is the API)
+from core.safepath import inside, remove_tree, within
+from core.workspace.gold_folders import (
     GOLD_DIR,
     LINKS_FILE,
     META_FILE,
     SRC_FILE,
     TGT_FILE,
-    recover_gold_folders,
 )
-from core.safepath import inside, remove_tree, within
 
 FORMATS = ("pharaoh", "talp", "wpt")
 _NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
@@ -53,7 +52,8 @@ GoldSet = AlignmentCorpus
 
 
 def gold_root(ws) -> Path:
-    """`<workspace>/gold`; `ws` is a core.store.Workspace (or anything with `.root`).
+    """`<workspace>/gold`; `ws` is a core.workspace.store.Workspace (or anything with
+    `.root`).
     StoreError when it leads outside the workspace through a link (core.safepath)."""
     return within(ws.root, GOLD_DIR, "the gold-set folder", StoreError)
 
