@@ -9,16 +9,7 @@ from typing import Any
 from PySide6.QtWidgets import QInputDialog, QLineEdit, QMessageBox, QWidget
 
 from app.file_dialogs import ask_folder
-from core.jobs import JobContext
-from core.services.model_import import import_model
-
-
-def import_model_job(ws: Any, path: str, name: str, ctx: JobContext) -> int:
-    """The job: import the model at `path` as run `name`; returns the run's id."""
-    ctx.progress(0, 1, f"importing {Path(path).name}")
-    run_id = import_model(ws, path, name)
-    ctx.progress(1, 1, "imported")
-    return run_id
+from app.panel_jobs import import_model_job
 
 
 def ask_and_import(parent: QWidget, jobs: Any, ws: Any, done: Any) -> Any:

@@ -26,30 +26,12 @@ from PySide6.QtWidgets import (
 )
 
 from app import workers
+from app.panel_jobs import import_job, load_job, split_job
 from app.panels.import_dialog import ImportDialog
 from app.panels.manage import install_corpus_actions
 from app.widgets.pair_table import PairTableModel
 from core.data.readers import FORMATS
-from core.jobs import JobContext
-from core.services.corpora import corpus_statistics, import_corpus, split_and_store
 from core.textsafe import printable
-
-
-def import_job(fmt: str, paths: list[str], src_lang: str, tgt_lang: str,
-               options: dict[str, Any], name: str, workspace: Any, ctx: JobContext) -> int:
-    """core.services.corpora.import_corpus on a worker thread; returns the corpus id."""
-    return import_corpus(workspace, fmt, paths, src_lang, tgt_lang, name, options, ctx)
-
-
-def load_job(workspace: Any, corpus_id: int, ctx: JobContext) -> tuple[Any, Any]:
-    """The corpus and its statistics (core.services.corpora.corpus_statistics)."""
-    return corpus_statistics(workspace, corpus_id)
-
-
-def split_job(workspace: Any, corpus_id: int, seed: int, ratios: tuple[float, float, float],
-              ctx: Any = None) -> dict[str, int]:
-    """core.services.corpora.split_and_store; returns the set sizes."""
-    return {k: len(v) for k, v in split_and_store(workspace, corpus_id, seed, ratios).items()}
 
 
 class CorporaPanel(QWidget):

@@ -17,6 +17,7 @@ from PySide6.QtWidgets import (
 )
 
 from app import workers
+from app.panel_jobs import choose_readings_job
 from app.widgets.status_label import StatusLabel
 from core.config import RunConfig
 from core.services.alignment_runs import default_reading
@@ -38,25 +39,6 @@ CHOOSE_TIP = (
     "join most words spelled alike on both sides of its corpus's training pairs (names, "
     "numbers). It is stored with the run ('each run's best', align, evaluate, exports); "
     "needs 100 such words, and leaves runs with an alignment head as they are.")
-
-
-def choose_readings_job(ws: Any, run_ids: list[int], ctx) -> list[str]:
-    """Store each run's reading chosen by anchors (choose_by_anchors); -> one line per
-    run: the reading and its share of anchors, or why the run was left as it was."""
-    from core.errors import ConfigError
-    from core.services.reading_anchors import choose_by_anchors
-
-    lines = []
-    for run_id in run_ids:
-        name = ws.get_run(run_id).name
-        try:
-            best, table, total = choose_by_anchors(ws, run_id, ctx=ctx)
-        except ConfigError as exc:
-            lines.append(f"{name}: unchanged ({exc})")
-            continue
-        lines.append(f"{name}: '{best}' ({100 * table[best]:.0f} % of {total} anchor words "
-                     "linked)")
-    return lines
 
 
 class ReadingControls(QWidget):

@@ -1,0 +1,67 @@
+"""Job functions of the Corpora screen, the Attention screen's "Choose readings" and
+File -> Import model: thin Qt-free calls of core.services that the screens submit to the
+JobManager (app/workers.py), so no screen reads or writes a file on the GUI thread.
+
+Each is `fn(*args, ctx: JobContext)`; it runs on a worker thread and returns what the
+screen shows. The translation, attention and evaluation jobs are in app/core_jobs.py.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from core.errors import ConfigError
+from core.jobs import JobContext
+from core.services.corpora import corpus_statistics, import_corpus, split_and_store
+from core.store import Workspace
+
+
+# --- Corpora screen ----------------------------------------------------------------------------
+def import_job(fmt: str, paths: list[str], src_lang: str, tgt_lang: str,
+               options: dict[str, Any], name: str, workspace: Workspace,
+               ctx: JobContext) -> int:
+    """core.services.corpora.import_corpus; returns the new corpus's id."""
+    return import_corpus(workspace, fmt, paths, src_lang, tgt_lang, name, options, ctx)
+
+
+def load_job(workspace: Workspace, corpus_id: int, ctx: JobContext) -> tuple[Any, Any]:
+    """(corpus, statistics) of corpus `corpus_id` (core.services.corpora.corpus_statistics)."""
+    return corpus_statistics(workspace, corpus_id)
+
+
+def split_job(workspace: Workspace, corpus_id: int, seed: int,
+              ratios: tuple[float, float, float], ctx: JobContext | None = None) -> dict[str, int]:
+    """core.services.corpora.split_and_store; returns {set name: pairs} of the split."""
+    return {k: len(v) for k, v in split_and_store(workspace, corpus_id, seed, ratios).items()}
+
+
+# --- Attention screen ----------------------------------------------------------------------------
+def choose_readings_job(ws: Workspace, run_ids: list[int], ctx: JobContext) -> list[str]:
+    """Store each run's reading chosen by anchor words
+    (core.services.reading_anchors.choose_by_anchors); -> one line per run: the reading
+    and its share of anchors, or why the run was left as it was."""
+    from core.services.reading_anchors import choose_by_anchors
+
+    lines = []
+    for run_id in run_ids:
+        name = ws.get_run(run_id).name
+        try:
+            best, table, total = choose_by_anchors(ws, run_id, ctx=ctx)
+        except ConfigError as exc:
+            lines.append(f"{name}: unchanged ({exc})")
+            continue
+        lines.append(f"{name}: '{best}' ({100 * table[best]:.0f} % of {total} anchor words "
+                     "linked)")
+    return lines
+
+
+# --- File -> Import model ------------------------------------------------------------------------
+def import_model_job(ws: Workspace, path: str, name: str, ctx: JobContext) -> int:
+    """Import the model at `path` as run `name` (core.services.model_import); returns
+    the run's id."""
+    from core.services.model_import import import_model
+
+    ctx.progress(0, 1, f"importing {Path(path).name}")
+    run_id = import_model(ws, path, name)
+    ctx.progress(1, 1, "imported")
+    return run_id
