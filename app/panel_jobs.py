@@ -7,9 +7,11 @@ screen shows. The translation, attention and evaluation jobs are in app/core_job
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from core.data.langid import ColumnGuess, guess_tsv_columns
 from core.errors import ConfigError
 from core.jobs import JobContext
 from core.services.corpora import corpus_statistics, import_corpus, split_and_store
@@ -33,6 +35,45 @@ def split_job(workspace: Workspace, corpus_id: int, seed: int,
               ratios: tuple[float, float, float], ctx: JobContext | None = None) -> dict[str, int]:
     """core.services.corpora.split_and_store; returns {set name: pairs} of the split."""
     return {k: len(v) for k, v in split_and_store(workspace, corpus_id, seed, ratios).items()}
+
+
+PREVIEW_LINES = 8  # lines the import dialog previews
+
+
+@dataclass(frozen=True)
+class ImportPreview:
+    """What the import dialog shows of its first file: `lines` (its first lines, or
+    why it cannot be read) and, for a TSV file, `guess` (which column holds which
+    language; None when not guessed)."""
+
+    lines: list[str] | str
+    guess: ColumnGuess | None = None
+
+
+def first_lines(path: str, n: int = PREVIEW_LINES) -> list[str] | str:
+    """The first `n` lines of `path` (undecodable bytes replaced), or why it cannot
+    be read."""
+    try:
+        with open(path, encoding="utf-8", errors="replace") as handle:
+            lines = [next(handle, None) for _ in range(n)]
+    except OSError as exc:
+        return f"cannot read {path}: {exc.strerror}"
+    return [line.rstrip("\r\n") for line in lines if line is not None]
+
+
+def preview_job(path: str, tsv_languages: tuple[str, str] | None,
+                columns: tuple[int, int], ctx: JobContext) -> ImportPreview:
+    """The import dialog's preview of `path`; with `tsv_languages` (source, target) the
+    TSV columns guessed too (core.data.langid.guess_tsv_columns; `columns`, the
+    dialog's current (source, target) columns, kept when the text does not tell)."""
+    lines = first_lines(path)
+    guess = None
+    if tsv_languages is not None and all(tsv_languages) and Path(path).is_file():
+        try:
+            guess = guess_tsv_columns(path, *tsv_languages, default=columns)
+        except OSError:
+            guess = None  # the preview says why it cannot be read
+    return ImportPreview(lines, guess)
 
 
 # --- Attention screen ----------------------------------------------------------------------------

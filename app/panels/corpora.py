@@ -193,7 +193,7 @@ class CorporaPanel(QWidget):
             return
         corpora = self.workspace.list_corpora()
         newest = (corpora[-1].src_lang, corpora[-1].tgt_lang) if corpora else None
-        dialog = ImportDialog(tuple(self._formats), self, languages=newest)
+        dialog = ImportDialog(tuple(self._formats), self, languages=newest, jobs=self.jobs)
         if dialog.exec():
             self.import_corpus(**dialog.request())
         dialog.deleteLater()
