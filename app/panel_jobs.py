@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from core.config import RunConfig
 from core.data.langid import ColumnGuess, guess_tsv_columns
 from core.errors import ConfigError
 from core.jobs import JobContext
@@ -74,6 +75,24 @@ def preview_job(path: str, tsv_languages: tuple[str, str] | None,
         except OSError:
             guess = None  # the preview says why it cannot be read
     return ImportPreview(lines, guess)
+
+
+# --- Training screen ------------------------------------------------------------------------------
+def create_run_job(ws: Workspace, corpus_id: int, config: RunConfig, ctx: JobContext) -> int:
+    """A queued run of `config` on corpus `corpus_id` (core.services.training.create_run:
+    the device, memory and the corpus's split checked); returns its id."""
+    from core.services.training import create_run
+
+    return create_run(ws, corpus_id, config)
+
+
+def alignment_head_run_job(ws: Workspace, run_id: int, ctx: JobContext) -> int:
+    """A queued run training an alignment head over finished run `run_id`
+    (core.services.training.alignment_head_config); returns its id."""
+    from core.services.training import alignment_head_config, create_run
+
+    corpus_id, config = alignment_head_config(ws, run_id)
+    return create_run(ws, corpus_id, config, config.name)
 
 
 # --- Attention screen ----------------------------------------------------------------------------

@@ -3,7 +3,7 @@ continue a stopped run from its checkpoint, live curves of several runs overlaid
 progress with tokens/s and ETA, and the workspace's runs (so a restarted workbench
 shows finished runs and their curves).
 
-A run is created in the store (core.services.training.create_run) and trained by
+A run is created in the store (core.services.training.create_run, in a job) and trained by
 core.services.training.train_run on a worker thread; its events arrive as Qt signals. Curve
 points are buffered and drawn a few times a second, so a fast run never floods the
 GUI thread.
@@ -36,6 +36,7 @@ from PySide6.QtWidgets import (
 )
 
 from app import workers
+from app.panel_jobs import alignment_head_run_job, create_run_job
 from app.panels.manage import install_run_actions
 from app.panels.training_context import ContextModelBox
 from app.panels.training_form import CUSTOM_NOTE, RunForm
@@ -47,7 +48,7 @@ from app.widgets.status_label import StatusLabel
 from core.config import ATTENTION_KINDS, SCORES, RunConfig, list_presets
 from core.errors import ConfigError, WorkbenchError
 from core.families import families_with
-from core.services.training import cancel_queued, create_run, train_run
+from core.services.training import cancel_queued, train_run
 from core.textsafe import printable
 from core.train.device import precision_note
 
@@ -72,6 +73,7 @@ class TrainingPanel(RunForm, QWidget):
         self.jobs = jobs
         self.workspace: Any = None
         self.current: workers.Job | None = None  # the job the progress bar follows
+        self.creating: workers.Job | None = None  # the latest run creation (Start, Queue, ...)
         self.run_jobs: dict[int, workers.Job] = {}  # run id -> its latest job
         self.labels: dict[int, str] = {}  # run id -> curve label
         self.best_ppl: dict[int, float] = {}  # run id -> best dev perplexity (runs table)
@@ -406,12 +408,16 @@ class TrainingPanel(RunForm, QWidget):
 
     # --- running -------------------------------------------------------------------------------
     def start(self, queue: bool = False) -> workers.Job | None:
-        """Create a run from the form and train it (now, or after the queued runs)."""
+        """Create a run from the form in a job (app.panel_jobs.create_run_job), then train
+        it (now, or after the queued runs). Returns the creating job; None when the form
+        is refused at once (or a run is being created)."""
         if self.workspace is None:
             workers.show_error(self, "Training", "Open or create a workspace first (File menu).")
             return None
         if self.corpus.currentData() is None:
             workers.show_error(self, "Training", "Import a corpus first (Corpora screen).")
+            return None
+        if self.creating is not None and not self.creating.done:
             return None
         try:
             cfg = self.config()
@@ -420,11 +426,24 @@ class TrainingPanel(RunForm, QWidget):
                     "Stage 2 starts from a trained sentence-level run: pick it under "
                     "'Stage-1 run' (a finished transformer run of the same sizes; train one "
                     "first with family transformer), or choose stage 0.")
-            run_id = create_run(self.workspace, self.corpus.currentData(), cfg)
         except WorkbenchError as exc:
             workers.show_error(self, "Training", str(exc))
             return None
-        return self.submit(run_id, resume=False, queue=queue)
+        return self._create(create_run_job, self.corpus.currentData(), cfg, title="Training",
+                            queue=queue)
+
+    def _create(self, job_fn, *args: Any, title: str, queue: bool = False) -> workers.Job:
+        """Create a run by `job_fn(workspace, *args)` in a job, Start, Queue and
+        Alignment head disabled meanwhile; the run is then submitted for training. A
+        refusal is shown under `title` (with the traceback of a programming error)."""
+        job = self.jobs.submit(job_fn, self.workspace, *args, name="Create run",
+                               report_errors=False)
+        job.finished.connect(lambda run_id: self.submit(run_id, resume=False, queue=queue))
+        job.failed.connect(lambda message, tb: workers.show_error(self, title, message, tb))
+        job.state_changed.connect(lambda _state: self._update_buttons())
+        self.creating = job
+        self._update_buttons()
+        return job
 
     def continue_selected(self) -> workers.Job | None:
         """Resume the selected run from its last checkpoint."""
@@ -442,24 +461,20 @@ class TrainingPanel(RunForm, QWidget):
         return None
 
     def train_alignment_head(self) -> workers.Job | None:
-        """A new run training an alignment head over the selected finished run
-        (core.services.training.alignment_head_config), started now."""
-        from core.services.training import alignment_head_config
-
+        """A new run training an alignment head over the selected finished run, created
+        in a job (app.panel_jobs.alignment_head_run_job) and started then. Returns the
+        creating job, or None."""
         selected = self.selected_runs()
         if self.workspace is None or not selected:
             return None
-        run = self.workspace.get_run(selected[0])
-        try:
-            if run.status != "finished":
-                raise ConfigError(f"Run {run.name!r} is {run.status}: an alignment head is "
-                                  "trained over a finished run.")
-            corpus_id, cfg = alignment_head_config(self.workspace, run.id)
-            run_id = create_run(self.workspace, corpus_id, cfg, cfg.name)
-        except WorkbenchError as exc:
-            workers.show_error(self, "Alignment head", str(exc))
+        if self.creating is not None and not self.creating.done:
             return None
-        return self.submit(run_id, resume=False)
+        run = self.workspace.get_run(selected[0])
+        if run.status != "finished":
+            workers.show_error(self, "Alignment head", f"Run {run.name!r} is {run.status}: an "
+                               "alignment head is trained over a finished run.")
+            return None
+        return self._create(alignment_head_run_job, run.id, title="Alignment head")
 
     def submit(self, run_id: int, resume: bool, queue: bool = False) -> workers.Job:
         label = self._label(run_id)
@@ -551,8 +566,11 @@ class TrainingPanel(RunForm, QWidget):
         self.pause_button.setEnabled(state == workers.RUNNING)
         self.resume_button.setEnabled(state == workers.PAUSED)
         self.cancel_button.setEnabled(job is not None and not job.done)
+        creating = self.creating is not None and not self.creating.done
+        self.start_button.setEnabled(not creating)
+        self.queue_button.setEnabled(not creating)
         self.continue_button.setEnabled(bool(self.selected_runs()))
-        self.head_button.setEnabled(bool(self.selected_runs()))
+        self.head_button.setEnabled(bool(self.selected_runs()) and not creating)
         if job is not None and job.done:
             self.progress_label.setText(f"{job.name}: {job.state}"
                                         + (f" — {job.error}" if job.error else ""))

@@ -179,3 +179,33 @@ def wait_for_pairs(qtbot, panel, timeout: int = 15000) -> None:
     """Wait until the Attention screen has read its pairs (a gold set or the test split
     is read in a job) and listed them."""
     qtbot.waitUntil(lambda: not panel.loading_pairs and bool(panel.pairs), timeout=timeout)
+
+
+def training_job(qtbot, panel, creating, timeout: int = 30000):
+    """The training job of the run the Training screen's job `creating` creates (Start,
+    Queue, Alignment head create the run in a job, then submit its training)."""
+    from app import workers
+
+    assert creating is not None
+    qtbot.waitUntil(lambda: creating.done, timeout=timeout)
+    assert creating.state == workers.FINISHED, creating.error
+    return panel.run_jobs[creating.result]
+
+
+def start_run(qtbot, panel, queue: bool = False, on_event=None):
+    """Press Start (or Queue, `queue`) on the Training screen; -> the new run's training
+    job. `on_event(kind, data)` gets every event of that job, from its first."""
+    def hook():  # the training job is submitted when its creation ends: connect at once
+        for job in panel.jobs.jobs:
+            if job not in known and job.name.startswith("Train "):
+                known.add(job)
+                job.event.connect(on_event)
+
+    known = set(panel.jobs.jobs)
+    if on_event is not None:
+        panel.jobs.jobs_changed.connect(hook)
+    try:
+        return training_job(qtbot, panel, panel.start(queue=queue))
+    finally:
+        if on_event is not None:
+            panel.jobs.jobs_changed.disconnect(hook)

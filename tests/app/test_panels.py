@@ -13,7 +13,7 @@ from core.evaluate.aer import sentence_aer
 from core.evaluate.extract import argmax_alignment
 from core.goldsets import load_gold_set
 from core.infer.session import TranslationSession
-from tests.app.conftest import wait_for_pairs
+from tests.app.conftest import start_run, wait_for_pairs
 
 
 def _window(qtbot, root) -> MainWindow:
@@ -35,10 +35,9 @@ def test_training_from_the_form_finishes_with_curves_and_gui_stays_responsive(
     _fill_form(panel, tiny("tiny", 30))
     probe = LatenessProbe()
     probe.start()
-    job = panel.start()
-    assert job is not None
     step_times: list[float] = []  # when the GUI thread received each step event
-    job.event.connect(lambda kind, data: kind == "step" and step_times.append(probe.now()))
+    job = start_run(qtbot, panel, on_event=lambda kind, data: kind == "step"
+                    and step_times.append(probe.now()))
     qtbot.waitUntil(lambda: job.done, timeout=60000)
     worst = probe.stop()
     assert job.state == workers.FINISHED, errors
@@ -70,7 +69,7 @@ def test_cancel_then_continue_from_the_checkpoint(qtbot, demo_ws, tiny, errors):
     config.train.epochs, config.train.valid_every = 6, 24  # 6 x 12 batches = 72 steps
     _fill_form(panel, config)
     seen: list[int] = []
-    job = panel.start()
+    job = start_run(qtbot, panel)
     job.event.connect(lambda kind, data: kind == "step" and seen.append(data["step"]))
     qtbot.waitUntil(lambda: len(seen) >= 3, timeout=30000)
     panel.cancel_button.click()

@@ -7,6 +7,7 @@ import threading
 
 from app import workers
 from app.main_window import MainWindow
+from tests.app.conftest import start_run
 
 
 def _window(qtbot, root) -> MainWindow:
@@ -95,7 +96,7 @@ def test_another_workspace_is_not_opened_under_a_running_job(qtbot, demo_ws, tmp
     panel.set_config(tiny("busy", 4))
     panel.corpus.setCurrentIndex(panel.corpus.findData(1))
     release, entered = _held(monkeypatch, training, "train_run")
-    job = panel.start()
+    job = start_run(qtbot, panel)
     assert entered.wait(30)
     before = window.workspace
     assert window.open_workspace(tmp_path / "other") is False
