@@ -7,13 +7,16 @@ screen shows. The translation, attention and evaluation jobs are in app/core_job
 """
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from core.config import RunConfig
 from core.data.langid import ColumnGuess, guess_tsv_columns
-from core.errors import ConfigError
+from core.errors import ConfigError, OutputError, WorkbenchError
+from core.evaluate.report import Table
+from core.formats.records import TranslationRecord
 from core.jobs import JobContext
 from core.services.corpora import corpus_statistics, import_corpus, split_and_store
 from core.store import Workspace
@@ -93,6 +96,43 @@ def alignment_head_run_job(ws: Workspace, run_id: int, ctx: JobContext) -> int:
 
     corpus_id, config = alignment_head_config(ws, run_id)
     return create_run(ws, corpus_id, config, config.name)
+
+
+# --- files the screens write ----------------------------------------------------------------------
+def _as_output_error(exc: OSError | ValueError) -> OutputError:
+    """A failed write as the user's error: its message shown as it is, no traceback."""
+    return exc if isinstance(exc, OutputError) else OutputError(str(exc))
+
+
+def export_translation_job(ws: Workspace | None, path: str | Path,
+                           records: Sequence[TranslationRecord], ctx: JobContext,
+                           **options: Any) -> list[Path]:
+    """The Translate screen's export: core.services.translation.export(ws, path,
+    records, **options) (the file written, the export noted in the workspace); -> the
+    files written. A file that cannot be written raises OutputError."""
+    from core.services.translation import export
+
+    ctx.progress(0, 1, f"writing {Path(path).name}")
+    try:
+        return export(ws, path, records, **options)
+    except (OSError, ValueError) as exc:
+        if isinstance(exc, WorkbenchError):
+            raise
+        raise _as_output_error(exc) from exc
+
+
+def write_report_job(path: str | Path, tables: list[Table], figures: list[tuple[str, bytes]],
+                     title: str, decoding: dict[str, dict | None], ctx: JobContext) -> Path:
+    """The Evaluation screen's HTML report (core.evaluate.report.write_html_report: the
+    tables, the figures as PNG bytes rendered on the GUI thread); -> its path. A file
+    that cannot be written raises OutputError."""
+    from core.evaluate.report import write_html_report
+
+    try:
+        return write_html_report(Path(path), tables, figures=figures, title=title,
+                                 decoding=decoding)
+    except OSError as exc:
+        raise _as_output_error(exc) from exc
 
 
 # --- Attention screen ----------------------------------------------------------------------------

@@ -35,6 +35,7 @@ from app.core_jobs import (
     pairs_attention_job,
 )
 from app.file_dialogs import ask_folder, ask_save_path
+from app.panel_jobs import write_report_job
 from app.panels.figures import export_plot_dialog, figure_png
 from app.widgets.curves import CurvesPlot
 from app.widgets.heatmap import AttentionHeatmap
@@ -46,7 +47,7 @@ from core.evaluate.metrics import (
     bucket_start,
     length_table,
 )
-from core.evaluate.report import Table, write_html_report
+from core.evaluate.report import Table
 from core.goldsets import list_gold_sets
 
 COLUMNS = ("Run", "Test set", "BLEU (test)", "chrF (test)", "TER (test)", "test perplexity",
@@ -119,6 +120,7 @@ class EvaluationPanel(QWidget):
         self.sessions = sessions or SessionCache()
         self.workspace: Any = None
         self.job: workers.Job | None = None
+        self.report_job: workers.Job | None = None  # the latest HTML report written
         self.table = QTableWidget(0, len(COLUMNS))
         self.table.setHorizontalHeaderLabels(COLUMNS)
         for col, tip in enumerate(HEADER_TIPS):
@@ -362,14 +364,24 @@ class EvaluationPanel(QWidget):
             tables.append(length_table(systems, "BLEU by source length"))
         return tables
 
-    def write_report(self, path: str | Path) -> Path:
-        """The HTML report of the scores: one self-contained file, its plots embedded."""
+    def write_report(self, path: str | Path) -> workers.Job:
+        """The HTML report of the scores, one self-contained file with its plots
+        embedded: the plots rendered here (Qt draws on the GUI thread), the file written
+        in a job (app.panel_jobs.write_report_job, its result the path); the button is
+        disabled until it ends, a failure shown as "Report failed"."""
         figures = [(caption, figure_png(item, 150)) for caption, item in (
             ("Dev perplexity", self.curves.plot), ("Dev BLEU", self.bleu_curves.plot),
             ("BLEU by source length", self.by_length.getPlotItem()))]
-        return write_html_report(Path(path), self.report_tables(), figures=figures,
-                                 title=f"Evaluation — {self.workspace.root.name}",
-                                 decoding=self.report_decoding())
+        job = self.jobs.submit(write_report_job, Path(path), self.report_tables(), figures,
+                               f"Evaluation — {self.workspace.root.name}",
+                               self.report_decoding(), name="HTML report",
+                               report_errors=False)
+        job.failed.connect(lambda message, tb: workers.show_error(
+            self, "Report failed", f"{path}: {message}", tb))
+        job.state_changed.connect(lambda _state: self.report_button.setEnabled(job.done))
+        self.report_button.setEnabled(False)
+        self.report_job = job
+        return job
 
     def report_decoding(self) -> dict[str, dict | None]:
         """{row label (as in the report's Scores table, with its test): the decoding
@@ -384,10 +396,7 @@ class EvaluationPanel(QWidget):
     def _choose_report(self) -> None:
         path = ask_save_path(self, "HTML report", "reports", "report.html", "HTML (*.html)")
         if path:
-            try:
-                self.write_report(path)
-            except OSError as exc:
-                workers.show_error(self, "Report failed", f"{path}: {exc}")
+            self.write_report(path)
 
     def _choose_heatmaps(self) -> None:
         folder = ask_folder(self, "Folder for the heatmaps", "figures")

@@ -38,6 +38,7 @@ from PySide6.QtWidgets import (
 from app import workers
 from app.core_jobs import SessionCache, compare_job, read_document_job, translate_job
 from app.file_dialogs import ask_open_path, ask_save_path
+from app.panel_jobs import export_translation_job
 from app.panels.translate_checks import clear_warnings, show_warnings
 from app.panels.translate_compare import (
     BASELINE,
@@ -61,7 +62,6 @@ from app.widgets.heatmap import AttentionHeatmap
 from app.widgets.run_list import RunList, usable_runs
 from app.widgets.status_label import StatusLabel
 from core import limits
-from core.errors import WorkbenchError
 from core.evaluate.output_checks import (
     OutputWarning,
     check_translation,
@@ -113,6 +113,7 @@ class TranslatePanel(QWidget):
         # file): the export rebuilds it; None: rows set one by one (a line each)
         self.document: translation.Document | None = None
         self.job: workers.Job | None = None
+        self.export_job: workers.Job | None = None  # the latest export
         self.window_of: dict[int, int] = {}
 
         self.open_button = QPushButton("Open document…")
@@ -299,7 +300,8 @@ class TranslatePanel(QWidget):
         self.translate_button.setEnabled(not busy and bool(self.models.checked())
                                          and self.table.rowCount() > 0)
         self.cancel_button.setEnabled(busy)
-        self.export_button.setEnabled(self.table.rowCount() > 0)
+        exporting = self.export_job is not None and not self.export_job.done
+        self.export_button.setEnabled(self.table.rowCount() > 0 and not exporting)
         self.copy_button.setEnabled(self.table.rowCount() > 0)
         # while a translation runs its result will fill the targets: an edit made then
         # would be overwritten, so none can be started
@@ -678,11 +680,13 @@ class TranslatePanel(QWidget):
         if path:
             self.export(path)
 
-    def export(self, path: str | Path) -> list[Path]:
-        """Write sources and the (edited) targets (core.services.translation: the records
-        the `translate` command writes; a sentence whose target was edited keeps its
-        text only; .docx and text: the translated document, its paragraphs kept) and
-        record the export in the workspace under the run that translated."""
+    def export(self, path: str | Path) -> workers.Job:
+        """Write sources and the (edited) targets in a job (app.panel_jobs.
+        export_translation_job: the records the `translate` command writes; a sentence
+        whose target was edited keeps its text only; .docx and text: the translated
+        document, its paragraphs kept) and record the export in the workspace under the
+        run that translated. Export is disabled until it ends; the job's result is the
+        list of files written."""
         run_id = self.translated_by[0] if self.translations and self.translated_by else None
         if run_id is not None:
             src_lang, tgt_lang = self.translated_langs
@@ -692,19 +696,25 @@ class TranslatePanel(QWidget):
             checked = self.models.checked()
             src_lang, tgt_lang = self._languages(checked[0]) if checked else ("src", "tgt")
         document = self.document_path.name if self.document_path else "typed text"
-        try:
-            records = translation.table_records(self.sources(), self.targets(),
-                                                self.translations)
-            written = translation.export(self.workspace, path, records, src_lang=src_lang,
-                                         tgt_lang=tgt_lang, run=run_id, document=document,
-                                         source=self.document,
-                                         decoding=self.decoding if self.translations else None)
-        except (WorkbenchError, OSError, ValueError) as exc:
-            workers.show_error(self, "Export failed", str(exc))
-            return []
-        self._exported = self.targets()  # these edits are kept in the file now
+        targets = self.targets()  # as they are now: later edits are not in the file
+        records = translation.table_records(self.sources(), targets, self.translations)
+        job = self.jobs.submit(export_translation_job, self.workspace, path, records,
+                               src_lang=src_lang, tgt_lang=tgt_lang, run=run_id,
+                               document=document, source=self.document,
+                               decoding=self.decoding if self.translations else None,
+                               name="Export translation", report_errors=False)
+        job.finished.connect(lambda written: self._exported_to(written, targets))
+        job.failed.connect(lambda message, tb: workers.show_error(self, "Export failed",
+                                                                   message, tb))
+        job.state_changed.connect(lambda _state: self._update_buttons())
+        self.export_job = job
+        self.status.setText(f"Exporting to {path}\u2026")
+        self._update_buttons()
+        return job
+
+    def _exported_to(self, written: list[Path], targets: list[str]) -> None:
+        self._exported = targets  # these edits are kept in the file now
         self.status.setText(f"Exported to {', '.join(str(p) for p in written)}")
-        return written
 
     def _languages(self, run_id: int) -> tuple[str, str]:
         """(source, target) language of run `run_id`'s corpus; ("src", "tgt") without."""

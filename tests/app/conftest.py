@@ -209,3 +209,14 @@ def start_run(qtbot, panel, queue: bool = False, on_event=None):
     finally:
         if on_event is not None:
             panel.jobs.jobs_changed.disconnect(hook)
+
+
+def job_result(qtbot, job, timeout: int = 30000):
+    """Wait for `job` (e.g. an export or a report the screen writes in a job) to finish;
+    -> its result."""
+    from app import workers
+
+    assert job is not None
+    qtbot.waitUntil(lambda: job.done, timeout=timeout)
+    assert job.state == workers.FINISHED, job.error
+    return job.result

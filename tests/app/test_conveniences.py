@@ -9,7 +9,7 @@ from PySide6.QtGui import QColor, QImage
 from app.widgets.gate_strip import GateStrip
 from app.widgets.heatmap import AttentionHeatmap
 from app.widgets.heatmap_legend import GOLD, POSITION, PREDICTED
-from tests.app.conftest import shown_panel, wait_for_pairs
+from tests.app.conftest import job_result, shown_panel, wait_for_pairs
 
 
 def _near(c: QColor, ref: QColor, tol: int = 40) -> bool:
@@ -215,7 +215,7 @@ def test_item14_headers_aer_in_percent_and_a_self_contained_report(qtbot, scored
     # the HTML report: the same numbers, one file with its figures inside
     folder = tmp_path / "out"
     folder.mkdir()
-    report = panel.write_report(folder / "report.html")
+    report = job_result(qtbot, panel.write_report(folder / "report.html"))
     assert [p.name for p in folder.iterdir()] == ["report.html"]
     html = report.read_text(encoding="utf-8")
     assert "<th>AER % (gold set)</th>" in html and "<td>70.3</td>" in html

@@ -13,7 +13,7 @@ from core.evaluate.aer import sentence_aer
 from core.evaluate.extract import argmax_alignment
 from core.goldsets import load_gold_set
 from core.infer.session import TranslationSession
-from tests.app.conftest import start_run, wait_for_pairs
+from tests.app.conftest import job_result, start_run, wait_for_pairs
 
 
 def _window(qtbot, root) -> MainWindow:
@@ -181,7 +181,7 @@ def test_translate_a_document_and_show_attention(qtbot, tmp_path, trained_ws, er
     panel.table.item(0, 1).setText("The house is green.")
     from core.formats.tmx_records import read_tmx
 
-    written = panel.export(tmp_path / "out.tmx")
+    written = job_result(qtbot, panel.export(tmp_path / "out.tmx"))
     records = read_tmx(written[0])
     assert [r.source for r in records] == panel.sources()
     assert records[0].translation == "The house is green."
@@ -293,7 +293,7 @@ def test_evaluation_scores_report_and_exports(qtbot, tmp_path, trained_ws, error
     panel.refresh()
     panel.table.selectAll()
     assert len(panel.bars) == 2  # BLEU by length of two systems
-    report = panel.write_report(tmp_path / "report.html")
+    report = job_result(qtbot, panel.write_report(tmp_path / "report.html"))
     html = report.read_text(encoding="utf-8")
     for e in new:
         assert f"{e.metrics['bleu']:.2f}" in html and f"<td>{100 * e.metrics['aer']:.1f}</td>" in html
