@@ -220,3 +220,13 @@ def job_result(qtbot, job, timeout: int = 30000):
     qtbot.waitUntil(lambda: job.done, timeout=timeout)
     assert job.state == workers.FINISHED, job.error
     return job.result
+
+
+def export_chosen(qtbot, panel) -> None:
+    """Press Export… on the Translate screen (its save dialog stubbed by the test) and
+    wait for the file to be written (an export runs in a job)."""
+    before = panel.export_job
+    panel._choose_export()
+    job = panel.export_job
+    if job is not before:  # not refused in the dialog
+        qtbot.waitUntil(lambda: job.done, timeout=30000)

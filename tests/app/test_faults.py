@@ -18,7 +18,7 @@ from app.panels.attention import AttentionPanel
 from app.panels.translate import TranslatePanel
 from app.widgets.curves import CurvesPlot
 from app.widgets.heatmap import AttentionHeatmap
-from tests.app.conftest import shown_panel, wait_for_pairs
+from tests.app.conftest import export_chosen, shown_panel, wait_for_pairs
 
 
 def _heatmap(qtbot, src, tgt, matrix=None, size=(520, 420)) -> AttentionHeatmap:
@@ -86,7 +86,7 @@ def test_fault1_translation_export_follows_the_chosen_filter(qtbot, tmp_path, sa
     qtbot.addWidget(panel)
     panel.set_sentences(["Hola."], ["Hello."])
     answers.append((str(tmp_path / "doc"), "XLIFF 1.2 (*.xlf *.xliff)"))
-    panel._choose_export()
+    export_chosen(qtbot, panel)
     assert errors == []
     assert b"<xliff" in (tmp_path / "doc.xlf").read_bytes()
     jobs.shutdown()
