@@ -66,11 +66,42 @@ def _clock(seconds: float) -> str:
 
 
 class TrainingPanel(RunForm, QWidget):
+    """The Training screen; the form's fields <-> RunConfig are training_form.RunForm's."""
+
     runs_changed = Signal()
 
     def __init__(self, jobs: workers.JobManager, parent: QWidget | None = None):
         super().__init__(parent)
         self.jobs = jobs
+        self._init_state()
+        self._build_model_fields()
+        self._build_data_fields()
+        self.context = ContextModelBox()
+        self.context.stage1_chosen.connect(self._stage1_chosen)
+        model_box, data_box = self._model_box(), self._data_box()
+        self.family.currentTextChanged.connect(self._family_changed)
+        self._family_changed(self.family.currentText())
+        self._build_buttons()
+        self._build_curves_and_runs()
+        self.splitter = splitter = QSplitter(Qt.Orientation.Horizontal)
+        splitter.addWidget(self._left_pane(model_box, data_box))
+        splitter.addWidget(self._right_pane())
+        splitter.setStretchFactor(1, 1)
+        splitter.setSizes([370, 1100])
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(8, 8, 8, 8)
+        layout.addWidget(splitter)
+        self._flush_timer = QTimer(self)
+        self._flush_timer.setInterval(FLUSH_MS)
+        self._flush_timer.timeout.connect(self._flush_points)
+        self._flush_timer.start()
+        custom = RunConfig()  # "(custom)" starts from a sensible model (Luong, global)
+        custom.name = "run"
+        self.set_config(custom)
+        self._update_buttons()
+
+    def _init_state(self) -> None:
+        """The runs' jobs, labels, best perplexities, progress and buffered curve points."""
         self.workspace: Any = None
         self.current: workers.Job | None = None  # the job the progress bar follows
         self.creating: workers.Job | None = None  # the latest run creation (Start, Queue, ...)
@@ -80,7 +111,8 @@ class TrainingPanel(RunForm, QWidget):
         self.progress_of: dict[int, dict[str, Any]] = {}  # run id -> last step event
         self._pending: list[tuple[str, str, int, float]] = []  # (plot, label, step, value)
 
-        # --- the form ---------------------------------------------------------------
+    def _build_model_fields(self) -> None:
+        """The preset, the run's name and the model's fields."""
         self.preset = QComboBox()
         self.preset.addItem("(custom)", None)
         for name in list_presets():
@@ -100,6 +132,10 @@ class TrainingPanel(RunForm, QWidget):
         self.emb, self.hidden = number_field(8, 4096, 256), number_field(8, 4096, 256)
         self.layers = number_field(1, 8, 2)
         self.window = number_field(1, 50, 10)
+
+    def _build_data_fields(self) -> None:
+        """The corpus, the device, the budget, the optimiser's and the data's fields,
+        sampled softmax, guided alignment, bf16 and what precision that gives here."""
         self.corpus = QComboBox()  # as wide as the longest corpus name
         self.corpus.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToContents)
         self.device = QComboBox()
@@ -140,8 +176,9 @@ class TrainingPanel(RunForm, QWidget):
         self.amp.toggled.connect(self._update_precision)
         self.device.currentTextChanged.connect(self._update_precision)
         self._update_precision()
-        self.context = ContextModelBox()
-        self.context.stage1_chosen.connect(self._stage1_chosen)
+
+    def _model_box(self) -> QGroupBox:
+        """The "Model" group of the form."""
         model_box = QGroupBox("Model")
         mform = QFormLayout(model_box)
         for label, w in (("Preset", self.preset), ("", self.preset_note), ("Name", self.name),
@@ -151,6 +188,10 @@ class TrainingPanel(RunForm, QWidget):
                          ("Embedding / d_model", self.emb), ("Hidden / FF size", self.hidden),
                          ("Layers", self.layers), ("Local window D", self.window)):
             mform.addRow(label, w)
+        return model_box
+
+    def _data_box(self) -> QGroupBox:
+        """The "Data and budget" group of the form."""
         data_box = QGroupBox("Data and budget")
         dform = QFormLayout(data_box)
         dform.setRowWrapPolicy(QFormLayout.RowWrapPolicy.WrapLongRows)  # long corpus names
@@ -164,9 +205,11 @@ class TrainingPanel(RunForm, QWidget):
                          ("Guided alignment weight", self.guided_weight), ("", self.amp),
                          ("Precision", self.precision)):
             dform.addRow(label, w)
-        self.family.currentTextChanged.connect(self._family_changed)
-        self._family_changed(self.family.currentText())
+        return data_box
 
+    def _build_buttons(self) -> None:
+        """Start, Queue, Pause, Resume, Cancel, Continue run, Alignment head; the
+        progress bar and line."""
         self.start_button, self.queue_button = QPushButton("Start"), QPushButton("Queue")
         self.start_button.setToolTip("Create the run and start training it now (Ctrl+Return)")
         self.queue_button.setToolTip("Create the run; it starts when the queued runs before it end")
@@ -189,17 +232,19 @@ class TrainingPanel(RunForm, QWidget):
             "RNNsearch run, which stays as it is: guided by eflomal's links of its corpus, "
             "3000 updates; the Attention screen shows it as the 'alignment head' reading")
         self.head_button.clicked.connect(self.train_alignment_head)
+        self.progress = QProgressBar()
+        self.progress.setTextVisible(True)
+        self.progress_label = StatusLabel("Idle", logged=False)
+        self.progress_label.setObjectName("hint")
+
+    def _left_pane(self, model_box: QGroupBox, data_box: QGroupBox) -> QWidget:
+        """The form (scrolling) over the buttons and the progress, which stay in view."""
         buttons = QHBoxLayout()
         for b in (self.start_button, self.queue_button):
             buttons.addWidget(b)
         controls = QHBoxLayout()
         for b in (self.pause_button, self.resume_button, self.cancel_button):
             controls.addWidget(b)
-        self.progress = QProgressBar()
-        self.progress.setTextVisible(True)
-        self.progress_label = StatusLabel("Idle", logged=False)
-        self.progress_label.setObjectName("hint")
-
         form_widget = QWidget()
         form_layout = QVBoxLayout(form_widget)
         form_layout.addWidget(model_box)
@@ -222,15 +267,14 @@ class TrainingPanel(RunForm, QWidget):
         left_layout.addLayout(run_buttons)
         for w in (self.progress, self.progress_label):
             left_layout.addWidget(w)
+        return left
 
-        # --- curves and runs ---------------------------------------------------------------
+    def _build_curves_and_runs(self) -> None:
+        """The three curve plots and the runs table (rename / delete actions on it)."""
         self.loss_plot = CurvesPlot("Training loss (smoothed)", "loss", log_y=True, smoothing=0.9)
         self.ppl_plot = CurvesPlot("Dev perplexity", "perplexity", log_y=True)
         self.bleu_plot = CurvesPlot("Dev BLEU", "BLEU")
         self.plots = {"loss": self.loss_plot, "dev_ppl": self.ppl_plot, "dev_bleu": self.bleu_plot}
-        curves = QSplitter(Qt.Orientation.Horizontal)
-        for plot in self.plots.values():
-            curves.addWidget(plot)
         self.runs_table = QTableWidget(0, len(RUN_COLUMNS))
         self.runs_table.setHorizontalHeaderLabels(RUN_COLUMNS)
         self.runs_table.horizontalHeaderItem(RUN_COLUMNS.index("Best dev ppl")).setToolTip(
@@ -242,6 +286,12 @@ class TrainingPanel(RunForm, QWidget):
         self.runs_table.horizontalHeader().setStretchLastSection(True)
         self.runs_table.itemSelectionChanged.connect(self._selection_changed)
         self.rename_action, self.delete_action = install_run_actions(self)  # F2, Delete
+
+    def _right_pane(self) -> QSplitter:
+        """The curves side by side over the runs table and its hint."""
+        curves = QSplitter(Qt.Orientation.Horizontal)
+        for plot in self.plots.values():
+            curves.addWidget(plot)
         hint = QLabel("Select runs (Ctrl/Shift-click) to overlay their curves; running runs "
                       "are always shown.")
         hint.setObjectName("hint")
@@ -256,23 +306,7 @@ class TrainingPanel(RunForm, QWidget):
         right.setStretchFactor(0, 3)
         right.setStretchFactor(1, 2)
         right.setSizes([540, 300])
-        self.splitter = splitter = QSplitter(Qt.Orientation.Horizontal)
-        splitter.addWidget(left)
-        splitter.addWidget(right)
-        splitter.setStretchFactor(1, 1)
-        splitter.setSizes([370, 1100])
-        layout = QVBoxLayout(self)
-        layout.setContentsMargins(8, 8, 8, 8)
-        layout.addWidget(splitter)
-
-        self._flush_timer = QTimer(self)
-        self._flush_timer.setInterval(FLUSH_MS)
-        self._flush_timer.timeout.connect(self._flush_points)
-        self._flush_timer.start()
-        custom = RunConfig()  # "(custom)" starts from a sensible model (Luong, global)
-        custom.name = "run"
-        self.set_config(custom)
-        self._update_buttons()
+        return right
 
     # --- form <-> config ----------------------------------------------------------------------
     def _update_precision(self, *_: object) -> None:
