@@ -3,16 +3,19 @@ service `runs import` calls (core.services.model_import), in a job; the screens'
 lists are refreshed when it is done. A Marian / OPUS-MT model is a folder."""
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 from PySide6.QtWidgets import QInputDialog, QLineEdit, QMessageBox, QWidget
 
 from app.file_dialogs import ask_folder
 from app.panel_jobs import import_model_job
+from app.workers import Job, JobManager
+from core.store import Workspace
 
 
-def ask_and_import(parent: QWidget, jobs: Any, ws: Any, done: Any) -> Any:
+def ask_and_import(parent: QWidget, jobs: JobManager, ws: Workspace | None,
+                   done: Callable[[], None]) -> Job | None:
     """Ask for the model's folder and the run's name, then import it in a job; `done()`
     runs when the run exists. Returns the job, or None when the user cancelled (or no
     workspace is open)."""

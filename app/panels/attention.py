@@ -52,6 +52,7 @@ from app.widgets.run_list import RunList, usable_runs
 from core.evaluate.aer import corpus_aer, percent_text
 from core.goldsets import list_gold_sets
 from core.services.alignment_runs import run_languages
+from core.store import Workspace
 
 ALL_MODELS = "All checked models (one figure)"
 
@@ -79,7 +80,7 @@ class AttentionPanel(PairBrowser, LayerSelector, QWidget):
 
     def _init_state(self) -> None:
         """The pairs, their computed views, what is shown, the runs' names and languages."""
-        self.workspace: Any = None
+        self.workspace: Workspace | None = None
         self.pairs: list[PairInput] = []
         self.typed: list[PairInput] = []
         self.views: dict[tuple[int, int], PairView] = {}  # (pair index, run id) -> view
@@ -233,7 +234,8 @@ class AttentionPanel(PairBrowser, LayerSelector, QWidget):
         return horizontal
 
     # --- workspace ------------------------------------------------------------------------------
-    def set_workspace(self, workspace: Any) -> None:
+    def set_workspace(self, workspace: Workspace | None) -> None:
+        """Show `workspace`'s runs and pairs; its sessions and typed pairs start afresh."""
         self.workspace = workspace
         self.sessions.clear()
         self.typed = []
@@ -241,6 +243,8 @@ class AttentionPanel(PairBrowser, LayerSelector, QWidget):
         self.refresh()
 
     def refresh(self) -> None:
+        """Reread the runs (names, languages) and gold sets; the pairs are read again only when
+        their source changed."""
         runs = usable_runs(self.workspace)
         self.names = {r.id: r.name for r in runs}
         self.langs = {r.id: run_languages(self.workspace, r) for r in runs}
@@ -370,6 +374,8 @@ class AttentionPanel(PairBrowser, LayerSelector, QWidget):
                 h.set_view(ranges)
 
     def show_pair(self, index: int) -> None:
+        """Show pair `index` (its sentence over the heatmaps) with each checked model's computed
+        view."""
         self.current = index
         pair = self.pairs[index]
         self.pair_label.setText(f"<b>{index + 1}.</b> {html.escape(pair.source)}<br>"

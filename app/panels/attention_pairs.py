@@ -117,6 +117,8 @@ class PairBrowser:
             workers.show_error(self, "Cannot load the pairs", message, tb)
 
     def add_typed_pair(self) -> None:
+        """Add the typed source and reference as a pair, list the typed pairs, select it and
+        compute its attention."""
         src, tgt = self.src_edit.text().strip(), self.tgt_edit.text().strip()
         if not src:
             return

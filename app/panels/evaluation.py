@@ -49,6 +49,7 @@ from core.evaluate.metrics import (
 )
 from core.evaluate.report import Table
 from core.goldsets import list_gold_sets
+from core.store import Workspace
 
 COLUMNS = ("Run", "Test set", "BLEU (test)", "chrF (test)", "TER (test)", "test perplexity",
            "best dev perplexity", "AER % (gold set)", "contrastive %",
@@ -113,12 +114,14 @@ def heatmap_path(folder: Path, run_id: int, name: str, index: int) -> Path:
 
 
 class EvaluationPanel(QWidget):
+    """The Evaluation screen (see the module's docstring): the stored scores of the workspace's
+    runs, their curves and BLEU by length, the exports."""
     def __init__(self, jobs: workers.JobManager, sessions: SessionCache | None = None,
                  parent: QWidget | None = None):
         super().__init__(parent)
         self.jobs = jobs
         self.sessions = sessions or SessionCache()
-        self.workspace: Any = None
+        self.workspace: Workspace | None = None
         self.job: workers.Job | None = None
         self.report_job: workers.Job | None = None  # the latest HTML report written
         self.table = QTableWidget(0, len(COLUMNS))
@@ -191,7 +194,8 @@ class EvaluationPanel(QWidget):
         layout.addLayout(bar)
         layout.addWidget(splitter, 1)
 
-    def set_workspace(self, workspace: Any) -> None:
+    def set_workspace(self, workspace: Workspace | None) -> None:
+        """Show `workspace`'s stored scores; sessions of the previous one are dropped."""
         self.workspace = workspace
         self.sessions.clear()
         self.refresh()
@@ -215,6 +219,8 @@ class EvaluationPanel(QWidget):
         return out
 
     def refresh(self) -> None:
+        """Fill the scores table from the workspace's stored evaluations (a column shown only
+        when some row has a value)."""
         self.table.setSortingEnabled(False)
         self.table.setRowCount(0)
         self._update_selection_buttons()
@@ -255,10 +261,12 @@ class EvaluationPanel(QWidget):
         self.evaluate_button.setEnabled(runs and (self.job is None or self.job.done))
 
     def selected(self) -> list[tuple[list[int], dict[str, Any], str]]:
+        """The selected rows as (run ids, metrics, test set name)."""
         rows = sorted({i.row() for i in self.table.selectedItems()})
         return [self.table.item(r, 0).data(Qt.ItemDataRole.UserRole) for r in rows]
 
     def selected_run_ids(self) -> list[int]:
+        """The run ids of the selected rows, in order, each once."""
         out: list[int] = []
         for run_ids, _, _ in self.selected():
             out += [r for r in run_ids if r not in out]
@@ -325,6 +333,8 @@ class EvaluationPanel(QWidget):
         return names[0] if names else None
 
     def evaluate_selected(self, run_ids: list[int] | None = None, limit: int = 0) -> workers.Job | None:
+        """Evaluate `run_ids` (default: the selected runs) in a job (app.core_jobs.evaluate_job);
+        the table refreshes when it ends."""
         run_ids = run_ids or self.selected_run_ids()
         if self.workspace is None or not run_ids:
             return None
@@ -346,11 +356,14 @@ class EvaluationPanel(QWidget):
 
     # --- exports --------------------------------------------------------------------------------------
     def export_figure(self) -> None:
+        """File > Export figure: one of the screen's plots as PNG, SVG or PDF."""
         export_plot_dialog(self, {"Dev perplexity": self.curves.plot,
                                   "Dev BLEU": self.bleu_curves.plot,
                                   "BLEU by length": self.by_length.getPlotItem()}, "evaluation")
 
     def report_tables(self) -> list[Table]:
+        """The HTML report's tables: the scores as the screen shows them, BLEU by source length
+        when some row has it."""
         names = {r.id: r.name for r in self.workspace.list_runs()} if self.workspace else {}
         rows = []
         for run_ids, test, m in self.rows():

@@ -49,6 +49,7 @@ FILE_ROLES = {  # format -> [(label, required)]
 
 
 class PathPicker(QWidget):
+    """A path field with a Browse… button (the last folder used for corpora)."""
     def __init__(self, parent: QWidget | None = None):
         super().__init__(parent)
         self.edit = QLineEdit()
@@ -65,6 +66,7 @@ class PathPicker(QWidget):
             self.edit.setText(path)
 
     def path(self) -> str:
+        """The path typed or chosen, stripped."""
         return self.edit.text().strip()
 
 
@@ -166,6 +168,8 @@ class ImportDialog(QDialog):
         self._update_roles()
 
     def accept(self) -> None:
+        """Close with the answer unless the form has a problem (then it stays open and says
+        which); the languages are remembered for the next import."""
         problem = self.problem()
         if problem is not None:  # the dialog stays open with what the user typed
             workers.show_error(self, "Import corpus", problem)
@@ -195,6 +199,7 @@ class ImportDialog(QDialog):
         return None
 
     def fmt(self) -> str:
+        """The reader format chosen (core.data.readers.FORMATS)."""
         return self.format.currentData()
 
     def _update_roles(self) -> None:

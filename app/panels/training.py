@@ -49,6 +49,7 @@ from core.config import ATTENTION_KINDS, SCORES, RunConfig, list_presets
 from core.errors import ConfigError, WorkbenchError
 from core.families import families_with
 from core.services.training import cancel_queued, train_run
+from core.store import Workspace
 from core.textsafe import printable
 from core.train.device import precision_note
 
@@ -102,7 +103,7 @@ class TrainingPanel(RunForm, QWidget):
 
     def _init_state(self) -> None:
         """The runs' jobs, labels, best perplexities, progress and buffered curve points."""
-        self.workspace: Any = None
+        self.workspace: Workspace | None = None
         self.current: workers.Job | None = None  # the job the progress bar follows
         self.creating: workers.Job | None = None  # the latest run creation (Start, Queue, ...)
         self.run_jobs: dict[int, workers.Job] = {}  # run id -> its latest job
@@ -325,7 +326,9 @@ class TrainingPanel(RunForm, QWidget):
             self.splitter.setSizes([needed, sum(sizes) - needed])
 
     # --- workspace -----------------------------------------------------------------------------
-    def set_workspace(self, workspace: Any) -> None:
+    def set_workspace(self, workspace: Workspace | None) -> None:
+        """Show `workspace`'s corpora and runs; the curves and job table of the previous one are
+        cleared."""
         self.workspace = workspace
         self.run_jobs.clear()
         self.labels.clear()
@@ -404,6 +407,7 @@ class TrainingPanel(RunForm, QWidget):
             self.runs_table.setItem(row, col, item)
 
     def selected_runs(self) -> list[int]:
+        """The ids of the runs selected in the runs table, in table order."""
         rows = {i.row() for i in self.runs_table.selectedItems()}
         out = []
         for r in sorted(rows):
@@ -511,6 +515,9 @@ class TrainingPanel(RunForm, QWidget):
         return self._create(alignment_head_run_job, run.id, title="Alignment head")
 
     def submit(self, run_id: int, resume: bool, queue: bool = False) -> workers.Job:
+        """Train run `run_id` in the 'training' queue (`resume`: from its last checkpoint;
+        `queue`: after the runs before it); its events feed the curves and progress. Returns
+        the job."""
         label = self._label(run_id)
         # every run is in the 'training' queue: a queued one waits for the runs training
         # before it, also those started at once (Start, Continue run)
@@ -614,6 +621,7 @@ class TrainingPanel(RunForm, QWidget):
             self.progress_label.setText(f"{job.name}: paused")
 
     def export_figure(self) -> None:
+        """File > Export figure: one of the curve plots as PNG, SVG or PDF."""
         from app.panels.figures import export_plot_dialog
 
         export_plot_dialog(self, {"Training loss": self.loss_plot.plot,

@@ -67,6 +67,7 @@ from core.evaluate.output_checks import (
 from core.families import family_traits
 from core.services import translation
 from core.services.translation import Comparison
+from core.store import Workspace
 from core.train.device import cpu_bf16_status
 
 SHORTLIST_TIP = (
@@ -106,7 +107,7 @@ class TranslatePanel(TargetEdits, ExportActions, QWidget):
     def _init_state(self) -> None:
         """What the screen holds besides its widgets: the translations shown, the runs
         and languages behind them, the document, the jobs."""
-        self.workspace: Any = None
+        self.workspace: Workspace | None = None
         self.translations: list[Any] = []
         self.translated_by: list[int] = []  # the run(s) behind self.translations
         self._pending_runs: list[int] = []
@@ -276,7 +277,7 @@ class TranslatePanel(TargetEdits, ExportActions, QWidget):
         return splitter
 
     # --- workspace ------------------------------------------------------------------------
-    def set_workspace(self, workspace: Any) -> None:
+    def set_workspace(self, workspace: Workspace | None) -> None:
         """Show `workspace`'s runs. The translations, comparison and run ids on the screen
         are the previous workspace's (the same id may name another run here): cleared,
         targets too, without asking, since the switch has already happened; the sources
@@ -287,6 +288,7 @@ class TranslatePanel(TargetEdits, ExportActions, QWidget):
         self.set_sentences(self.sources(), document=self.document)
 
     def refresh(self) -> None:
+        """List the workspace's usable runs (the run checked first: translate_runs.first_choice)."""
         runs = usable_runs(self.workspace)
         self.window_of = {r.id: int(r.config.get("model", {}).get("window", 0)) for r in runs}
         self.models.set_runs(runs)
@@ -409,10 +411,13 @@ class TranslatePanel(TargetEdits, ExportActions, QWidget):
         self.compare.only_differing.setEnabled(False)
 
     def sources(self) -> list[str]:
+        """The source column, row by row."""
         return [self.table.item(r, 0).text() for r in range(self.table.rowCount())]
 
     # --- translating --------------------------------------------------------------------------
     def translate(self) -> workers.Job | None:
+        """Translate the table's sources with the checked run(s) in a job (with a comparison when
+        a baseline is chosen); None when nothing to translate or the user keeps their edits."""
         run_ids = self.models.checked()
         if self.workspace is None or not run_ids or self.table.rowCount() == 0:
             return None
@@ -540,6 +545,7 @@ class TranslatePanel(TargetEdits, ExportActions, QWidget):
         self._update_buttons()
 
     def show_attention(self, row: int) -> None:
+        """Show row `row`'s attention (and gates, local-p window) under the table."""
         if not 0 <= row < len(self.translations):
             return
         tr = self.translations[row]
@@ -579,11 +585,13 @@ class TranslatePanel(TargetEdits, ExportActions, QWidget):
         return [f"second strip: the baseline {self.comparison.baseline_name}'s gates"]
 
     def targets(self) -> list[str]:
+        """The target column as shown (edits included), row by row."""
         return [(self.table.item(r, 1).text() if self.table.item(r, 1) else "")
                 for r in range(self.table.rowCount())]
 
     # --- export ---------------------------------------------------------------------------------
     def export_figure(self) -> None:
+        """File > Export figure: the selected sentence's heatmap as PNG, SVG or PDF."""
         from app.panels.figures import export_dialog
 
         export_dialog(self, self.heatmap.export, "attention")

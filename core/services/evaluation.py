@@ -33,6 +33,7 @@ from core.jobs import JobContext
 from core.services.contrastive_scoring import contrastive_score_fn
 from core.services.corpora import SPLIT_NAMES
 from core.services.translation import open_session
+from core.store import Workspace
 
 #: the keys of a stored sentence-level evaluation (Workspace.add_evaluation metrics);
 #: 'aer' / 'aer_sentences' / 'aer_reading' (core.evaluate.readings) only with a gold set
@@ -242,7 +243,7 @@ def write_report(path: str | Path, tables: list, title: str,
 # ------------------------------------------------------------------ systems and test sets
 
 
-def open_systems(ws, runs: Sequence[str | int], ensemble: Sequence[str | int] = (),
+def open_systems(ws: Workspace, runs: Sequence[str | int], ensemble: Sequence[str | int] = (),
                  which: str = "best", device: str = "cpu"
                  ) -> tuple[dict[str, Any], dict[str, list[int]]]:
     """Each run alone, plus the ensemble of the first run with `ensemble` runs:
@@ -259,9 +260,9 @@ def open_systems(ws, runs: Sequence[str | int], ensemble: Sequence[str | int] = 
     return sessions, run_ids
 
 
-def evaluation_pairs(ws, run_info, split: str | None = None, src: str | Path | None = None,
-               ref: str | Path | None = None, max_sentences: int = 0
-               ) -> tuple[list, str, str, str]:
+def evaluation_pairs(ws: Workspace, run_info, split: str | None = None,
+                     src: str | Path | None = None, ref: str | Path | None = None,
+                     max_sentences: int = 0) -> tuple[list, str, str, str]:
     """The pairs to score -> (pairs, test name, src_lang, tgt_lang): the run corpus's
     stored `split` (default test; name 'corpus:split'), or line-parallel `src`/`ref`
     files (languages ''). `max_sentences` > 0 keeps a prefix (name '...[:N]')."""
@@ -306,7 +307,7 @@ def evaluation_pairs(ws, run_info, split: str | None = None, src: str | Path | N
     return list(pairs), name, src_lang, tgt_lang
 
 
-def best_dev_ppl(ws, run_ids: Sequence[int]) -> float | None:
+def best_dev_ppl(ws: Workspace, run_ids: Sequence[int]) -> float | None:
     """The lowest dev perplexity a single run logged while training (None for an
     ensemble, or a run that never validated)."""
     if len(run_ids) != 1:
@@ -314,7 +315,7 @@ def best_dev_ppl(ws, run_ids: Sequence[int]) -> float | None:
     return ws.best_dev_ppl(run_ids).get(int(run_ids[0]))
 
 
-def evaluate_and_store(ws, sessions: dict[str, Any], run_ids: dict[str, list[int]],
+def evaluate_and_store(ws: Workspace, sessions: dict[str, Any], run_ids: dict[str, list[int]],
                        pairs: Sequence, test_name: str, src_lang: str = "", tgt_lang: str = "",
                        beam: int = 5, buckets: Sequence[tuple[int, int | None]] | None = None,
                        gold=None, ctx: JobContext | None = None, log=None
@@ -377,7 +378,7 @@ def document_groups(pairs: Sequence) -> list[list[int]]:
     return list(groups.values())
 
 
-def document_level_and_store(ws, sessions: dict[str, Any], run_ids: dict[str, list[int]],
+def document_level_and_store(ws: Workspace, sessions: dict[str, Any], run_ids: dict[str, list[int]],
                              pairs: Sequence, test_name: str, beam: int = 5,
                              ctx: JobContext | None = None, log=None):
     """Document-level BLEU of every system on the pairs' documents (thesis Table 5.5),
@@ -460,7 +461,7 @@ def contrastive_examples(path: Path, separator: str | None = None, k: int = 1,
     return read_json_set(path, separator=separator or None)
 
 
-def contrastive_and_store(ws, sessions: dict[str, Any], run_ids: dict[str, list[int]],
+def contrastive_and_store(ws: Workspace, sessions: dict[str, Any], run_ids: dict[str, list[int]],
                           path: Path, examples: Sequence, ctx: JobContext | None = None,
                           log=None) -> dict[str, Any]:
     """Contrastive accuracy of every system on `examples` (from contrastive_examples),
@@ -491,8 +492,8 @@ def contrastive_and_store(ws, sessions: dict[str, Any], run_ids: dict[str, list[
     return reports
 
 
-def gates_and_store(ws, sessions: dict[str, Any], run_ids: dict[str, list[int]], path: Path,
-                    examples: Sequence, words: Sequence[str] = (),
+def gates_and_store(ws: Workspace, sessions: dict[str, Any], run_ids: dict[str, list[int]],
+                    path: Path, examples: Sequence, words: Sequence[str] = (),
                     ctx: JobContext | None = None, log=None) -> dict[str, Any]:
     """Where each gated system's gate opens on the contrastive `examples`: the
     GateProfile at `words` (none given: the source language's watched words) against
