@@ -10,11 +10,9 @@ GUI thread.
 """
 from __future__ import annotations
 
-import time
 from typing import Any
 
 from PySide6.QtCore import Qt, QTimer, Signal
-from PySide6.QtGui import QColor
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QCheckBox,
@@ -22,7 +20,6 @@ from PySide6.QtWidgets import (
     QFormLayout,
     QGroupBox,
     QHBoxLayout,
-    QHeaderView,
     QLabel,
     QLineEdit,
     QProgressBar,
@@ -30,7 +27,6 @@ from PySide6.QtWidgets import (
     QScrollArea,
     QSplitter,
     QTableWidget,
-    QTableWidgetItem,
     QVBoxLayout,
     QWidget,
 )
@@ -40,30 +36,25 @@ from app.panel_jobs import alignment_head_run_job, create_run_job
 from app.panels.manage import install_run_actions
 from app.panels.training_context import ContextModelBox
 from app.panels.training_form import CUSTOM_NOTE, RunForm
+from app.panels.training_runs import (
+    RUN_COLUMNS,
+    fill_run_row,
+    fit_run_columns,
+    progress_line,
+)
 from app.widgets.curves import CurvesPlot
 from app.widgets.number_fields import RateSpinBox, number_field
-from app.widgets.run_colours import run_colour, swatch
-from app.widgets.run_list import run_device
 from app.widgets.status_label import StatusLabel
 from core.config import ATTENTION_KINDS, SCORES, RunConfig, list_presets
 from core.errors import ConfigError, WorkbenchError
 from core.families import families_with
 from core.services.training import cancel_queued, train_run
 from core.store import Workspace
-from core.textsafe import printable
 from core.train.device import precision_note
 
-RUN_COLUMNS = ("Run", "Family", "Attention", "Status", "Steps", "Best dev ppl", "Device",
-               "Created", "Note")
-STATUS_COLOURS = {"finished": "#1b7837", "failed": "#b2182b", "cancelled": "#8c6d1f",
-                  "interrupted": "#8c6d1f",
-                  "running": "#2166ac", "queued": "#555555"}
 FLUSH_MS = 250  # how often buffered curve points are drawn
 
 
-def _clock(seconds: float) -> str:
-    s = int(seconds)
-    return f"{s // 3600}:{s // 60 % 60:02d}:{s % 60:02d}" if s >= 3600 else f"{s // 60}:{s % 60:02d}"
 
 
 class TrainingPanel(RunForm, QWidget):
@@ -359,52 +350,19 @@ class TrainingPanel(RunForm, QWidget):
             self.runs_table.setRowCount(len(runs))
             self.best_ppl = self.workspace.best_dev_ppl()  # one query for the whole table
             for row, run in enumerate(runs):
-                self._fill_row(row, run)
+                job = self.run_jobs.get(run.id)
+                live = job is not None and not job.done
+                steps = int(self.progress_of.get(run.id, {}).get("step", run.steps))
+                fill_run_row(self.runs_table, row, run, job.state if live else run.status,
+                             steps if live else run.steps, self.best_ppl.get(run.id))
                 if run.id in keep:
                     self.runs_table.selectRow(row)
-            self._fit_columns(runs)
+            fit_run_columns(self.runs_table, runs)
         finally:
             self.runs_table.blockSignals(False)
             # the selection may have lost a run (deleted, another workspace) without a
             # signal: the run buttons follow what is selected now
             self._update_buttons()
-
-    def _fit_columns(self, runs: list) -> None:
-        """Every column whole in the table's width (no sideways scrolling at 1280 x 720):
-        the run's name and the note share what the others leave (elided, whole in the
-        tooltip); the note column shows only when a run has one."""
-        self.runs_table.resizeColumnsToContents()
-        header = self.runs_table.horizontalHeader()
-        note = len(RUN_COLUMNS) - 1
-        for col in (0, note):
-            header.setSectionResizeMode(col, QHeaderView.ResizeMode.Stretch)
-        self.runs_table.setColumnHidden(note, not any(run.error for run in runs))
-
-    def _fill_row(self, row: int, run: Any) -> None:
-        created = time.strftime("%Y-%m-%d %H:%M", time.localtime(run.created))
-        ppl = self.best_ppl.get(run.id)
-        best = f"{ppl:.2f}" if ppl is not None else "–"
-        attention = run.config.get("model", {}).get("attention", "")
-        if "transformer" in run.family or run.family == "concat":
-            attention = "multi-head"
-        job = self.run_jobs.get(run.id)
-        live = job is not None and not job.done
-        status = job.state if live else run.status
-        steps = int(self.progress_of.get(run.id, {}).get("step", run.steps)) if live else run.steps
-        note = run.error or ""
-        device, device_tip = run_device(run.device)
-        values = (f"{run.id}: {printable(run.name)}", run.family, attention, status, f"{steps:,}",
-                  best, device, created, printable(note))
-        tips = {0: values[0], 3: run.error, 6: device_tip, len(values) - 1: note}  # 0: elided
-        for col, value in enumerate(values):
-            item = QTableWidgetItem(str(value))
-            item.setData(Qt.ItemDataRole.UserRole, run.id)
-            item.setToolTip(tips.get(col) or "")
-            if col == 3:
-                item.setForeground(QColor(STATUS_COLOURS.get(status, "#333333")))
-            elif col == 0:
-                item.setIcon(swatch(run_colour(run.id)))  # its colour in every chart
-            self.runs_table.setItem(row, col, item)
 
     def selected_runs(self) -> list[int]:
         """The ids of the runs selected in the runs table, in table order."""
@@ -592,14 +550,7 @@ class TrainingPanel(RunForm, QWidget):
             self.progress.setValue(min(step, int(total)))
         else:
             self.progress.setRange(0, 0)
-        eta = p.get("eta_s")
-        eta_text = f" · ETA {_clock(eta)}" if eta else ""
-        loss = p.get("loss")
-        loss_text = f" · loss {loss:.3f}" if loss is not None else ""
-        self.progress_label.setText(
-            f"{self._label(run_id)}: step {step:,}{f' / {int(total):,}' if total else ''} · "
-            f"epoch {p.get('epoch', '?')}{loss_text} · {p.get('tok_per_s', 0):,.0f} tok/s"
-            f"{eta_text}")
+        self.progress_label.setText(progress_line(self._label(run_id), p))
 
     def _update_buttons(self) -> None:
         job = self.current
