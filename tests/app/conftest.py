@@ -230,3 +230,35 @@ def export_chosen(qtbot, panel) -> None:
     job = panel.export_job
     if job is not before:  # not refused in the dialog
         qtbot.waitUntil(lambda: job.done, timeout=30000)
+
+
+def compute_on_gold(qtbot, panel, run_ids, errors=None, gold: str = "demo-gold"):
+    """The Attention screen `panel` with `run_ids` checked computes the attention of gold
+    set `gold`'s pairs: the pairs read, the job finished (`errors`, the recorded error
+    dialogs, shown when it did not). Returns the job."""
+    from app import workers
+
+    panel.models.set_checked(list(run_ids))
+    panel.pair_source.setCurrentText("Gold set")
+    panel.gold_set.setCurrentText(gold)
+    wait_for_pairs(qtbot, panel)
+    job = panel.compute()
+    qtbot.waitUntil(lambda: job.done, timeout=60000)
+    assert job.state == workers.FINISHED, errors
+    return job
+
+
+@pytest.fixture
+def glob_on_gold(qtbot, trained_ws, errors):
+    """The main window on `trained_ws` whose Attention screen has run 'glob' computed on
+    the demo gold set, its first listed pair shown; -> (window, attention screen)."""
+    from app.main_window import MainWindow
+
+    window = MainWindow(trained_ws)
+    qtbot.addWidget(window)
+    panel = window.attention
+    compute_on_gold(qtbot, panel, [window.workspace.run_id("glob")], errors)
+    panel.pair_list.setCurrentRow(0)
+    qtbot.waitUntil(lambda: panel.heatmaps[0].matrix.size > 0, timeout=10000)
+    yield window, panel
+    window.close()

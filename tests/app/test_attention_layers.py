@@ -8,7 +8,6 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from app import workers
 from app.core_jobs import PairInput, corpus_aer_rows, pair_view
 from app.panels.attention import AttentionPanel
 from app.panels.attention_layers import FREE_TIP
@@ -16,7 +15,7 @@ from core.evaluate.aer import sentence_aer
 from core.evaluate.extract import argmax_alignment
 from core.goldsets import load_gold_set
 from core.infer.session import TranslationSession
-from tests.app.conftest import shown_panel, wait_for_pairs
+from tests.app.conftest import compute_on_gold, shown_panel
 
 LAYERS, HEADS = 2, 2
 
@@ -62,13 +61,7 @@ def run_ids(panel) -> dict[str, int]:
 
 def test_layer_head_selector_shows_that_matrix_and_its_aer(qtbot, panel, errors):
     ids = run_ids(panel)
-    panel.models.set_checked([ids["tf"], ids["rnn"]])
-    panel.pair_source.setCurrentText("Gold set")
-    panel.gold_set.setCurrentText("demo-gold")
-    wait_for_pairs(qtbot, panel)
-    job = panel.compute()
-    qtbot.waitUntil(lambda: job.done, timeout=60000)
-    assert job.state == workers.FINISHED, errors
+    compute_on_gold(qtbot, panel, [ids["tf"], ids["rnn"]], errors)
     panel.pair_list.setCurrentRow(2)
     index = panel.order[2]
     gold = load_gold_set(panel.workspace, "demo-gold")

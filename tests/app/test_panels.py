@@ -13,7 +13,7 @@ from core.evaluate.aer import sentence_aer
 from core.evaluate.extract import argmax_alignment
 from core.goldsets import load_gold_set
 from core.infer.session import TranslationSession
-from tests.app.conftest import job_result, start_run, wait_for_pairs
+from tests.app.conftest import compute_on_gold, job_result, start_run, wait_for_pairs
 
 
 def _window(qtbot, root) -> MainWindow:
@@ -222,15 +222,9 @@ def test_attention_two_models_with_gold_overlay_and_aer(qtbot, trained_ws, error
     panel = window.attention
     ws = window.workspace
     ids = {r.name: r.id for r in ws.list_runs()}
-    panel.models.set_checked([ids["glob"], ids["locp"]])
-    panel.pair_source.setCurrentText("Gold set")
-    panel.gold_set.setCurrentText("demo-gold")
-    wait_for_pairs(qtbot, panel)
+    compute_on_gold(qtbot, panel, [ids["glob"], ids["locp"]], errors)
     gold = load_gold_set(ws, "demo-gold")
     assert len(panel.pairs) == len(gold) == 56
-    job = panel.compute()
-    qtbot.waitUntil(lambda: job.done, timeout=60000)
-    assert job.state == workers.FINISHED, errors
     panel.pair_list.setCurrentRow(2)
     index = panel.order[2]
     a, b = panel.heatmaps[0], panel.heatmaps[1]
@@ -263,7 +257,8 @@ def test_attention_two_models_with_gold_overlay_and_aer(qtbot, trained_ws, error
     window.close()
 
 
-def test_evaluation_scores_report_and_exports(qtbot, tmp_path, trained_ws, errors):
+def test_evaluation_records_the_attention_screens_aer_and_reports_and_exports_it(
+        qtbot, tmp_path, trained_ws, errors):
     window = _window(qtbot, trained_ws)
     panel = window.evaluation
     ws = window.workspace
@@ -316,7 +311,7 @@ def test_evaluation_scores_report_and_exports(qtbot, tmp_path, trained_ws, error
     window.close()
 
 
-def test_no_widgets_leak_after_real_work(qtbot, tmp_path, trained_ws):
+def test_translating_and_exporting_heatmaps_leave_no_top_level_widget(qtbot, tmp_path, trained_ws):
     import gc
 
     from PySide6.QtCore import QEvent
