@@ -17,6 +17,7 @@ from core.services import attention_set, eval_scores, translation
 from core.services.attention_view import PairInput, PairView
 from core.services.test_pairs import run_test_pairs
 from core.services.translation import SessionCache
+from core.workspace.store import Workspace
 
 
 # --- translating --------------------------------------------------------------------------------
@@ -28,7 +29,7 @@ def read_document_job(path: str | Path, lang: str,
     return translation.read_document(path, lang)
 
 
-def translate_job(ws: Any, cache: SessionCache, run_ids: Sequence[int], sentences: list[str],
+def translate_job(ws: Workspace, cache: SessionCache, run_ids: Sequence[int], sentences: list[str],
                   beam: int, unk_replace: bool, ctx: JobContext,
                   target_context: bool = False, amp: bool = False,
                   shortlist: bool = False) -> list[Any]:
@@ -61,14 +62,14 @@ def _emit_decoding(ctx: JobContext, session: Any, beam: int, unk_replace: bool,
         target_context=target_context))
 
 
-def _shortlist(ws: Any, run_id: int, ctx: JobContext):
+def _shortlist(ws: Workspace, run_id: int, ctx: JobContext):
     """Run `run_id`'s lexical shortlist (its default size), progress logged to the job."""
     from core.services.shortlist_store import load_shortlist
 
     return load_shortlist(ws, run_id, log=lambda m: ctx.emit("log", message=m))
 
 
-def compare_job(ws: Any, cache: SessionCache, run_ids: Sequence[int], baseline_id: int,
+def compare_job(ws: Workspace, cache: SessionCache, run_ids: Sequence[int], baseline_id: int,
                 sentences: list[str], beam: int, unk_replace: bool, ctx: JobContext,
                 target_context: bool = False, amp: bool = False,
                 shortlist: bool = False) -> translation.Comparison:
@@ -84,7 +85,7 @@ def compare_job(ws: Any, cache: SessionCache, run_ids: Sequence[int], baseline_i
 
 
 # --- attention of sentence pairs ------------------------------------------------------------------
-def pairs_job(ws: Any, gold_name: str | None, run_id: int | None, limit: int,
+def pairs_job(ws: Workspace, gold_name: str | None, run_id: int | None, limit: int,
               ctx: JobContext) -> list[PairInput]:
     """A gold set's pairs (`gold_name`), else the first `limit` pairs of the run's test
     split (none for a run without a corpus, e.g. an imported one), read in a job: a big
@@ -97,7 +98,7 @@ def pairs_job(ws: Any, gold_name: str | None, run_id: int | None, limit: int,
     return [PairInput(s, t) for s, t in run_test_pairs(ws, run_id, limit)]
 
 
-def attention_job(ws: Any, cache: SessionCache, runs: Sequence[tuple[int, str]],
+def attention_job(ws: Workspace, cache: SessionCache, runs: Sequence[tuple[int, str]],
                   pairs: Sequence[tuple[int, PairInput]], forced: bool, ctx: JobContext
                   ) -> dict[tuple[int, int], PairView]:
     """The views of every (pair index, run) asked for (core.services.attention_set.
@@ -105,7 +106,7 @@ def attention_job(ws: Any, cache: SessionCache, runs: Sequence[tuple[int, str]],
     return attention_set.attention_views(ws, cache, runs, pairs, forced, ctx)
 
 
-def pairs_attention_job(ws: Any, cache: SessionCache, runs: Sequence[tuple[int, str]],
+def pairs_attention_job(ws: Workspace, cache: SessionCache, runs: Sequence[tuple[int, str]],
                         gold_name: str | None, run_id: int, limit: int, forced: bool,
                         ctx: JobContext) -> tuple[list[PairInput], dict]:
     """pairs_job then attention_job in one worker: -> (pairs, views)."""
@@ -113,7 +114,7 @@ def pairs_attention_job(ws: Any, cache: SessionCache, runs: Sequence[tuple[int, 
     return pairs, attention_job(ws, cache, runs, list(enumerate(pairs)), forced, ctx)
 
 
-def baseline_job(ws: Any, run_id: int, words: Sequence[tuple[list[str], list[str]]],
+def baseline_job(ws: Workspace, run_id: int, words: Sequence[tuple[list[str], list[str]]],
                  ctx: JobContext, pairs: Sequence[PairInput] = ()) -> list[Alignment]:
     """eflomal's links of the given pairs beside the run's attention
     (core.services.attention_set.gold_baseline)."""
@@ -121,7 +122,7 @@ def baseline_job(ws: Any, run_id: int, words: Sequence[tuple[list[str], list[str
 
 
 # --- evaluation ----------------------------------------------------------------------------------------
-def evaluate_job(ws: Any, cache: SessionCache, run_ids: Sequence[int], beam: int,
+def evaluate_job(ws: Workspace, cache: SessionCache, run_ids: Sequence[int], beam: int,
                  gold_name: str | None, ctx: JobContext, limit: int = 0) -> list[int]:
     """Each run on its corpus's test split, as `evaluate --run R --test test` does
     (core.services.eval_scores.evaluate_runs). Returns the evaluation ids."""

@@ -32,11 +32,13 @@ class ErrorDialogHook:
         self.held_back = 0  # exceptions printed only, while a dialog was open
 
     def install(self) -> ErrorDialogHook:
+        """Make this the sys.excepthook (the previous one kept); returns self."""
         self.previous = sys.excepthook
         sys.excepthook = self
         return self
 
     def uninstall(self) -> None:
+        """Give sys.excepthook back to the hook it replaced."""
         if sys.excepthook is self:
             sys.excepthook = self.previous
 

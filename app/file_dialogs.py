@@ -46,6 +46,7 @@ def last_folder(purpose: str) -> str:
 
 
 def remember_folder(purpose: str, path: str) -> None:
+    """Remember the folder of `path` (or `path`, a folder) as the last one used for `purpose`."""
     folder = Path(path) if Path(path).is_dir() else Path(path).parent
     QSettings().setValue(f"folders/{purpose}", str(folder))
 
@@ -91,6 +92,7 @@ def _suffix_added_agreed(parent: QWidget | None, title: str, typed: str, path: s
 
 
 def ask_open_path(parent: QWidget | None, title: str, purpose: str, filters: str = "") -> str | None:
+    """A file to open, asked in the last folder used for `purpose`; None when cancelled."""
     path, _ = QFileDialog.getOpenFileName(parent, title, last_folder(purpose), filters)
     if not path:
         return None
@@ -99,6 +101,7 @@ def ask_open_path(parent: QWidget | None, title: str, purpose: str, filters: str
 
 
 def ask_folder(parent: QWidget | None, title: str, purpose: str) -> str | None:
+    """A folder, asked starting from the last one used for `purpose`; None when cancelled."""
     path = QFileDialog.getExistingDirectory(parent, title, last_folder(purpose))
     if not path:
         return None

@@ -35,6 +35,7 @@ class MainThreadCollector(QObject):
         self._timer.timeout.connect(self.collect_due)
 
     def start(self) -> None:
+        """Turn Python's automatic collection off and collect on the GUI thread's timer instead."""
         gc.disable()
         self._timer.start()
 

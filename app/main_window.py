@@ -66,12 +66,15 @@ def about_html() -> str:
 
 
 def device_description() -> str:
+    """The device training would use here, in words (core.train.device.describe_device)."""
     from core.train.device import describe_device
 
     return str(describe_device())
 
 
 class MainWindow(QMainWindow):
+    """The workbench's window: the five screens as tabs over one workspace, its menus, status bar
+    and the JobManager every screen submits to."""
     def __init__(self, workspace_path: str | Path | None = None):
         super().__init__()
         self.setWindowTitle(APP_NAME)
@@ -316,6 +319,7 @@ class MainWindow(QMainWindow):
 
 
 def apply_style(app: QApplication) -> None:
+    """The application's look: Fusion, a 10 pt font, dark text on pyqtgraph's white plots."""
     import pyqtgraph as pg
 
     # dark text on the white plots (pyqtgraph's default foreground is a light grey)

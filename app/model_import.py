@@ -3,25 +3,19 @@ service `runs import` calls (core.services.model_import), in a job; the screens'
 lists are refreshed when it is done. A Marian / OPUS-MT model is a folder."""
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 from PySide6.QtWidgets import QInputDialog, QLineEdit, QMessageBox, QWidget
 
 from app.file_dialogs import ask_folder
-from core.jobs import JobContext
-from core.services.model_import import import_model
+from app.panel_jobs import import_model_job
+from app.workers import Job, JobManager
+from core.workspace.store import Workspace
 
 
-def import_model_job(ws: Any, path: str, name: str, ctx: JobContext) -> int:
-    """The job: import the model at `path` as run `name`; returns the run's id."""
-    ctx.progress(0, 1, f"importing {Path(path).name}")
-    run_id = import_model(ws, path, name)
-    ctx.progress(1, 1, "imported")
-    return run_id
-
-
-def ask_and_import(parent: QWidget, jobs: Any, ws: Any, done: Any) -> Any:
+def ask_and_import(parent: QWidget, jobs: JobManager, ws: Workspace | None,
+                   done: Callable[[], None]) -> Job | None:
     """Ask for the model's folder and the run's name, then import it in a job; `done()`
     runs when the run exists. Returns the job, or None when the user cancelled (or no
     workspace is open)."""

@@ -30,6 +30,7 @@ class LatenessProbe:
         self.ticks: list[float] = []  # ms since start()
 
     def start(self) -> None:
+        """Start the clock and the timer (ticks and lateness recorded from now)."""
         self.clock.start()
         self.last = 0.0
         self.timer.start()
@@ -50,6 +51,7 @@ class LatenessProbe:
         return max(self.late)
 
     def ticks_between(self, start_ms: float, end_ms: float) -> int:
+        """How many ticks fell strictly between `start_ms` and `end_ms` (probe clock)."""
         return sum(start_ms < t < end_ms for t in self.ticks)
 
 
@@ -114,6 +116,8 @@ def _wait(app, done, timeout_s: float = 600.0) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """`python main.py bench gui`: train a small run in a job and print how late the event loop's
+    20 ms timer ran."""
     p = argparse.ArgumentParser(prog="bench gui", description=__doc__.splitlines()[0])
     p.add_argument("--steps", type=int, default=60, help="training steps")
     p.add_argument("--hidden", type=int, default=64, help="LSTM and embedding size")

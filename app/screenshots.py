@@ -32,6 +32,10 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # the Qt and core imports wait for the platform settings
+    from core.workspace.store import Workspace
 
 SIZES = ((1400, 900, ""), (1280, 720, "-1280x720"))
 #: a short letter for the Translate screen (our own sentences, like the demo corpus)
@@ -61,6 +65,7 @@ def wait(app, job, timeout: float = 600.0) -> None:
 
 
 def shoot(app, window, out: Path, name: str) -> Path:
+    """Let `window` settle, then save it as `out`/`name`.png; returns the file."""
     for _ in range(10):
         app.processEvents()
     path = out / f"{name}.png"
@@ -69,7 +74,7 @@ def shoot(app, window, out: Path, name: str) -> Path:
     return path
 
 
-def comparison_run(workspace) -> int:
+def comparison_run(workspace: Workspace) -> int:
     """A small Transformer of the demo corpus trained for COMPARISON_STEPS steps on the
     CPU (a few seconds): the fourth model of the four-model picture. Returns its id."""
     from core.config import load_preset
@@ -114,6 +119,7 @@ def shoot_comparison(app, window, out: Path) -> list[Path]:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """`make screenshots`: the README's pictures, written to the folder given."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("out", type=Path)
     parser.add_argument("--models", type=Path, default=None,

@@ -66,22 +66,26 @@ class Job(QObject):
 
     # --- control (GUI thread) ------------------------------------------------
     def cancel(self) -> None:
+        """Ask the job to stop; one not started yet ends cancelled at once."""
         self.ctx.cancel()
         if not self.started:  # never handed to a thread: settle it here
             self._settle_cancelled()
 
     def pause(self) -> None:
+        """Pause a running job at its next check."""
         if self.state == RUNNING:
             self.ctx.pause()
             self.state_changed.emit(PAUSED)
 
     def resume(self) -> None:
+        """Resume a paused job."""
         if self.state == PAUSED:
             self.ctx.resume()
             self.state_changed.emit(RUNNING)
 
     @property
     def done(self) -> bool:
+        """Whether the job has ended (finished, failed or cancelled)."""
         return self.state in DONE_STATES
 
     # --- the worker thread ---------------------------------------------------
@@ -236,12 +240,15 @@ class JobManager(QObject):
 
     # --- queries for the status bar -------------------------------------------
     def active(self) -> list[Job]:
+        """The jobs not ended yet."""
         return [j for j in self.jobs if not j.done]
 
     def running(self) -> list[Job]:
+        """The jobs running or paused."""
         return [j for j in self.jobs if j.state in (RUNNING, PAUSED)]
 
     def cancel_all(self) -> None:
+        """Cancel every job not ended yet."""
         for job in self.active():
             job.cancel()
 

@@ -15,16 +15,11 @@ import html
 from typing import Any
 
 from PySide6.QtCore import Qt
-from PySide6.QtGui import QKeySequence, QShortcut
 from PySide6.QtWidgets import (
     QCheckBox,
-    QComboBox,
     QGridLayout,
     QHBoxLayout,
     QLabel,
-    QLineEdit,
-    QListWidget,
-    QListWidgetItem,
     QProgressBar,
     QPushButton,
     QSplitter,
@@ -33,8 +28,9 @@ from PySide6.QtWidgets import (
 )
 
 from app import workers
-from app.core_jobs import SessionCache, attention_job, baseline_job, pairs_job
+from app.core_jobs import SessionCache, attention_job, baseline_job
 from app.panels.attention_layers import AVERAGE, LayerSelector
+from app.panels.attention_pairs import PairBrowser
 from app.panels.attention_tables import PAIR_COLUMNS, SET_COLUMNS, aer_table, fill_table, tables_box
 from app.panels.reading_controls import ReadingControls
 from app.panels.symmetrize_control import SymmetrizeControl
@@ -48,20 +44,35 @@ from core.evaluate.goldsets import list_gold_sets
 from core.services.alignment_runs import run_languages
 from core.services.attention_set import Symmetrization, corpus_aer_rows
 from core.services.attention_view import PairInput, PairView, present_view, view_gold
+from core.workspace.store import Workspace
 
-SOURCES = ("Gold set", "Test split", "Typed pairs")
-SORTS = ("Corpus order", "AER difference (model 1 − model 2)", "AER of model 1")
-TEST_LIMIT = 200  # test-split pairs shown (the first ones)
 ALL_MODELS = "All checked models (one figure)"
 
 
-class AttentionPanel(LayerSelector, QWidget):
+class AttentionPanel(PairBrowser, LayerSelector, QWidget):
+    """The Attention screen; its pair list (attention_pairs.PairBrowser) and "Layer /
+    head" selectors (attention_layers.LayerSelector) are mixins of their own modules."""
+
     def __init__(self, jobs: workers.JobManager, sessions: SessionCache | None = None,
                  parent: QWidget | None = None):
         super().__init__(parent)
         self.jobs = jobs
         self.sessions = sessions or SessionCache()
-        self.workspace: Any = None
+        self._init_state()
+        self._build_pair_controls()  # attention_pairs.PairBrowser
+        self._build_model_controls()
+        self._build_reading_options()
+        self._build_pair_list()
+        self._build_heatmaps()
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(8, 8, 8, 8)
+        layout.addWidget(self._splitter(), 1)
+        self._update_controls()
+        self._layout_heatmaps(2)
+
+    def _init_state(self) -> None:
+        """The pairs, their computed views, what is shown, the runs' names and languages."""
+        self.workspace: Workspace | None = None
         self.pairs: list[PairInput] = []
         self.typed: list[PairInput] = []
         self.views: dict[tuple[int, int], PairView] = {}  # (pair index, run id) -> view
@@ -77,19 +88,12 @@ class AttentionPanel(LayerSelector, QWidget):
         # what the listed pairs were read from (pairs_key), and what is being read
         self._pairs_from: tuple | None = None
         self._asking: tuple | None = None
+        self.baseline_alignments: list | None = None
+        self.baseline_job: workers.Job | None = None
 
-        # --- controls -----------------------------------------------------------------------
-        self.pair_source = QComboBox()
-        self.pair_source.addItems(SOURCES)
-        self.pair_source.currentIndexChanged.connect(lambda _=None: self.load_pairs())
-        self.gold_set = QComboBox()
-        self.gold_set.setMinimumWidth(110)
-        self.gold_set.currentIndexChanged.connect(lambda _=None: self.load_pairs())
-        self.src_edit, self.tgt_edit = QLineEdit(), QLineEdit()
-        self.src_edit.setPlaceholderText("source sentence")
-        self.tgt_edit.setPlaceholderText("reference translation (for forced decoding)")
-        self.add_button = QPushButton("Add pair")
-        self.add_button.clicked.connect(self.add_typed_pair)
+    def _build_model_controls(self) -> None:
+        """The models (2-4), forced decoding, the eflomal baseline, Compute attention and
+        its progress."""
         self.models = RunList(max_checked=4)
         self.models.show_rows(4)
         self.models.setToolTip("Check 2-4 models to compare side by side")
@@ -97,13 +101,25 @@ class AttentionPanel(LayerSelector, QWidget):
         self.forced = QCheckBox("forced decoding of the reference")
         self.forced.setChecked(True)
         self.forced.setToolTip("Off: each model's own translation (free decoding)")
+        self.baseline = QCheckBox("statistical baseline (eflomal)")
+        self.baseline.setToolTip("Also align the gold pairs with eflomal, trained on the first "
+                                 "model's training corpus, and add it to the whole-set table")
+        self.run_button = QPushButton("Compute attention")
+        self.run_button.setToolTip("Compute attention (Ctrl+R, Run menu)")
+        self.run_button.clicked.connect(self.compute)
+        self.progress = QProgressBar()
+        self.progress.setMaximumWidth(180)
+
+    def _build_reading_options(self) -> None:
+        """How the heatmaps are read and drawn: the gold and extracted links, the reading
+        (reading_controls.py), symmetrising (symmetrize_control.py)."""
         self.show_gold = QCheckBox("gold links")
         self.show_gold.setChecked(True)
         self.show_pred = QCheckBox("extracted alignment")
         self.show_pred.setChecked(True)
         for box in (self.show_gold, self.show_pred):
             box.toggled.connect(lambda _=None: self._apply_overlays())
-        self.readings = ReadingControls(jobs)
+        self.readings = ReadingControls(self.jobs)
         self.reading, self.no_sink = self.readings.reading, self.readings.no_sink
         self.readings.changed.connect(self._reading_changed)
         self.readings.chosen.connect(self._readings_chosen)
@@ -111,36 +127,10 @@ class AttentionPanel(LayerSelector, QWidget):
             lambda: self.readings.choose(self.workspace, self.models.checked()))
         self.symmetrize = SymmetrizeControl()
         self.symmetrize.changed.connect(self._symmetrize_changed)
-        self.baseline = QCheckBox("statistical baseline (eflomal)")
-        self.baseline.setToolTip("Also align the gold pairs with eflomal, trained on the first "
-                                 "model's training corpus, and add it to the whole-set table")
-        self.baseline_alignments: list | None = None
-        self.baseline_job: workers.Job | None = None
-        self.run_button = QPushButton("Compute attention")
-        self.run_button.setToolTip("Compute attention (Ctrl+R, Run menu)")
-        self.run_button.clicked.connect(self.compute)
-        self.progress = QProgressBar()
-        self.progress.setMaximumWidth(180)
-        self.sort = QComboBox()
-        self.sort.addItems(SORTS)
-        self.sort.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
-        self.sort.setMinimumContentsLength(12)  # the list keeps its width for the pairs
-        self.sort.currentIndexChanged.connect(lambda _=None: self._fill_pair_list())
 
-        # --- the pair list and navigation ----------------------------------------------------
-        self.pair_list = QListWidget()
-        self.pair_list.setAlternatingRowColors(True)
-        self.pair_list.setToolTip("[AER % of model 1 / model 2] after Compute attention")
-        self.pair_list.currentRowChanged.connect(self._row_changed)
-        self.prev_button, self.next_button = QPushButton("◀ Previous"), QPushButton("Next ▶")
-        self.prev_button.setToolTip("Previous pair (Alt+Left / PgUp)")
-        self.next_button.setToolTip("Next pair (Alt+Right / PgDown)")
-        self.prev_button.clicked.connect(lambda: self.step(-1))
-        self.next_button.clicked.connect(lambda: self.step(1))
-        for key, delta in (("Alt+Left", -1), ("Alt+Right", 1), ("PgUp", -1), ("PgDown", 1)):
-            QShortcut(QKeySequence(key), self, lambda d=delta: self.step(d))
-
-        # --- heatmaps (app/widgets/heatmap_grid.py) and tables (attention_tables.py) -------------
+    def _build_heatmaps(self) -> None:
+        """The heatmaps (app/widgets/heatmap_grid.py) with their gate strips and "Layer /
+        head" selectors, the pair's label, the two AER tables (attention_tables.py)."""
         self.heatmap_grid = HeatmapGrid(4)
         self.heatmaps = self.heatmap_grid.heatmaps
         self.gate_strips = [GateStrip(h) for h in self.heatmaps]  # context models' lambda
@@ -160,12 +150,6 @@ class AttentionPanel(LayerSelector, QWidget):
         self.pair_label.setObjectName("pairLabel")
         self.aer_table = aer_table(PAIR_COLUMNS)
         self.corpus_table = aer_table(SET_COLUMNS)
-
-        layout = QVBoxLayout(self)
-        layout.setContentsMargins(8, 8, 8, 8)
-        layout.addWidget(self._splitter(), 1)
-        self._update_controls()
-        self._layout_heatmaps(2)
 
     def _left_column(self) -> QWidget:
         """What to compare: the pairs' source, the models, computing; the pair list."""
@@ -242,7 +226,8 @@ class AttentionPanel(LayerSelector, QWidget):
         return horizontal
 
     # --- workspace ------------------------------------------------------------------------------
-    def set_workspace(self, workspace: Any) -> None:
+    def set_workspace(self, workspace: Workspace | None) -> None:
+        """Show `workspace`'s runs and pairs; its sessions and typed pairs start afresh."""
         self.workspace = workspace
         self.sessions.clear()
         self.typed = []
@@ -250,6 +235,8 @@ class AttentionPanel(LayerSelector, QWidget):
         self.refresh()
 
     def refresh(self) -> None:
+        """Reread the runs (names, languages) and gold sets; the pairs are read again only when
+        their source changed."""
         runs = usable_runs(self.workspace)
         self.names = {r.id: r.name for r in runs}
         self.langs = {r.id: run_languages(self.workspace, r) for r in runs}
@@ -275,14 +262,6 @@ class AttentionPanel(LayerSelector, QWidget):
             self._models_changed()  # the same pairs: their results stay, for the runs checked
         else:
             self.load_pairs()
-
-    def pairs_key(self) -> tuple:
-        """Where the chosen pairs come from: (source, gold set, run whose test split)."""
-        source = self.pair_source.currentText()
-        run_id = None
-        if source == "Test split" and self.models.run_ids():
-            run_id = (self.models.checked() or self.models.run_ids())[0]
-        return source, self.gold_set.currentText() if source == "Gold set" else "", run_id
 
     def _models_changed(self) -> None:
         """Everything on the screen follows the checked models: the pair list's scores,
@@ -324,118 +303,6 @@ class AttentionPanel(LayerSelector, QWidget):
             w.setVisible(source == "Typed pairs")
         busy = self.job is not None and not self.job.done
         self.run_button.setEnabled(not busy and bool(self.models.checked()) and bool(self.pairs))
-
-    # --- pairs -------------------------------------------------------------------------------------
-    def load_pairs(self) -> workers.Job | None:
-        """Fill the pair list from the chosen source: typed pairs at once; a gold set or
-        the test split read in a job (the list fills when it ends; a failure opens the
-        error dialog). Returns that job."""
-        self._pairs_asked += 1
-        asked = self._pairs_asked
-        self._asking = self.pairs_key()
-        self._show_pairs([], asked)
-        source = self.pair_source.currentText()
-        gold_name = self.gold_set.currentText() if source == "Gold set" else ""
-        run_id = None
-        if source == "Test split" and self.models.run_ids():
-            run_id = (self.models.checked() or self.models.run_ids())[0]
-        if source == "Typed pairs":
-            self._show_pairs(list(self.typed), asked)
-        if self.workspace is None or not (gold_name or run_id is not None):
-            return None
-        self.loading_pairs = True
-        self.pair_label.setText(f"reading {gold_name or 'the test split'} ...")
-        # a failure is reported here, not by the manager: a stale request (another
-        # source chosen since, or the workspace closed) fails silently
-        job = self.jobs.submit(pairs_job, self.workspace, gold_name or None, run_id,
-                               0 if gold_name else TEST_LIMIT, name="Read pairs",
-                               report_errors=False)
-        job.finished.connect(lambda pairs: self._show_pairs(pairs, asked))
-        job.failed.connect(lambda message, tb: self._pairs_failed(message, tb, asked))
-        return job
-
-    def _show_pairs(self, pairs: list[PairInput], asked: int) -> None:
-        if asked != self._pairs_asked:  # the user chose another source meanwhile
-            return
-        self.loading_pairs = False
-        for job in (self.job, self.baseline_job):
-            if job is not None and not job.done:
-                job.cancel()  # it computes the pairs listed before
-        self.job = self.baseline_job = None  # their late results are not these pairs' views
-        self.pairs, self.views = list(pairs), {}
-        self._pairs_from = self._asking
-        self.baseline_alignments = None
-        self.current = -1
-        self.show_views([])  # the heatmaps and the pair's table go with the results
-        self._fill_pair_list()
-        self._fill_corpus_table()
-        self._update_controls()
-        if pairs:
-            self.pair_label.setText(f"{len(pairs)} pairs")
-
-    def _pairs_failed(self, message: str, tb: str, asked: int) -> None:
-        if asked == self._pairs_asked and self.workspace is not None:
-            self.loading_pairs = False
-            self.pair_label.setText(f"Cannot load the pairs: {message}")
-            workers.show_error(self, "Cannot load the pairs", message, tb)
-
-    def add_typed_pair(self) -> None:
-        src, tgt = self.src_edit.text().strip(), self.tgt_edit.text().strip()
-        if not src:
-            return
-        self.typed.append(PairInput(src, tgt))
-        self.pair_source.blockSignals(True)
-        self.pair_source.setCurrentText("Typed pairs")
-        self.pair_source.blockSignals(False)
-        self.load_pairs()  # typed pairs show at once
-        self.pair_list.setCurrentRow(self.order.index(len(self.pairs) - 1))
-        self.compute()
-
-    def _aer(self, index: int, run_id: int) -> float | None:
-        """The pair's AER under the run, read as the controls say (as its heatmap shows)."""
-        view = self.views.get((index, run_id))
-        if view is None or view.aer is None:
-            return None
-        return self._present(view, AVERAGE, index, self.pairs[index].gold).aer
-
-    def _fill_pair_list(self) -> None:
-        checked = self.models.checked()
-        order = list(range(len(self.pairs)))
-        sort = self.sort.currentIndex()
-        if sort and checked:
-            def key(i: int) -> float:
-                a = self._aer(i, checked[0])
-                if sort == 2:
-                    return -(a if a is not None else -1.0)
-                b = self._aer(i, checked[1]) if len(checked) > 1 else None
-                return -(a - b) if a is not None and b is not None else float("inf")
-            order.sort(key=key)
-        self.order = order
-        self.pair_list.blockSignals(True)
-        self.pair_list.clear()
-        for i in order:
-            scores = [self._aer(i, r) for r in checked[:2]]
-            prefix = ""
-            if scores and all(s is not None for s in scores):
-                prefix = "[" + " / ".join(percent_text(s) for s in scores) + "]  "
-            text = f"{i + 1}. {prefix}{self.pairs[i].source}"
-            item = QListWidgetItem(text)
-            item.setToolTip(f"{self.pairs[i].source}\n{self.pairs[i].target}")
-            self.pair_list.addItem(item)
-        if self.current in order:
-            self.pair_list.setCurrentRow(order.index(self.current))
-        self.pair_list.blockSignals(False)
-
-    def _row_changed(self, row: int) -> None:
-        if 0 <= row < len(self.order):
-            self.show_pair(self.order[row])
-
-    def step(self, delta: int) -> None:
-        """Next (+1) / previous (-1) pair in list order."""
-        if not self.order:
-            return
-        row = max(0, min(len(self.order) - 1, self.pair_list.currentRow() + delta))
-        self.pair_list.setCurrentRow(row)
 
     # --- computing ----------------------------------------------------------------------------------
     def compute(self) -> workers.Job | None:
@@ -499,6 +366,8 @@ class AttentionPanel(LayerSelector, QWidget):
                 h.set_view(ranges)
 
     def show_pair(self, index: int) -> None:
+        """Show pair `index` (its sentence over the heatmaps) with each checked model's computed
+        view."""
         self.current = index
         pair = self.pairs[index]
         self.pair_label.setText(f"<b>{index + 1}.</b> {html.escape(pair.source)}<br>"

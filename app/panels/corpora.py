@@ -26,39 +26,24 @@ from PySide6.QtWidgets import (
 )
 
 from app import workers
+from app.panel_jobs import import_job, load_job, split_job
 from app.panels.import_dialog import ImportDialog
 from app.panels.manage import install_corpus_actions
 from app.widgets.pair_table import PairTableModel
 from core.data.readers import FORMATS
-from core.jobs import JobContext
-from core.services.corpora import corpus_statistics, import_corpus, split_and_store
 from core.textsafe import printable
-
-
-def import_job(fmt: str, paths: list[str], src_lang: str, tgt_lang: str,
-               options: dict[str, Any], name: str, workspace: Any, ctx: JobContext) -> int:
-    """core.services.corpora.import_corpus on a worker thread; returns the corpus id."""
-    return import_corpus(workspace, fmt, paths, src_lang, tgt_lang, name, options, ctx)
-
-
-def load_job(workspace: Any, corpus_id: int, ctx: JobContext) -> tuple[Any, Any]:
-    """The corpus and its statistics (core.services.corpora.corpus_statistics)."""
-    return corpus_statistics(workspace, corpus_id)
-
-
-def split_job(workspace: Any, corpus_id: int, seed: int, ratios: tuple[float, float, float],
-              ctx: Any = None) -> dict[str, int]:
-    """core.services.corpora.split_and_store; returns the set sizes."""
-    return {k: len(v) for k, v in split_and_store(workspace, corpus_id, seed, ratios).items()}
+from core.workspace.store import Workspace
 
 
 class CorporaPanel(QWidget):
+    """The Corpora screen (see the module's docstring); `corpora_changed` when a corpus is
+    imported, renamed or deleted."""
     corpora_changed = Signal()
 
     def __init__(self, jobs: workers.JobManager, parent: QWidget | None = None):
         super().__init__(parent)
         self.jobs = jobs
-        self.workspace: Any = None
+        self.workspace: Workspace | None = None
         self.corpus: Any = None
         self._loads = 0  # load jobs asked for: only the latest one's result is shown
         self.last_import: workers.Job | None = None
@@ -184,13 +169,16 @@ class CorporaPanel(QWidget):
         self.split_label.setText(" · ".join(f"{k} {v:,}" for k, v in sizes.items()))
 
     # --- workspace -------------------------------------------------------------------------
-    def set_workspace(self, workspace: Any) -> None:
+    def set_workspace(self, workspace: Workspace | None) -> None:
+        """Show `workspace`'s corpora (none and Import disabled without one)."""
         self.workspace = workspace
         self.import_button.setEnabled(workspace is not None)
         self.import_button.setToolTip("")
         self.refresh()
 
     def refresh(self, select_id: int | None = None) -> None:
+        """List the workspace's corpora, selecting `select_id` (else the first), which loads it
+        in a job."""
         self.corpus_list.clear()
         if self.workspace is None:
             return
@@ -207,11 +195,13 @@ class CorporaPanel(QWidget):
 
     # --- import ------------------------------------------------------------------------------
     def open_import_dialog(self) -> None:
+        """Ask what to import (ImportDialog, offering the newest corpus's languages) and import
+        it."""
         if self.workspace is None:
             return
         corpora = self.workspace.list_corpora()
         newest = (corpora[-1].src_lang, corpora[-1].tgt_lang) if corpora else None
-        dialog = ImportDialog(tuple(self._formats), self, languages=newest)
+        dialog = ImportDialog(tuple(self._formats), self, languages=newest, jobs=self.jobs)
         if dialog.exec():
             self.import_corpus(**dialog.request())
         dialog.deleteLater()
@@ -248,7 +238,7 @@ class CorporaPanel(QWidget):
         job.finished.connect(lambda result: self._show_corpus(result, asked))
         job.failed.connect(lambda message, tb: self._load_failed(message, tb, asked))
 
-    def _is_current(self, asked: tuple[int, Any, int]) -> bool:
+    def _is_current(self, asked: tuple[int, Workspace | None, int]) -> bool:
         """Whether the load `asked` (serial, workspace, corpus id) is still what the
         screen shows: the latest load, of this workspace, of the selected corpus."""
         serial, workspace, corpus_id = asked
@@ -257,12 +247,13 @@ class CorporaPanel(QWidget):
         return (serial == self._loads and workspace is self.workspace
                 and workspace is not None and corpus_id == selected)
 
-    def _load_failed(self, message: str, tb: str, asked: tuple[int, Any, int]) -> None:
+    def _load_failed(self, message: str, tb: str, asked: tuple[int, Workspace | None, int]) -> None:
         if self._is_current(asked):
             self.stats_label.setText(f"Cannot load the corpus: {message}")
             workers.show_error(self, "Load corpus failed", message, tb)
 
-    def _show_corpus(self, result: tuple[Any, Any], asked: tuple[int, Any, int]) -> None:
+    def _show_corpus(self, result: tuple[Any, Any],
+                     asked: tuple[int, Workspace | None, int]) -> None:
         if not self._is_current(asked):
             return  # the user chose another corpus or workspace meanwhile
         corpus, stats = result

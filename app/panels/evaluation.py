@@ -30,6 +30,7 @@ from PySide6.QtWidgets import (
 from app import workers
 from app.core_jobs import SessionCache, evaluate_job, pairs_attention_job
 from app.file_dialogs import ask_folder, ask_save_path
+from app.panel_jobs import write_report_job
 from app.panels.figures import export_plot_dialog, figure_png
 from app.widgets.curves import CurvesPlot
 from app.widgets.heatmap import AttentionHeatmap
@@ -42,8 +43,9 @@ from core.evaluate.metrics import (
     bucket_start,
     length_table,
 )
-from core.evaluate.report import Table, write_html_report
+from core.evaluate.report import Table
 from core.services.attention_view import PairInput
+from core.workspace.store import Workspace
 
 COLUMNS = ("Run", "Test set", "BLEU (test)", "chrF (test)", "TER (test)", "test perplexity",
            "best dev perplexity", "AER % (gold set)", "contrastive %",
@@ -108,13 +110,16 @@ def heatmap_path(folder: Path, run_id: int, name: str, index: int) -> Path:
 
 
 class EvaluationPanel(QWidget):
+    """The Evaluation screen (see the module's docstring): the stored scores of the workspace's
+    runs, their curves and BLEU by length, the exports."""
     def __init__(self, jobs: workers.JobManager, sessions: SessionCache | None = None,
                  parent: QWidget | None = None):
         super().__init__(parent)
         self.jobs = jobs
         self.sessions = sessions or SessionCache()
-        self.workspace: Any = None
+        self.workspace: Workspace | None = None
         self.job: workers.Job | None = None
+        self.report_job: workers.Job | None = None  # the latest HTML report written
         self.table = QTableWidget(0, len(COLUMNS))
         self.table.setHorizontalHeaderLabels(COLUMNS)
         for col, tip in enumerate(HEADER_TIPS):
@@ -185,7 +190,8 @@ class EvaluationPanel(QWidget):
         layout.addLayout(bar)
         layout.addWidget(splitter, 1)
 
-    def set_workspace(self, workspace: Any) -> None:
+    def set_workspace(self, workspace: Workspace | None) -> None:
+        """Show `workspace`'s stored scores; sessions of the previous one are dropped."""
         self.workspace = workspace
         self.sessions.clear()
         self.refresh()
@@ -209,6 +215,8 @@ class EvaluationPanel(QWidget):
         return out
 
     def refresh(self) -> None:
+        """Fill the scores table from the workspace's stored evaluations (a column shown only
+        when some row has a value)."""
         self.table.setSortingEnabled(False)
         self.table.setRowCount(0)
         self._update_selection_buttons()
@@ -249,10 +257,12 @@ class EvaluationPanel(QWidget):
         self.evaluate_button.setEnabled(runs and (self.job is None or self.job.done))
 
     def selected(self) -> list[tuple[list[int], dict[str, Any], str]]:
+        """The selected rows as (run ids, metrics, test set name)."""
         rows = sorted({i.row() for i in self.table.selectedItems()})
         return [self.table.item(r, 0).data(Qt.ItemDataRole.UserRole) for r in rows]
 
     def selected_run_ids(self) -> list[int]:
+        """The run ids of the selected rows, in order, each once."""
         out: list[int] = []
         for run_ids, _, _ in self.selected():
             out += [r for r in run_ids if r not in out]
@@ -319,6 +329,8 @@ class EvaluationPanel(QWidget):
         return names[0] if names else None
 
     def evaluate_selected(self, run_ids: list[int] | None = None, limit: int = 0) -> workers.Job | None:
+        """Evaluate `run_ids` (default: the selected runs) in a job (app.core_jobs.evaluate_job);
+        the table refreshes when it ends."""
         run_ids = run_ids or self.selected_run_ids()
         if self.workspace is None or not run_ids:
             return None
@@ -340,11 +352,14 @@ class EvaluationPanel(QWidget):
 
     # --- exports --------------------------------------------------------------------------------------
     def export_figure(self) -> None:
+        """File > Export figure: one of the screen's plots as PNG, SVG or PDF."""
         export_plot_dialog(self, {"Dev perplexity": self.curves.plot,
                                   "Dev BLEU": self.bleu_curves.plot,
                                   "BLEU by length": self.by_length.getPlotItem()}, "evaluation")
 
     def report_tables(self) -> list[Table]:
+        """The HTML report's tables: the scores as the screen shows them, BLEU by source length
+        when some row has it."""
         names = {r.id: r.name for r in self.workspace.list_runs()} if self.workspace else {}
         rows = []
         for run_ids, test, m in self.rows():
@@ -358,14 +373,24 @@ class EvaluationPanel(QWidget):
             tables.append(length_table(systems, "BLEU by source length"))
         return tables
 
-    def write_report(self, path: str | Path) -> Path:
-        """The HTML report of the scores: one self-contained file, its plots embedded."""
+    def write_report(self, path: str | Path) -> workers.Job:
+        """The HTML report of the scores, one self-contained file with its plots
+        embedded: the plots rendered here (Qt draws on the GUI thread), the file written
+        in a job (app.panel_jobs.write_report_job, its result the path); the button is
+        disabled until it ends, a failure shown as "Report failed"."""
         figures = [(caption, figure_png(item, 150)) for caption, item in (
             ("Dev perplexity", self.curves.plot), ("Dev BLEU", self.bleu_curves.plot),
             ("BLEU by source length", self.by_length.getPlotItem()))]
-        return write_html_report(Path(path), self.report_tables(), figures=figures,
-                                 title=f"Evaluation — {self.workspace.root.name}",
-                                 decoding=self.report_decoding())
+        job = self.jobs.submit(write_report_job, Path(path), self.report_tables(), figures,
+                               f"Evaluation — {self.workspace.root.name}",
+                               self.report_decoding(), name="HTML report",
+                               report_errors=False)
+        job.failed.connect(lambda message, tb: workers.show_error(
+            self, "Report failed", f"{path}: {message}", tb))
+        job.state_changed.connect(lambda _state: self.report_button.setEnabled(job.done))
+        self.report_button.setEnabled(False)
+        self.report_job = job
+        return job
 
     def report_decoding(self) -> dict[str, dict | None]:
         """{row label (as in the report's Scores table, with its test): the decoding
@@ -380,10 +405,7 @@ class EvaluationPanel(QWidget):
     def _choose_report(self) -> None:
         path = ask_save_path(self, "HTML report", "reports", "report.html", "HTML (*.html)")
         if path:
-            try:
-                self.write_report(path)
-            except OSError as exc:
-                workers.show_error(self, "Report failed", f"{path}: {exc}")
+            self.write_report(path)
 
     def _choose_heatmaps(self) -> None:
         folder = ask_folder(self, "Folder for the heatmaps", "figures")

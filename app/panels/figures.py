@@ -40,6 +40,8 @@ def _ask(parent: QWidget, stem: str) -> tuple[str, int] | None:
 
 def export_dialog(parent: QWidget, export: Callable[[str, int], Path], stem: str,
                   dpi: int = DEFAULT_DPI) -> Path | None:
+    """Ask a file and a resolution, then `export(path, dpi)`; a file that cannot be written opens
+    an error dialog. Returns the path written, or None."""
     asked = _ask(parent, stem)
     if asked is None:
         return None

@@ -29,7 +29,8 @@ from PySide6.QtWidgets import (
 
 from app import workers
 from app.file_dialogs import ask_open_path
-from core.data.langid import ColumnGuess, guess_tsv_columns, language_name
+from app.panel_jobs import ImportPreview, preview_job
+from core.data.langid import ColumnGuess, language_name
 from core.errors import ConfigError
 from core.services.corpora import check_language_codes
 
@@ -45,10 +46,10 @@ FILE_ROLES = {  # format -> [(label, required)]
     "tmx": [("TMX file", True)],
     "docs": [("Source file", True), ("Target file", True)],
 }
-PREVIEW_LINES = 8
 
 
 class PathPicker(QWidget):
+    """A path field with a Browse… button (the last folder used for corpora)."""
     def __init__(self, parent: QWidget | None = None):
         super().__init__(parent)
         self.edit = QLineEdit()
@@ -65,6 +66,7 @@ class PathPicker(QWidget):
             self.edit.setText(path)
 
     def path(self) -> str:
+        """The path typed or chosen, stripped."""
         return self.edit.text().strip()
 
 
@@ -79,8 +81,12 @@ def last_languages(fallback: tuple[str, str] | None = None) -> tuple[str, str]:
 
 
 class ImportDialog(QDialog):
+    """Asks what to import; request() is the answer. The preview of the first file is
+    read in a job of `jobs` (the dialog's own manager when none is given)."""
+
     def __init__(self, formats: tuple[str, ...], parent: QWidget | None = None,
-                 languages: tuple[str, str] | None = None):
+                 languages: tuple[str, str] | None = None,
+                 jobs: workers.JobManager | None = None):
         """`languages`: the pair to offer when no import was made yet (see last_languages)."""
         super().__init__(parent)
         self.setWindowTitle("Import corpus")
@@ -112,6 +118,9 @@ class ImportDialog(QDialog):
         self.guess_label = QLabel()  # what the columns were guessed to be, or a warning
         self.guess_label.setWordWrap(True)
         self.guess: ColumnGuess | None = None
+        self.jobs = jobs or workers.JobManager(error_parent=self)
+        self.preview_job: workers.Job | None = None  # the latest preview asked for
+        self._lines: list[str] | str = []  # the previewed lines, or why not readable
         self._columns_by_user = False  # the user set the TSV columns for this file
         self._setting_columns = False
 
@@ -140,12 +149,13 @@ class ImportDialog(QDialog):
         for spin in (self.src_col, self.tgt_col):
             spin.valueChanged.connect(self._on_columns_changed)
         for edit in (self.src_lang, self.tgt_lang):
-            edit.textChanged.connect(self._update_guess)
+            edit.textChanged.connect(self._languages_changed)
         form.addRow("Name", self.name)
         form.addRow("", self.lenient)
         buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Ok
                                    | QDialogButtonBox.StandardButton.Cancel)
-        buttons.button(QDialogButtonBox.StandardButton.Ok).setText("Import")
+        self.import_button = buttons.button(QDialogButtonBox.StandardButton.Ok)
+        self.import_button.setText("Import")
         buttons.accepted.connect(self.accept)
         buttons.rejected.connect(self.reject)
         layout = QVBoxLayout(self)
@@ -158,6 +168,8 @@ class ImportDialog(QDialog):
         self._update_roles()
 
     def accept(self) -> None:
+        """Close with the answer unless the form has a problem (then it stays open and says
+        which); the languages are remembered for the next import."""
         problem = self.problem()
         if problem is not None:  # the dialog stays open with what the user typed
             workers.show_error(self, "Import corpus", problem)
@@ -187,6 +199,7 @@ class ImportDialog(QDialog):
         return None
 
     def fmt(self) -> str:
+        """The reader format chosen (core.data.readers.FORMATS)."""
         return self.format.currentData()
 
     def _update_roles(self) -> None:
@@ -208,54 +221,46 @@ class ImportDialog(QDialog):
         self._columns_by_user = False  # a new file: its columns are guessed afresh
         self._update_preview()
 
+    @property
+    def reading_preview(self) -> bool:
+        """Whether the preview (and the TSV column guess) of the file is being read."""
+        return self.preview_job is not None and not self.preview_job.done
+
     def _update_preview(self) -> None:
-        """The first lines of the first file: raw, or a TSV file's columns under their
-        languages (after guessing the columns)."""
+        """Read the first lines of the first file (and guess a TSV file's columns for
+        the languages) in a job; Import waits for it, since the guess may set the
+        columns. Without a file, the preview is empty."""
         is_tsv = self.fmt() == "tsv"
         self.preview.setVisible(not is_tsv)
         self.preview_table.setVisible(is_tsv)
         self.guess_label.setVisible(is_tsv)
-        if is_tsv:
-            self._update_guess()
-            return
         path = self.pickers[0].path()
         if not path:
-            self.preview.setPlainText("")
+            self.preview_job = None
+            self._show_preview(ImportPreview([]))
             return
-        lines = self._first_lines(path)
-        if isinstance(lines, str):
-            self.preview.setPlainText(lines)
-            return
-        text = "".join(f"{i + 1:>4}  {line}\n" for i, line in enumerate(lines))
-        self.preview.setPlainText(text)
-
-    @staticmethod
-    def _first_lines(path: str) -> list[str] | str:
-        """The first PREVIEW_LINES lines of `path`, or why it cannot be read."""
-        try:
-            with open(path, encoding="utf-8", errors="replace") as handle:
-                lines = [next(handle, None) for _ in range(PREVIEW_LINES)]
-        except OSError as exc:
-            return f"cannot read {path}: {exc.strerror}"
-        return [line.rstrip("\r\n") for line in lines if line is not None]
-
-    def _tsv_file(self) -> str | None:
-        """The TSV file to guess and preview: an existing file, else None."""
-        path = self.pickers[0].path()
-        return path if self.fmt() == "tsv" and path and Path(path).is_file() else None
-
-    def _update_guess(self) -> None:
-        """Guess the TSV file's columns for the languages; a sure guess sets the column
-        boxes unless the user set them for this file. Then show the columns."""
-        path = self._tsv_file()
         src, tgt = self.src_lang.text().strip(), self.tgt_lang.text().strip()
-        self.guess = None
-        if path and src and tgt:
-            current = (self.src_col.value(), self.tgt_col.value())
-            try:
-                self.guess = guess_tsv_columns(path, src, tgt, default=current)
-            except OSError:
-                self.guess = None  # the preview says why it cannot be read
+        self.preview_job = self.jobs.submit(
+            preview_job, path, (src, tgt) if is_tsv else None,
+            (self.src_col.value(), self.tgt_col.value()), name="Preview import")
+        self.preview_job.finished.connect(self._preview_read)
+        self.preview_job.failed.connect(self._preview_failed)  # the manager shows it
+        self.import_button.setEnabled(False)
+        self.preview.setPlainText("Reading\u2026")
+
+    def _preview_read(self, preview: ImportPreview) -> None:
+        if self.sender() is self.preview_job:  # else a file or language changed since
+            self._show_preview(preview)
+
+    def _preview_failed(self, message: str, _tb: str) -> None:
+        if self.sender() is self.preview_job:
+            self._show_preview(ImportPreview(f"cannot preview: {message}"))
+
+    def _show_preview(self, preview: ImportPreview) -> None:
+        """Show the preview read; a sure guess sets the column boxes unless the user set
+        them for this file."""
+        self._lines, self.guess = preview.lines, preview.guess
+        self.import_button.setEnabled(True)
         if self.guess is not None and self.guess.sure and not self._columns_by_user:
             self._setting_columns = True
             try:
@@ -263,7 +268,19 @@ class ImportDialog(QDialog):
                 self.tgt_col.setValue(self.guess.tgt_col)
             finally:
                 self._setting_columns = False
-        self._show_columns()
+        if self.fmt() == "tsv":
+            self._show_columns()
+        elif isinstance(self._lines, str):
+            self.preview.setPlainText(self._lines)
+        else:
+            self.preview.setPlainText("".join(f"{i + 1:>4}  {line}\n"
+                                              for i, line in enumerate(self._lines)))
+
+    def _languages_changed(self) -> None:
+        if self.fmt() == "tsv":  # the columns are guessed for the languages
+            self._update_preview()
+        else:
+            self._show_columns()
 
     def _on_columns_changed(self) -> None:
         if not self._setting_columns:
@@ -287,8 +304,7 @@ class ImportDialog(QDialog):
         self.preview_table.setHorizontalHeaderLabels([
             f"{language_name(src)}: source, column {src_col}",
             f"{language_name(tgt)}: target, column {tgt_col}"])
-        path = self.pickers[0].path()
-        lines = self._first_lines(path) if path and self.fmt() == "tsv" else []
+        lines = self._lines
         if isinstance(lines, str):
             lines = [lines]  # why it cannot be read, in the first cell
         self.preview_table.setRowCount(len(lines))

@@ -17,10 +17,12 @@ from app import workers
 from core.errors import WorkbenchError
 from core.services.manage import corpus_deletion, run_deletion
 from core.services.manage import delete_run as delete_run_locked
+from core.workspace.store import Workspace
 
 
 # --- the dialogs (tests replace these two) --------------------------------------------------
 def confirm(parent: QWidget, title: str, text: str) -> bool:
+    """Whether the user confirms a deletion: Delete / Cancel, Cancel the default."""
     box = QMessageBox(QMessageBox.Icon.Warning, title, text,
                       QMessageBox.StandardButton.Cancel, parent)
     box.addButton("Delete", QMessageBox.ButtonRole.DestructiveRole)
@@ -30,21 +32,27 @@ def confirm(parent: QWidget, title: str, text: str) -> bool:
 
 
 def refuse(parent: QWidget, title: str, text: str) -> None:
+    """Say why an action is refused."""
     QMessageBox.information(parent, title, text)
 
 
 def ask_name(parent: QWidget, title: str, current: str) -> str | None:
+    """A new name for something now called `current`; None when cancelled, empty or unchanged."""
     name, ok = QInputDialog.getText(parent, title, "New name:", QLineEdit.EchoMode.Normal, current)
     return name.strip() if ok and name.strip() and name.strip() != current else None
 
 
 # --- the actions ------------------------------------------------------------------------------
-def delete_corpus(parent: QWidget, ws: Any, corpus_id: int) -> bool:
+def delete_corpus(parent: QWidget, ws: Workspace, corpus_id: int) -> bool:
+    """Delete corpus `corpus_id` when core.services.manage allows it and the user confirms;
+    whether it was deleted."""
     return _delete(parent, "corpus", corpus_deletion(ws, corpus_id),
                    lambda: ws.delete_corpus(corpus_id))
 
 
-def delete_run(parent: QWidget, ws: Any, run_id: int, training: bool) -> bool:
+def delete_run(parent: QWidget, ws: Workspace, run_id: int, training: bool) -> bool:
+    """Delete run `run_id` when core.services.manage allows it (`training`: its job is running)
+    and the user confirms; whether it was deleted."""
     return _delete(parent, "run", run_deletion(ws, run_id, training),
                    lambda: delete_run_locked(ws, run_id))
 

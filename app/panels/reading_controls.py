@@ -4,8 +4,6 @@
 of its corpus's training pairs (core.services.reading_anchors), in the background."""
 from __future__ import annotations
 
-from typing import Any
-
 from PySide6.QtCore import QSignalBlocker, Signal
 from PySide6.QtWidgets import (
     QCheckBox,
@@ -17,9 +15,11 @@ from PySide6.QtWidgets import (
 )
 
 from app import workers
+from app.panel_jobs import choose_readings_job
 from app.widgets.status_label import StatusLabel
 from core.config import RunConfig
 from core.services.alignment_runs import default_reading
+from core.workspace.store import Workspace
 
 #: the reading selector: (label, core.evaluate.readings name)
 READING_CHOICES = (("each run's best", "default"), ("predicting step", "predict"),
@@ -38,25 +38,6 @@ CHOOSE_TIP = (
     "join most words spelled alike on both sides of its corpus's training pairs (names, "
     "numbers). It is stored with the run ('each run's best', align, evaluate, exports); "
     "needs 100 such words, and leaves runs with an alignment head as they are.")
-
-
-def choose_readings_job(ws: Any, run_ids: list[int], ctx) -> list[str]:
-    """Store each run's reading chosen by anchors (choose_by_anchors); -> one line per
-    run: the reading and its share of anchors, or why the run was left as it was."""
-    from core.errors import ConfigError
-    from core.services.reading_anchors import choose_by_anchors
-
-    lines = []
-    for run_id in run_ids:
-        name = ws.get_run(run_id).name
-        try:
-            best, table, total = choose_by_anchors(ws, run_id, ctx=ctx)
-        except ConfigError as exc:
-            lines.append(f"{name}: unchanged ({exc})")
-            continue
-        lines.append(f"{name}: '{best}' ({100 * table[best]:.0f} % of {total} anchor words "
-                     "linked)")
-    return lines
 
 
 class ReadingControls(QWidget):
@@ -90,7 +71,7 @@ class ReadingControls(QWidget):
         row.addWidget(self.choose_button)
         row.addWidget(self.note, 1)
 
-    def choice(self, workspace: Any, run_id: int | None = None) -> tuple[str, bool]:
+    def choice(self, workspace: Workspace | None, run_id: int | None = None) -> tuple[str, bool]:
         """(reading, no_sink) as the controls say; "each run's best" is the run's default
         reading (core.services.alignment_runs.default_reading)."""
         reading = self.reading.currentData() or "default"
@@ -100,7 +81,7 @@ class ReadingControls(QWidget):
                 reading = default_reading(RunConfig.from_dict(workspace.get_run(run_id).config))
         return reading, self.no_sink.isChecked()
 
-    def choose(self, workspace: Any, run_ids: list[int]) -> workers.Job | None:
+    def choose(self, workspace: Workspace | None, run_ids: list[int]) -> workers.Job | None:
         """Choose the runs' readings in the background; then show "each run's best"."""
         if workspace is None or not run_ids:
             self.note.setText("Check the models whose readings to choose.")

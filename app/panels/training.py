@@ -3,18 +3,16 @@ continue a stopped run from its checkpoint, live curves of several runs overlaid
 progress with tokens/s and ETA, and the workspace's runs (so a restarted workbench
 shows finished runs and their curves).
 
-A run is created in the store (core.services.training.create_run) and trained by
+A run is created in the store (core.services.training.create_run, in a job) and trained by
 core.services.training.train_run on a worker thread; its events arrive as Qt signals. Curve
 points are buffered and drawn a few times a second, so a fast run never floods the
 GUI thread.
 """
 from __future__ import annotations
 
-import time
 from typing import Any
 
 from PySide6.QtCore import Qt, QTimer, Signal
-from PySide6.QtGui import QColor
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QCheckBox,
@@ -22,7 +20,6 @@ from PySide6.QtWidgets import (
     QFormLayout,
     QGroupBox,
     QHBoxLayout,
-    QHeaderView,
     QLabel,
     QLineEdit,
     QProgressBar,
@@ -30,55 +27,84 @@ from PySide6.QtWidgets import (
     QScrollArea,
     QSplitter,
     QTableWidget,
-    QTableWidgetItem,
     QVBoxLayout,
     QWidget,
 )
 
 from app import workers
+from app.panel_jobs import alignment_head_run_job, create_run_job
 from app.panels.manage import install_run_actions
 from app.panels.training_context import ContextModelBox
 from app.panels.training_form import CUSTOM_NOTE, RunForm
+from app.panels.training_runs import (
+    RUN_COLUMNS,
+    fill_run_row,
+    fit_run_columns,
+    progress_line,
+)
 from app.widgets.curves import CurvesPlot
 from app.widgets.number_fields import RateSpinBox, number_field
-from app.widgets.run_colours import run_colour, swatch
-from app.widgets.run_list import run_device
 from app.widgets.status_label import StatusLabel
 from core.config import ATTENTION_KINDS, SCORES, RunConfig, list_presets
 from core.errors import ConfigError, WorkbenchError
 from core.families import families_with
-from core.services.training import cancel_queued, create_run, train_run
-from core.textsafe import printable
+from core.services.training import cancel_queued, train_run
 from core.train.device import precision_note
+from core.workspace.store import Workspace
 
-RUN_COLUMNS = ("Run", "Family", "Attention", "Status", "Steps", "Best dev ppl", "Device",
-               "Created", "Note")
-STATUS_COLOURS = {"finished": "#1b7837", "failed": "#b2182b", "cancelled": "#8c6d1f",
-                  "interrupted": "#8c6d1f",
-                  "running": "#2166ac", "queued": "#555555"}
 FLUSH_MS = 250  # how often buffered curve points are drawn
 
 
-def _clock(seconds: float) -> str:
-    s = int(seconds)
-    return f"{s // 3600}:{s // 60 % 60:02d}:{s % 60:02d}" if s >= 3600 else f"{s // 60}:{s % 60:02d}"
 
 
 class TrainingPanel(RunForm, QWidget):
+    """The Training screen; the form's fields <-> RunConfig are training_form.RunForm's."""
+
     runs_changed = Signal()
 
     def __init__(self, jobs: workers.JobManager, parent: QWidget | None = None):
         super().__init__(parent)
         self.jobs = jobs
-        self.workspace: Any = None
+        self._init_state()
+        self._build_model_fields()
+        self._build_data_fields()
+        self.context = ContextModelBox()
+        self.context.stage1_chosen.connect(self._stage1_chosen)
+        model_box, data_box = self._model_box(), self._data_box()
+        self.family.currentTextChanged.connect(self._family_changed)
+        self._family_changed(self.family.currentText())
+        self._build_buttons()
+        self._build_curves_and_runs()
+        self.splitter = splitter = QSplitter(Qt.Orientation.Horizontal)
+        splitter.addWidget(self._left_pane(model_box, data_box))
+        splitter.addWidget(self._right_pane())
+        splitter.setStretchFactor(1, 1)
+        splitter.setSizes([370, 1100])
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(8, 8, 8, 8)
+        layout.addWidget(splitter)
+        self._flush_timer = QTimer(self)
+        self._flush_timer.setInterval(FLUSH_MS)
+        self._flush_timer.timeout.connect(self._flush_points)
+        self._flush_timer.start()
+        custom = RunConfig()  # "(custom)" starts from a sensible model (Luong, global)
+        custom.name = "run"
+        self.set_config(custom)
+        self._update_buttons()
+
+    def _init_state(self) -> None:
+        """The runs' jobs, labels, best perplexities, progress and buffered curve points."""
+        self.workspace: Workspace | None = None
         self.current: workers.Job | None = None  # the job the progress bar follows
+        self.creating: workers.Job | None = None  # the latest run creation (Start, Queue, ...)
         self.run_jobs: dict[int, workers.Job] = {}  # run id -> its latest job
         self.labels: dict[int, str] = {}  # run id -> curve label
         self.best_ppl: dict[int, float] = {}  # run id -> best dev perplexity (runs table)
         self.progress_of: dict[int, dict[str, Any]] = {}  # run id -> last step event
         self._pending: list[tuple[str, str, int, float]] = []  # (plot, label, step, value)
 
-        # --- the form ---------------------------------------------------------------
+    def _build_model_fields(self) -> None:
+        """The preset, the run's name and the model's fields."""
         self.preset = QComboBox()
         self.preset.addItem("(custom)", None)
         for name in list_presets():
@@ -98,6 +124,10 @@ class TrainingPanel(RunForm, QWidget):
         self.emb, self.hidden = number_field(8, 4096, 256), number_field(8, 4096, 256)
         self.layers = number_field(1, 8, 2)
         self.window = number_field(1, 50, 10)
+
+    def _build_data_fields(self) -> None:
+        """The corpus, the device, the budget, the optimiser's and the data's fields,
+        sampled softmax, guided alignment, bf16 and what precision that gives here."""
         self.corpus = QComboBox()  # as wide as the longest corpus name
         self.corpus.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToContents)
         self.device = QComboBox()
@@ -138,8 +168,9 @@ class TrainingPanel(RunForm, QWidget):
         self.amp.toggled.connect(self._update_precision)
         self.device.currentTextChanged.connect(self._update_precision)
         self._update_precision()
-        self.context = ContextModelBox()
-        self.context.stage1_chosen.connect(self._stage1_chosen)
+
+    def _model_box(self) -> QGroupBox:
+        """The "Model" group of the form."""
         model_box = QGroupBox("Model")
         mform = QFormLayout(model_box)
         for label, w in (("Preset", self.preset), ("", self.preset_note), ("Name", self.name),
@@ -149,6 +180,10 @@ class TrainingPanel(RunForm, QWidget):
                          ("Embedding / d_model", self.emb), ("Hidden / FF size", self.hidden),
                          ("Layers", self.layers), ("Local window D", self.window)):
             mform.addRow(label, w)
+        return model_box
+
+    def _data_box(self) -> QGroupBox:
+        """The "Data and budget" group of the form."""
         data_box = QGroupBox("Data and budget")
         dform = QFormLayout(data_box)
         dform.setRowWrapPolicy(QFormLayout.RowWrapPolicy.WrapLongRows)  # long corpus names
@@ -162,9 +197,11 @@ class TrainingPanel(RunForm, QWidget):
                          ("Guided alignment weight", self.guided_weight), ("", self.amp),
                          ("Precision", self.precision)):
             dform.addRow(label, w)
-        self.family.currentTextChanged.connect(self._family_changed)
-        self._family_changed(self.family.currentText())
+        return data_box
 
+    def _build_buttons(self) -> None:
+        """Start, Queue, Pause, Resume, Cancel, Continue run, Alignment head; the
+        progress bar and line."""
         self.start_button, self.queue_button = QPushButton("Start"), QPushButton("Queue")
         self.start_button.setToolTip("Create the run and start training it now (Ctrl+Return)")
         self.queue_button.setToolTip("Create the run; it starts when the queued runs before it end")
@@ -187,17 +224,19 @@ class TrainingPanel(RunForm, QWidget):
             "RNNsearch run, which stays as it is: guided by eflomal's links of its corpus, "
             "3000 updates; the Attention screen shows it as the 'alignment head' reading")
         self.head_button.clicked.connect(self.train_alignment_head)
+        self.progress = QProgressBar()
+        self.progress.setTextVisible(True)
+        self.progress_label = StatusLabel("Idle", logged=False)
+        self.progress_label.setObjectName("hint")
+
+    def _left_pane(self, model_box: QGroupBox, data_box: QGroupBox) -> QWidget:
+        """The form (scrolling) over the buttons and the progress, which stay in view."""
         buttons = QHBoxLayout()
         for b in (self.start_button, self.queue_button):
             buttons.addWidget(b)
         controls = QHBoxLayout()
         for b in (self.pause_button, self.resume_button, self.cancel_button):
             controls.addWidget(b)
-        self.progress = QProgressBar()
-        self.progress.setTextVisible(True)
-        self.progress_label = StatusLabel("Idle", logged=False)
-        self.progress_label.setObjectName("hint")
-
         form_widget = QWidget()
         form_layout = QVBoxLayout(form_widget)
         form_layout.addWidget(model_box)
@@ -220,15 +259,14 @@ class TrainingPanel(RunForm, QWidget):
         left_layout.addLayout(run_buttons)
         for w in (self.progress, self.progress_label):
             left_layout.addWidget(w)
+        return left
 
-        # --- curves and runs ---------------------------------------------------------------
+    def _build_curves_and_runs(self) -> None:
+        """The three curve plots and the runs table (rename / delete actions on it)."""
         self.loss_plot = CurvesPlot("Training loss (smoothed)", "loss", log_y=True, smoothing=0.9)
         self.ppl_plot = CurvesPlot("Dev perplexity", "perplexity", log_y=True)
         self.bleu_plot = CurvesPlot("Dev BLEU", "BLEU")
         self.plots = {"loss": self.loss_plot, "dev_ppl": self.ppl_plot, "dev_bleu": self.bleu_plot}
-        curves = QSplitter(Qt.Orientation.Horizontal)
-        for plot in self.plots.values():
-            curves.addWidget(plot)
         self.runs_table = QTableWidget(0, len(RUN_COLUMNS))
         self.runs_table.setHorizontalHeaderLabels(RUN_COLUMNS)
         self.runs_table.horizontalHeaderItem(RUN_COLUMNS.index("Best dev ppl")).setToolTip(
@@ -240,6 +278,12 @@ class TrainingPanel(RunForm, QWidget):
         self.runs_table.horizontalHeader().setStretchLastSection(True)
         self.runs_table.itemSelectionChanged.connect(self._selection_changed)
         self.rename_action, self.delete_action = install_run_actions(self)  # F2, Delete
+
+    def _right_pane(self) -> QSplitter:
+        """The curves side by side over the runs table and its hint."""
+        curves = QSplitter(Qt.Orientation.Horizontal)
+        for plot in self.plots.values():
+            curves.addWidget(plot)
         hint = QLabel("Select runs (Ctrl/Shift-click) to overlay their curves; running runs "
                       "are always shown.")
         hint.setObjectName("hint")
@@ -254,23 +298,7 @@ class TrainingPanel(RunForm, QWidget):
         right.setStretchFactor(0, 3)
         right.setStretchFactor(1, 2)
         right.setSizes([540, 300])
-        self.splitter = splitter = QSplitter(Qt.Orientation.Horizontal)
-        splitter.addWidget(left)
-        splitter.addWidget(right)
-        splitter.setStretchFactor(1, 1)
-        splitter.setSizes([370, 1100])
-        layout = QVBoxLayout(self)
-        layout.setContentsMargins(8, 8, 8, 8)
-        layout.addWidget(splitter)
-
-        self._flush_timer = QTimer(self)
-        self._flush_timer.setInterval(FLUSH_MS)
-        self._flush_timer.timeout.connect(self._flush_points)
-        self._flush_timer.start()
-        custom = RunConfig()  # "(custom)" starts from a sensible model (Luong, global)
-        custom.name = "run"
-        self.set_config(custom)
-        self._update_buttons()
+        return right
 
     # --- form <-> config ----------------------------------------------------------------------
     def _update_precision(self, *_: object) -> None:
@@ -289,7 +317,9 @@ class TrainingPanel(RunForm, QWidget):
             self.splitter.setSizes([needed, sum(sizes) - needed])
 
     # --- workspace -----------------------------------------------------------------------------
-    def set_workspace(self, workspace: Any) -> None:
+    def set_workspace(self, workspace: Workspace | None) -> None:
+        """Show `workspace`'s corpora and runs; the curves and job table of the previous one are
+        cleared."""
         self.workspace = workspace
         self.run_jobs.clear()
         self.labels.clear()
@@ -320,54 +350,22 @@ class TrainingPanel(RunForm, QWidget):
             self.runs_table.setRowCount(len(runs))
             self.best_ppl = self.workspace.best_dev_ppl()  # one query for the whole table
             for row, run in enumerate(runs):
-                self._fill_row(row, run)
+                job = self.run_jobs.get(run.id)
+                live = job is not None and not job.done
+                steps = int(self.progress_of.get(run.id, {}).get("step", run.steps))
+                fill_run_row(self.runs_table, row, run, job.state if live else run.status,
+                             steps if live else run.steps, self.best_ppl.get(run.id))
                 if run.id in keep:
                     self.runs_table.selectRow(row)
-            self._fit_columns(runs)
+            fit_run_columns(self.runs_table, runs)
         finally:
             self.runs_table.blockSignals(False)
             # the selection may have lost a run (deleted, another workspace) without a
             # signal: the run buttons follow what is selected now
             self._update_buttons()
 
-    def _fit_columns(self, runs: list) -> None:
-        """Every column whole in the table's width (no sideways scrolling at 1280 x 720):
-        the run's name and the note share what the others leave (elided, whole in the
-        tooltip); the note column shows only when a run has one."""
-        self.runs_table.resizeColumnsToContents()
-        header = self.runs_table.horizontalHeader()
-        note = len(RUN_COLUMNS) - 1
-        for col in (0, note):
-            header.setSectionResizeMode(col, QHeaderView.ResizeMode.Stretch)
-        self.runs_table.setColumnHidden(note, not any(run.error for run in runs))
-
-    def _fill_row(self, row: int, run: Any) -> None:
-        created = time.strftime("%Y-%m-%d %H:%M", time.localtime(run.created))
-        ppl = self.best_ppl.get(run.id)
-        best = f"{ppl:.2f}" if ppl is not None else "–"
-        attention = run.config.get("model", {}).get("attention", "")
-        if "transformer" in run.family or run.family == "concat":
-            attention = "multi-head"
-        job = self.run_jobs.get(run.id)
-        live = job is not None and not job.done
-        status = job.state if live else run.status
-        steps = int(self.progress_of.get(run.id, {}).get("step", run.steps)) if live else run.steps
-        note = run.error or ""
-        device, device_tip = run_device(run.device)
-        values = (f"{run.id}: {printable(run.name)}", run.family, attention, status, f"{steps:,}",
-                  best, device, created, printable(note))
-        tips = {0: values[0], 3: run.error, 6: device_tip, len(values) - 1: note}  # 0: elided
-        for col, value in enumerate(values):
-            item = QTableWidgetItem(str(value))
-            item.setData(Qt.ItemDataRole.UserRole, run.id)
-            item.setToolTip(tips.get(col) or "")
-            if col == 3:
-                item.setForeground(QColor(STATUS_COLOURS.get(status, "#333333")))
-            elif col == 0:
-                item.setIcon(swatch(run_colour(run.id)))  # its colour in every chart
-            self.runs_table.setItem(row, col, item)
-
     def selected_runs(self) -> list[int]:
+        """The ids of the runs selected in the runs table, in table order."""
         rows = {i.row() for i in self.runs_table.selectedItems()}
         out = []
         for r in sorted(rows):
@@ -406,12 +404,16 @@ class TrainingPanel(RunForm, QWidget):
 
     # --- running -------------------------------------------------------------------------------
     def start(self, queue: bool = False) -> workers.Job | None:
-        """Create a run from the form and train it (now, or after the queued runs)."""
+        """Create a run from the form in a job (app.panel_jobs.create_run_job), then train
+        it (now, or after the queued runs). Returns the creating job; None when the form
+        is refused at once (or a run is being created)."""
         if self.workspace is None:
             workers.show_error(self, "Training", "Open or create a workspace first (File menu).")
             return None
         if self.corpus.currentData() is None:
             workers.show_error(self, "Training", "Import a corpus first (Corpora screen).")
+            return None
+        if self.creating is not None and not self.creating.done:
             return None
         try:
             cfg = self.config()
@@ -420,11 +422,24 @@ class TrainingPanel(RunForm, QWidget):
                     "Stage 2 starts from a trained sentence-level run: pick it under "
                     "'Stage-1 run' (a finished transformer run of the same sizes; train one "
                     "first with family transformer), or choose stage 0.")
-            run_id = create_run(self.workspace, self.corpus.currentData(), cfg)
         except WorkbenchError as exc:
             workers.show_error(self, "Training", str(exc))
             return None
-        return self.submit(run_id, resume=False, queue=queue)
+        return self._create(create_run_job, self.corpus.currentData(), cfg, title="Training",
+                            queue=queue)
+
+    def _create(self, job_fn, *args: Any, title: str, queue: bool = False) -> workers.Job:
+        """Create a run by `job_fn(workspace, *args)` in a job, Start, Queue and
+        Alignment head disabled meanwhile; the run is then submitted for training. A
+        refusal is shown under `title` (with the traceback of a programming error)."""
+        job = self.jobs.submit(job_fn, self.workspace, *args, name="Create run",
+                               report_errors=False)
+        job.finished.connect(lambda run_id: self.submit(run_id, resume=False, queue=queue))
+        job.failed.connect(lambda message, tb: workers.show_error(self, title, message, tb))
+        job.state_changed.connect(lambda _state: self._update_buttons())
+        self.creating = job
+        self._update_buttons()
+        return job
 
     def continue_selected(self) -> workers.Job | None:
         """Resume the selected run from its last checkpoint."""
@@ -442,26 +457,25 @@ class TrainingPanel(RunForm, QWidget):
         return None
 
     def train_alignment_head(self) -> workers.Job | None:
-        """A new run training an alignment head over the selected finished run
-        (core.services.training.alignment_head_config), started now."""
-        from core.services.training import alignment_head_config
-
+        """A new run training an alignment head over the selected finished run, created
+        in a job (app.panel_jobs.alignment_head_run_job) and started then. Returns the
+        creating job, or None."""
         selected = self.selected_runs()
         if self.workspace is None or not selected:
             return None
-        run = self.workspace.get_run(selected[0])
-        try:
-            if run.status != "finished":
-                raise ConfigError(f"Run {run.name!r} is {run.status}: an alignment head is "
-                                  "trained over a finished run.")
-            corpus_id, cfg = alignment_head_config(self.workspace, run.id)
-            run_id = create_run(self.workspace, corpus_id, cfg, cfg.name)
-        except WorkbenchError as exc:
-            workers.show_error(self, "Alignment head", str(exc))
+        if self.creating is not None and not self.creating.done:
             return None
-        return self.submit(run_id, resume=False)
+        run = self.workspace.get_run(selected[0])
+        if run.status != "finished":
+            workers.show_error(self, "Alignment head", f"Run {run.name!r} is {run.status}: an "
+                               "alignment head is trained over a finished run.")
+            return None
+        return self._create(alignment_head_run_job, run.id, title="Alignment head")
 
     def submit(self, run_id: int, resume: bool, queue: bool = False) -> workers.Job:
+        """Train run `run_id` in the 'training' queue (`resume`: from its last checkpoint;
+        `queue`: after the runs before it); its events feed the curves and progress. Returns
+        the job."""
         label = self._label(run_id)
         # every run is in the 'training' queue: a queued one waits for the runs training
         # before it, also those started at once (Start, Continue run)
@@ -536,14 +550,7 @@ class TrainingPanel(RunForm, QWidget):
             self.progress.setValue(min(step, int(total)))
         else:
             self.progress.setRange(0, 0)
-        eta = p.get("eta_s")
-        eta_text = f" · ETA {_clock(eta)}" if eta else ""
-        loss = p.get("loss")
-        loss_text = f" · loss {loss:.3f}" if loss is not None else ""
-        self.progress_label.setText(
-            f"{self._label(run_id)}: step {step:,}{f' / {int(total):,}' if total else ''} · "
-            f"epoch {p.get('epoch', '?')}{loss_text} · {p.get('tok_per_s', 0):,.0f} tok/s"
-            f"{eta_text}")
+        self.progress_label.setText(progress_line(self._label(run_id), p))
 
     def _update_buttons(self) -> None:
         job = self.current
@@ -551,8 +558,11 @@ class TrainingPanel(RunForm, QWidget):
         self.pause_button.setEnabled(state == workers.RUNNING)
         self.resume_button.setEnabled(state == workers.PAUSED)
         self.cancel_button.setEnabled(job is not None and not job.done)
+        creating = self.creating is not None and not self.creating.done
+        self.start_button.setEnabled(not creating)
+        self.queue_button.setEnabled(not creating)
         self.continue_button.setEnabled(bool(self.selected_runs()))
-        self.head_button.setEnabled(bool(self.selected_runs()))
+        self.head_button.setEnabled(bool(self.selected_runs()) and not creating)
         if job is not None and job.done:
             self.progress_label.setText(f"{job.name}: {job.state}"
                                         + (f" — {job.error}" if job.error else ""))
@@ -562,6 +572,7 @@ class TrainingPanel(RunForm, QWidget):
             self.progress_label.setText(f"{job.name}: paused")
 
     def export_figure(self) -> None:
+        """File > Export figure: one of the curve plots as PNG, SVG or PDF."""
         from app.panels.figures import export_plot_dialog
 
         export_plot_dialog(self, {"Training loss": self.loss_plot.plot,

@@ -96,6 +96,7 @@ class ContextModelBox(QGroupBox):
         self._select_init_from(current)
 
     def load(self, m: ModelConfig, t: TrainConfig) -> None:
+        """Show the context-model settings of `m` (model) and `t` (train)."""
         self.strategy.setCurrentIndex(max(0, self.strategy.findData(m.strategy)))
         self.stage.setCurrentIndex(max(0, self.stage.findData(t.stage)))
         self._select_init_from(t.init_from)

@@ -59,6 +59,7 @@ class RunForm:
             return None
 
     def set_config(self, cfg: RunConfig) -> None:
+        """Fill the form from `cfg` (kept, so settings the form does not show survive config())."""
         self._config = cfg
         m, t, d = cfg.model, cfg.train, cfg.data
         self.name.setText(cfg.name)

@@ -11,19 +11,17 @@ with its ids) or TSV / TMX / XLIFF / JSON lines, copy targets to the clipboard
 (app/panels/translate_output.py)."""
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
 import numpy as np
-from PySide6.QtCore import QSettings, Qt
+from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QCheckBox,
     QHBoxLayout,
     QHeaderView,
     QLabel,
-    QMessageBox,
     QPlainTextEdit,
     QProgressBar,
     QPushButton,
@@ -37,22 +35,24 @@ from PySide6.QtWidgets import (
 
 from app import workers
 from app.core_jobs import SessionCache, compare_job, read_document_job, translate_job
-from app.file_dialogs import ask_open_path, ask_save_path
-from app.panels.translate_checks import clear_warnings, show_warnings
+from app.file_dialogs import ask_open_path
+from app.panels.translate_checks import clear_warnings
 from app.panels.translate_compare import (
     BASELINE,
     TARGET,
     CompareControls,
     apply_filter,
     fill_comparison,
-    refresh_row,
     set_comparison_columns,
 )
-from app.panels.translate_output import (
-    EXPORT_FILTER,
-    add_copy_actions,
-    copy_targets,
-    default_export_name,
+from app.panels.translate_edits import TargetEdits
+from app.panels.translate_output import ExportActions, add_copy_actions
+from app.panels.translate_runs import (
+    first_choice,
+    is_context_model,
+    reads_target_side,
+    remember_runs,
+    shortlist_unavailable,
 )
 from app.panels.translate_undo import EditHistory
 from app.widgets.diff_view import RichTextDelegate
@@ -61,17 +61,14 @@ from app.widgets.heatmap import AttentionHeatmap
 from app.widgets.run_list import RunList, usable_runs
 from app.widgets.status_label import StatusLabel
 from core import limits
-from core.errors import WorkbenchError
 from core.evaluate.output_checks import (
     OutputWarning,
-    check_translation,
-    check_translations,
-    typical_ratio,
 )
 from core.families import family_traits
 from core.services import translation
 from core.services.translation import Comparison
 from core.train.device import cpu_bf16_status
+from core.workspace.store import Workspace
 
 SHORTLIST_TIP = (
     "Decode each batch over a lexical shortlist: the source words' likeliest translations "
@@ -79,19 +76,38 @@ SHORTLIST_TIP = (
     "100 most frequent words. Faster on the CPU; outputs can differ a little "
     "(docs/benchmarks.md)")
 STATUS_WIDTH = 260  # the progress bar's and status line's column
-#: QSettings key: {workspace folder: the run ids it last translated with}
-LAST_RUNS_KEY = "translate/last_runs"
 DOC_FILTER = ("Documents (*.txt *.md *.docx *.tmx *.xlf *.xliff);;Text (*.txt *.md);;"
               "Word (*.docx);;TMX (*.tmx);;XLIFF (*.xlf *.xliff)")
 
 
-class TranslatePanel(QWidget):
+class TranslatePanel(TargetEdits, ExportActions, QWidget):
+    """The Translate screen; its edits (translate_edits.TargetEdits) and export
+    (translate_output.ExportActions) are mixins of their own modules."""
+
     def __init__(self, jobs: workers.JobManager, sessions: SessionCache | None = None,
                  parent: QWidget | None = None):
         super().__init__(parent)
         self.jobs = jobs
         self.sessions = sessions or SessionCache()
-        self.workspace: Any = None
+        self._init_state()
+        self._build_decoding_options()
+        self._build_actions()
+        self._build_table()
+        self._build_attention_view()
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(8, 8, 8, 8)
+        layout.addLayout(self._top_bar())
+        typed_row = QHBoxLayout()
+        typed_row.addWidget(self.typed, 1)
+        typed_row.addWidget(self.typed_button, 0, Qt.AlignmentFlag.AlignTop)
+        layout.addLayout(typed_row)
+        layout.addWidget(self._table_and_attention(), 1)
+        self._update_buttons()
+
+    def _init_state(self) -> None:
+        """What the screen holds besides its widgets: the translations shown, the runs
+        and languages behind them, the document, the jobs."""
+        self.workspace: Workspace | None = None
         self.translations: list[Any] = []
         self.translated_by: list[int] = []  # the run(s) behind self.translations
         self._pending_runs: list[int] = []
@@ -113,8 +129,12 @@ class TranslatePanel(QWidget):
         # file): the export rebuilds it; None: rows set one by one (a line each)
         self.document: translation.Document | None = None
         self.job: workers.Job | None = None
+        self.export_job: workers.Job | None = None  # the latest export
         self.window_of: dict[int, int] = {}
 
+    def _build_decoding_options(self) -> None:
+        """Open document, the model list and the decoding options (beam, <unk>
+        replacement, bf16, shortlist, own translations as context)."""
         self.open_button = QPushButton("Open document…")
         self.open_button.setToolTip("Open a document (Ctrl+Shift+O, File menu)")
         self.open_button.clicked.connect(self._choose_document)
@@ -141,6 +161,10 @@ class TranslatePanel(QWidget):
         self.target_context.setToolTip(
             "Context models: each sentence sees the model's own translations of the previous "
             "sentence(s) as context instead of the previous source sentence(s)")
+
+    def _build_actions(self) -> None:
+        """Translate, Cancel, the typed text and its button, Export, Copy targets, the
+        progress bar and status line, the comparison controls."""
         self.translate_button = QPushButton("Translate")
         self.translate_button.setToolTip("Translate (Ctrl+T, Run menu)")
         self.translate_button.clicked.connect(self.translate)
@@ -170,6 +194,8 @@ class TranslatePanel(QWidget):
         self.compare.filter_changed.connect(
             lambda on: apply_filter(self.table, self.comparison, on))
 
+    def _top_bar(self) -> QHBoxLayout:
+        """[options and actions | the model list | progress and status]."""
         left = QVBoxLayout()
         left.addWidget(self.open_button)
         options = QHBoxLayout()
@@ -203,7 +229,10 @@ class TranslatePanel(QWidget):
         right.addWidget(self.status)
         right.addStretch(1)
         bar.addWidget(status_box)
+        return bar
 
+    def _build_table(self) -> None:
+        """The source / editable target table, its undo history and its output checks."""
         self.table = QTableWidget(0, 2)
         self.table.setHorizontalHeaderLabels(["Source", "Target (editable)"])
         self.table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Stretch)
@@ -221,12 +250,19 @@ class TranslatePanel(QWidget):
         # per translated row, where its output may invent or drop content
         self.output_warnings: list[list[OutputWarning]] = []
         self._usual_ratio = 1.0  # output characters per source character, measured
+
+    def _build_attention_view(self) -> None:
+        """The selected sentence's heatmap, the gate strips of context models and the note
+        under them."""
         self.heatmap = AttentionHeatmap(title="Attention of the selected sentence")
         self.gate_strip = GateStrip(self.heatmap)  # context models' lambda, under the heatmap
         # ... and a compared baseline's, when it is a context model too
         self.baseline_gate_strip = GateStrip(self.heatmap, row=2, label="baseline \u03bb")
         self.note = StatusLabel(" ")
         self.note.setObjectName("hint")
+
+    def _table_and_attention(self) -> QSplitter:
+        """[the table | the heatmap over its note]."""
         attention_box = QWidget()
         box = QVBoxLayout(attention_box)
         box.setContentsMargins(0, 0, 0, 0)
@@ -238,18 +274,10 @@ class TranslatePanel(QWidget):
         splitter.setStretchFactor(0, 3)
         splitter.setStretchFactor(1, 2)
         splitter.setSizes([820, 560])
-        layout = QVBoxLayout(self)
-        layout.setContentsMargins(8, 8, 8, 8)
-        layout.addLayout(bar)
-        typed_row = QHBoxLayout()
-        typed_row.addWidget(self.typed, 1)
-        typed_row.addWidget(self.typed_button, 0, Qt.AlignmentFlag.AlignTop)
-        layout.addLayout(typed_row)
-        layout.addWidget(splitter, 1)
-        self._update_buttons()
+        return splitter
 
     # --- workspace ------------------------------------------------------------------------
-    def set_workspace(self, workspace: Any) -> None:
+    def set_workspace(self, workspace: Workspace | None) -> None:
         """Show `workspace`'s runs. The translations, comparison and run ids on the screen
         are the previous workspace's (the same id may name another run here): cleared,
         targets too, without asking, since the switch has already happened; the sources
@@ -260,61 +288,37 @@ class TranslatePanel(QWidget):
         self.set_sentences(self.sources(), document=self.document)
 
     def refresh(self) -> None:
+        """List the workspace's usable runs (the run checked first: translate_runs.first_choice)."""
         runs = usable_runs(self.workspace)
         self.window_of = {r.id: int(r.config.get("model", {}).get("window", 0)) for r in runs}
         self.models.set_runs(runs)
         self.compare.set_runs(runs)
         if runs and not self.models.checked():
-            self.models.set_checked(self._first_choice(runs))
-
-    def _first_choice(self, runs: list[Any]) -> list[int]:
-        """The runs checked when none is: the ones this workspace last translated with
-        (while all still exist), else the newest finished run, else the newest."""
-        usable = {r.id for r in runs}
-        last = [int(r) for r in self._last_runs().get(str(self.workspace.root), [])]
-        if last and all(r in usable for r in last):
-            return last
-        finished = [r.id for r in runs if r.status == "finished"]
-        return [(finished or [runs[-1].id])[-1]]
-
-    @staticmethod
-    def _last_runs() -> dict[str, list[int]]:
-        value = QSettings().value(LAST_RUNS_KEY)
-        try:
-            remembered = json.loads(value) if isinstance(value, str) else {}
-        except ValueError:
-            return {}
-        return remembered if isinstance(remembered, dict) else {}
-
-    def _remember_runs(self, run_ids: list[int]) -> None:
-        """Store the runs of this translation as the workspace's last used ones."""
-        if self.workspace is None or not run_ids:
-            return
-        remembered = self._last_runs()
-        remembered[str(self.workspace.root)] = list(run_ids)
-        QSettings().setValue(LAST_RUNS_KEY, json.dumps(remembered))
+            self.models.set_checked(first_choice(self.workspace, runs))
 
     def _update_buttons(self) -> None:
         busy = self.job is not None and not self.job.done
         self.translate_button.setEnabled(not busy and bool(self.models.checked())
                                          and self.table.rowCount() > 0)
         self.cancel_button.setEnabled(busy)
-        self.export_button.setEnabled(self.table.rowCount() > 0)
+        exporting = self.export_job is not None and not self.export_job.done
+        self.export_button.setEnabled(self.table.rowCount() > 0 and not exporting)
         self.copy_button.setEnabled(self.table.rowCount() > 0)
         # while a translation runs its result will fill the targets: an edit made then
         # would be overwritten, so none can be started
         self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers if busy
                                    else self._edit_triggers)
-        target_side = self._target_side_checked()
+        target_side = reads_target_side(self.workspace, self.models.checked())
         if target_side and self._user_target_context is None:  # it has no other context
             self._user_target_context = self.target_context.isChecked()
             self.target_context.setChecked(True)
         elif not target_side and self._user_target_context is not None:  # the user's again
             self.target_context.setChecked(self._user_target_context)
             self._user_target_context = None
-        self.target_context.setEnabled(not busy and self._context_model_checked()
+        self.target_context.setEnabled(not busy and is_context_model(self.workspace,
+                                                                    self.models.checked())
                                        and not target_side)
-        no_shortlist = self._no_shortlist()
+        no_shortlist = shortlist_unavailable(self.workspace, self.models.checked())
         if no_shortlist:
             self.shortlist.setChecked(False)
         self.shortlist.setEnabled(not busy and not no_shortlist)
@@ -322,31 +326,6 @@ class TranslatePanel(QWidget):
                                   else SHORTLIST_TIP)
         self.typed_button.setEnabled(not busy and bool(self.models.checked())
                                      and bool(self.typed.toPlainText().strip()))
-
-    def _no_shortlist(self) -> str | None:
-        """Why the (first) checked run can have no shortlist, or None."""
-        from core.services.shortlist_store import unavailable
-
-        run_ids = self.models.checked()
-        if self.workspace is None or not run_ids:
-            return None
-        return unavailable(self.workspace, run_ids[0])
-
-    def _context_model_checked(self) -> bool:
-        """Whether the (first) checked run is a context model."""
-        run_ids = self.models.checked()
-        if self.workspace is None or not run_ids:
-            return False
-        return family_traits(self.workspace.get_run(run_ids[0]).family).context
-
-    def _target_side_checked(self) -> bool:
-        """Whether the (first) checked run reads the previous target sentence as its
-        context (model.ctx_side): it always translates with its own translations."""
-        run_ids = self.models.checked()
-        if self.workspace is None or not run_ids:
-            return False
-        model = self.workspace.get_run(run_ids[0]).config.get("model", {})
-        return model.get("ctx_side", "source") == "target"
 
     # --- documents ----------------------------------------------------------------------------
     def _source_lang(self) -> str:
@@ -424,39 +403,6 @@ class TranslatePanel(QWidget):
         self.progress.reset()  # ... and their "100%"
         self._update_buttons()
 
-    def _target_edited(self, item: QTableWidgetItem) -> None:
-        if item.column() == TARGET:
-            self._target_changed(item.row())
-
-    def _target_changed(self, row: int) -> None:
-        """Row `row`'s target changed (an edit, an undo or redo): in a comparison it is
-        compared with the baseline again (its highlights and ≠ mark follow), and its
-        output checks are made again."""
-        if self.comparison is not None:
-            self.table.blockSignals(True)
-            try:
-                refresh_row(self.table, row)
-            finally:
-                self.table.blockSignals(False)
-        if row < len(self.output_warnings):
-            src_lang, tgt_lang = self.translated_langs
-            self.output_warnings[row] = check_translation(
-                self.sources()[row], self.targets()[row], src_lang, tgt_lang,
-                self._usual_ratio)
-            show_warnings(self.table, row, TARGET, self.output_warnings[row])
-
-    def _check_outputs(self) -> int:
-        """Flag the rows whose output may invent or drop content
-        (core.evaluate.output_checks); returns how many are flagged."""
-        sources, targets = self.sources(), self.targets()[:len(self.translations)]
-        sources = sources[:len(targets)]
-        src_lang, tgt_lang = self.translated_langs
-        self._usual_ratio = typical_ratio(sources, targets, src_lang, tgt_lang)
-        self.output_warnings = check_translations(sources, targets, src_lang, tgt_lang)
-        for row, found in enumerate(self.output_warnings):
-            show_warnings(self.table, row, TARGET, found)
-        return sum(bool(found) for found in self.output_warnings)
-
     def _end_comparison(self) -> None:
         """Back to two columns, every row shown."""
         self.comparison = None
@@ -465,33 +411,13 @@ class TranslatePanel(QWidget):
         self.compare.only_differing.setEnabled(False)
 
     def sources(self) -> list[str]:
+        """The source column, row by row."""
         return [self.table.item(r, 0).text() for r in range(self.table.rowCount())]
-
-    def edited_rows(self) -> list[int]:
-        """The rows whose target the user changed from what the screen wrote there, and
-        did not export since."""
-        exported = self._exported if len(self._exported) == len(self._written) else None
-        return [row for row, (written, shown) in enumerate(zip(self._written, self.targets(),
-                                                                strict=True))
-                if written != shown and (exported is None or exported[row] != shown)]
-
-    def may_discard_edits(self, action: str) -> bool:
-        """Whether `action`, which replaces the targets, may go on: yes when the user edited
-        none, else only when they agree to discard their edits (Yes/No, default No)."""
-        edited = self.edited_rows()
-        if not edited:
-            return True
-        n, plural = len(edited), "s" if len(edited) > 1 else ""
-        rows = ", ".join(str(row + 1) for row in edited[:5]) + (", …" if n > 5 else "")
-        return QMessageBox.question(
-            self, "Discard edited translations?",
-            f"You edited the target of {n} sentence{plural} (row{plural} {rows}). {action} "
-            f"would lose {'them' if plural else 'it'}.\nDiscard your edits?",
-            QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.No,
-            QMessageBox.StandardButton.No) == QMessageBox.StandardButton.Yes
 
     # --- translating --------------------------------------------------------------------------
     def translate(self) -> workers.Job | None:
+        """Translate the table's sources with the checked run(s) in a job (with a comparison when
+        a baseline is chosen); None when nothing to translate or the user keeps their edits."""
         run_ids = self.models.checked()
         if self.workspace is None or not run_ids or self.table.rowCount() == 0:
             return None
@@ -507,7 +433,7 @@ class TranslatePanel(QWidget):
         family = self.workspace.get_run(run_ids[0]).family
         context = family_traits(family).context
         target_context = context and (self.target_context.isChecked()
-                                      or self._target_side_checked())
+                                      or reads_target_side(self.workspace, run_ids))
         if context:
             kind += ", context model: each sentence sees the ones before it"
             if target_context:
@@ -571,7 +497,7 @@ class TranslatePanel(QWidget):
         self.translations = list(translations)
         self.translated_by = list(self._pending_runs)
         self.decoding = self._pending_decoding
-        self._remember_runs(self.translated_by)
+        remember_runs(self.workspace, self.translated_by)
         self.translated_langs = self._pending_langs
         self.table.blockSignals(True)
         for row, tr in enumerate(translations):
@@ -591,7 +517,7 @@ class TranslatePanel(QWidget):
         self.translations = list(comparison.main)
         self.translated_by = list(self._pending_runs)
         self.decoding = self._pending_decoding
-        self._remember_runs(self.translated_by)
+        remember_runs(self.workspace, self.translated_by)
         self.translated_langs = self._pending_langs
         differ = fill_comparison(self.table, comparison)
         self._written[:len(comparison.main)] = [tr.text for tr in comparison.main]
@@ -619,6 +545,7 @@ class TranslatePanel(QWidget):
         self._update_buttons()
 
     def show_attention(self, row: int) -> None:
+        """Show row `row`'s attention (and gates, local-p window) under the table."""
         if not 0 <= row < len(self.translations):
             return
         tr = self.translations[row]
@@ -658,63 +585,13 @@ class TranslatePanel(QWidget):
         return [f"second strip: the baseline {self.comparison.baseline_name}'s gates"]
 
     def targets(self) -> list[str]:
+        """The target column as shown (edits included), row by row."""
         return [(self.table.item(r, 1).text() if self.table.item(r, 1) else "")
                 for r in range(self.table.rowCount())]
 
     # --- export ---------------------------------------------------------------------------------
-    def copy_targets(self, rows: list[int] | None = None) -> int:
-        """Copy the targets of `rows` (None: all) to the clipboard, one row per line."""
-        n = copy_targets(self.table, rows)
-        if n:
-            self.status.setText(f"Copied {n} target{'s' if n > 1 else ''} to the clipboard")
-        return n
-
-    def _choose_export(self) -> None:
-        checked = self.models.checked()
-        tgt_lang = self.translated_langs[1] if self.translations else (
-            self._languages(checked[0])[1] if checked else "tgt")
-        path = ask_save_path(self, "Export translation", "translations",
-                             default_export_name(self.document, tgt_lang), EXPORT_FILTER)
-        if path:
-            self.export(path)
-
-    def export(self, path: str | Path) -> list[Path]:
-        """Write sources and the (edited) targets (core.services.translation: the records
-        the `translate` command writes; a sentence whose target was edited keeps its
-        text only; .docx and text: the translated document, its paragraphs kept) and
-        record the export in the workspace under the run that translated."""
-        run_id = self.translated_by[0] if self.translations and self.translated_by else None
-        if run_id is not None:
-            src_lang, tgt_lang = self.translated_langs
-            if run_id not in {r.id for r in self.workspace.list_runs()}:
-                run_id = None  # deleted since it translated: the export is not recorded
-        else:
-            checked = self.models.checked()
-            src_lang, tgt_lang = self._languages(checked[0]) if checked else ("src", "tgt")
-        document = self.document_path.name if self.document_path else "typed text"
-        try:
-            records = translation.table_records(self.sources(), self.targets(),
-                                                self.translations)
-            written = translation.export(self.workspace, path, records, src_lang=src_lang,
-                                         tgt_lang=tgt_lang, run=run_id, document=document,
-                                         source=self.document,
-                                         decoding=self.decoding if self.translations else None)
-        except (WorkbenchError, OSError, ValueError) as exc:
-            workers.show_error(self, "Export failed", str(exc))
-            return []
-        self._exported = self.targets()  # these edits are kept in the file now
-        self.status.setText(f"Exported to {', '.join(str(p) for p in written)}")
-        return written
-
-    def _languages(self, run_id: int) -> tuple[str, str]:
-        """(source, target) language of run `run_id`'s corpus; ("src", "tgt") without."""
-        run = self.workspace.get_run(run_id) if self.workspace is not None else None
-        if run is None or run.corpus_id is None:
-            return "src", "tgt"
-        info = self.workspace.get_corpus(run.corpus_id)
-        return info.src_lang, info.tgt_lang
-
     def export_figure(self) -> None:
+        """File > Export figure: the selected sentence's heatmap as PNG, SVG or PDF."""
         from app.panels.figures import export_dialog
 
         export_dialog(self, self.heatmap.export, "attention")

@@ -73,6 +73,7 @@ class CompareControls(QWidget):
             self.baseline.setCurrentIndex(self.baseline.findData(pick))
 
     def baseline_id(self) -> int | None:
+        """The run chosen as the baseline, or None."""
         data = self.baseline.currentData()
         return None if data is None else int(data)
 

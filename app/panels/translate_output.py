@@ -1,6 +1,7 @@
-"""What leaves the Translate screen besides its exports' records: the targets copied to
-the clipboard as plain text, and the export dialog's file types and default name (the
-translated document in the form it came in)."""
+"""What leaves the Translate screen: its export (ExportActions, a mixin of
+TranslatePanel: the records written in a job), the targets copied to the clipboard as
+plain text, and the export dialog's file types and default name (the translated document
+in the form it came in)."""
 from __future__ import annotations
 
 from collections.abc import Callable
@@ -10,7 +11,11 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QAction, QGuiApplication, QKeySequence
 from PySide6.QtWidgets import QTableWidget
 
+from app import workers
+from app.file_dialogs import ask_save_path
+from app.panel_jobs import export_translation_job
 from core.formats.export import FILE_FILTER
+from core.services import translation
 from core.services.translation import Document
 
 #: the export dialog's file types: the translated Word document first, then the records
@@ -58,3 +63,69 @@ def add_copy_actions(table: QTableWidget, copy: Callable[[list[int] | None], int
     every.triggered.connect(lambda: copy(None))
     table.addActions([selected, every])
     table.setContextMenuPolicy(Qt.ContextMenuPolicy.ActionsContextMenu)
+
+
+class ExportActions:
+    """The export part of TranslatePanel: Export… and Copy targets. It reads the panel's
+    table, translations, the runs and languages that translated them, the document and
+    the decoding settings; `_exported` is the target column as last exported."""
+
+    def copy_targets(self, rows: list[int] | None = None) -> int:
+        """Copy the targets of `rows` (None: all) to the clipboard, one row per line."""
+        n = copy_targets(self.table, rows)
+        if n:
+            self.status.setText(f"Copied {n} target{'s' if n > 1 else ''} to the clipboard")
+        return n
+
+    def _choose_export(self) -> None:
+        checked = self.models.checked()
+        tgt_lang = self.translated_langs[1] if self.translations else (
+            self._languages(checked[0])[1] if checked else "tgt")
+        path = ask_save_path(self, "Export translation", "translations",
+                             default_export_name(self.document, tgt_lang), EXPORT_FILTER)
+        if path:
+            self.export(path)
+
+    def export(self, path: str | Path) -> workers.Job:
+        """Write sources and the (edited) targets in a job (app.panel_jobs.
+        export_translation_job: the records the `translate` command writes; a sentence
+        whose target was edited keeps its text only; .docx and text: the translated
+        document, its paragraphs kept) and record the export in the workspace under the
+        run that translated. Export is disabled until it ends; the job's result is the
+        list of files written."""
+        run_id = self.translated_by[0] if self.translations and self.translated_by else None
+        if run_id is not None:
+            src_lang, tgt_lang = self.translated_langs
+            if run_id not in {r.id for r in self.workspace.list_runs()}:
+                run_id = None  # deleted since it translated: the export is not recorded
+        else:
+            checked = self.models.checked()
+            src_lang, tgt_lang = self._languages(checked[0]) if checked else ("src", "tgt")
+        document = self.document_path.name if self.document_path else "typed text"
+        targets = self.targets()  # as they are now: later edits are not in the file
+        records = translation.table_records(self.sources(), targets, self.translations)
+        job = self.jobs.submit(export_translation_job, self.workspace, path, records,
+                               src_lang=src_lang, tgt_lang=tgt_lang, run=run_id,
+                               document=document, source=self.document,
+                               decoding=self.decoding if self.translations else None,
+                               name="Export translation", report_errors=False)
+        job.finished.connect(lambda written: self._exported_to(written, targets))
+        job.failed.connect(lambda message, tb: workers.show_error(self, "Export failed",
+                                                                   message, tb))
+        job.state_changed.connect(lambda _state: self._update_buttons())
+        self.export_job = job
+        self.status.setText(f"Exporting to {path}\u2026")
+        self._update_buttons()
+        return job
+
+    def _exported_to(self, written: list[Path], targets: list[str]) -> None:
+        self._exported = targets  # these edits are kept in the file now
+        self.status.setText(f"Exported to {', '.join(str(p) for p in written)}")
+
+    def _languages(self, run_id: int) -> tuple[str, str]:
+        """(source, target) language of run `run_id`'s corpus; ("src", "tgt") without."""
+        run = self.workspace.get_run(run_id) if self.workspace is not None else None
+        if run is None or run.corpus_id is None:
+            return "src", "tgt"
+        info = self.workspace.get_corpus(run.corpus_id)
+        return info.src_lang, info.tgt_lang

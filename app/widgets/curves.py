@@ -105,6 +105,7 @@ class CurvesPlot(QWidget):
         self.set_log_y(log_y)
 
     def set_log_y(self, on: bool) -> None:
+        """A logarithmic (or linear) y axis."""
         self.log_y = on
         self.plot.setLogMode(x=False, y=on)
 
@@ -164,16 +165,20 @@ class CurvesPlot(QWidget):
         item.setSymbolPen(pg.mkPen("w", width=1))
 
     def series(self, run: str, name: str) -> tuple[list[float], list[float]]:
+        """The (x, y) points drawn for curve `name` of `run`."""
         xs, ys = self._data.get((run, name), ([], []))
         return list(xs), list(ys)
 
     def runs(self) -> list[str]:
+        """The runs drawn, in the order they were added."""
         return list(self._run_colour)
 
     def colour_of(self, run: str) -> str | None:
+        """The colour of `run`'s curves, or None when it is not drawn."""
         return self._run_colour.get(run)
 
     def remove_run(self, run: str) -> None:
+        """Remove every curve of `run`."""
         for key in [k for k in self._items if k[0] == run]:
             self.plot.removeItem(self._items.pop(key))
             if key in self._raw_items:
@@ -181,6 +186,7 @@ class CurvesPlot(QWidget):
             self._data.pop(key, None)
 
     def clear(self) -> None:
+        """Remove every curve."""
         for item in [*self._items.values(), *self._raw_items.values()]:
             self.plot.removeItem(item)
         self._items.clear()

@@ -24,6 +24,7 @@ REMOVED = ("#7f1d1d", "#fadcd9")
 
 
 def words(text: str) -> list[str]:
+    """`text` split at white space, the unit the differences are marked in."""
     return text.split()
 
 

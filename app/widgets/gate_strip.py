@@ -79,6 +79,7 @@ class GateStrip:
     # --- showing -------------------------------------------------------------------
     @property
     def visible(self) -> bool:
+        """Whether the strip is shown under its heatmap."""
         return self._attached
 
     def set_gates(self, values: Sequence[float] | np.ndarray, tokens: Sequence[str]) -> None:
@@ -150,6 +151,7 @@ class GateStrip:
 
     # --- hover -----------------------------------------------------------------------
     def cell_at(self, scene_pos) -> int | None:
+        """The source position under `scene_pos`, or None."""
         if not self._attached or not len(self.values) \
                 or not self.plot.sceneBoundingRect().contains(scene_pos):
             return None

@@ -53,6 +53,7 @@ class TokenAxis(pg.AxisItem):
         self.setPen(pg.mkPen(QColor(150, 150, 150)))
 
     def set_tokens(self, tokens: Sequence[str]) -> None:
+        """Label the axis with `tokens`, smaller for long sentences."""
         self.tokens = list(tokens)
         size = 10 if len(self.tokens) <= 25 else 8 if len(self.tokens) <= 50 else 7
         font = QFont()
@@ -236,6 +237,7 @@ class AttentionHeatmap(QWidget):
         self.set_positions(None)
 
     def reset_view(self) -> None:
+        """Show the whole matrix."""
         src, tgt = max(1, len(self.src_tokens)), max(1, len(self.tgt_tokens))
         self.plot.getViewBox().setRange(xRange=(0, src), yRange=(0, tgt), padding=0)
 
@@ -254,6 +256,7 @@ class AttentionHeatmap(QWidget):
         self._show_in_legend(sure=bool(self.gold_sure), possible=bool(self.gold_possible))
 
     def set_predicted(self, links: Iterable[Link]) -> None:
+        """Mark the extracted links (target, source) on the matrix."""
         links = set(links)
         self.predicted_item.setData(pos=_centres(links))
         self._show_in_legend(predicted=bool(links))
@@ -290,6 +293,7 @@ class AttentionHeatmap(QWidget):
 
     # --- hover ------------------------------------------------------------------
     def cell_at(self, scene_pos) -> tuple[int, int] | None:
+        """The (target, source) cell under `scene_pos`, or None."""
         if not self.plot.sceneBoundingRect().contains(scene_pos) or self.matrix.size == 0:
             return None
         point = self.plot.getViewBox().mapSceneToView(scene_pos)
@@ -299,6 +303,7 @@ class AttentionHeatmap(QWidget):
         return None
 
     def describe(self, t: int, s: int) -> str:
+        """The tooltip of cell (`t`, `s`): the two tokens and the weight."""
         return (f"target '{self.tgt_tokens[t]}' \u2190 source '{self.src_tokens[s]}': "
                 f"{self.matrix[t, s]:.2f}")
 

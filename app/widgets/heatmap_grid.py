@@ -89,6 +89,7 @@ class HeatmapGrid(QScrollArea):
         self._arrange()
 
     def visible_heatmaps(self) -> list[AttentionHeatmap]:
+        """The heatmaps in use (the first `count`)."""
         return self.heatmaps[:self.count]
 
     def _room(self) -> int:

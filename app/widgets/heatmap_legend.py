@@ -28,6 +28,7 @@ LINE = 16  # height of one line of entries
 
 
 class OverlayLegend(pg.GraphicsWidget):
+    """The key under a heatmap: which mark is a gold sure / possible link, an extracted one."""
     def __init__(self):
         super().__init__()
         self.keys: list[str] = []
@@ -43,6 +44,7 @@ class OverlayLegend(pg.GraphicsWidget):
         self.update()
 
     def labels(self) -> list[str]:
+        """The entries shown, in order."""
         return [ENTRIES[k] for k in self.keys]
 
     def _places(self, width: float) -> list[tuple[str, float, int]]:

@@ -25,6 +25,8 @@ _ROOT = QModelIndex()
 
 
 class PairLike(Protocol):
+    """What the table shows of a pair: its source and target text, its document id (None
+    outside documents) and its line in the corpus."""
     src: str
     tgt: str
     doc_id: str | None
@@ -35,6 +37,8 @@ ModelIndex = QModelIndex | QPersistentModelIndex
 
 
 class PairTableModel(QAbstractTableModel):
+    """A corpus's pairs as a table model (#, document, source, target) with a search filter run
+    in slices, so a big corpus never freezes the screen."""
     COLUMNS = ("#", "Document", "Source", "Target")
     filter_finished = Signal(int)  # number of matching rows
 
@@ -56,6 +60,7 @@ class PairTableModel(QAbstractTableModel):
 
     # --- data ---------------------------------------------------------------------
     def set_pairs(self, pairs: Sequence[PairLike]) -> None:
+        """Show `pairs` (the filter cleared)."""
         self._timer.stop()
         self._pending = None
         self.beginResetModel()
@@ -66,9 +71,11 @@ class PairTableModel(QAbstractTableModel):
         self.endResetModel()
 
     def pair(self, row: int) -> PairLike:
+        """The pair shown at `row`."""
         return self._pairs[self._rows[row]]
 
     def pair_index(self, row: int) -> int:
+        """The corpus index of the pair shown at `row`."""
         return self._rows[row]
 
     def rowCount(self, parent: ModelIndex = _ROOT) -> int:
@@ -124,6 +131,7 @@ class PairTableModel(QAbstractTableModel):
 
     @property
     def filtering(self) -> bool:
+        """Whether a search is still going through the pairs."""
         return self._pending is not None
 
     def _filter_chunk(self) -> None:

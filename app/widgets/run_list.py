@@ -12,6 +12,7 @@ from PySide6.QtWidgets import QListWidget, QListWidgetItem, QWidget
 from app.widgets.run_colours import run_colour, swatch
 from core.families import FAMILIES, family_traits
 from core.textsafe import printable
+from core.workspace.store import Workspace
 
 STOPPED = ("cancelled", "interrupted")  # stopped before their last step
 
@@ -21,7 +22,7 @@ def has_checkpoint(run: Any) -> bool:
     return (run.path / "last.pt").is_file() or any(run.path.glob("best-*.pt"))
 
 
-def usable_runs(workspace: Any) -> list[Any]:
+def usable_runs(workspace: Workspace | None) -> list[Any]:
     """The runs the Translate and Attention screens can load: finished ones, and
     cancelled or interrupted ones whose last checkpoint exists (so marked in their title)."""
     if workspace is None:
@@ -45,6 +46,8 @@ def run_device(described: str) -> tuple[str, str]:
 
 
 def run_title(run: Any) -> str:
+    """A run's line in the lists: its id, name, family (and an RNN's attention), and the
+    step a stopped run reached."""
     model = run.config.get("model", {})
     recurrent = run.family in FAMILIES and not family_traits(run.family).transformer
     kind = model.get("attention", "") if recurrent else ""
@@ -55,6 +58,9 @@ def run_title(run: Any) -> str:
 
 
 class RunList(QListWidget):
+    """The workspace's usable runs with check boxes (at most `max_checked`; 0 = any);
+    `changed` when the checked ones change."""
+
     changed = Signal()
 
     def __init__(self, max_checked: int = 0, parent: QWidget | None = None):
@@ -88,6 +94,7 @@ class RunList(QListWidget):
             self.setFixedHeight(self.rows_shown * self.row_height() + 2 * self.frameWidth())
 
     def set_runs(self, runs: Sequence[Any]) -> None:
+        """List `runs`, keeping the checks of those still listed."""
         keep = set(self.checked())
         self.blockSignals(True)
         self.clear()
@@ -107,13 +114,16 @@ class RunList(QListWidget):
         self.changed.emit()
 
     def run_ids(self) -> list[int]:
+        """The ids of the listed runs, in order."""
         return [int(self.item(i).data(Qt.ItemDataRole.UserRole)) for i in range(self.count())]
 
     def checked(self) -> list[int]:
+        """The ids of the checked runs, in list order."""
         return [int(self.item(i).data(Qt.ItemDataRole.UserRole)) for i in range(self.count())
                 if self.item(i).checkState() == Qt.CheckState.Checked]
 
     def set_checked(self, run_ids: Sequence[int]) -> None:
+        """Check exactly `run_ids` (those listed)."""
         wanted = [int(r) for r in run_ids]
         self.blockSignals(True)
         for i in range(self.count()):

@@ -26,6 +26,7 @@ class StatusLabel(QLabel):
         self.setText(text)
 
     def setText(self, text: str) -> None:  # noqa: N802 (Qt's name)
+        """Show `text` (elided to one line); the whole of it in the tooltip."""
         super().setText(text)
         self.setToolTip(text)
         if self.logged and text.strip():

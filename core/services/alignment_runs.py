@@ -25,9 +25,10 @@ from core.evaluate.alignment import Alignment, AlignmentCorpus, write_pharaoh
 from core.evaluate.baseline import align_with_training
 from core.evaluate.readings import READINGS, default_reading  # noqa: F401 (re-exported)
 from core.services.corpora import load_split_corpora
+from core.workspace.store import Workspace
 
 
-def baseline_training_text(ws, run_info, src_pre, tgt_pre, corpus: str | None = None,
+def baseline_training_text(ws: Workspace, run_info, src_pre, tgt_pre, corpus: str | None = None,
                            src_file: str | Path | None = None,
                            tgt_file: str | Path | None = None
                            ) -> tuple[list[list[str]], list[list[str]]]:
@@ -60,7 +61,7 @@ def baseline_training_text(ws, run_info, src_pre, tgt_pre, corpus: str | None = 
     return src_tok, tgt_tok
 
 
-def run_languages(ws, run_info) -> tuple[str, str]:
+def run_languages(ws: Workspace, run_info) -> tuple[str, str]:
     """(source language, target language) run `run_info` translates: its corpus's, else
     those its preprocessing was saved with; '' where unknown. Cheap (no vocabulary is
     read when the run has a corpus): the Attention screen asks it for every run."""
@@ -79,7 +80,7 @@ def run_languages(ws, run_info) -> tuple[str, str]:
     return "", ""
 
 
-def check_reverse_direction(ws, run_info, reverse_info) -> None:
+def check_reverse_direction(ws: Workspace, run_info, reverse_info) -> None:
     """ConfigError unless `reverse_info`'s run translates the other way round from
     `run_info`'s (tgt->src), as `align --reverse-run` needs; runs whose languages are
     not known pass."""
@@ -123,7 +124,7 @@ def eflomal_systems(gold, train_src: Sequence[list[str]], train_tgt: Sequence[li
             f"eflomal {heuristic}": gold_al.symmetrized(heuristic)}
 
 
-def run_baseline_alignments(ws, run_ref: int | str, src_words: Sequence[list[str]],
+def run_baseline_alignments(ws: Workspace, run_ref: int | str, src_words: Sequence[list[str]],
                             tgt_words: Sequence[list[str]],
                             heuristic: str = "grow-diag-final-and") -> list[Alignment]:
     """The baseline beside a run's attention (the Attention screen): eflomal on the run's
@@ -185,7 +186,7 @@ def symmetrized_systems(session, name: str, reverse, reverse_name: str, gold,
             f"{what} {heuristic} ({fwd_reading} + {rev_reading}{tail})": sym}
 
 
-def remember_best_reading(ws, run_id: int, name: str, systems: dict[str, list], gold
+def remember_best_reading(ws: Workspace, run_id: int, name: str, systems: dict[str, list], gold
                           ) -> tuple[str, dict[str, float]] | None:
     """Of the readings measured in `systems` (attention_systems' names for run `name`,
     with the sink kept), store the one with the lowest AER on `gold` as run `run_id`'s
@@ -200,7 +201,7 @@ def remember_best_reading(ws, run_id: int, name: str, systems: dict[str, list], 
     return best, aers
 
 
-def store_reading(ws, run_id: int, reading: str) -> None:
+def store_reading(ws: Workspace, run_id: int, reading: str) -> None:
     """Make `reading` run `run_id`'s default (config.alignment_reading), on the run's
     config as it is now."""
     info = ws.get_run(run_id)
@@ -209,7 +210,7 @@ def store_reading(ws, run_id: int, reading: str) -> None:
     ws.update_run(run_id, config=config.to_dict())
 
 
-def forget_reading(ws, run_id: int) -> str:
+def forget_reading(ws: Workspace, run_id: int) -> str:
     """Drop run `run_id`'s remembered reading (config.alignment_reading), so its
     default is its family's again. -> the reading dropped ('' when none was stored)."""
     info = ws.get_run(run_id)

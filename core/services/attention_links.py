@@ -32,6 +32,7 @@ from core.infer.forced import teacher_forcing_tensors
 from core.jobs import JobContext
 from core.train import guidance
 from core.train.device import autocast
+from core.workspace.store import Workspace
 
 Links = list[tuple[int, int]]
 BATCH = 256
@@ -118,7 +119,7 @@ def link_file(corpus_dir: Path, src_lines, tgt_lines, loaded: Sequence) -> Path:
     return plain.with_name(f"{plain.stem}-attention-{runs.hexdigest()[:16]}.pharaoh")
 
 
-def attention_guide_links(ws, corpus_dir: Path, src_lines: Sequence[Sequence[str]],
+def attention_guide_links(ws: Workspace, corpus_dir: Path, src_lines: Sequence[Sequence[str]],
                           tgt_lines: Sequence[Sequence[str]], runs: Sequence[str],
                           device: str | torch.device = "cpu", ctx: JobContext | None = None,
                           log: Callable[[str], None] = lambda _m: None) -> list[Links]:

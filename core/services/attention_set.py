@@ -37,9 +37,10 @@ from core.services.attention_view import (
     view_gold,
 )
 from core.services.translation import SessionCache
+from core.workspace.store import Workspace
 
 
-def gold_pairs(ws: Any, gold_name: str, limit: int = 0) -> list[PairInput]:
+def gold_pairs(ws: Workspace, gold_name: str, limit: int = 0) -> list[PairInput]:
     """The gold set's sentence pairs with their links (the first `limit`; 0 = all)."""
     gold = load_gold_set(ws, gold_name)
     n = limit or len(gold)
@@ -48,7 +49,7 @@ def gold_pairs(ws: Any, gold_name: str, limit: int = 0) -> list[PairInput]:
             zip(gold.src_tokens[:n], gold.tgt_tokens[:n], gold.alignments[:n], strict=True)]
 
 
-def run_orientation(ws: Any, run_id: int, pairs: Sequence[tuple[int, PairInput]]
+def run_orientation(ws: Workspace, run_id: int, pairs: Sequence[tuple[int, PairInput]]
                     ) -> tuple[str, str]:
     """(orientation, note) of run `run_id` on gold pairs `pairs`
     (core.evaluate.attention_aer.gold_orientation: same, reversed or no match; the note
@@ -62,7 +63,7 @@ def run_orientation(ws: Any, run_id: int, pairs: Sequence[tuple[int, PairInput]]
     return found, orientation_note(langs, gold.gold_name, gold.langs) if found == NO_MATCH else ""
 
 
-def attention_views(ws: Any, cache: SessionCache, runs: Sequence[tuple[int, str]],
+def attention_views(ws: Workspace, cache: SessionCache, runs: Sequence[tuple[int, str]],
                     pairs: Sequence[tuple[int, PairInput]], forced: bool, ctx: JobContext
                     ) -> dict[tuple[int, int], PairView]:
     """Views of every (pair index, run) asked for, reported as they come; each run on
@@ -185,7 +186,7 @@ def _aer_row(label: str, views: dict[tuple[int, int], PairView], golds: Sequence
     return [label, len(gold), c.aer, c.precision, c.recall, "; ".join(notes)]
 
 
-def gold_baseline(ws: Any, run_id: int, words: Sequence[tuple[list[str], list[str]]],
+def gold_baseline(ws: Workspace, run_id: int, words: Sequence[tuple[list[str], list[str]]],
                   ctx: JobContext, pairs: Sequence[PairInput] = ()) -> list[Alignment]:
     """eflomal alignments of the given (source words, target words) pairs, trained on the
     run's corpus (core.services.alignment_runs.run_baseline_alignments); gold `pairs` of the

@@ -14,6 +14,7 @@ from core.errors import ConfigError
 from core.evaluate.gates import contrastive_gate_profile, watched_words
 from core.evaluate.report import Table
 from core.jobs import JobContext
+from core.workspace.store import Workspace
 
 #: how Voita et al. (2019) join the sentences of a JSON contrastive set
 EOS_SEPARATOR = "_eos"
@@ -81,7 +82,7 @@ def contrastive_score_fn(session: Any):
                          ctx_side=session.context_side)
 
 
-def contrastive_and_store(ws, sessions: dict[str, Any], run_ids: dict[str, list[int]],
+def contrastive_and_store(ws: Workspace, sessions: dict[str, Any], run_ids: dict[str, list[int]],
                           path: Path, examples: Sequence, ctx: JobContext | None = None,
                           log=None) -> dict[str, Any]:
     """Contrastive accuracy of every system on `examples` (from contrastive_examples),
@@ -112,7 +113,7 @@ def contrastive_and_store(ws, sessions: dict[str, Any], run_ids: dict[str, list[
     return reports
 
 
-def gates_and_store(ws, sessions: dict[str, Any], run_ids: dict[str, list[int]], path: Path,
+def gates_and_store(ws: Workspace, sessions: dict[str, Any], run_ids: dict[str, list[int]], path: Path,
                     examples: Sequence, words: Sequence[str] = (),
                     ctx: JobContext | None = None, log=None) -> dict[str, Any]:
     """Where each gated system's gate opens on the contrastive `examples`: the

@@ -12,6 +12,7 @@ from core.data.readers import read_corpus
 from core.data.splits import split_corpus
 from core.errors import ConfigError, StoreError
 from core.jobs import JobContext
+from core.workspace.store import Workspace
 
 #: the split a corpus gets when training needs one and none was stored
 DEFAULT_RATIOS = (0.8, 0.1, 0.1)
@@ -53,8 +54,8 @@ def choose_tsv_columns(path: str | Path, src_lang: str, tgt_lang: str,
     return chosen, f"columns guessed from the text: {guess.describe()}", None
 
 
-def import_corpus(ws, fmt: str, paths: Sequence[str | Path], src_lang: str, tgt_lang: str,
-                  name: str, options: dict[str, Any] | None = None,
+def import_corpus(ws: Workspace, fmt: str, paths: Sequence[str | Path], src_lang: str,
+                  tgt_lang: str, name: str, options: dict[str, Any] | None = None,
                   ctx: JobContext | None = None) -> int:
     """Read `paths` with the `fmt` reader (core.data.readers; a CorpusError names the
     file and line) and store the corpus as `name`; returns its id. A doc-id file given as
@@ -74,7 +75,7 @@ def import_corpus(ws, fmt: str, paths: Sequence[str | Path], src_lang: str, tgt_
     return ws.add_corpus(corpus, name=name, format=fmt, options=options, sources=sources)
 
 
-def split_and_store(ws, corpus_ref: int | str, seed: int,
+def split_and_store(ws: Workspace, corpus_ref: int | str, seed: int,
                     ratios: tuple[float, float, float] = DEFAULT_RATIOS) -> dict[str, list[int]]:
     """Split the corpus (core.data.splits: seeded, whole documents to one set) and store
     it as the corpus's one split; returns {train|dev|test: pair indices}. Runs record no
@@ -97,7 +98,7 @@ def split_and_store(ws, corpus_ref: int | str, seed: int,
     return assignment
 
 
-def _changes_split(ws, corpus_id: int, seed: int, ratios, assignment) -> bool:
+def _changes_split(ws: Workspace, corpus_id: int, seed: int, ratios, assignment) -> bool:
     """Whether storing `assignment` would change corpus `corpus_id`'s stored split. With
     its split.json unreadable, only the recorded seed and ratios (which give the same
     assignment again) leave it unchanged: that is how a damaged file is repaired."""
@@ -109,7 +110,7 @@ def _changes_split(ws, corpus_id: int, seed: int, ratios, assignment) -> bool:
     return old is not None and {k: list(v) for k, v in assignment.items()} != old.assignment
 
 
-def ensure_split(ws, corpus_id: int, seed: int):
+def ensure_split(ws: Workspace, corpus_id: int, seed: int):
     """The corpus's stored split, made (DEFAULT_RATIOS, documents kept whole) on first use."""
     split = ws.load_split(corpus_id)
     if split is None:
@@ -118,14 +119,14 @@ def ensure_split(ws, corpus_id: int, seed: int):
     return split
 
 
-def load_split_corpora(ws, corpus_id: int, seed: int):
+def load_split_corpora(ws: Workspace, corpus_id: int, seed: int):
     """(corpus, {split name: the sub-corpus}) with the stored split (made if missing)."""
     corpus = ws.load_corpus(corpus_id)
     split = ensure_split(ws, corpus_id, seed)
     return corpus, {name: corpus.subset(idx, name=name) for name, idx in split.assignment.items()}
 
 
-def corpus_statistics(ws, corpus_ref: int | str):
+def corpus_statistics(ws: Workspace, corpus_ref: int | str):
     """(corpus, its statistics: core.data.stats.corpus_stats)."""
     # lazy: a top-level import would load sacremoses, sentencepiece
     from core.data.stats import corpus_stats

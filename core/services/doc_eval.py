@@ -8,6 +8,7 @@ from typing import Any
 
 from core.errors import ConfigError
 from core.jobs import JobContext
+from core.workspace.store import Workspace
 
 
 def system_info(session):
@@ -33,7 +34,7 @@ def document_groups(pairs: Sequence) -> list[list[int]]:
     return list(groups.values())
 
 
-def document_level_and_store(ws, sessions: dict[str, Any], run_ids: dict[str, list[int]],
+def document_level_and_store(ws: Workspace, sessions: dict[str, Any], run_ids: dict[str, list[int]],
                              pairs: Sequence, test_name: str, beam: int = 5,
                              ctx: JobContext | None = None, log=None):
     """Document-level BLEU of every system on the pairs' documents (thesis Table 5.5),

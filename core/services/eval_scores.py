@@ -28,6 +28,7 @@ from core.evaluate.report import Table, decoding_table, write_html_report
 from core.infer.decoding import decoding_settings
 from core.jobs import JobContext
 from core.services.test_pairs import evaluation_pairs
+from core.workspace.store import Workspace
 
 #: the keys of a stored sentence-level evaluation (Workspace.add_evaluation metrics);
 #: 'aer' / 'aer_sentences' / 'aer_reading' (core.evaluate.readings) only with a gold set
@@ -236,7 +237,7 @@ def write_report(path: str | Path, tables: list, title: str,
     return out
 
 
-def best_dev_ppl(ws, run_ids: Sequence[int]) -> float | None:
+def best_dev_ppl(ws: Workspace, run_ids: Sequence[int]) -> float | None:
     """The lowest dev perplexity a single run logged while training (None for an
     ensemble, or a run that never validated)."""
     if len(run_ids) != 1:
@@ -244,7 +245,7 @@ def best_dev_ppl(ws, run_ids: Sequence[int]) -> float | None:
     return ws.best_dev_ppl(run_ids).get(int(run_ids[0]))
 
 
-def evaluate_and_store(ws, sessions: dict[str, Any], run_ids: dict[str, list[int]],
+def evaluate_and_store(ws: Workspace, sessions: dict[str, Any], run_ids: dict[str, list[int]],
                        pairs: Sequence, test_name: str, src_lang: str = "", tgt_lang: str = "",
                        beam: int = 5, buckets: Sequence[tuple[int, int | None]] | None = None,
                        gold=None, ctx: JobContext | None = None, log=None
@@ -280,7 +281,7 @@ def evaluate_and_store(ws, sessions: dict[str, Any], run_ids: dict[str, list[int
     return systems, lengths, ids
 
 
-def evaluate_runs(ws, cache, run_ids: Sequence[int], beam: int, gold_name: str | None,
+def evaluate_runs(ws: Workspace, cache, run_ids: Sequence[int], beam: int, gold_name: str | None,
                   ctx: JobContext, limit: int = 0) -> list[int]:
     """Each run alone on its corpus's test split (the first `limit` pairs; 0 = all), as
     `evaluate --run R --test test` does (evaluate_and_store: the same translation,

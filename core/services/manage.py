@@ -7,13 +7,12 @@ verdict, asks, and then deletes.
 """
 from __future__ import annotations
 
-from typing import Any
-
 from core import runlock
 from core.errors import StoreError
+from core.workspace.store import Workspace
 
 
-def corpus_deletion(ws: Any, corpus_id: int) -> tuple[bool, str]:
+def corpus_deletion(ws: Workspace, corpus_id: int) -> tuple[bool, str]:
     """(allowed, message): what deleting the corpus removes, or why it cannot go (runs
     use it: they are named, and nothing is deleted)."""
     info = ws.get_corpus(corpus_id)
@@ -29,7 +28,7 @@ def corpus_deletion(ws: Any, corpus_id: int) -> tuple[bool, str]:
                   "from, the other corpora and the runs stay.")
 
 
-def run_deletion(ws: Any, run_id: int, training: bool) -> tuple[bool, str]:
+def run_deletion(ws: Workspace, run_id: int, training: bool) -> tuple[bool, str]:
     """(allowed, message): what deleting the run removes, or why it cannot go. `training`:
     the caller itself trains it (a GUI job); a run whose lock (core.runlock) another
     process holds is refused too."""
@@ -52,7 +51,7 @@ def run_deletion(ws: Any, run_id: int, training: bool) -> tuple[bool, str]:
                   "runs stay.")
 
 
-def delete_run(ws: Any, run_id: int) -> None:
+def delete_run(ws: Workspace, run_id: int) -> None:
     """Delete the run while holding its training lock (core.runlock), so that no trainer
     starts on it between the verdict and the deletion: TrainingError if one has;
     StoreError when its folder cannot be locked (nothing is deleted then)."""

@@ -31,6 +31,7 @@ from core.evaluate.readings import READINGS
 from core.jobs import JobContext
 from core.services.alignment_runs import store_reading
 from core.services.corpora import load_split_corpora
+from core.workspace.store import Workspace
 
 #: fewer anchors than this make the choice a coin toss: refuse and point at a gold set
 MIN_ANCHORS = 100
@@ -84,7 +85,7 @@ def best_reading(table: dict[str, float]) -> str:
     return max(table, key=lambda r: (table[r], -READINGS.index(r)))
 
 
-def training_token_pairs(ws, run_ref: int | str, loaded, pairs: int, seed: int = 1
+def training_token_pairs(ws: Workspace, run_ref: int | str, loaded, pairs: int, seed: int = 1
                          ) -> tuple[list[list[str]], list[list[str]]]:
     """`pairs` training pairs of run `run_ref`'s corpus (a seeded sample of its training
     split, in split order), as the tokens that run's model sees (its words, or its
@@ -106,8 +107,8 @@ def training_token_pairs(ws, run_ref: int | str, loaded, pairs: int, seed: int =
     return [src[k] for k in keep], [tgt[k] for k in keep]
 
 
-def choose_by_anchors(ws, run_ref: int | str, pairs: int = 2000, checkpoint: str = "best",
-                      device: str = "cpu", ctx: JobContext | None = None
+def choose_by_anchors(ws: Workspace, run_ref: int | str, pairs: int = 2000,
+                      checkpoint: str = "best", device: str = "cpu", ctx: JobContext | None = None
                       ) -> tuple[str, dict[str, float], int]:
     """Score every reading of run `run_ref` on the anchors of `pairs` of its training
     pairs and store the best as its reading (config.alignment_reading).

@@ -20,17 +20,18 @@ from core.safepath import inside
 from core.services.corpora import load_split_corpora
 from core.train import guidance
 from core.workspace.paths import BUNDLED_MARK
+from core.workspace.store import Workspace
 
 LEXICON_FILE = "shortlist.npz"
 
 
-def lexicon_path(ws, run_id: int) -> Path:
+def lexicon_path(ws: Workspace, run_id: int) -> Path:
     """Where run `run_id`'s lexicon (LexicalCounts) is stored; StoreError when a link
     there leads out of the run folder (core.safepath.inside)."""
     return inside(ws.run_dir(run_id), LEXICON_FILE, "the run's shortlist", StoreError)
 
 
-def unavailable(ws, run_id: int) -> str | None:
+def unavailable(ws: Workspace, run_id: int) -> str | None:
     """Why run `run_id` can have no shortlist (a sentence for the user), or None."""
     info = ws.get_run(run_id)
     if (ws.run_dir(info.id) / BUNDLED_MARK).exists():
@@ -41,7 +42,8 @@ def unavailable(ws, run_id: int) -> str | None:
     return None
 
 
-def build_lexicon(ws, run_ref: int | str, log: Callable[[str], None] = lambda _m: None) -> Path:
+def build_lexicon(ws: Workspace, run_ref: int | str,
+                  log: Callable[[str], None] = lambda _m: None) -> Path:
     """Count the aligned word pairs of run `run_ref`'s training split and store them with
     the run; returns the file. ConfigError for a run without a corpus or vocabularies."""
     # lazy: a top-level import would load sacremoses, sentencepiece
@@ -83,7 +85,7 @@ def build_lexicon(ws, run_ref: int | str, log: Callable[[str], None] = lambda _m
     return path
 
 
-def load_shortlist(ws, run_ref: int | str, per_word: int = 50, frequent: int = 100,
+def load_shortlist(ws: Workspace, run_ref: int | str, per_word: int = 50, frequent: int = 100,
                    log: Callable[[str], None] = lambda _m: None) -> Shortlist:
     """Run `run_ref`'s shortlist, its lexicon built first when the run has none."""
     # lazy: a top-level import would load sacremoses, sentencepiece

@@ -13,9 +13,10 @@ from core.data.textio import CONVERT_TO_UTF8, read_lines
 from core.errors import ConfigError, CorpusError
 from core.services.corpora import SPLIT_NAMES
 from core.services.translation import open_session
+from core.workspace.store import Workspace
 
 
-def open_systems(ws, runs: Sequence[str | int], ensemble: Sequence[str | int] = (),
+def open_systems(ws: Workspace, runs: Sequence[str | int], ensemble: Sequence[str | int] = (),
                  which: str = "best", device: str = "cpu"
                  ) -> tuple[dict[str, Any], dict[str, list[int]]]:
     """Each run alone, plus the ensemble of the first run with `ensemble` runs:
@@ -32,7 +33,7 @@ def open_systems(ws, runs: Sequence[str | int], ensemble: Sequence[str | int] = 
     return sessions, run_ids
 
 
-def evaluation_pairs(ws, run_info, split: str | None = None, src: str | Path | None = None,
+def evaluation_pairs(ws: Workspace, run_info, split: str | None = None, src: str | Path | None = None,
                ref: str | Path | None = None, max_sentences: int = 0
                ) -> tuple[list, str, str, str]:
     """The pairs to score -> (pairs, test name, src_lang, tgt_lang): the run corpus's
@@ -79,7 +80,7 @@ def evaluation_pairs(ws, run_info, split: str | None = None, src: str | Path | N
     return list(pairs), name, src_lang, tgt_lang
 
 
-def run_test_pairs(ws, run_id: int, limit: int = 0) -> list[tuple[str, str]]:
+def run_test_pairs(ws: Workspace, run_id: int, limit: int = 0) -> list[tuple[str, str]]:
     """(source, reference) of run `run_id`'s corpus's test split (the split training
     used; the first `limit` pairs, 0 = all): the Attention screen's "Test split" pairs."""
     pairs, _, _, _ = evaluation_pairs(ws, ws.get_run(run_id), "test", max_sentences=limit)

@@ -26,13 +26,15 @@ from core.formats.records import TranslationRecord
 from core.formats.tmx_records import read_tmx
 from core.formats.xliff import read_xliff
 from core.jobs import JobContext
+from core.workspace.store import Workspace
 
 #: suffixes `read_document` reads: TMX/XLIFF segments, or text split into sentences
 DOCUMENT_SUFFIXES = (".txt", ".md", ".docx", ".tmx", ".xlf", ".xliff")
 
 
 # --- sessions -----------------------------------------------------------------------------
-def open_session(ws, runs: Sequence[int | str], which: str = "best", device: str = "cpu"):
+def open_session(ws: Workspace, runs: Sequence[int | str], which: str = "best",
+                 device: str = "cpu"):
     """A TranslationSession of `runs` (several = an ensemble) at checkpoint `which`
     ('best', 'last' or a file name) on `device` ('cpu', 'cuda', 'auto' ...)."""
     # lazy: a top-level import would load numpy, sacremoses, sentencepiece, torch
@@ -55,7 +57,7 @@ class SessionCache:
         self._lock = threading.Lock()  # guards the two dicts only, never a load
         self._generation = 0  # bumped by clear: a load begun before it is not kept
 
-    def get(self, ws: Any, run_ids: Sequence[int], which: str = "best"):
+    def get(self, ws: Workspace, run_ids: Sequence[int], which: str = "best"):
         """The cached TranslationSession of `run_ids` of workspace `ws` at checkpoint
         `which`, opened (on the cpu) on first use."""
         ids = tuple(int(r) for r in run_ids)
@@ -427,8 +429,8 @@ def _write_docx(path: str | Path, document: Document | None, targets: list[str])
                       [next(paragraphs) if text.strip() else None for text in document.layout])
 
 
-def export(ws, path: str | Path, records: Sequence[TranslationRecord], *, src_lang: str,
-           tgt_lang: str, run: int | str | None = None, document: str = "",
+def export(ws: Workspace | None, path: str | Path, records: Sequence[TranslationRecord], *,
+           src_lang: str, tgt_lang: str, run: int | str | None = None, document: str = "",
            source: Document | None = None, decoding: dict[str, Any] | None = None
            ) -> list[Path]:
     """Write `records` (write_export: .docx .txt .md .tsv .tmx .xlf .xliff .jsonl, the
@@ -442,7 +444,7 @@ def export(ws, path: str | Path, records: Sequence[TranslationRecord], *, src_la
     return written
 
 
-def record_export(ws, run: int | str | None, document: str, path: Path) -> None:
+def record_export(ws: Workspace | None, run: int | str | None, document: str, path: Path) -> None:
     """Note a written translation of `document` by `run` in the workspace (no-op without
     a workspace or run). When that fails (a full disk, a locked database) the error, of
     the same kind, says that `path` was written in full and only the note is missing."""

@@ -179,3 +179,86 @@ def wait_for_pairs(qtbot, panel, timeout: int = 15000) -> None:
     """Wait until the Attention screen has read its pairs (a gold set or the test split
     is read in a job) and listed them."""
     qtbot.waitUntil(lambda: not panel.loading_pairs and bool(panel.pairs), timeout=timeout)
+
+
+def training_job(qtbot, panel, creating, timeout: int = 30000):
+    """The training job of the run the Training screen's job `creating` creates (Start,
+    Queue, Alignment head create the run in a job, then submit its training)."""
+    from app import workers
+
+    assert creating is not None
+    qtbot.waitUntil(lambda: creating.done, timeout=timeout)
+    assert creating.state == workers.FINISHED, creating.error
+    return panel.run_jobs[creating.result]
+
+
+def start_run(qtbot, panel, queue: bool = False, on_event=None):
+    """Press Start (or Queue, `queue`) on the Training screen; -> the new run's training
+    job. `on_event(kind, data)` gets every event of that job, from its first."""
+    def hook():  # the training job is submitted when its creation ends: connect at once
+        for job in panel.jobs.jobs:
+            if job not in known and job.name.startswith("Train "):
+                known.add(job)
+                job.event.connect(on_event)
+
+    known = set(panel.jobs.jobs)
+    if on_event is not None:
+        panel.jobs.jobs_changed.connect(hook)
+    try:
+        return training_job(qtbot, panel, panel.start(queue=queue))
+    finally:
+        if on_event is not None:
+            panel.jobs.jobs_changed.disconnect(hook)
+
+
+def job_result(qtbot, job, timeout: int = 30000):
+    """Wait for `job` (e.g. an export or a report the screen writes in a job) to finish;
+    -> its result."""
+    from app import workers
+
+    assert job is not None
+    qtbot.waitUntil(lambda: job.done, timeout=timeout)
+    assert job.state == workers.FINISHED, job.error
+    return job.result
+
+
+def export_chosen(qtbot, panel) -> None:
+    """Press Export… on the Translate screen (its save dialog stubbed by the test) and
+    wait for the file to be written (an export runs in a job)."""
+    before = panel.export_job
+    panel._choose_export()
+    job = panel.export_job
+    if job is not before:  # not refused in the dialog
+        qtbot.waitUntil(lambda: job.done, timeout=30000)
+
+
+def compute_on_gold(qtbot, panel, run_ids, errors=None, gold: str = "demo-gold"):
+    """The Attention screen `panel` with `run_ids` checked computes the attention of gold
+    set `gold`'s pairs: the pairs read, the job finished (`errors`, the recorded error
+    dialogs, shown when it did not). Returns the job."""
+    from app import workers
+
+    panel.models.set_checked(list(run_ids))
+    panel.pair_source.setCurrentText("Gold set")
+    panel.gold_set.setCurrentText(gold)
+    wait_for_pairs(qtbot, panel)
+    job = panel.compute()
+    qtbot.waitUntil(lambda: job.done, timeout=60000)
+    assert job.state == workers.FINISHED, errors
+    return job
+
+
+@pytest.fixture
+def glob_on_gold(qtbot, trained_ws, errors):
+    """The main window on `trained_ws` whose Attention screen has run 'glob' computed on
+    the demo gold set, its first listed pair shown; -> (window, attention screen)."""
+    from app.main_window import MainWindow
+
+    window = MainWindow(trained_ws)
+    qtbot.addWidget(window)
+    panel = window.attention
+    compute_on_gold(qtbot, panel, [window.workspace.run_id("glob")], errors)
+    panel.pair_list.setCurrentRow(0)
+    qtbot.waitUntil(lambda: panel.heatmaps[0].matrix.size > 0, timeout=10000)
+    yield window, panel
+    window.close()

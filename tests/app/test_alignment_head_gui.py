@@ -8,7 +8,7 @@ import shutil
 import torch
 
 from app import workers
-from tests.app.conftest import shown_panel
+from tests.app.conftest import shown_panel, training_job
 
 
 def test_head_button_trains_a_head_over_the_selected_run(qtbot, trained_ws, tmp_path,
@@ -26,7 +26,8 @@ def test_head_button_trains_a_head_over_the_selected_run(qtbot, trained_ws, tmp_
     ws = panel.workspace
     panel.runs_table.selectRow(0)  # glob
     assert panel.head_button.isEnabled()
-    job = panel.head_button.click() or panel.current
+    panel.head_button.click()
+    job = training_job(qtbot, panel, panel.creating, 60000)
     qtbot.waitUntil(lambda: job.done, timeout=120000)
     assert job.state == workers.FINISHED, (job.error, errors)
     head = ws.get_run("glob-head")
@@ -41,6 +42,7 @@ def test_head_button_trains_a_head_over_the_selected_run(qtbot, trained_ws, tmp_
                if panel.runs_table.item(r, 0).text().endswith("glob-head"))
     panel.runs_table.selectRow(row)
     panel.head_button.click()
+    qtbot.waitUntil(lambda: panel.creating.done, timeout=30000)
     assert errors and "has an alignment head already" in errors[-1][1]
     panel.jobs.shutdown()
     ws.close()

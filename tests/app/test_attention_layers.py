@@ -8,7 +8,6 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from app import workers
 from app.panels.attention import AttentionPanel
 from app.panels.attention_layers import FREE_TIP
 from core.evaluate.aer import sentence_aer
@@ -17,7 +16,7 @@ from core.evaluate.goldsets import load_gold_set
 from core.infer.session import TranslationSession
 from core.services.attention_set import corpus_aer_rows
 from core.services.attention_view import PairInput, pair_view
-from tests.app.conftest import shown_panel, wait_for_pairs
+from tests.app.conftest import compute_on_gold, shown_panel
 
 LAYERS, HEADS = 2, 2
 
@@ -63,13 +62,7 @@ def run_ids(panel) -> dict[str, int]:
 
 def test_layer_head_selector_shows_that_matrix_and_its_aer(qtbot, panel, errors):
     ids = run_ids(panel)
-    panel.models.set_checked([ids["tf"], ids["rnn"]])
-    panel.pair_source.setCurrentText("Gold set")
-    panel.gold_set.setCurrentText("demo-gold")
-    wait_for_pairs(qtbot, panel)
-    job = panel.compute()
-    qtbot.waitUntil(lambda: job.done, timeout=60000)
-    assert job.state == workers.FINISHED, errors
+    compute_on_gold(qtbot, panel, [ids["tf"], ids["rnn"]], errors)
     panel.pair_list.setCurrentRow(2)
     index = panel.order[2]
     gold = load_gold_set(panel.workspace, "demo-gold")

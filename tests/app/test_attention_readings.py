@@ -6,8 +6,6 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from app import workers
-from app.main_window import MainWindow
 from core.evaluate.aer import corpus_aer
 from core.evaluate.alignment import Alignment
 from core.evaluate.attention_aer import reading_alignments
@@ -15,7 +13,6 @@ from core.evaluate.goldsets import load_gold_set
 from core.evaluate.readings import read_attention
 from core.infer.session import TranslationSession
 from core.services.attention_view import PairView, select_reading
-from tests.app.conftest import wait_for_pairs
 
 
 def test_select_reading_moves_rows_links_and_aer():
@@ -57,21 +54,11 @@ def test_head_reading_shows_the_alignment_head_or_says_there_is_none():
     assert select_reading(subword, gold, "head").note.startswith("no alignment head")
 
 
-def test_screen_shift_reading_matches_the_core(qtbot, trained_ws, errors):
-    window = MainWindow(trained_ws)
-    qtbot.addWidget(window)
-    panel, ws = window.attention, window.workspace
-    glob = next(r.id for r in ws.list_runs() if r.name == "glob")
-    panel.models.set_checked([glob])
-    panel.pair_source.setCurrentText("Gold set")
-    panel.gold_set.setCurrentText("demo-gold")
-    wait_for_pairs(qtbot, panel)
-    job = panel.compute()
-    qtbot.waitUntil(lambda: job.done, timeout=60000)
-    assert job.state == workers.FINISHED, errors
-    panel.pair_list.setCurrentRow(0)
+def test_screen_shift_reading_matches_the_core(glob_on_gold):
+    window, panel = glob_on_gold
+    ws = window.workspace
+    glob = ws.run_id("glob")
     heat = panel.heatmaps[0]
-    qtbot.waitUntil(lambda: heat.image.image is not None, timeout=10000)
     gold = load_gold_set(ws, "demo-gold")
     pair = gold.src_tokens[panel.order[0]], gold.tgt_tokens[panel.order[0]]
     forced = TranslationSession.open(ws, [glob]).force(" ".join(pair[0]), " ".join(pair[1]))
@@ -91,7 +78,6 @@ def test_screen_shift_reading_matches_the_core(qtbot, trained_ws, errors):
     expected = 100 * corpus_aer(found, gold.alignments).aer
     shown = float(panel.corpus_table.item(0, 2).text())
     assert shown == pytest.approx(expected, abs=0.05)
-    window.close()
 
 
 def test_subword_runs_are_shown_and_scored_in_the_gold_words(tmp_path):

@@ -5,29 +5,11 @@ from __future__ import annotations
 
 import pytest
 
-from app import workers
-from app.main_window import MainWindow
-from tests.app.conftest import wait_for_pairs
-
 
 @pytest.fixture
-def computed(qtbot, trained_ws, errors):
+def computed(glob_on_gold):
     """The Attention screen with run 'glob' computed on the demo gold set, pair 1 shown."""
-    window = MainWindow(trained_ws)
-    qtbot.addWidget(window)
-    panel = window.attention
-    glob = window.workspace.run_id("glob")
-    panel.models.set_checked([glob])
-    panel.pair_source.setCurrentText("Gold set")
-    panel.gold_set.setCurrentText("demo-gold")
-    wait_for_pairs(qtbot, panel)
-    job = panel.compute()
-    qtbot.waitUntil(lambda: job.done, timeout=60000)
-    assert job.state == workers.FINISHED, errors
-    panel.pair_list.setCurrentRow(0)
-    qtbot.waitUntil(lambda: panel.heatmaps[0].matrix.size > 0, timeout=10000)
-    yield panel
-    window.close()
+    return glob_on_gold[1]
 
 
 def test_alignment_head_reading_without_a_head_says_what_is_shown(computed):

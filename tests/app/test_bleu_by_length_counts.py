@@ -8,6 +8,7 @@ from app import workers
 from app.panels.evaluation import EvaluationPanel
 from core.evaluate.metrics import FEW_SENTENCES
 from core.workspace.store import Workspace
+from tests.app.conftest import job_result
 
 
 class Tables(HTMLParser):
@@ -53,7 +54,8 @@ def test_buckets_show_their_sentences_and_small_ones_are_marked(qtbot, tmp_path)
     small = [b for b in panel.bars if b.opts["brush"].alpha() < 255]
     assert len(small) == 1 and list(small[0].opts["height"]) == [8.0]  # 20+ drawn faint
     page = Tables()
-    page.feed(panel.write_report(tmp_path / "report.html").read_text(encoding="utf-8"))
+    page.feed(job_result(qtbot, panel.write_report(tmp_path / "report.html")).read_text(
+        encoding="utf-8"))
     by_length = next(t for t in page.tables if t[0][:2] == ["bucket", "sentences"])
     assert by_length[0] == ["bucket", "sentences", f"{run}: luong", "note"]
     assert by_length[1:] == [["0-9", "120", "31.50", ""], ["10-19", "43", "27.25", ""],

@@ -9,7 +9,7 @@ from PySide6.QtGui import QColor, QImage
 from app.widgets.gate_strip import GateStrip
 from app.widgets.heatmap import AttentionHeatmap
 from app.widgets.heatmap_legend import GOLD, POSITION, PREDICTED
-from tests.app.conftest import shown_panel, wait_for_pairs
+from tests.app.conftest import job_result, shown_panel, wait_for_pairs
 
 
 def _near(c: QColor, ref: QColor, tol: int = 40) -> bool:
@@ -23,7 +23,7 @@ def _count(image: QImage, rect: QRectF, ref: QColor) -> int:
 
 
 # --- 11. legends: the gold squares, the red dots and the band are named ---------------------
-def test_item11_legend_names_the_overlays_on_screen_and_in_the_export(qtbot, tmp_path):
+def test_legend_names_the_overlays_on_screen_and_in_the_export(qtbot, tmp_path):
     h = AttentionHeatmap()
     qtbot.addWidget(h)
     h.resize(560, 460)
@@ -105,7 +105,7 @@ def _fully_visible(widget) -> bool:
     return widget.isVisible() and widget.visibleRegion().boundingRect() == widget.rect()
 
 
-def test_item13_start_and_queue_stay_visible_at_1280x720(qtbot, small_window):
+def test_start_and_queue_stay_visible_at_1280x720(qtbot, small_window):
     # no screen makes the window wider than 1280 (the Attention screen with four
     # heatmaps side by side neither)
     for tab in small_window.panels.values():
@@ -126,7 +126,7 @@ def test_item13_start_and_queue_stay_visible_at_1280x720(qtbot, small_window):
     assert panel.form_scroll.verticalScrollBar().maximum() > 0
 
 
-def test_item13_corpus_box_shows_the_whole_name(small_window):
+def test_corpus_box_shows_the_whole_name(small_window):
     panel = small_window.training
     panel.corpus.setCurrentIndex(panel.corpus.findData(2))
     text = panel.corpus.currentText()
@@ -137,7 +137,7 @@ def test_item13_corpus_box_shows_the_whole_name(small_window):
     assert panel.form_scroll.horizontalScrollBar().maximum() == 0  # not scrolled away
 
 
-def test_item13_custom_starts_from_global_attention_and_presets_are_described(qtbot, form_ws):
+def test_custom_starts_from_global_attention_and_presets_are_described(qtbot, form_ws):
     from app.panels.training import TrainingPanel
     from core.config import load_preset
 
@@ -153,7 +153,7 @@ def test_item13_custom_starts_from_global_attention_and_presets_are_described(qt
     panel.workspace.close()
 
 
-def test_item13_device_column_says_the_same_kind_of_thing(qtbot, form_ws):
+def test_device_column_says_the_same_kind_of_thing(qtbot, form_ws):
     from app.panels.training import RUN_COLUMNS, TrainingPanel
 
     panel = next(shown_panel(qtbot, TrainingPanel, form_ws, 1400, 900))
@@ -179,7 +179,7 @@ def scored_ws(demo_ws, tiny):
     return demo_ws
 
 
-def test_item14_headers_aer_in_percent_and_a_self_contained_report(qtbot, scored_ws, tmp_path):
+def test_headers_aer_in_percent_and_a_self_contained_report(qtbot, scored_ws, tmp_path):
     from app.panels.evaluation import METRIC_KEYS, OPTIONAL_KEYS, EvaluationPanel
     from core.evaluate.aer import percent_text
     from core.workspace.store import Workspace
@@ -215,7 +215,7 @@ def test_item14_headers_aer_in_percent_and_a_self_contained_report(qtbot, scored
     # the HTML report: the same numbers, one file with its figures inside
     folder = tmp_path / "out"
     folder.mkdir()
-    report = panel.write_report(folder / "report.html")
+    report = job_result(qtbot, panel.write_report(folder / "report.html"))
     assert [p.name for p in folder.iterdir()] == ["report.html"]
     html = report.read_text(encoding="utf-8")
     assert "<th>AER % (gold set)</th>" in html and "<td>70.3</td>" in html
@@ -224,7 +224,7 @@ def test_item14_headers_aer_in_percent_and_a_self_contained_report(qtbot, scored
     panel.workspace.close()
 
 
-def test_item14_cli_tables_use_the_same_aer_convention(demo_ws):
+def test_cli_tables_use_the_same_aer_convention(demo_ws):
     """`align` and `demo` print aer_table: AER, precision and recall in %, one decimal."""
     from core.evaluate.attention_aer import aer_table
     from core.evaluate.goldsets import load_gold_set
@@ -238,7 +238,7 @@ def test_item14_cli_tables_use_the_same_aer_convention(demo_ws):
 
 
 # --- 12. dialogs and the window remember -----------------------------------------------------
-def test_item12_window_size_splitters_and_tab_come_back(qtbot, demo_ws):
+def test_window_size_splitters_and_tab_come_back(qtbot, demo_ws):
     from app.main_window import MainWindow
 
     first = MainWindow(demo_ws)
@@ -265,7 +265,7 @@ def test_item12_window_size_splitters_and_tab_come_back(qtbot, demo_ws):
     second.close()
 
 
-def test_item12_import_dialog_offers_the_last_language_pair(qtbot, tmp_path):
+def test_import_dialog_offers_the_last_language_pair(qtbot, tmp_path):
     from app.panels.import_dialog import ImportDialog
 
     first = ImportDialog(("parallel",), languages=("de", "en"))  # the newest corpus: de-en
@@ -282,8 +282,8 @@ def test_item12_import_dialog_offers_the_last_language_pair(qtbot, tmp_path):
     assert (second.src_lang.text(), second.tgt_lang.text()) == ("es", "en")
 
 
-def test_item12_file_dialogs_open_in_the_last_folder_for_their_purpose(qtbot, tmp_path,
-                                                                      monkeypatch):
+def test_file_dialogs_open_in_the_last_folder_for_their_purpose(qtbot, tmp_path,
+                                                                monkeypatch):
     from PySide6.QtWidgets import QFileDialog
 
     from app import file_dialogs
@@ -323,7 +323,7 @@ def window(qtbot, demo_ws):
     w.close()
 
 
-def test_item15_about_names_the_versions_and_the_device(window, monkeypatch):
+def test_about_names_the_versions_and_the_device(window, monkeypatch):
     from importlib import metadata
 
     import PySide6
@@ -345,7 +345,7 @@ def test_item15_about_names_the_versions_and_the_device(window, monkeypatch):
         assert f"<b>{value}</b>" in text
 
 
-def test_item15_main_actions_have_shortcuts_listed_in_the_menus(qtbot, window, monkeypatch):
+def test_main_actions_have_shortcuts_listed_in_the_menus(qtbot, window, monkeypatch):
     from PySide6.QtCore import Qt
     from PySide6.QtWidgets import QMessageBox
 
@@ -374,7 +374,7 @@ def test_item15_main_actions_have_shortcuts_listed_in_the_menus(qtbot, window, m
 
 
 # --- 10. one colour per run, everywhere ------------------------------------------------------
-def test_item10_a_run_has_one_colour_in_every_screen(qtbot, trained_ws, errors):
+def test_a_run_has_one_colour_in_every_screen(qtbot, trained_ws, errors):
     from app.main_window import MainWindow
     from app.widgets.run_colours import run_colour
 
@@ -426,7 +426,7 @@ def test_item10_a_run_has_one_colour_in_every_screen(qtbot, trained_ws, errors):
 
 
 # --- 8. translate typed text --------------------------------------------------------------------
-def test_item8_typed_text_is_translated_with_its_attention(qtbot, trained_ws, errors):
+def test_typed_text_is_translated_with_its_attention(qtbot, trained_ws, errors):
     from app import workers
     from app.panels.translate import TranslatePanel
 
@@ -487,8 +487,8 @@ def _table_names(panel) -> list[str]:
     return [panel.runs_table.item(r, 0).text() for r in range(panel.runs_table.rowCount())]
 
 
-def test_item9_delete_a_run_names_what_goes_and_touches_nothing_else(qtbot, copied_ws,
-                                                                    dialogs):
+def test_delete_a_run_names_what_goes_and_touches_nothing_else(qtbot, copied_ws,
+                                                               dialogs):
     from app.panels.training import TrainingPanel
 
     seen, answers = dialogs
@@ -512,7 +512,7 @@ def test_item9_delete_a_run_names_what_goes_and_touches_nothing_else(qtbot, copi
     ws.close()
 
 
-def test_item9_a_training_run_is_not_deleted(qtbot, copied_ws, dialogs):
+def test_a_training_run_is_not_deleted(qtbot, copied_ws, dialogs):
     from app.panels.training import TrainingPanel
 
     seen, _ = dialogs
@@ -529,7 +529,7 @@ def test_item9_a_training_run_is_not_deleted(qtbot, copied_ws, dialogs):
     ws.close()
 
 
-def test_item9_rename_a_run_and_a_corpus(qtbot, copied_ws, dialogs, errors):
+def test_rename_a_run_and_a_corpus(qtbot, copied_ws, dialogs, errors):
     from app.panels.corpora import CorporaPanel
     from app.panels.training import TrainingPanel
 
@@ -555,7 +555,7 @@ def test_item9_rename_a_run_and_a_corpus(qtbot, copied_ws, dialogs, errors):
     corpora.workspace.close()
 
 
-def test_item9_delete_a_corpus_only_when_no_run_uses_it(qtbot, copied_ws, dialogs):
+def test_delete_a_corpus_only_when_no_run_uses_it(qtbot, copied_ws, dialogs):
     from app.panels.corpora import CorporaPanel
 
     seen, _ = dialogs

@@ -67,7 +67,7 @@ def test_a_loss_within_one_decade_gets_several_labels_on_a_short_plot(qtbot):
     assert set(drawn_labels(plot)) >= {"3", "4"}
 
 
-def test_log_ticks_and_numbers():
+def test_log_ticks_thin_to_decades_and_numbers_stay_plain():
     # 1.5 to 12 on 400 pixels: every integer; 0.5 to 2000 on 150: the decades only
     assert log_ticks(np.log10(1.5), np.log10(12), 400) == [2, 3, 4, 5, 6, 7, 8, 9, 10]
     assert log_ticks(np.log10(0.5), np.log10(2000), 150) == [1, 10, 100, 1000]

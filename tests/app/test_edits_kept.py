@@ -8,7 +8,7 @@ from PySide6.QtWidgets import QMessageBox
 
 from app import workers
 from app.panels.translate import TranslatePanel
-from tests.app.conftest import shown_panel
+from tests.app.conftest import job_result, shown_panel
 
 YES, NO = QMessageBox.StandardButton.Yes, QMessageBox.StandardButton.No
 
@@ -158,13 +158,13 @@ def test_edits_exported_to_a_file_are_not_asked_about(qtbot, tmp_path, monkeypat
     screen.set_sentences(["Hola.", "Adiós."], ["Hello.", "Goodbye."])
     screen.table.item(0, 1).setText("Hi.")
     questions = Questions(monkeypatch, NO)
-    assert screen.export(tmp_path / "out.txt") == [tmp_path / "out.txt"]
+    assert job_result(qtbot, screen.export(tmp_path / "out.txt")) == [tmp_path / "out.txt"]
     assert (tmp_path / "out.txt").read_text(encoding="utf-8").splitlines() == ["Hi.", "Goodbye."]
     assert screen.edited_rows() == []
     screen.table.item(1, 1).setText("Bye.")
     assert screen.edited_rows() == [1]
     assert not window.close() and "1 sentence (row 2)" in questions.asked[0][1]
-    screen.export(tmp_path / "out.txt")
+    job_result(qtbot, screen.export(tmp_path / "out.txt"))
     assert window.close() and len(questions.asked) == 1 and errors == []
 
 

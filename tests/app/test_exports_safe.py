@@ -6,6 +6,7 @@ from PySide6.QtWidgets import QFileDialog, QMessageBox
 
 from app import workers
 from app.panels.translate import TranslatePanel
+from tests.app.conftest import export_chosen
 
 
 def test_a_suffix_added_after_the_dialog_asks_before_replacing_that_file(qtbot, tmp_path,
@@ -24,17 +25,17 @@ def test_a_suffix_added_after_the_dialog_asks_before_replacing_that_file(qtbot, 
     panel = TranslatePanel(jobs)
     qtbot.addWidget(panel)
     panel.set_sentences(["Hola."], ["Hello."])
-    panel._choose_export()
+    export_chosen(qtbot, panel)
     assert len(asked) == 1 and str(tmp_path / "doc.tmx") in asked[0]
     assert (tmp_path / "doc.tmx").read_text(encoding="utf-8") == "my earlier export"
     answer[0] = QMessageBox.StandardButton.Yes
-    panel._choose_export()
+    export_chosen(qtbot, panel)
     assert len(asked) == 2
     assert "<tmx" in (tmp_path / "doc.tmx").read_text(encoding="utf-8")
     # a name the dialog itself confirmed (its suffix unchanged) is not asked about twice
     monkeypatch.setattr(QFileDialog, "getSaveFileName", staticmethod(
         lambda *a, **k: (str(tmp_path / "doc.tmx"), "TMX 1.4 (*.tmx)")))
-    panel._choose_export()
+    export_chosen(qtbot, panel)
     assert len(asked) == 2
     assert errors == []
     jobs.shutdown()

@@ -18,7 +18,7 @@ from app.panels.attention import AttentionPanel
 from app.panels.translate import TranslatePanel
 from app.widgets.curves import CurvesPlot
 from app.widgets.heatmap import AttentionHeatmap
-from tests.app.conftest import shown_panel, wait_for_pairs
+from tests.app.conftest import export_chosen, shown_panel, wait_for_pairs
 
 
 def _heatmap(qtbot, src, tgt, matrix=None, size=(520, 420)) -> AttentionHeatmap:
@@ -56,7 +56,7 @@ def save_dialog(monkeypatch):
     return answers, opened_in
 
 
-def test_fault1_export_follows_the_chosen_filter(qtbot, tmp_path, save_dialog, errors):
+def test_export_follows_the_chosen_filter(qtbot, tmp_path, save_dialog, errors):
     from app.panels.figures import export_dialog
 
     answers, opened_in = save_dialog
@@ -78,24 +78,24 @@ def test_fault1_export_follows_the_chosen_filter(qtbot, tmp_path, save_dialog, e
     assert opened_in[-1].startswith(str(tmp_path))
 
 
-def test_fault1_translation_export_follows_the_chosen_filter(qtbot, tmp_path, save_dialog,
-                                                             errors):
+def test_translation_export_follows_the_chosen_filter(qtbot, tmp_path, save_dialog,
+                                                      errors):
     answers, _ = save_dialog
     jobs = workers.JobManager()
     panel = TranslatePanel(jobs)
     qtbot.addWidget(panel)
     panel.set_sentences(["Hola."], ["Hello."])
     answers.append((str(tmp_path / "doc"), "XLIFF 1.2 (*.xlf *.xliff)"))
-    panel._choose_export()
+    export_chosen(qtbot, panel)
     assert errors == []
     assert b"<xliff" in (tmp_path / "doc.xlf").read_bytes()
     jobs.shutdown()
 
 
 # --- 2. a long status message never widens the window --------------------------------------
-def test_fault2_long_failure_message_elides_and_window_keeps_its_size(qtbot, trained_ws,
-                                                                     monkeypatch, errors,
-                                                                     caplog):
+def test_long_failure_message_elides_and_window_keeps_its_size(qtbot, trained_ws,
+                                                               monkeypatch, errors,
+                                                               caplog):
     from app.main_window import MainWindow
     from core.errors import CheckpointError
 
@@ -152,7 +152,7 @@ def _model_column(table) -> list[str]:
     return [table.item(r, 0).text() for r in range(table.rowCount())]
 
 
-def test_fault3_attention_screen_follows_the_checked_models(qtbot, attention, errors):
+def test_attention_screen_follows_the_checked_models(qtbot, attention, errors):
     panel = attention
     ids = {r.name: r.id for r in panel.workspace.list_runs()}
     panel.models.set_checked([ids["glob"], ids["locp"]])
@@ -185,7 +185,7 @@ def test_fault3_attention_screen_follows_the_checked_models(qtbot, attention, er
 
 
 # --- 4. every token label is drawn, a long first word too ----------------------------------
-def test_fault4_long_first_source_word_has_its_label(qtbot):
+def test_long_first_source_word_has_its_label(qtbot):
     src = ["Internationalisierungsbestrebungen", "a", "b", "c"]
     tgt = ["Donaudampfschifffahrtsgesellschaftskapitän", "x", "y"]
     h = _heatmap(qtbot, src, tgt)
@@ -219,7 +219,7 @@ def test_fault4_long_first_source_word_has_its_label(qtbot):
 
 
 # --- 5. local-p's band and p_t line sit on their cells ------------------------------------
-def test_fault5_window_band_and_p_t_cover_their_rows(qtbot):
+def test_window_band_and_p_t_cover_their_rows(qtbot):
     src = [f"s{i}" for i in range(6)]
     h = _heatmap(qtbot, src, ["t0", "t1", "t2"], size=(600, 420))
     # p_t: row 0 -> 0.3 (window cells 0-1), row 1 -> 2.6 (cells 2-4), row 2 -> 4.0 (3-5)
@@ -264,8 +264,8 @@ def cancelled_ws(tmp_path, trained_ws):
 
 
 @pytest.mark.parametrize("panel_class", [TranslatePanel, AttentionPanel])
-def test_fault6_cancelled_run_with_a_checkpoint_is_listed_and_marked(qtbot, cancelled_ws,
-                                                                    panel_class):
+def test_cancelled_run_with_a_checkpoint_is_listed_and_marked(qtbot, cancelled_ws,
+                                                              panel_class):
     panel = next(shown_panel(qtbot, panel_class, cancelled_ws, 1400, 900))
     rows = [panel.models.item(i).text() for i in range(panel.models.count())]
     assert [r.split("  ")[0] for r in rows] == ["1: glob", "2: locp"]  # not 'never'
@@ -274,7 +274,7 @@ def test_fault6_cancelled_run_with_a_checkpoint_is_listed_and_marked(qtbot, canc
     panel.workspace.close()
 
 
-def test_fault6_cancelled_run_translates(qtbot, cancelled_ws, errors):
+def test_a_cancelled_run_with_a_checkpoint_translates(qtbot, cancelled_ws, errors):
     panel = next(shown_panel(qtbot, TranslatePanel, cancelled_ws, 1400, 900))
     locp = next(r.id for r in panel.workspace.list_runs() if r.name == "locp")
     panel.models.set_checked([locp])
@@ -290,7 +290,7 @@ def test_fault6_cancelled_run_translates(qtbot, cancelled_ws, errors):
 
 
 # --- 7. a dev curve with one point is visible ---------------------------------------------
-def test_fault7_single_point_series_is_drawn(qtbot):
+def test_single_point_series_is_drawn(qtbot):
     plot = CurvesPlot("Dev perplexity", "perplexity", log_y=True)
     qtbot.addWidget(plot)
     plot.resize(400, 300)

@@ -12,6 +12,7 @@ from core.cli import run_cli
 from core.jobs import JobContext
 from core.services.eval_scores import METRIC_KEYS
 from core.workspace.store import Workspace
+from tests.app.conftest import job_result
 from tests.core.test_cli_context import tiny_config
 
 
@@ -122,7 +123,7 @@ def _translate_on_screen(qtbot, root, run: str, doc, out, errors) -> list[tuple[
         # the state changes before the result reaches the screen: wait for the result
         qtbot.waitUntil(lambda: job.done and len(panel.translations) == 4, timeout=30000)
         assert job.state == workers.FINISHED, errors
-        assert panel.export(out) == [out]
+        assert job_result(qtbot, panel.export(out)) == [out]
         return [(t.document, t.path.name) for t in panel.workspace.translations(run_id)]
     finally:
         next(screen, None)

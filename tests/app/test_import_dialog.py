@@ -17,6 +17,12 @@ def _dialog(qtbot, fmt: str = "parallel") -> ImportDialog:
     return dialog
 
 
+def _read(qtbot, dialog: ImportDialog) -> ImportDialog:
+    """Wait for the preview (and TSV column guess) the dialog reads in a job."""
+    qtbot.waitUntil(lambda: not dialog.reading_preview, timeout=10000)
+    return dialog
+
+
 def test_an_empty_required_file_keeps_the_dialog_open_and_names_the_field(qtbot, tmp_path,
                                                                           errors):
     source = tmp_path / "a.es"
@@ -81,6 +87,7 @@ def test_tsv_preview_shows_the_guessed_columns_under_their_languages(qtbot, tmp_
     assert dialog.preview_table.isVisible() and not dialog.preview.isVisible()
     for path, es_col in ((es_en, 0), (en_es, 1)):
         dialog.pickers[0].edit.setText(str(path))
+        _read(qtbot, dialog)
         assert (dialog.src_col.value(), dialog.tgt_col.value()) == (es_col, 1 - es_col)
         assert _headers_and_first_row(dialog) == (
             [f"Spanish (es): source, column {es_col}",
@@ -102,6 +109,7 @@ def test_tsv_preview_shows_the_guessed_columns_under_their_languages(qtbot, tmp_
         "Warning: column 0 is read as es (source) and column 1 as en (target), but the "
         "text says the opposite: column 1 looks like es")
     dialog.tgt_lang.setText("eng")
+    _read(qtbot, dialog)
     assert (dialog.src_col.value(), dialog.tgt_col.value()) == (0, 1)
 
 
@@ -114,9 +122,70 @@ def test_an_unsure_tsv_guess_keeps_the_columns_and_warns(qtbot, tmp_path):
     dialog.src_lang.setText("es")
     dialog.tgt_lang.setText("en")
     dialog.pickers[0].edit.setText(str(twice))
+    _read(qtbot, dialog)
     assert (dialog.src_col.value(), dialog.tgt_col.value()) == (1, 0)
     assert dialog.guess_label.text() == (
         "Warning: could not tell which column is es and which en (both columns look like "
         "English (en)); kept column 1 as es and column 0 as en: check the pairs, or set "
         "the TSV columns")
     assert _headers_and_first_row(dialog)[1] == [english[0], english[1]]
+
+
+def test_the_preview_and_column_guess_are_read_off_the_gui_thread(qtbot, tmp_path,
+                                                                  monkeypatch):
+    """Reading the file and guessing its columns happen in a job; Import waits for them
+    (the guess may set the columns), then the guessed columns reach the dialog."""
+    import threading
+
+    from app import panel_jobs
+
+    spanish, english = _demo_lines("es"), _demo_lines("en")
+    en_es = tmp_path / "en-es.tsv"
+    en_es.write_text("".join(f"{e}\t{s}\n" for e, s in zip(english, spanish, strict=True)),
+                     encoding="utf-8")
+    threads, release = [], threading.Event()
+    real_lines, real_guess = panel_jobs.first_lines, panel_jobs.guess_tsv_columns
+
+    def held_lines(path, *args):
+        threads.append(threading.current_thread())
+        assert release.wait(10)
+        return real_lines(path, *args)
+
+    def guess(*args, **kwargs):
+        threads.append(threading.current_thread())
+        return real_guess(*args, **kwargs)
+
+    monkeypatch.setattr(panel_jobs, "first_lines", held_lines)
+    monkeypatch.setattr(panel_jobs, "guess_tsv_columns", guess)
+    dialog = _dialog(qtbot, "tsv")
+    dialog.src_lang.setText("es")
+    dialog.tgt_lang.setText("en")
+    dialog.pickers[0].edit.setText(str(en_es))
+    qtbot.waitUntil(lambda: len(threads) == 1, timeout=5000)
+    assert dialog.reading_preview and not dialog.import_button.isEnabled()
+    release.set()
+    _read(qtbot, dialog)
+    assert dialog.import_button.isEnabled()
+    assert len(threads) == 2 and threading.main_thread() not in threads
+    assert (dialog.src_col.value(), dialog.tgt_col.value()) == (1, 0)
+    assert _headers_and_first_row(dialog)[1] == [spanish[0], english[0]]
+
+
+def test_a_preview_that_crashes_is_reported_and_the_dialog_stays_usable(qtbot, tmp_path,
+                                                                        monkeypatch, errors):
+    from app import panel_jobs
+
+    def broken(path, *args):
+        raise RuntimeError("decoder exploded")
+
+    monkeypatch.setattr(panel_jobs, "first_lines", broken)
+    source = tmp_path / "a.es"
+    source.write_text("hola\n", encoding="utf-8")
+    dialog = _dialog(qtbot)
+    dialog.pickers[0].edit.setText(str(source))
+    _read(qtbot, dialog)
+    assert [e[:2] for e in errors] == [("Preview import failed",
+                                        "RuntimeError: decoder exploded")]
+    assert "Traceback" in errors[0][2]  # a programming error: its traceback under details
+    assert dialog.preview.toPlainText() == "cannot preview: RuntimeError: decoder exploded"
+    assert dialog.import_button.isEnabled()

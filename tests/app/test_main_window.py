@@ -21,7 +21,7 @@ def _wait_done(qtbot, job):
     qtbot.waitUntil(lambda: job.done, timeout=15000)
 
 
-def test_window_opens_with_every_panel(qtbot, tmp_path):
+def test_the_window_opens_with_five_screens_five_menus_and_the_device(qtbot, tmp_path):
     window = MainWindow(tmp_path / "ws")
     qtbot.addWidget(window)
     titles = [window.tabs.tabText(i) for i in range(window.tabs.count())]
@@ -43,7 +43,7 @@ def _window_and_files(qtbot, tmp_path, src_text: str, tgt_text: str):
     return src, tgt, window
 
 
-def test_import_then_table_and_stats(qtbot, tmp_path):
+def test_an_imported_corpus_is_listed_searched_and_counted_in_the_histogram(qtbot, tmp_path):
     src, tgt, window = _window_and_files(qtbot, tmp_path, "a house\nthe green house is big\nhello\n",
                                          "une maison\nla maison verte est grande\nbonjour\n")
     job = window.corpora.import_corpus("parallel", [str(src), str(tgt)], "en", "fr",
@@ -92,7 +92,7 @@ def test_settings_remember_last_workspace(qtbot, tmp_path, temp_settings):
     again.close()
 
 
-def test_no_widgets_leak(qtbot, tmp_path):
+def test_a_closed_window_leaves_no_top_level_widget(qtbot, tmp_path):
     app = QApplication.instance()
     _flush_deletes()
     before = len(app.topLevelWidgets())

@@ -13,7 +13,7 @@ from core.evaluate.aer import sentence_aer
 from core.evaluate.extract import argmax_alignment
 from core.evaluate.goldsets import load_gold_set
 from core.infer.session import TranslationSession
-from tests.app.conftest import wait_for_pairs
+from tests.app.conftest import compute_on_gold, job_result, start_run, wait_for_pairs
 
 
 def _window(qtbot, root) -> MainWindow:
@@ -35,10 +35,9 @@ def test_training_from_the_form_finishes_with_curves_and_gui_stays_responsive(
     _fill_form(panel, tiny("tiny", 30))
     probe = LatenessProbe()
     probe.start()
-    job = panel.start()
-    assert job is not None
     step_times: list[float] = []  # when the GUI thread received each step event
-    job.event.connect(lambda kind, data: kind == "step" and step_times.append(probe.now()))
+    job = start_run(qtbot, panel, on_event=lambda kind, data: kind == "step"
+                    and step_times.append(probe.now()))
     qtbot.waitUntil(lambda: job.done, timeout=60000)
     worst = probe.stop()
     assert job.state == workers.FINISHED, errors
@@ -70,7 +69,7 @@ def test_cancel_then_continue_from_the_checkpoint(qtbot, demo_ws, tiny, errors):
     config.train.epochs, config.train.valid_every = 6, 24  # 6 x 12 batches = 72 steps
     _fill_form(panel, config)
     seen: list[int] = []
-    job = panel.start()
+    job = start_run(qtbot, panel)
     job.event.connect(lambda kind, data: kind == "step" and seen.append(data["step"]))
     qtbot.waitUntil(lambda: len(seen) >= 3, timeout=30000)
     panel.cancel_button.click()
@@ -182,7 +181,7 @@ def test_translate_a_document_and_show_attention(qtbot, tmp_path, trained_ws, er
     panel.table.item(0, 1).setText("The house is green.")
     from core.formats.tmx_records import read_tmx
 
-    written = panel.export(tmp_path / "out.tmx")
+    written = job_result(qtbot, panel.export(tmp_path / "out.tmx"))
     records = read_tmx(written[0])
     assert [r.source for r in records] == panel.sources()
     assert records[0].translation == "The house is green."
@@ -223,15 +222,9 @@ def test_attention_two_models_with_gold_overlay_and_aer(qtbot, trained_ws, error
     panel = window.attention
     ws = window.workspace
     ids = {r.name: r.id for r in ws.list_runs()}
-    panel.models.set_checked([ids["glob"], ids["locp"]])
-    panel.pair_source.setCurrentText("Gold set")
-    panel.gold_set.setCurrentText("demo-gold")
-    wait_for_pairs(qtbot, panel)
+    compute_on_gold(qtbot, panel, [ids["glob"], ids["locp"]], errors)
     gold = load_gold_set(ws, "demo-gold")
     assert len(panel.pairs) == len(gold) == 56
-    job = panel.compute()
-    qtbot.waitUntil(lambda: job.done, timeout=60000)
-    assert job.state == workers.FINISHED, errors
     panel.pair_list.setCurrentRow(2)
     index = panel.order[2]
     a, b = panel.heatmaps[0], panel.heatmaps[1]
@@ -264,7 +257,8 @@ def test_attention_two_models_with_gold_overlay_and_aer(qtbot, trained_ws, error
     window.close()
 
 
-def test_evaluation_scores_report_and_exports(qtbot, tmp_path, trained_ws, errors):
+def test_evaluation_records_the_attention_screens_aer_and_reports_and_exports_it(
+        qtbot, tmp_path, trained_ws, errors):
     window = _window(qtbot, trained_ws)
     panel = window.evaluation
     ws = window.workspace
@@ -294,7 +288,7 @@ def test_evaluation_scores_report_and_exports(qtbot, tmp_path, trained_ws, error
     panel.refresh()
     panel.table.selectAll()
     assert len(panel.bars) == 2  # BLEU by length of two systems
-    report = panel.write_report(tmp_path / "report.html")
+    report = job_result(qtbot, panel.write_report(tmp_path / "report.html"))
     html = report.read_text(encoding="utf-8")
     for e in new:
         assert f"{e.metrics['bleu']:.2f}" in html and f"<td>{100 * e.metrics['aer']:.1f}</td>" in html
@@ -317,7 +311,7 @@ def test_evaluation_scores_report_and_exports(qtbot, tmp_path, trained_ws, error
     window.close()
 
 
-def test_no_widgets_leak_after_real_work(qtbot, tmp_path, trained_ws):
+def test_translating_and_exporting_heatmaps_leave_no_top_level_widget(qtbot, tmp_path, trained_ws):
     import gc
 
     from PySide6.QtCore import QEvent

@@ -16,7 +16,7 @@ from core.evaluate.readings import read_attention
 from core.infer.session import TranslationSession
 from core.services import reading_anchors
 from core.train.artifacts import load_model
-from tests.app.conftest import shown_panel, wait_for_pairs
+from tests.app.conftest import compute_on_gold, shown_panel
 
 
 def _anchor_choice(ws, run_id: int) -> tuple[str, dict[str, float], int]:
@@ -36,13 +36,8 @@ def test_choose_readings_stores_the_anchor_choice_and_shows_it(qtbot, trained_ws
     runs = {r.name: r.id for r in ws.list_runs()}
     expected = {name: _anchor_choice(ws, run_id) for name, run_id in runs.items()}
     assert all(total >= reading_anchors.MIN_ANCHORS for _r, _t, total in expected.values())
-    panel.models.set_checked([runs["glob"], runs["locp"]])
-    panel.pair_source.setCurrentText("Gold set")
-    panel.gold_set.setCurrentText("demo-gold")
-    wait_for_pairs(qtbot, panel)
     panel.reading.setCurrentIndex(panel.reading.findData("shift"))
-    job = panel.compute()
-    qtbot.waitUntil(lambda: job.done, timeout=60000)
+    compute_on_gold(qtbot, panel, [runs["glob"], runs["locp"]], errors)
     panel.pair_list.setCurrentRow(0)
 
     panel.readings.choose_button.click()

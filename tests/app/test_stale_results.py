@@ -7,6 +7,7 @@ import threading
 
 from app import workers
 from app.main_window import MainWindow
+from tests.app.conftest import job_result, start_run
 
 
 def _window(qtbot, root) -> MainWindow:
@@ -95,7 +96,7 @@ def test_another_workspace_is_not_opened_under_a_running_job(qtbot, demo_ws, tmp
     panel.set_config(tiny("busy", 4))
     panel.corpus.setCurrentIndex(panel.corpus.findData(1))
     release, entered = _held(monkeypatch, training, "train_run")
-    job = panel.start()
+    job = start_run(qtbot, panel)
     assert entered.wait(30)
     before = window.workspace
     assert window.open_workspace(tmp_path / "other") is False
@@ -143,7 +144,7 @@ def test_a_translation_exports_after_its_run_was_deleted(qtbot, tmp_path, traine
     training.delete_action.trigger()
     assert [r.name for r in window.workspace.list_runs()] == ["glob"]
     assert panel.targets()[0] == "The house is green."
-    written = panel.export(tmp_path / "out.tmx")
+    written = job_result(qtbot, panel.export(tmp_path / "out.tmx"))
     assert errors == []
     assert written == [tmp_path / "out.tmx"]
     records = read_tmx(written[0])
@@ -183,7 +184,7 @@ def test_translations_of_the_previous_workspace_leave_with_it(qtbot, tmp_path, t
     assert panel.comparison is None and panel.table.columnCount() == 2
     assert panel.heatmap.matrix.size == 0
     recorded = window.workspace.translations()
-    assert panel.export(tmp_path / "out.tmx") == [tmp_path / "out.tmx"]
+    assert job_result(qtbot, panel.export(tmp_path / "out.tmx")) == [tmp_path / "out.tmx"]
     assert window.workspace.translations() == recorded
     assert errors == []
     window.close()

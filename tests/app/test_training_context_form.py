@@ -8,6 +8,7 @@ import pytest
 from app import workers
 from app.main_window import MainWindow
 from core.config import load_preset
+from tests.app.conftest import start_run
 
 SIZES = dict(d_model=16, ff_size=32, heads=2, enc_layers=1, dec_layers=1, dropout=0.0)
 
@@ -136,8 +137,7 @@ def test_stage2_run_started_from_the_form_finishes(qtbot, stage1_ws, errors):
     window, panel = _panel(qtbot, stage1_ws)
     panel.set_config(tiny_transformer("context_transformer", "ctx-stage2"))
     panel.context.init_from.setCurrentIndex(panel.context.init_from.findData("sent"))
-    job = panel.start()
-    assert job is not None, errors
+    job = start_run(qtbot, panel)
     qtbot.waitUntil(lambda: job.done, timeout=60000)
     assert job.state == workers.FINISHED, (job.error, errors)
     ws = window.workspace

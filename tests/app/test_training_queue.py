@@ -13,7 +13,7 @@ from app.panels import manage
 from app.panels.training import TrainingPanel
 from core.services import training as service
 from core.services.training import create_run
-from tests.app.conftest import shown_panel
+from tests.app.conftest import shown_panel, start_run
 
 
 @pytest.fixture
@@ -55,9 +55,9 @@ def test_a_queued_run_cancelled_before_it_starts_is_listed_cancelled(qtbot, pane
                                                                       errors, hold_first_run):
     release = hold_first_run
     panel.set_config(tiny("first", 3))
-    first = panel.start(queue=True)
+    first = start_run(qtbot, panel, queue=True)
     panel.set_config(tiny("second", 3))
-    second = panel.start(queue=True)
+    second = start_run(qtbot, panel, queue=True)
     qtbot.waitUntil(lambda: first.state == workers.RUNNING, timeout=20000)
     second_id = _run_id(panel, second)
     assert _status(panel, second_id) == "queued"
@@ -82,10 +82,10 @@ def test_a_queued_run_waits_for_a_run_started_before_it(qtbot, panel, tiny, erro
                                                         hold_first_run):
     release = hold_first_run
     panel.set_config(tiny("started", 3))
-    started = panel.start()  # Start: trains at once
+    started = start_run(qtbot, panel)  # Start: trains at once
     qtbot.waitUntil(lambda: started.state == workers.RUNNING, timeout=20000)
     panel.set_config(tiny("queued", 3))
-    queued = panel.start(queue=True)
+    queued = start_run(qtbot, panel, queue=True)
     qtbot.wait(300)  # time enough for a wrongly started job to report 'running'
     assert queued.state == workers.QUEUED and not queued.started
     assert _status(panel, _run_id(panel, queued)) == "queued"

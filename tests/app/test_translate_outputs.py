@@ -10,6 +10,7 @@ from PySide6.QtWidgets import QFileDialog, QMessageBox
 from app import workers
 from app.panels.translate import TranslatePanel
 from core.services import translation
+from tests.app.conftest import export_chosen
 
 
 def panel_with(qtbot, document: translation.Document, targets: list[str]) -> TranslatePanel:
@@ -34,7 +35,7 @@ def test_a_typed_docx_name_is_written_as_the_translated_docx(qtbot, tmp_path, mo
     document = translation.read_document(tmp_path / "informe.docx", "es")
     panel = panel_with(qtbot, document, ["Hello.", "The house is green.", "The dog eats."])
     save_as(monkeypatch, tmp_path / "informe_en.docx", "TMX 1.4 (*.tmx)")
-    panel._choose_export()
+    export_chosen(qtbot, panel)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["informe.docx", "informe_en.docx"]
     out = docx.Document(tmp_path / "informe_en.docx")
     assert [(p.style.name, p.text) for p in out.paragraphs] == [
@@ -49,12 +50,12 @@ def test_an_unknown_typed_suffix_is_not_doubled_without_asking(qtbot, tmp_path, 
     answer = [QMessageBox.StandardButton.No]
     monkeypatch.setattr(QMessageBox, "question", staticmethod(
         lambda parent, title, text, *a, **k: asked.append(text) or answer[0]))
-    panel._choose_export()
+    export_chosen(qtbot, panel)
     assert len(asked) == 1 and "informe.odt ends in .odt" in asked[0]
     assert "informe.odt.tmx" in asked[0]
     assert list(tmp_path.iterdir()) == []  # refused: nothing written
     answer[0] = QMessageBox.StandardButton.Yes
-    panel._choose_export()
+    export_chosen(qtbot, panel)
     assert [p.name for p in tmp_path.iterdir()] == ["informe.odt.tmx"]
 
 
@@ -65,7 +66,7 @@ def test_a_text_export_keeps_the_paragraphs_and_blank_lines(qtbot, tmp_path, mon
     panel = panel_with(qtbot, document, ["Hello.", "The dog eats.", "The house is green."])
     panel.table.item(1, 1).setText("The dog is eating.")  # an edit is exported too
     save_as(monkeypatch, tmp_path / "carta_en.txt", "Plain text (*.txt *.md)")
-    panel._choose_export()
+    export_chosen(qtbot, panel)
     assert (tmp_path / "carta_en.txt").read_text(encoding="utf-8") == \
         "Hello. The dog is eating.\n\nThe house is green.\n"
 

@@ -20,7 +20,7 @@ from core.evaluate.output_checks import check_translations
 from core.formats.export import read_translations
 from core.infer.decoding import KEYS
 from core.workspace.store import Workspace
-from tests.app.conftest import shown_panel
+from tests.app.conftest import job_result, shown_panel
 
 
 @pytest.fixture
@@ -145,7 +145,7 @@ def test_an_export_records_how_the_screen_translated(qtbot, panel, tmp_path, err
             "precision": "fp32", "device": "cpu", "shortlist": None, "unk_replace": True,
             "target_context": False}
     for name in ("out.tmx", "out.xlf", "out.jsonl"):
-        [path] = panel.export(tmp_path / name)
+        [path] = job_result(qtbot, panel.export(tmp_path / name))
         back = read_translations(path)
         assert [r.translation for r in back] == panel.targets()
         assert [r.meta["decoding"] for r in back] == [used, used], name
@@ -167,7 +167,8 @@ def test_the_evaluation_report_header_lists_each_rows_decoding(qtbot, tmp_path):
     panel = EvaluationPanel(workers.JobManager())
     qtbot.addWidget(panel)
     panel.set_workspace(ws)
-    page = panel.write_report(tmp_path / "report.html").read_text(encoding="utf-8")
+    page = job_result(qtbot, panel.write_report(tmp_path / "report.html")).read_text(
+        encoding="utf-8")
     head = page[page.index("<header>"):page.index("</header>")]
     rows = [[unescape(c) for c in re.findall(r"<t[dh]>(.*?)</t[dh]>", row)]
             for row in re.findall(r"<tr>(.*?)</tr>", head)]

@@ -95,7 +95,7 @@ def test_positions_line_follows_p_t(heatmap):
     assert [band.at(15 - i).x() for i in range(0, 8, 2)] == [2, 4, 3, 4]
 
 
-def test_exports(heatmap, tmp_path):
+def test_heatmap_exports_png_at_its_dpi_svg_and_pdf_and_refuses_bmp(heatmap, tmp_path):
     small, big = tmp_path / "a.png", tmp_path / "b.png"
     heatmap.export(small, dpi=96)
     heatmap.export(big, dpi=192)

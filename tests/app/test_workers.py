@@ -18,7 +18,7 @@ def _counting_job(n: int, ctx: JobContext) -> int:
     return total
 
 
-def test_events_and_result_cross_threads(qtbot):
+def test_a_jobs_events_and_result_reach_the_gui_thread_from_its_own(qtbot):
     manager = workers.JobManager()
     received: list[tuple[str, dict]] = []
     job = manager.submit(_counting_job, 5, name="count")
