@@ -82,6 +82,8 @@ class PairView:
 
     @property
     def selection_label(self) -> str:
+        """What the matrix shows: "average", "layer L (mean of heads)" or "layer L · head H"
+        (1-based), for the heatmap's title."""
         layer, head = self.selection
         if layer is None:
             return "average"
