@@ -1,6 +1,7 @@
 """File -> Import model...: an outside model made a run of the workspace by the one
 service `runs import` calls (core.services.model_import), in a job; the screens' run
-lists are refreshed when it is done. A Marian / OPUS-MT model is a folder."""
+lists are refreshed when it is done. A Marian / OPUS-MT model is a folder, an OpenNMT-py
+checkpoint a .pt file: the user says which, then picks it."""
 from __future__ import annotations
 
 from collections.abc import Callable
@@ -8,26 +9,39 @@ from pathlib import Path
 
 from PySide6.QtWidgets import QInputDialog, QLineEdit, QMessageBox, QWidget
 
-from app.file_dialogs import ask_folder
+from app.file_dialogs import ask_folder, ask_open_path
 from app.panel_jobs import import_model_job
 from app.workers import Job, JobManager
 from core.workspace.store import Workspace
 
+#: what File -> Import model... offers, in the order of core.services.model_import.KINDS
+CHOICES = ("Marian / OPUS-MT model (a folder)", "OpenNMT-py checkpoint (a .pt file)")
+
 
 def ask_and_import(parent: QWidget, jobs: JobManager, ws: Workspace | None,
                    done: Callable[[], None]) -> Job | None:
-    """Ask for the model's folder and the run's name, then import it in a job; `done()`
-    runs when the run exists. Returns the job, or None when the user cancelled (or no
+    """Ask for the kind of model, its folder or file and the run's name, then import it
+    in a job; `done()` runs when the run exists. Returns the job, or None when the user
+    cancelled (or no
     workspace is open)."""
     if ws is None:
         QMessageBox.information(parent, "Import model", "Open a workspace first.")
         return None
-    path = ask_folder(parent, "Import model: a Marian / OPUS-MT folder (config.json, "
-                      "weights, source.spm, target.spm, vocab.json)", "models")
+    kind, ok = QInputDialog.getItem(parent, "Import model", "What to import:", list(CHOICES),
+                                    0, False)
+    if not ok:
+        return None
+    if kind == CHOICES[0]:
+        path = ask_folder(parent, "Import model: a Marian / OPUS-MT folder (config.json, "
+                          "weights, source.spm, target.spm, vocab.json)", "models")
+    else:
+        path = ask_open_path(parent, "Import model: an OpenNMT-py 3.x checkpoint", "models",
+                             "OpenNMT-py checkpoints (*.pt);;All files (*)")
     if not path:
         return None
     name, ok = QInputDialog.getText(parent, "Import model", "Name of the new run:",
-                                    QLineEdit.EchoMode.Normal, Path(path).name)
+                                    QLineEdit.EchoMode.Normal,
+                                    Path(path).name if Path(path).is_dir() else Path(path).stem)
     if not ok or not name.strip():
         return None
     job = jobs.submit(import_model_job, ws, path, name.strip(), name=f"Importing {name.strip()}")

@@ -18,7 +18,7 @@ from core.errors import ConfigError
 from core.families import FAMILIES, families_with, family_traits
 
 ATTENTION_KINDS = ("none", "global", "local-m", "local-p")
-SCORES = ("dot", "general", "concat", "location", "additive")
+SCORES = ("dot", "general", "concat", "mlp", "location", "additive")
 DEVICE_RE = re.compile(r"^(auto|cpu|mps|cuda(:[0-9]+)?)$")
 
 
@@ -91,7 +91,7 @@ RULES: dict[str, Rule] = {
     "model.attention": _one_of(*ATTENTION_KINDS), "model.score": _one_of(*SCORES),
     "model.window": _int(1, limits.MAX_SOURCE_LEN,
                          hint="the half-width D of local attention, e.g. 10"),
-    "model.input_feeding": BOOL, "model.reverse_source": BOOL,
+    "model.input_feeding": BOOL, "model.reverse_source": BOOL, "model.bidirectional": BOOL,
     "model.dropout": _float(0, 1, hi_open=True),
     "model.init_range": _float(0, hint="0 keeps PyTorch's initialisation"),
     "model.maxout_pool": _int(1, 64), "model.max_src_len": _int(1, limits.MAX_SOURCE_LEN),
@@ -194,10 +194,13 @@ class ModelConfig:
     hidden_size: int = 256
     layers: int = 2
     attention: str = "global"  # none | global | local-m | local-p
-    score: str = "general"  # dot | general | concat | location | additive (rnnsearch)
+    score: str = "general"  # dot | general | concat | mlp (OpenNMT-py's) | location | additive (rnnsearch)
     window: int = 10  # D of local attention; sigma = D / 2
     input_feeding: bool = True
     reverse_source: bool = False
+    # luong: a bidirectional encoder, each direction hidden_size / 2 wide, its outputs and
+    # its final states per layer joined [forward; backward] (OpenNMT-py's brnn)
+    bidirectional: bool = False
     dropout: float = 0.2
     init_range: float = 0.1  # uniform init in [-r, r]; 0 keeps PyTorch's default
     maxout_pool: int = 2  # rnnsearch deep output
@@ -254,6 +257,11 @@ class ModelConfig:
                 "model.ctx_following must be 0 for family 'concat': it prepends its context to "
                 "the sentence and uses previous sentences only; set model.ctx_following = 0, "
                 "or use family 'context_transformer' for following sentences")
+        if self.bidirectional and (self.family != "luong" or self.hidden_size % 2):
+            raise ConfigError(
+                f"{where}model.bidirectional needs family 'luong' and an even "
+                f"model.hidden_size (each direction gets half), not {self.family!r} with "
+                f"{self.hidden_size}; set model.bidirectional = false")
         if self.alignment_head and self.family in FAMILIES \
                 and not family_traits(self.family).alignment_head:
             raise ConfigError(

@@ -51,7 +51,8 @@ def register(sub: argparse._SubParsersAction) -> None:
         "vocabularies and a provenance record (where it came from, its files' SHA-256). "
         "The kind is told from the files. Read: " + "; ".join(KINDS) + ". " + NOT_YET
         + " Nothing is downloaded: point at files on disk.")
-    imp.add_argument("path", metavar="PATH", help="the model's folder (Marian) or file")
+    imp.add_argument("path", metavar="PATH",
+                     help="the model's folder (Marian) or .pt file (OpenNMT-py)")
     imp.add_argument("--name", default=None,
                      help="the run's name (default: the folder's or file's name)")
     imp.set_defaults(func=run_import)

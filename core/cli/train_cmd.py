@@ -31,8 +31,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     src.add_argument("--resume", metavar="RUN", help="continue a run from its last checkpoint")
     src.add_argument("--alignment-head", metavar="RUN",
                      help="train a word-alignment head over trained run RUN, which stays as it "
-                     "is (guided by eflomal's links of its corpus; new run RUN-head, 3000 "
-                     "updates unless --max-steps; read with `align --reading head`)")
+                     "is (guided by eflomal's links of its corpus, or for an imported run "
+                     "of --corpus; new run RUN-head, 3000 updates unless --max-steps; read "
+                     "with `align --reading head`)")
     p.add_argument("--corpus", metavar="NAME|ID", help="workspace corpus to train on")
     p.add_argument("--name", help="run name (default: the config's name)")
     p.add_argument("--device", help="auto | cpu | cuda | cuda:N")
@@ -123,12 +124,13 @@ def _alignment_head_run(ws: Workspace, args: argparse.Namespace) -> int:
     # lazy: a top-level import would load numpy, sacremoses, sentencepiece, torch
     from core.services.training import alignment_head_config, create_run
 
-    if args.set or args.config or args.preset or args.init_from or args.corpus or args.distributed:
+    if args.set or args.config or args.preset or args.init_from or args.distributed:
         raise ConfigError("--alignment-head RUN trains over RUN's own corpus and settings: only "
                           "--name, --guide-runs, --max-steps, --max-minutes, --valid-every, "
-                          "--device and --threads may be given with it")
+                          "--device and --threads may be given with it (and --corpus for "
+                          "an imported run)")
     corpus_id, config = alignment_head_config(ws, args.alignment_head, args.name or "",
-                                              args.max_steps or 3000)
+                                              args.max_steps or 3000, corpus=args.corpus)
     for field in ("max_minutes", "valid_every", "device", "threads", "guide_runs"):
         if getattr(args, field) is not None:
             setattr(config.train, field, getattr(args, field))

@@ -249,13 +249,19 @@ def beam_search(
     model: Seq2Seq, src: Tensor, src_lens: Tensor, beam: int = 5, n_best: int = 1,
     length_penalty: float = 0.0, length_norm: bool = False,
     max_len_ratio: float = 2.0, max_len_abs: int = 200, min_len: int = 0,
-    out_vocab: Tensor | None = None, **extra: Tensor,
+    out_vocab: Tensor | None = None, onmt_style: bool = False, **extra: Tensor,
 ) -> list[list[Hypothesis]]:
     """Batched beam search: all beams of all sentences decode as one tensor of
     (active sentences * beam) rows; sentences that are done leave the batch.
 
     Finished hypotheses are set aside; a sentence stops once its n_best-th finished
-    score is no worse than the best score any alive beam could still reach. Returns,
+    score is no worse than the best score any alive beam could still reach.
+    `onmt_style`: OpenNMT-py 3.x's beam with its default `-length_penalty avg` instead:
+    of a step's k best candidates those ending in EOS finish, scored log-prob / (length
+    + 1), the length counting EOS (its steps counted from its start token: the scores
+    onmt_translate reports), and only the others stay alive (not the k best non-EOS); a
+    sentence stops at the first step whose best candidate is EOS once it has n_best
+    finished. Returns,
     per sentence in input order, up to `n_best` distinct hypotheses best first.
 
     src: batch x S (natural order), src_lens: batch; out_vocab: K sorted target ids to
@@ -265,8 +271,9 @@ def beam_search(
         raise ValueError(f"need 1 <= n_best <= beam, got beam={beam}, n_best={n_best}")
     if length_penalty < 0:
         raise ValueError("length_penalty must be >= 0")
-    beams = _Beams(model, src, src_lens, beam, (length_penalty, length_norm),
-                   max_len_ratio, max_len_abs, min_len, out_vocab, extra)
+    beams = _Beams(model, src, src_lens, beam, (length_penalty, length_norm), max_len_ratio,
+                   max_len_abs, min_len, out_vocab, extra)
+    beams.onmt_style = onmt_style
     while beams.active:
         logp, attn, pos, logp_row = beams.step()
         cands = beams.expand(logp, logp_row)
@@ -322,9 +329,12 @@ class _Beams:
         self.hist_pos: Tensor | None = None  # rows x t
         self.finished: list[list[Hypothesis]] = [[] for _ in range(n_sent)]
         self.t = 0
+        self.onmt_style = False  # beam_search's onmt_style
+        self.best_is_eos: list[bool] = []  # per active sentence: this step's best candidate
 
     def lp(self, length: int) -> float:
-        return lp_divisor(length, *self.penalty)
+        """The divisor of a hypothesis of `length` scored tokens (EOS included)."""
+        return float(length + 1) if self.onmt_style else lp_divisor(length, *self.penalty)
 
     def step(self) -> tuple[Tensor, Tensor, Tensor | None, Tensor | None]:
         """The model's step -> (fp32 log-probs, attention, positions, logp_row). logp_row:
@@ -393,6 +403,8 @@ class _Beams:
     def finish(self, c: _Candidates, now: tuple[Tensor, Tensor | None]) -> None:
         """EOS candidates among the k best become finished hypotheses."""
         k = self.k
+        if self.onmt_style:
+            self.best_is_eos = c.is_eos[:, 0].tolist()
         eos_rank = c.is_eos.clone()
         eos_rank[:, k:] = False
         eos_rank &= torch.isfinite(c.lp)
@@ -417,14 +429,16 @@ class _Beams:
 
     def advance(self, logp: Tensor, logp_row: Tensor | None, c: _Candidates,
                 now: tuple[Tensor, Tensor | None]) -> tuple[Tensor, Tensor]:
-        """The k best non-EOS candidates stay alive (stable order: rank, EOS last); their
+        """The k best non-EOS candidates stay alive (stable order: rank, EOS last), or with
+        onmt_style the non-EOS among the k best only (the other rows at -inf); their
         histories grow by this step. -> (the alive row each continues, its token ids)."""
         k, device = self.k, self.device
         n_act = len(self.active)
-        order = (c.is_eos.long() * (2 * k) + torch.arange(c.lp.size(1), device=device)
-                 ).argsort(dim=-1)[:, :k]
+        rank = torch.arange(c.lp.size(1), device=device)
+        out = c.is_eos | (rank >= k) if self.onmt_style else c.is_eos
+        order = (out.long() * (2 * k) + rank).argsort(dim=-1)[:, :k]
         new_lp = c.lp.gather(1, order)
-        new_lp = new_lp.masked_fill(c.tok.gather(1, order) == EOS, NEG_INF)
+        new_lp = new_lp.masked_fill(out.gather(1, order), NEG_INF)
         new_beam = c.beam.gather(1, order)
         new_tok = c.tok.gather(1, order)
         rows = (torch.arange(n_act, device=device)[:, None] * k + new_beam).view(-1)
@@ -451,6 +465,10 @@ class _Beams:
             if not best_alive < math.inf:  # NaN or +inf (-inf: no beam left)
                 raise NonFiniteScores(self.t, best_alive)
             if best_alive == NEG_INF:
+                continue
+            if self.onmt_style:
+                if not (self.best_is_eos[a] and len(self.finished[i]) >= n_best):
+                    keep.append(a)
                 continue
             if len(self.finished[i]) >= n_best:
                 # longest reachable length gives the loosest bound (log-probs are <= 0)

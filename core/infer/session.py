@@ -33,7 +33,7 @@ from core.infer.translate import (
     translate_sentences,
 )
 from core.jobs import JobContext
-from core.train.artifacts import LoadedModel, load_model
+from core.train.artifacts import LoadedModel, imported_kind, load_model
 from core.train.device import amp_active, autocast
 
 
@@ -138,6 +138,12 @@ class TranslationSession:
         model = self.first.config.model
         return getattr(model, "ctx_side", "source") if self.is_context_model else "source"
 
+    @property
+    def onmt_style(self) -> bool:
+        """True when every member was imported from OpenNMT-py: its beam then searches as
+        onmt_translate does (core.infer.search.beam_search's onmt_style)."""
+        return all(imported_kind(m.checkpoint.parent) == "opennmt-py" for m in self.members)
+
     def text_side(self) -> tuple[Any, Any, Any, Any]:
         """(source vocabulary, target vocabulary, source preprocessor, target
         preprocessor) of the first member (an ensemble's members share them)."""
@@ -189,6 +195,7 @@ class TranslationSession:
                                             **options)[0]
         if target_context:
             raise ConfigError(self._no_target_context())
+        options.setdefault("onmt_style", self.onmt_style)
         with self.precision(amp):
             return translate_sentences(self.models, *self.text_side(), sentences, beam=beam,
                                        unk_replace=unk_replace, dictionary=dictionary, ctx=ctx,

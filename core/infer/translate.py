@@ -175,9 +175,11 @@ def translate_sentences(
     unk_replace: bool = False, dictionary: dict[str, str] | None = None,
     ctx: JobContext | None = None, length_penalty: float = 0.0, length_norm: bool = False,
     max_len_ratio: float = 2.0, max_len_abs: int = 200, shortlist: Shortlist | None = None,
+    onmt_style: bool = False,
 ) -> list[Translation]:
     """Translate independent sentences; results in input order, decoded longest first
-    in batches of `batch_size` sentences (default: sentences_per_batch(beam)). With
+    in batches of `batch_size` sentences (default: sentences_per_batch(beam));
+    `onmt_style`: OpenNMT-py's beam (search.beam_search). With
     `shortlist`, each batch is decoded over its lexical shortlist (core.infer.shortlist).
 
     Emits 'progress' (done, total) after each batch and 'translation'
@@ -187,7 +189,8 @@ def translate_sentences(
     batch_size = batch_size or sentences_per_batch(beam)
     search_opts: dict[str, Any] = dict(max_len_ratio=max_len_ratio, max_len_abs=max_len_abs)
     if beam > 1:
-        search_opts.update(length_penalty=length_penalty, length_norm=length_norm)
+        search_opts.update(length_penalty=length_penalty, length_norm=length_norm,
+                           onmt_style=onmt_style)
     toks = [source_tokens(s, src_preprocessor, src_vocab) for s in sentences]
     cut = cut_long(toks)
     ids = [list(src_vocab.encode(t)) for t in toks]

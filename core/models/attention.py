@@ -1,7 +1,7 @@
 """Attention mechanisms of the recurrent families.
 
 `LuongAttention` (Luong, Pham & Manning 2015, section 3) combines one alignment score
-(dot | general | concat | location) with global, local-m or local-p attention. It works on
+(dot | general | concat | mlp | location) with global, local-m or local-p attention. It works on
 whole target sequences at once (batch x tgt x src), so a decoder without input feeding
 scores every step in one batched matmul; an incremental decoder calls it with tgt = 1.
 
@@ -30,6 +30,8 @@ class LuongScore(nn.Module):
     dot:      h_t . h_s
     general:  h_t^T W_a h_s            (W_a h_s is precomputed once per sentence)
     concat:   v_a^T tanh(W_a [h_t; h_s]) = v_a^T tanh(W_q h_t + W_k h_s)  (W_k h_s precomputed)
+    mlp:      v_a^T tanh(W_q h_t + b_q + W_k h_s), concat with a query bias: OpenNMT-py's
+              'mlp' (its attentional state is then linear, LuongModel's `linear_out`)
     location: a_t = softmax(W_a h_t), W_a: hidden -> max_src_len; the scores are cut to the
               batch's source length and masked to each sentence's real length, so the
               softmax renormalises over real positions (the paper's footnote). Source
@@ -41,8 +43,8 @@ class LuongScore(nn.Module):
         self.kind = kind
         if kind == "general":
             self.w_a = matmul.Linear(hidden_size, hidden_size, bias=False)
-        elif kind == "concat":
-            self.w_q = matmul.Linear(hidden_size, hidden_size, bias=False)
+        elif kind in ("concat", "mlp"):
+            self.w_q = matmul.Linear(hidden_size, hidden_size, bias=kind == "mlp")
             self.w_k = matmul.Linear(hidden_size, hidden_size, bias=False)
             self.v_a = matmul.Linear(hidden_size, 1, bias=False)
         elif kind == "location":
@@ -54,7 +56,7 @@ class LuongScore(nn.Module):
         """memory: batch x S x H -> keys batch x S x H, the per-sentence precomputation."""
         if self.kind == "general":
             return self.w_a(memory)
-        if self.kind == "concat":
+        if self.kind in ("concat", "mlp"):
             return self.w_k(memory)
         return memory
 
@@ -63,7 +65,7 @@ class LuongScore(nn.Module):
         location fills positions beyond max_src_len with -inf)."""
         if self.kind in ("dot", "general"):
             return torch.bmm(query, keys.transpose(1, 2))
-        if self.kind == "concat":
+        if self.kind in ("concat", "mlp"):
             # batch x T x S x H: memory-hungry but one fused op; T is 1 when stepping
             hidden = tanh(self.w_q(query)[:, :, None, :] + keys[:, None, :, :])
             return self.v_a(hidden).squeeze(-1)

@@ -1,7 +1,10 @@
 """Luong, Pham & Manning (2015), "Effective Approaches to Attention-based NMT".
 
-Stacked LSTM encoder and decoder; attention on the decoder's top layer h_t;
-attentional state h~_t = tanh(W_c [c_t; h_t]); p(y_t) = softmax(W_s h~_t).
+Stacked LSTM encoder and decoder (model.bidirectional: an encoder of two directions, each
+half as wide, their outputs and final states joined [forward; backward], as OpenNMT-py's
+brnn); attention on the decoder's top layer h_t;
+attentional state h~_t = tanh(W_c [c_t; h_t]) (with the mlp score, OpenNMT-py's, W_c [c_t; h_t]
++ b_c); p(y_t) = softmax(W_s h~_t).
 Input feeding concatenates h~_{t-1} to the next input embedding (the first layer's input
 doubles), which forces a token-by-token decoder. Its parameters are an nn.LSTMCell stack,
 but the training forward does the cell math itself to keep the per-step work small
@@ -40,6 +43,7 @@ from core.models.feed_decoder import LocalP, feed_decoder, lstm_pointwise
 from core.models.feed_graphs import DecoderGraphs, graphed_feed_decoder
 from core.models.rnn_common import (
     PackedEncoder,
+    join_directions,
     reverse_padded,
     to_batch_first,
     to_layer_first,
@@ -78,7 +82,9 @@ class LuongModel(Seq2Seq):
         self.hidden_size, self.layers = hidden, layers
         self.feed = config.input_feeding
         self.reverse = config.reverse_source
-        self.encoder = PackedEncoder(src_vocab_size, emb, hidden, layers, "lstm", config.dropout)
+        self.bidirectional = config.bidirectional
+        self.encoder = PackedEncoder(src_vocab_size, emb, hidden // 2 if self.bidirectional else hidden,
+                                     layers, "lstm", config.dropout, self.bidirectional)
         self.tgt_embed = nn.Embedding(tgt_vocab_size, emb, padding_idx=PAD)
         if self.feed:
             self.cells = nn.ModuleList(
@@ -90,7 +96,9 @@ class LuongModel(Seq2Seq):
         self.attention = LuongAttention(
             config.attention, config.score, hidden, config.window, config.max_src_len
         )
-        self.w_c = matmul.Linear(2 * hidden, hidden, bias=False)
+        # score 'mlp' (OpenNMT-py's): h~ = W_c [c; h] + b_c, no tanh
+        self.linear_out = config.score == "mlp"
+        self.w_c = matmul.Linear(2 * hidden, hidden, bias=self.linear_out)
         self.w_s = matmul.Linear(hidden, tgt_vocab_size)
         self.drop = Dropout(config.dropout)
         uniform_init(self, config.init_range)
@@ -105,6 +113,8 @@ class LuongModel(Seq2Seq):
         keys (precomputed score projection), src_lens, final states h0/c0 batch x L x H."""
         src_in = reverse_padded(src, src_lens) if self.reverse else src
         memory, h_n, c_n = self.encoder(src_in, src_lens)  # batch x S x H
+        if self.bidirectional:  # (L*2) x batch x H/2 -> L x batch x H, [forward; backward]
+            h_n, c_n = join_directions(h_n), join_directions(c_n)
         if self.reverse:  # back to natural positions: attention is reported over them
             memory = reverse_padded(memory, src_lens)
         return {
@@ -131,8 +141,13 @@ class LuongModel(Seq2Seq):
     def _attentional(self, top: Tensor, enc: State, t0: Tensor | int):
         """top: batch x T x H -> (h~ batch x T x H, attention batch x T x S, positions)."""
         context, attn, pos = self.attention(top, enc["keys"], enc["memory"], enc["src_lens"], t0)
-        h_tilde = self.drop(tanh(self.w_c(torch.cat([context, top], dim=-1))))
-        return h_tilde, attn, pos
+        return self._h_tilde(context, top), attn, pos
+
+    def _h_tilde(self, context: Tensor, top: Tensor) -> Tensor:
+        """context, top: ... x H -> the attentional state h~ ... x H (dropout applied):
+        tanh(W_c [c; h]), or W_c [c; h] + b_c for the mlp score."""
+        out = self.w_c(torch.cat([context, top], dim=-1))
+        return self.drop(out if self.linear_out else tanh(out))
 
     def _feed_weights(self, with_embedding: bool = False) -> list[tuple[Tensor, Tensor]]:
         """Per layer (W, b) for `_feed_cell`: W = [W_ih; W_hh]^T as (in + H) x 4H and
@@ -226,8 +241,7 @@ class LuongModel(Seq2Seq):
             context, attn, pos = self.attention(top[:, None], enc["keys"], enc["memory"],
                                                 enc["src_lens"], t, mask=mask)
             context, attn, pos = context[:, 0], attn[:, 0], None if pos is None else pos[:, 0]
-        h_tilde = self.drop(tanh(self.w_c(torch.cat([context, top], dim=-1))))
-        return h_tilde, attn, pos
+        return self._h_tilde(context, top), attn, pos
 
     def _feed_masks(self, enc: State) -> tuple[Tensor, Tensor | None]:
         mask = length_mask(enc["src_lens"], enc["memory"].size(1))  # batch x S

@@ -40,6 +40,12 @@ def to_layer_first(state: Tensor) -> Tensor:
     return state.transpose(0, 1).contiguous()
 
 
+def join_directions(state: Tensor) -> Tensor:
+    """A bidirectional RNN's final states (layers*2) x batch x H (forward, backward per
+    layer) -> layers x batch x 2H, each layer's [forward; backward]."""
+    return torch.cat([state[0::2], state[1::2]], dim=2)
+
+
 def uniform_init(module: nn.Module, init_range: float) -> None:
     """Luong/Sutskever: every parameter uniform in [-r, r]; r = 0 keeps PyTorch's defaults.
     The padding row of every embedding is zeroed afterwards."""

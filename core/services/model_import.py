@@ -2,7 +2,9 @@
 workspace, one service for both fronts.
 
 The kind is told from the files: a folder with a Marian config.json (the Hugging Face
-layout of OPUS-MT models, core.services.marian_import). Everything is read and checked
+layout of OPUS-MT models, core.services.marian_import), or a file saved by torch.save (an
+OpenNMT-py 3.x checkpoint, core.services.onmt_import, read without running any of its
+pickled code). Everything is read and checked
 before the workspace changes; the run is then written (vocabularies, preprocessing
 settings, the weights as the run's `last.pt`, a provenance record `imported.json`: the
 kind, where it came from, each file's size and SHA-256) and marked finished last. A
@@ -21,12 +23,16 @@ from core.train import artifacts
 from core.train.checkpoint import LAST, save_checkpoint
 from core.workspace.store import Workspace
 
-PROVENANCE = "imported.json"
+PROVENANCE = artifacts.IMPORTED
 #: the kinds `runs import` tells apart, as its help names them
 KINDS = ("Marian / OPUS-MT models in the Hugging Face layout (a folder: config.json, "
-         "model.safetensors or pytorch_model.bin, source.spm, target.spm, vocab.json)",)
+         "model.safetensors or pytorch_model.bin, source.spm, target.spm, vocab.json)",
+         "OpenNMT-py 3.x checkpoints (a .pt file) of RNN encoder-decoders: LSTM, rnn or "
+         "brnn encoder, global dot, general or mlp attention, with or without input "
+         "feeding, over space-separated tokens")
 #: said of the kinds not read yet, in the help and in the refusal
-NOT_YET = "OpenNMT-py checkpoints (.pt) are not read yet."
+NOT_YET = ("OpenNMT-py Transformers, GRU cells and tokenising transforms are refused, "
+           "naming the option.")
 
 
 def file_record(path: Path) -> dict[str, object]:
@@ -39,17 +45,17 @@ def file_record(path: Path) -> dict[str, object]:
 
 
 def read_outside_model(path: Path, name: str):
-    """What `path` holds, read and checked (a marian_import.MarianImport); ConfigError
+    """What `path` holds, read and checked: (kind, a marian_import.MarianImport or an
+    onmt_import.OnmtImport); ConfigError
     naming the kinds the workbench reads when it is none of them."""
-    from core.services import marian_import  # torch and transformers: only an import needs them
+    from core.services import marian_import, onmt_import  # only an import needs them
 
     if marian_import.is_marian_folder(path):
         return "marian", marian_import.read_marian(path, name)
     if not path.exists():
         raise ConfigError(f"{path}: no such file or folder")
-    if path.is_file() and path.suffix == ".pt":
-        raise ConfigError(f"{path}: {NOT_YET} The workbench reads "
-                          + "; ".join(KINDS))
+    if onmt_import.is_onmt_checkpoint(path):
+        return "opennmt-py", onmt_import.read_onmt(path, name)
     raise ConfigError(f"{path}: not a model the workbench can import; it reads "
                       + "; ".join(KINDS))
 

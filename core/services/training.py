@@ -231,12 +231,14 @@ def guided_links(ws: Workspace, corpus_id: int, prepared: PreparedData, ctx: Job
 
 
 def alignment_head_config(ws: Workspace, run_ref: int | str, name: str = "",
-                          steps: int = 3000, weight: float = 1.0) -> tuple[int, RunConfig]:
+                          steps: int = 3000, weight: float = 1.0,
+                          corpus: int | str | None = None) -> tuple[int, RunConfig]:
     """(corpus id, config) of a run that trains an alignment head over trained run
     `run_ref` (train.stage = 2, core/models/alignment_head.py): the run's own model, data
     and optimiser settings, model.alignment_head on, the guide at `weight`, `steps`
     updates validated every steps / 6, no dev BLEU (the translation stays the run's).
-    Named `name`, else '<run>-head'."""
+    Named `name`, else '<run>-head'. On the run's corpus; an imported run, which has
+    none, on `corpus` (read with the run's own vocabularies and preprocessing)."""
     base = ws.get_run(run_ref)
     if not family_traits(base.family).alignment_head:
         raise ConfigError(f"run {base.name!r} is a {base.family!r} run; an alignment head is "
@@ -245,8 +247,15 @@ def alignment_head_config(ws: Workspace, run_ref: int | str, name: str = "",
         raise ConfigError(f"run {base.name!r} was installed from a bundle and trained on a "
                           "corpus that is not in this workspace: its head would learn another "
                           "corpus's links; train a head over a run trained here")
-    if base.corpus_id is None:
-        raise ConfigError(f"run {base.name!r} has no corpus to train the head on")
+    corpus_id = base.corpus_id
+    if corpus is not None:
+        if corpus_id is not None and ws.corpus_id(corpus) != corpus_id:
+            raise ConfigError(f"run {base.name!r} was trained on a corpus of this workspace: its "
+                              "head trains on that corpus; leave out --corpus")
+        corpus_id = ws.corpus_id(corpus)
+    if corpus_id is None:
+        raise ConfigError(f"run {base.name!r} has no corpus to train the head on (an imported "
+                          "run): name one with --corpus NAME")
     if base.config["model"].get("alignment_head"):
         raise ConfigError(f"run {base.name!r} has an alignment head already")
     raw = RunConfig.from_dict(base.config, source=f"run {base.name}").to_dict()
@@ -258,7 +267,7 @@ def alignment_head_config(ws: Workspace, run_ref: int | str, name: str = "",
     raw["train"].update(stage=2, init_from=base.name, guided_alignment=weight, max_steps=steps,
                         max_minutes=0.0, valid_every=max(1, steps // 6), early_stop_patience=0,
                         epochs=max(1, raw["train"]["epochs"]))
-    return base.corpus_id, RunConfig.from_dict(raw, source=f"alignment head over {base.name}")
+    return corpus_id, RunConfig.from_dict(raw, source=f"alignment head over {base.name}")
 
 
 def _stage1_run(ws: Workspace, config: RunConfig):

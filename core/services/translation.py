@@ -213,8 +213,9 @@ def n_best_records(session, sentences: list[str], beam: int, n_best: int,
 
 def n_best_lists(session, sentences: list[str], beam: int, n_best: int,
                  batch_size: int | None = None) -> list[list[tuple[str, float]]]:
-    """Per sentence, its up to `n_best` best (detokenised translation, log-probability),
-    best first (none for an empty sentence), of a sentence-level run or ensemble,
+    """Per sentence, its up to `n_best` best (detokenised translation, log-probability;
+    for runs imported from OpenNMT-py its score, as onmt_translate reports it: search's
+    onmt_style), best first (none for an empty sentence), of a sentence-level run or ensemble,
     `batch_size` sentences at a time (default:
     core.infer.translate.sentences_per_batch(beam))."""
     from core.infer.search import beam_search  # lazy: a top-level import would load numpy, torch
@@ -249,7 +250,8 @@ def n_best_lists(session, sentences: list[str], beam: int, n_best: int,
             shortlist = {} if session.shortlist is None else {
                 "out_vocab": session.shortlist.candidates(src)}
             with session.precision():
-                found = beam_search(model, src, lens, beam=beam, n_best=n_best, **shortlist)
+                found = beam_search(model, src, lens, beam=beam, n_best=n_best,
+                                    onmt_style=session.onmt_style, **shortlist)
         hyps = dict(zip(keep, found, strict=True))
         for k in range(len(chunk)):
             out.append([(detokenize(list(tgt_vocab.decode(h.tokens)), tgt_pre, tgt_vocab),

@@ -3,6 +3,7 @@
     runs/<id>/src.vocab, tgt.vocab   vocabularies (core.data.vocab; sentencepiece models beside)
     runs/<id>/preprocess.json        the two Preprocessors' settings
     runs/<id>/last.pt, best-*.pt     checkpoints (core.train.checkpoint)
+    runs/<id>/imported.json          an imported run's provenance (core.services.model_import)
 """
 from __future__ import annotations
 
@@ -24,6 +25,17 @@ from core.train import checkpoint as ckpt
 from core.train.compact import SCALES_KEY, expand_state
 
 SRC_VOCAB, TGT_VOCAB, PREPROCESS = "src.vocab", "tgt.vocab", "preprocess.json"
+IMPORTED = "imported.json"
+
+
+def imported_kind(run_dir: Path) -> str | None:
+    """The kind of outside model the run in `run_dir` was imported from ('marian',
+    'opennmt-py'), or None for a run trained here (or an unreadable record)."""
+    try:
+        kind = json.loads((Path(run_dir) / IMPORTED).read_text(encoding="utf-8")).get("kind")
+    except (OSError, ValueError, AttributeError):
+        return None
+    return kind if isinstance(kind, str) else None
 
 
 def save_artifacts(run_dir: Path, src_vocab: AnyVocab, tgt_vocab: AnyVocab,

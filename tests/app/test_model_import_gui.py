@@ -14,6 +14,8 @@ pytest.importorskip("transformers")
 def test_import_model_menu_adds_a_usable_run(qtbot, tmp_path, monkeypatch):
     folder = make_marian_folder(tmp_path / "opus-mt-es-en")
     monkeypatch.setattr(model_import, "ask_folder", lambda *a: str(folder))
+    monkeypatch.setattr(model_import.QInputDialog, "getItem",
+                        lambda *a: (model_import.CHOICES[0], True))
     monkeypatch.setattr(model_import.QInputDialog, "getText",
                         lambda *a: ("opus es-en", True))
     window = MainWindow(tmp_path / "ws")
@@ -27,4 +29,30 @@ def test_import_model_menu_adds_a_usable_run(qtbot, tmp_path, monkeypatch):
     assert (run.name, run.family, run.status) == ("opus es-en", "marian", "finished")
     qtbot.waitUntil(lambda: window.translate.models.run_ids() == [run.id], timeout=15000)
     assert window.attention.models.run_ids() == [run.id]
+    window.close()
+
+
+def test_import_model_menu_takes_an_onmt_checkpoint_file(qtbot, tmp_path, monkeypatch):
+    """Choosing 'OpenNMT-py checkpoint' asks for a file (not a folder); the run is named
+    after the file without its suffix and is a luong run."""
+    from tests.core.onmt_logs import FIXTURES
+
+    asked = []
+    monkeypatch.setattr(model_import, "ask_folder", lambda *a: asked.append("folder"))
+    monkeypatch.setattr(model_import, "ask_open_path",
+                        lambda *a: asked.append(a[-1]) or
+                        str(FIXTURES / "lstm-general-feed" / "model.pt"))
+    monkeypatch.setattr(model_import.QInputDialog, "getItem",
+                        lambda *a: (model_import.CHOICES[1], True))
+    monkeypatch.setattr(model_import.QInputDialog, "getText", lambda *a: (a[-1], True))
+    window = MainWindow(tmp_path / "ws")
+    qtbot.addWidget(window)
+    action = next(a for m in window.menuBar().actions() if m.text() == "&File"
+                  for a in m.menu().actions() if a.text() == "Import &model…")
+    action.trigger()
+    qtbot.waitUntil(lambda: [r.status for r in window.workspace.list_runs()] == ["finished"],
+                    timeout=60000)
+    run = window.workspace.list_runs()[0]
+    assert (run.name, run.family) == ("model", "luong")
+    assert asked == ["OpenNMT-py checkpoints (*.pt);;All files (*)"]
     window.close()

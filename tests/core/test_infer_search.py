@@ -10,7 +10,7 @@ from torch.utils._python_dispatch import TorchDispatchMode
 
 from core.infer.forced import score_targets
 from core.infer.search import beam_search, greedy, lp_divisor, max_output_lengths
-from core.models.base import EOS, UNK
+from core.models.base import BOS, EOS, UNK
 from tests.core.toy_models import BigramTableModel, ToyAttnModel, greedy_trap_table
 
 SRC = torch.tensor([[4, 5, 6, 7, 8, 9], [5, 6, 7, 0, 0, 0], [9, 4, 0, 0, 0, 0], [10, 11, 4, 5, 0, 0]])
@@ -333,3 +333,24 @@ def test_non_finite_scores_end_the_search_with_an_error(where, beam):
         else:
             beam_search(model, SRC, LENS, beam=beam, max_len_abs=20)
     assert model.steps <= 21  # at the latest one step past the length limit
+
+
+def test_onmt_style_beam_ranks_by_average_and_stops_when_the_best_candidate_ends():
+    """OpenNMT-py's beam (onmt_style, its default -length_penalty avg). Vocabulary PAD UNK
+    BOS EOS a=4 c=5 d=6. After BOS: a 0.6, EOS 0.3; after a: c 0.4, d 0.35, EOS 0.25;
+    after c or d: EOS. Beam 2: step 1 finishes '' (log 0.3) while 'a' stays alive alone;
+    step 2 keeps 'a c', 'a d'; step 3's best candidate 'a c EOS' ends the search. Ranked
+    by log-prob / (length + 1), 'a c' (log 0.24 / 4) beats '' (log 0.3 / 2); the workbench's own
+    beam, by log-prob, keeps '' (no alive beam can beat log 0.3 after step 2)."""
+    eps = 1e-4
+    p = torch.full((7, 7), eps)
+    p[BOS, 4], p[BOS, EOS] = 0.6, 0.3
+    p[4, 5], p[4, 6], p[4, EOS] = 0.4, 0.35, 0.25
+    p[5, EOS], p[6, EOS] = 1.0, 1.0
+    p = p / p.sum(1, keepdim=True)
+    model = BigramTableModel(p)
+    src, lens = torch.tensor([[4, 5, 6]]), torch.tensor([3])
+    onmt = beam_search(model, src, lens, beam=2, onmt_style=True)[0][0]
+    assert onmt.tokens == [4, 5]
+    assert onmt.score == pytest.approx(math.log(p[BOS, 4] * p[4, 5] * p[5, EOS]) / 4, abs=1e-5)
+    assert beam_search(model, src, lens, beam=2)[0][0].tokens == []

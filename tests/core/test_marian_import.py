@@ -181,7 +181,7 @@ def test_files_of_different_models_are_refused(folder, tmp_path):
 def test_cli_runs_import_names_both_kinds_and_imports(folder, tmp_path):
     help_text = subprocess.run([sys.executable, "main.py", "runs", "import", "--help"],
                                cwd=ROOT, capture_output=True, text=True, check=True).stdout
-    assert "Marian / OPUS-MT" in help_text and "OpenNMT-py checkpoints (.pt) are not" in help_text
+    assert "Marian / OPUS-MT" in help_text and "OpenNMT-py 3.x checkpoints" in help_text
     ws = tmp_path / "ws"
     done = subprocess.run([sys.executable, "main.py", "--workspace", str(ws), "runs", "import",
                            str(folder), "--name", "es-en"], cwd=ROOT, capture_output=True,
@@ -193,6 +193,7 @@ def test_cli_runs_import_names_both_kinds_and_imports(folder, tmp_path):
     refused = subprocess.run([sys.executable, "main.py", "--workspace", str(ws), "runs",
                               "import", str(onmt)], cwd=ROOT, capture_output=True, text=True)
     assert refused.returncode == 2
-    assert "model_step_100.pt: OpenNMT-py checkpoints (.pt) are not read yet" in refused.stderr
+    assert "model_step_100.pt: not a model the workbench can import; it reads Marian" \
+        in refused.stderr
     with Workspace.open(ws) as opened:
         assert [r.name for r in opened.list_runs()] == ["es-en"]

@@ -202,6 +202,29 @@ def test_padding_invariance(name):
         assert torch.allclose(joint.positions[0, :4], alone.positions[0], atol=1e-5)
 
 
+def test_a_bidirectional_encoder_joins_each_layers_final_states_forward_then_backward():
+    """model.bidirectional: each direction is hidden_size / 2 wide; the decoder starts
+    from layer l's [forward; backward] final states (OpenNMT-py's brnn layout)."""
+    from core.models.rnn_common import join_directions
+
+    model = tiny("luong-global-general-bi").eval()
+    assert model.encoder.rnn.hidden_size == 16 and model.encoder.rnn.bidirectional
+    src, lens, _ = batch([5, 3], 2, seed=2)
+    with torch.no_grad():
+        enc = model.encode(src, lens)
+        _, (h_n, c_n) = model.encoder.rnn(model.encoder.embed(src[1:, :3]))
+    assert enc["h0"].shape == (2, 2, 32) and enc["memory"].shape == (2, 5, 32)
+    # sentence 2 (3 tokens, no padding when run alone): layer 2 = h_n[2] (forward), h_n[3]
+    assert torch.allclose(enc["h0"][1, 1], torch.cat([h_n[2, 0], h_n[3, 0]]), atol=1e-6)
+    assert torch.allclose(enc["c0"][1, 0], torch.cat([c_n[0, 0], c_n[1, 0]]), atol=1e-6)
+    assert torch.equal(join_directions(torch.arange(8.0).view(4, 1, 2)),
+                       torch.tensor([[[0.0, 1, 2, 3]], [[4.0, 5, 6, 7]]]))
+    with pytest.raises(ConfigError, match="model.bidirectional needs family 'luong' and an even"):
+        ModelConfig(family="luong", hidden_size=33, bidirectional=True).validate()
+    with pytest.raises(ConfigError, match="model.bidirectional needs family 'luong'"):
+        ModelConfig(family="rnnsearch", cell="gru", score="additive", bidirectional=True).validate()
+
+
 def test_reverse_padded_by_hand():
     x = torch.tensor([[1, 2, 3, 0], [4, 5, 0, 0], [6, 7, 8, 9]])
     lens = torch.tensor([3, 2, 4])
