@@ -225,9 +225,9 @@ def docx_round_trip(app, window, out: Path, tmp: Path, run_id: int) -> Path:
     tr.models.set_checked([run_id])
     wait(app, tr.open_document(source))
     wait(app, tr.translate())
-    written = tr.export(tmp / "carta_en.docx")
-    if not written:
-        raise RuntimeError("the translated letter could not be exported as .docx")
+    export = tr.export(tmp / "carta_en.docx")  # a job: the file is written off the GUI thread
+    wait(app, export)
+    written = export.result
     path = out / "translate-docx.png"
     image = round_trip_image(source, written[0], "carta.docx: opened (es)",
                              f"{written[0].name}: exported by the workbench (en)")
