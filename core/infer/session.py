@@ -33,6 +33,7 @@ from core.infer.translate import (
     translate_sentences,
 )
 from core.jobs import JobContext
+from core.models import int8
 from core.train.artifacts import LoadedModel, load_model
 from core.train.device import amp_active, autocast
 
@@ -60,6 +61,9 @@ class TranslationSession:
     #: decode each batch over a lexical shortlist (core.infer.shortlist; translate
     #: --shortlist), or over the whole target vocabulary when None
     shortlist: Any = None
+    #: products against the weight matrices in int8 with per-row scales
+    #: (core.models.int8; translate --int8, the Translate screen's box); set by use_int8
+    int8: bool = False
 
     @classmethod
     def open(cls, workspace, run_refs: Sequence[int | str], which: str = "best",
@@ -150,15 +154,44 @@ class TranslationSession:
         param = next(self.first.model.parameters(), None)
         return torch.device("cpu") if param is None else param.device
 
+    def use_int8(self, on: bool = True) -> str:
+        """Decode (and force) with int8 products from now on, or in fp32 again (`on`
+        False). The first call prepares every member's weights (core.models.int8: a
+        shipped int8 run's own rows and scales, others quantised per row). Returns the
+        line naming the path that will run. ConfigError off the CPU or without a
+        quantized engine in torch."""
+        if not on:
+            self.int8 = False
+            return self.path_text()
+        if self.device.type != "cpu":
+            raise ConfigError(f"int8 inference runs on the CPU only, not {self.device}: "
+                              "use --device cpu, or leave int8 off")
+        if not int8.available():
+            raise ConfigError("this PyTorch has no quantized engine (fbgemm / oneDNN): "
+                              "leave int8 off")
+        for member in self.members:
+            int8.prepare(member.model, member.compact)
+        self.int8 = True
+        return self.path_text()
+
+    def path_text(self, amp: bool | None = None) -> str:
+        """The arithmetic decoding will use, in one line: 'int8 (x86 engine, ...)',
+        'bf16 autocast' or 'fp32'."""
+        if self.int8:
+            return int8.status_text([m.model for m in self.members])
+        return "bf16 autocast" if amp_active(self.device, self.amp if amp is None else amp) \
+            else "fp32"
+
     @contextlib.contextmanager
     def precision(self, amp: bool | None = None):
-        """The context to decode in: bf16 autocast when `amp` (None: the session's
-        `amp`) is on and the device has native bf16, else nothing (fp32). A search that
-        meets non-finite scores inside it ends in a CheckpointError naming the
-        checkpoints (core.infer.search.NonFiniteScores)."""
-        amp = self.amp if amp is None else amp
+        """The context to decode in: int8 products when the session uses int8 (then
+        without autocast), else bf16 autocast when `amp` (None: the session's `amp`) is
+        on and the device has native bf16, else nothing (fp32). A search that meets
+        non-finite scores inside it ends in a CheckpointError naming the checkpoints
+        (core.infer.search.NonFiniteScores)."""
+        amp = (self.amp if amp is None else amp) and not self.int8
         try:
-            with autocast(self.device, amp):
+            with autocast(self.device, amp), int8.products(self.int8):
                 yield
         except NonFiniteScores as exc:
             raise CheckpointError(self._non_finite(exc, amp_active(self.device, amp))) from None
