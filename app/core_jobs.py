@@ -40,14 +40,15 @@ def read_document_job(path: str | Path, lang: str,
 def translate_job(ws: Any, cache: SessionCache, run_ids: Sequence[int], sentences: list[str],
                   beam: int, unk_replace: bool, ctx: JobContext,
                   target_context: bool = False, amp: bool = False,
-                  shortlist: bool = False) -> list[Any]:
+                  shortlist: bool = False, int8: bool = False) -> list[Any]:
     """Translate `sentences` with the run(s) (several = an ensemble); a context model
     reads them as one document, with `target_context` seeing its own previous
     translations as context instead of the previous source sentences; `amp`: in bf16
     where the CPU has it; `shortlist`: over the first run's lexical shortlist (built
-    from its training split on first use)."""
+    from its training split on first use); `int8`: int8 products (core.models.int8)."""
     session = cache.get(ws, run_ids)
     ctx.emit("log", message=f"loaded {', '.join(session.names)}")
+    _use_int8(ctx, session, int8)
     if target_context and session.is_context_model:
         note = session.target_context_note()
         if note:
@@ -70,6 +71,12 @@ def _emit_decoding(ctx: JobContext, session: Any, beam: int, unk_replace: bool,
         target_context=target_context))
 
 
+def _use_int8(ctx: JobContext, session: Any, on: bool) -> None:
+    """Switch the (cached) session to int8 products or back to fp32, and log which
+    arithmetic runs ('decoding: int8 (x86 engine, ...)')."""
+    ctx.emit("log", message=f"decoding: {session.use_int8(on)}")
+
+
 def _shortlist(ws: Any, run_id: int, ctx: JobContext):
     """Run `run_id`'s lexical shortlist (its default size), progress logged to the job."""
     from core.services.shortlist_store import load_shortlist
@@ -80,14 +87,16 @@ def _shortlist(ws: Any, run_id: int, ctx: JobContext):
 def compare_job(ws: Any, cache: SessionCache, run_ids: Sequence[int], baseline_id: int,
                 sentences: list[str], beam: int, unk_replace: bool, ctx: JobContext,
                 target_context: bool = False, amp: bool = False,
-                shortlist: bool = False) -> translation.Comparison:
+                shortlist: bool = False, int8: bool = False) -> translation.Comparison:
     """The run(s) and a baseline run on the same sentences (translation.compare); with
     `shortlist`, each over its own run's shortlist."""
     lists = ((_shortlist(ws, run_ids[0], ctx), _shortlist(ws, baseline_id, ctx))
              if shortlist else (None, None))
-    session = cache.get(ws, run_ids)
+    session, baseline = cache.get(ws, run_ids), cache.get(ws, [baseline_id])
+    _use_int8(ctx, session, int8)
+    baseline.use_int8(int8)  # both sides in the same arithmetic
     _emit_decoding(ctx, session, beam, unk_replace, target_context, amp, lists[0])
-    return translation.compare(session, cache.get(ws, [baseline_id]),
+    return translation.compare(session, baseline,
                                sentences, beam=beam, unk_replace=unk_replace, ctx=ctx,
                                target_context=target_context, amp=amp, shortlists=lists)
 
