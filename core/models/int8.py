@@ -1,12 +1,14 @@
 """int8 products for inference on the CPU: weights stored as int8 with one scale per row.
 
 A model is `prepare`d once: each weight matrix of at least MIN_INT8 elements (the output
-layer, the attention and feed-forward projections, the recurrent weights) is packed for
-PyTorch's quantized engine (fbgemm / oneDNN behind torch's 'x86' engine) as an int8
-matrix with one scale per row. A shipped int8 run (core.train.compact) gives its own
-int8 rows and scales, packed as they are; any other weight is quantised per row here the
-same way (scale = max|w[r]| / 127). The packed copies sit beside the fp32 Parameters
-(keyed by identity), so the fp32 path stays as it was.
+layer, the attention and feed-forward projections, the recurrent weights) becomes int8
+with one scale per row, packed for PyTorch's quantized engine (fbgemm / oneDNN behind
+torch's 'x86' engine) when a product first uses it (weights no product reads, such as
+an encoder LSTM's inside torch's own kernel, are never packed). A shipped int8 run
+(core.train.compact) gives its own int8 rows and scales, packed as they are; any other
+weight is quantised per row here the same way (scale = max|w[r]| / 127). The packed
+copies sit beside the fp32 Parameters (keyed by identity), so the fp32 path stays as it
+was.
 
 Within `products()` (a search or a forced pass of a session that asked for int8, in this
 thread, without gradients) core.models.matmul's `linear`, `addmm` and `mm` send a product
@@ -44,9 +46,12 @@ MIN_INT8 = 4096
 ENGINES = ("x86", "fbgemm", "onednn")
 REDUCE_RANGE = True  # 7-bit activations: see the module doc
 
-#: weight (a Parameter or a tensor built from Parameters) -> its packed int8 form
+#: weight (a Parameter or a tensor built from Parameters) -> (q, scales) from a shipped
+#: int8 checkpoint, or None (quantised per row): what is packed on first use
+_sources = WeakIdKeyDictionary()
+#: weight -> its packed int8 form
 _packed = WeakIdKeyDictionary()
-#: models prepared: model -> the number of matrices packed for it
+#: models prepared: model -> (matrices prepared, of them from the checkpoint's own rows)
 _prepared = WeakIdKeyDictionary()
 _state = threading.local()
 
@@ -87,45 +92,41 @@ def pack(q: Tensor, scales: Tensor):
 
 
 def prepare(model: nn.Module, compact: dict[str, tuple[Tensor, Tensor]] | None = None) -> int:
-    """Pack `model`'s weight matrices of at least MIN_INT8 elements (see the module doc);
-    `compact`: {state-dict name: (q N x K int8, scales N)} of a shipped int8 checkpoint,
-    packed as stored. Embedding tables are skipped unless a product uses them (a tied
-    output layer is prepared through its Linear). Returns the number of matrices packed
-    (kept: a second call packs nothing new)."""
+    """Make `model`'s weight matrices of at least MIN_INT8 elements int8 (see the module
+    doc; each is packed when first used); `compact`: {state-dict name: (q N x K int8,
+    scales N)} of a shipped int8 checkpoint, used as stored. Embedding tables are skipped
+    unless a Linear shares them (a tied output layer). Returns the number of matrices
+    (a second call changes nothing)."""
     if not available():
         raise RuntimeError("this torch has no quantized engine (fbgemm / oneDNN)")
     if model in _prepared:
-        return _prepared[model]
+        return _prepared[model][0]
     compact = compact or {}
     embeddings = {id(m.weight) for m in model.modules() if isinstance(m, nn.Embedding)}
     product_weights = {id(m.weight) for m in model.modules() if isinstance(m, nn.Linear)}
-    count = 0
+    count = stored = 0
     for name, p in model.named_parameters(remove_duplicate=True):
         if p.dim() != 2 or not p.is_floating_point() or p.numel() < MIN_INT8:
             continue
         if id(p) in embeddings and id(p) not in product_weights:
             continue
-        q, scales = compact.get(name) or per_row(p)
-        _packed[p] = pack(q, scales.float())
-        count += 1
-    _prepared[model] = count
+        _sources[p] = compact.get(name)
+        count, stored = count + 1, stored + (name in compact)
+    _prepared[model] = (count, stored)
     return count
-
-
-def is_prepared(model: nn.Module) -> bool:
-    return model in _prepared
 
 
 def cover(owner: object, weights: list[Tensor]) -> None:
     """Weights built from a prepared model's Parameters (matmul.kept: Luong's concatenated
-    cell weights, each N x K) packed per row too; nothing for an unprepared owner."""
+    cell weights, each N x K) made int8 too, quantised per row (their parts' rows have
+    different stored scales); nothing for an unprepared owner."""
     if owner not in _prepared:
         return
     for w in weights:
         base = w if w._base is None else w._base  # packed_for looks a view's base up
         if (w.dim() == 2 and w.numel() >= MIN_INT8 and base.shape == w.shape
-                and w.is_contiguous() and base not in _packed):
-            _packed[base] = pack(*per_row(w))
+                and w.is_contiguous() and base not in _sources):
+            _sources[base] = None
 
 
 @contextlib.contextmanager
@@ -149,9 +150,13 @@ def packed_for(weight: Tensor):
     if not active() or weight.device.type != "cpu":
         return None
     base = weight if weight._base is None else weight._base
-    entry = _packed.get(base)
-    if entry is None or weight.shape != base.shape or not weight.is_contiguous():
+    if base not in _sources or weight.shape != base.shape or not weight.is_contiguous():
         return None
+    entry = _packed.get(base)
+    if entry is None:  # first use: packed once (two threads may both pack; one wins)
+        source = _sources[base]
+        q, scales = source if source is not None else per_row(base)
+        entry = _packed[base] = pack(q, scales.float())
     return entry
 
 
@@ -218,6 +223,9 @@ def rnn_step(rnn: nn.RNNBase, x: Tensor, hidden):
 
 
 def status_text(models: list[nn.Module]) -> str:
-    """One line naming the path: 'int8 (x86 engine, 12 weight matrices)'."""
-    count = sum(_prepared.get(m, 0) for m in models)
-    return f"int8 ({engine()} engine, {count} weight matrices packed, per-row scales)"
+    """One line naming the path: 'int8 (x86 engine, 11 weight matrices, 9 with the
+    checkpoint's own int8 rows and scales)'."""
+    count = sum(_prepared.get(m, (0, 0))[0] for m in models)
+    stored = sum(_prepared.get(m, (0, 0))[1] for m in models)
+    return (f"int8 ({engine()} engine, {count} weight matrices, per-row scales; "
+            f"{stored} as stored in the checkpoint)")

@@ -45,8 +45,12 @@ def test_a_bundled_int8_run_is_packed_from_its_own_rows_and_scales(demo_root):
     assert "w_s.weight" in member.compact  # the output layer is stored in int8
     line = session.use_int8(True)
     assert line.startswith(f"int8 ({int8.engine()} engine, ") and "per-row scales" in line
+    stored = sum(name in member.compact for name, p in member.model.named_parameters()
+                 if p.dim() == 2 and p.numel() >= int8.MIN_INT8 and "embed" not in name)
+    assert f"; {stored} as stored in the checkpoint" in line and stored >= 5
     q, scales = member.compact["w_s.weight"]
-    packed = int8._packed[member.model.w_s.weight]
+    with torch.no_grad(), int8.products():  # packed when a product first needs it
+        packed = int8.packed_for(member.model.w_s.weight)
     weight, _ = torch.ops.quantized.linear_unpack(packed)
     assert torch.equal(weight.int_repr(), q)  # the stored rows, not requantised ones
     assert torch.allclose(weight.q_per_channel_scales().float(), scales.float())
