@@ -48,33 +48,29 @@ def translate_job(ws: Any, cache: SessionCache, run_ids: Sequence[int], sentence
     from its training split on first use); `int8`: int8 products (core.models.int8)."""
     session = cache.get(ws, run_ids)
     ctx.emit("log", message=f"loaded {', '.join(session.names)}")
-    _use_int8(ctx, session, int8)
     if target_context and session.is_context_model:
         note = session.target_context_note()
         if note:
             ctx.emit("log", message=note)
     lexicon = _shortlist(ws, run_ids[0], ctx) if shortlist else None
-    _emit_decoding(ctx, session, beam, unk_replace, target_context, amp, lexicon)
+    _emit_decoding(ctx, session, beam, unk_replace, target_context, amp, lexicon, int8)
     return translation.translate(session, sentences, beam=beam, unk_replace=unk_replace,
                                  ctx=ctx, target_context=target_context, amp=amp,
-                                 shortlist=lexicon)
+                                 shortlist=lexicon, int8=int8)
 
 
 def _emit_decoding(ctx: JobContext, session: Any, beam: int, unk_replace: bool,
-                   target_context: bool, amp: bool, shortlist: Any) -> None:
-    """A 'decoding' event: the settings (core.infer.decoding) an export of this
-    translation records."""
+                   target_context: bool, amp: bool, shortlist: Any, int8: bool) -> None:
+    """A 'log' event naming the arithmetic ('decoding: int8 (x86 engine, ...)') and a
+    'decoding' event: the settings (core.infer.decoding) an export of this translation
+    records. `int8` is this job's alone: the session, shared by the screens, keeps its
+    own setting (fp32), so the Attention and Evaluation screens never turn int8 silently."""
     from core.infer.decoding import decoding_settings
 
+    ctx.emit("log", message=f"decoding: {session.path_text(amp, int8)}")
     ctx.emit("decoding", settings=decoding_settings(
         session, beam=beam, amp=amp, shortlist=shortlist, unk_replace=unk_replace,
-        target_context=target_context))
-
-
-def _use_int8(ctx: JobContext, session: Any, on: bool) -> None:
-    """Switch the (cached) session to int8 products or back to fp32, and log which
-    arithmetic runs ('decoding: int8 (x86 engine, ...)')."""
-    ctx.emit("log", message=f"decoding: {session.use_int8(on)}")
+        target_context=target_context, int8=int8))
 
 
 def _shortlist(ws: Any, run_id: int, ctx: JobContext):
@@ -92,13 +88,12 @@ def compare_job(ws: Any, cache: SessionCache, run_ids: Sequence[int], baseline_i
     `shortlist`, each over its own run's shortlist."""
     lists = ((_shortlist(ws, run_ids[0], ctx), _shortlist(ws, baseline_id, ctx))
              if shortlist else (None, None))
-    session, baseline = cache.get(ws, run_ids), cache.get(ws, [baseline_id])
-    _use_int8(ctx, session, int8)
-    baseline.use_int8(int8)  # both sides in the same arithmetic
-    _emit_decoding(ctx, session, beam, unk_replace, target_context, amp, lists[0])
-    return translation.compare(session, baseline,
+    session = cache.get(ws, run_ids)
+    _emit_decoding(ctx, session, beam, unk_replace, target_context, amp, lists[0], int8)
+    return translation.compare(session, cache.get(ws, [baseline_id]),
                                sentences, beam=beam, unk_replace=unk_replace, ctx=ctx,
-                               target_context=target_context, amp=amp, shortlists=lists)
+                               target_context=target_context, amp=amp, shortlists=lists,
+                               int8=int8)
 
 
 # --- attention of sentence pairs ------------------------------------------------------------------

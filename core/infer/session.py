@@ -156,13 +156,18 @@ class TranslationSession:
 
     def use_int8(self, on: bool = True) -> str:
         """Decode (and force) with int8 products from now on, or in fp32 again (`on`
-        False). The first call prepares every member's weights (core.models.int8: a
-        shipped int8 run's own rows and scales, others quantised per row). Returns the
-        line naming the path that will run. ConfigError off the CPU or without a
-        quantized engine in torch."""
-        if not on:
-            self.int8 = False
-            return self.path_text()
+        False): the session's own setting, for a session used by one command (the
+        GUI's shared sessions pass `int8` per call instead). Returns the line naming the
+        path that will run. ConfigError off the CPU or without a quantized engine."""
+        if on:
+            self._prepare_int8()
+        self.int8 = bool(on)
+        return self.path_text()
+
+    def _prepare_int8(self) -> None:
+        """Every member's weights made int8 once (core.models.int8.prepare: a shipped
+        int8 run's own rows and scales, others quantised per row); ConfigError off the
+        CPU or without a quantized engine in torch."""
         if self.device.type != "cpu":
             raise ConfigError(f"int8 inference runs on the CPU only, not {self.device}: "
                               "use --device cpu, or leave int8 off")
@@ -171,27 +176,29 @@ class TranslationSession:
                               "leave int8 off")
         for member in self.members:
             int8.prepare(member.model, member.compact)
-        self.int8 = True
-        return self.path_text()
 
-    def path_text(self, amp: bool | None = None) -> str:
-        """The arithmetic decoding will use, in one line: 'int8 (x86 engine, ...)',
-        'bf16 autocast' or 'fp32'."""
-        if self.int8:
+    def path_text(self, amp: bool | None = None, q8: bool | None = None) -> str:
+        """The arithmetic decoding will use (None: the session's settings), in one line:
+        'int8 (x86 engine, ...)', 'bf16 autocast' or 'fp32'."""
+        if self.int8 if q8 is None else q8:
+            self._prepare_int8()
             return int8.status_text([m.model for m in self.members])
         return "bf16 autocast" if amp_active(self.device, self.amp if amp is None else amp) \
             else "fp32"
 
     @contextlib.contextmanager
-    def precision(self, amp: bool | None = None):
-        """The context to decode in: int8 products when the session uses int8 (then
-        without autocast), else bf16 autocast when `amp` (None: the session's `amp`) is
-        on and the device has native bf16, else nothing (fp32). A search that meets
-        non-finite scores inside it ends in a CheckpointError naming the checkpoints
-        (core.infer.search.NonFiniteScores)."""
-        amp = (self.amp if amp is None else amp) and not self.int8
+    def precision(self, amp: bool | None = None, q8: bool | None = None):
+        """The context to decode in: int8 products when `q8` (None: the session's
+        `int8`; then without autocast), else bf16 autocast when `amp` (None: the
+        session's `amp`) is on and the device has native bf16, else nothing (fp32). A
+        search that meets non-finite scores inside it ends in a CheckpointError naming
+        the checkpoints (core.infer.search.NonFiniteScores)."""
+        q8 = self.int8 if q8 is None else q8
+        if q8:
+            self._prepare_int8()
+        amp = (self.amp if amp is None else amp) and not q8
         try:
-            with autocast(self.device, amp), int8.products(self.int8):
+            with autocast(self.device, amp), int8.products(q8):
                 yield
         except NonFiniteScores as exc:
             raise CheckpointError(self._non_finite(exc, amp_active(self.device, amp))) from None
@@ -207,29 +214,30 @@ class TranslationSession:
     def translate(self, sentences: list[str], beam: int = 5, unk_replace: bool = False,
                   dictionary: dict[str, str] | None = None, ctx: JobContext | None = None,
                   target_context: bool = False, amp: bool | None = None,
-                  **options: Any) -> list[Translation]:
+                  int8: bool | None = None, **options: Any) -> list[Translation]:
         """Sentence-level translation; a context model translates the list as one
         document (each sentence sees its predecessors; with `target_context`, the
         model's own translations of them, see translate_documents). `amp`: decode in
-        bf16 where possible (None: the session's setting). ConfigError for a beam beyond
-        core.limits.MAX_BEAM."""
+        bf16 where possible, `int8` with int8 products (None: the session's settings).
+        ConfigError for a beam beyond core.limits.MAX_BEAM."""
         limits.check_beam(beam, option="the beam size")
         options.setdefault("shortlist", self.shortlist)
         if self.is_context_model:
             return self.translate_documents([sentences], beam=beam, unk_replace=unk_replace,
                                             dictionary=dictionary, ctx=ctx,
                                             target_context=target_context, amp=amp,
-                                            **options)[0]
+                                            int8=int8, **options)[0]
         if target_context:
             raise ConfigError(self._no_target_context())
-        with self.precision(amp):
+        with self.precision(amp, int8):
             return translate_sentences(self.models, *self.text_side(), sentences, beam=beam,
                                        unk_replace=unk_replace, dictionary=dictionary, ctx=ctx,
                                        **options)
 
     def translate_documents(self, documents: list[list[str]], beam: int = 5,
                             ctx: JobContext | None = None, target_context: bool = False,
-                            amp: bool | None = None, **options: Any) -> list[list[Translation]]:
+                            amp: bool | None = None, int8: bool | None = None,
+                            **options: Any) -> list[list[Translation]]:
         """Documents in order; a context model sees each sentence's previous source
         sentences, or with `target_context` its own previous translations (mapped to
         source ids by token string when the run's vocabularies differ)."""
@@ -239,13 +247,13 @@ class TranslationSession:
             if target_context:
                 raise ConfigError(self._no_target_context())
             flat = [s for doc in documents for s in doc]
-            out = iter(self.translate(flat, beam=beam, ctx=ctx, amp=amp, **options))
+            out = iter(self.translate(flat, beam=beam, ctx=ctx, amp=amp, int8=int8, **options))
             return [[next(out) for _ in doc] for doc in documents]
         if self.context_side == "target":  # trained on target ids: its own, unmapped
             models, target_context = self.models, True
         else:
             models = self.target_context_models() if target_context else self.models
-        with self.precision(amp):
+        with self.precision(amp, int8):
             return translate_documents(models, *self.text_side(), documents, beam=beam,
                                        ctx_sentences=self.context_sentences,
                                        ctx_following=self.context_following, ctx=ctx,

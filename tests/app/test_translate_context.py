@@ -424,6 +424,9 @@ def test_the_int8_box_reaches_the_job_and_the_status_names_the_arithmetic(
         assert f"sentences translated in {precision}" in panel.status.text()
         scores.setdefault(checked, []).append([t.log_prob for t in panel.translations])
     assert scores[False][0] == scores[False][1]
+    # the job's choice alone: the session the screens share stays fp32 (the Attention
+    # and Evaluation screens never turn int8 without being asked)
+    assert panel.sessions.get(panel.workspace, [ids(panel)["sent"]]).int8 is False
     gaps = [abs(a - b) for a, b in zip(scores[False][0], scores[True][0], strict=True)]
     assert 0 < max(gaps) < 0.5
     panel.bf16.setEnabled(True)

@@ -78,12 +78,15 @@ def test_int8_translations_stay_close_to_fp32(demo_root, run, lang, least_same):
     assert max(float(np.abs(a.attention - b.attention).max()) for a, b in same) < 0.1
 
 
-def test_int8_off_again_gives_fp32_to_the_bit(demo_root):
+def test_int8_per_call_or_per_session_and_off_again_gives_fp32_to_the_bit(demo_root):
     session = session_of(demo_root, "tatoeba-rnnsearch")
     lines = sentences("es", 8)
     before = session.translate(lines, beam=3)
+    per_call = session.translate(lines, beam=3, int8=True)  # the GUI's way: one call only
+    assert session.int8 is False
     session.use_int8(True)
-    session.translate(lines, beam=3)
+    assert [t.log_prob for t in session.translate(lines, beam=3)] == \
+        [t.log_prob for t in per_call]
     assert session.use_int8(False) == "fp32"
     after = session.translate(lines, beam=3)
     assert [t.log_prob for t in after] == [t.log_prob for t in before]
