@@ -32,12 +32,12 @@ def read_document_job(path: str | Path, lang: str,
 def translate_job(ws: Workspace, cache: SessionCache, run_ids: Sequence[int], sentences: list[str],
                   beam: int, unk_replace: bool, ctx: JobContext,
                   target_context: bool = False, amp: bool = False,
-                  shortlist: bool = False) -> list[Any]:
+                  shortlist: bool = False, int8: bool = False) -> list[Any]:
     """Translate `sentences` with the run(s) (several = an ensemble); a context model
     reads them as one document, with `target_context` seeing its own previous
     translations as context instead of the previous source sentences; `amp`: in bf16
     where the CPU has it; `shortlist`: over the first run's lexical shortlist (built
-    from its training split on first use)."""
+    from its training split on first use); `int8`: int8 products (core.models.int8)."""
     session = cache.get(ws, run_ids)
     ctx.emit("log", message=f"loaded {', '.join(session.names)}")
     if target_context and session.is_context_model:
@@ -45,21 +45,24 @@ def translate_job(ws: Workspace, cache: SessionCache, run_ids: Sequence[int], se
         if note:
             ctx.emit("log", message=note)
     lexicon = _shortlist(ws, run_ids[0], ctx) if shortlist else None
-    _emit_decoding(ctx, session, beam, unk_replace, target_context, amp, lexicon)
+    _emit_decoding(ctx, session, beam, unk_replace, target_context, amp, lexicon, int8)
     return translation.translate(session, sentences, beam=beam, unk_replace=unk_replace,
                                  ctx=ctx, target_context=target_context, amp=amp,
-                                 shortlist=lexicon)
+                                 shortlist=lexicon, int8=int8)
 
 
 def _emit_decoding(ctx: JobContext, session: Any, beam: int, unk_replace: bool,
-                   target_context: bool, amp: bool, shortlist: Any) -> None:
-    """A 'decoding' event: the settings (core.infer.decoding) an export of this
-    translation records."""
+                   target_context: bool, amp: bool, shortlist: Any, int8: bool) -> None:
+    """A 'log' event naming the arithmetic ('decoding: int8 (x86 engine, ...)') and a
+    'decoding' event: the settings (core.infer.decoding) an export of this translation
+    records. `int8` is this job's alone: the session, shared by the screens, keeps its
+    own setting (fp32), so the Attention and Evaluation screens never turn int8 silently."""
     from core.infer.decoding import decoding_settings
 
+    ctx.emit("log", message=f"decoding: {session.path_text(amp, int8)}")
     ctx.emit("decoding", settings=decoding_settings(
         session, beam=beam, amp=amp, shortlist=shortlist, unk_replace=unk_replace,
-        target_context=target_context))
+        target_context=target_context, int8=int8))
 
 
 def _shortlist(ws: Workspace, run_id: int, ctx: JobContext):
@@ -72,16 +75,17 @@ def _shortlist(ws: Workspace, run_id: int, ctx: JobContext):
 def compare_job(ws: Workspace, cache: SessionCache, run_ids: Sequence[int], baseline_id: int,
                 sentences: list[str], beam: int, unk_replace: bool, ctx: JobContext,
                 target_context: bool = False, amp: bool = False,
-                shortlist: bool = False) -> translation.Comparison:
+                shortlist: bool = False, int8: bool = False) -> translation.Comparison:
     """The run(s) and a baseline run on the same sentences (translation.compare); with
     `shortlist`, each over its own run's shortlist."""
     lists = ((_shortlist(ws, run_ids[0], ctx), _shortlist(ws, baseline_id, ctx))
              if shortlist else (None, None))
     session = cache.get(ws, run_ids)
-    _emit_decoding(ctx, session, beam, unk_replace, target_context, amp, lists[0])
+    _emit_decoding(ctx, session, beam, unk_replace, target_context, amp, lists[0], int8)
     return translation.compare(session, cache.get(ws, [baseline_id]),
                                sentences, beam=beam, unk_replace=unk_replace, ctx=ctx,
-                               target_context=target_context, amp=amp, shortlists=lists)
+                               target_context=target_context, amp=amp, shortlists=lists,
+                               int8=int8)
 
 
 # --- attention of sentence pairs ------------------------------------------------------------------

@@ -12,7 +12,9 @@
 # its "warm" rate leaves those out, as the workbench's timing does.
 # Env SHORTLIST=PER_WORD,FREQUENT: the workbench also decodes over its lexical shortlist
 # (bench translate --shortlist), in the same round. Env AMP=1: the workbench also decodes
-# in bf16 (bench translate --amp, where the CPU has native bf16).
+# in bf16 (bench translate --amp, where the CPU has native bf16). Env INT8=1: the
+# workbench also decodes with int8 products (bench translate --int8, as translate --int8);
+# run it again with ATEN_CPU_CAPABILITY=avx2 for the AVX2 kernels.
 # On the GPU machine (gpu_figures.sh runs it so): DEVICE=cuda decodes on the GPU with both
 # tools (onmt_translate -gpu 0, bench translate --device cuda); DATA=DIR names the bench
 # split, ONMT=PATH the onmt_translate to run, PY the workbench's Python.
@@ -55,7 +57,7 @@ for round in $(seq "$ROUNDS"); do
   done
   $PY main.py bench translate --data "$D" --split onmt --sentences "$N" --length "$L" \
       --beam 1 --beam 5 --batch "$B" --threads 2 --device "$DEVICE" ${SHORTLIST:+--shortlist "$SHORTLIST"} \
-      ${AMP:+--amp} 2>&1 | sed "s/^/round $round  workbench  /"
+      ${AMP:+--amp} ${INT8:+--int8} 2>&1 | sed "s/^/round $round  workbench  /"
 done
 echo "# done, load $(cat /proc/loadavg)"
 rm -rf "$W"

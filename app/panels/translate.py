@@ -65,6 +65,7 @@ from core.evaluate.output_checks import (
     OutputWarning,
 )
 from core.families import family_traits
+from core.models.int8 import available as int8_available
 from core.services import translation
 from core.services.translation import Comparison
 from core.train.device import cpu_bf16_status
@@ -153,6 +154,16 @@ class TranslatePanel(TargetEdits, ExportActions, QWidget):
             "Decode in bf16 autocast: about twice as fast a beam search on this CPU, the "
             "same BLEU in our measurements (docs/benchmarks.md); a few outputs may differ"
             if native else f"bf16 decoding needs a CPU with native bf16; this one has {why}")
+        self.int8 = QCheckBox("int8")
+        self.int8.setEnabled(int8_available())
+        self.int8.setToolTip(
+            "Compute the weight products in int8 with per-row scales (a shipped int8 "
+            "run's own weights): faster on the CPU; a few outputs may differ from fp32 "
+            "(docs/benchmarks.md). The status line says which arithmetic ran"
+            if int8_available() else "this PyTorch has no quantized engine for int8")
+        # one arithmetic at a time: int8 and bf16 exclude each other
+        self.int8.toggled.connect(lambda on: on and self.bf16.setChecked(False))
+        self.bf16.toggled.connect(lambda on: on and self.int8.setChecked(False))
         self.shortlist = QCheckBox("shortlist")
         self.shortlist.setToolTip(SHORTLIST_TIP)
         self.target_context = QCheckBox("own translations as context")
@@ -203,6 +214,7 @@ class TranslatePanel(TargetEdits, ExportActions, QWidget):
         options.addWidget(self.beam)
         options.addWidget(self.unk)
         options.addWidget(self.bf16)
+        options.addWidget(self.int8)
         options.addWidget(self.shortlist)
         options.addWidget(self.target_context)
         left.addLayout(options)
@@ -451,7 +463,8 @@ class TranslatePanel(TargetEdits, ExportActions, QWidget):
                                         sentences, self.beam.value(), self.unk.isChecked(),
                                         name="Translate", target_context=target_context,
                                         amp=self.bf16.isChecked(),
-                                        shortlist=self.shortlist.isChecked())
+                                        shortlist=self.shortlist.isChecked(),
+                                        int8=self.int8.isChecked())
             self.job.finished.connect(self._if_current(self.job, self.show_translations))
         else:
             self.job = self.jobs.submit(compare_job, self.workspace, self.sessions, run_ids,
@@ -459,7 +472,8 @@ class TranslatePanel(TargetEdits, ExportActions, QWidget):
                                         self.unk.isChecked(), name="Translate and compare",
                                         target_context=target_context,
                                         amp=self.bf16.isChecked(),
-                                        shortlist=self.shortlist.isChecked())
+                                        shortlist=self.shortlist.isChecked(),
+                                        int8=self.int8.isChecked())
             self.job.finished.connect(self._if_current(self.job, self.show_comparison))
         job = self.job
         job.event.connect(self._if_current(job, self._on_event))
@@ -507,8 +521,8 @@ class TranslatePanel(TargetEdits, ExportActions, QWidget):
         self.history.reset(self._written)
         flagged = self._check_outputs()
         self.table.resizeRowsToContents()
-        self.status.setText(f"{len(translations)} sentences translated{self._flag_note(flagged)}"
-                            "; select one to see its attention")
+        self.status.setText(f"{len(translations)} sentences translated{self._path_note()}"
+                            f"{self._flag_note(flagged)}; select one to see its attention")
         self._select_and_show()
 
     def show_comparison(self, comparison: Comparison) -> None:
@@ -527,9 +541,16 @@ class TranslatePanel(TargetEdits, ExportActions, QWidget):
         apply_filter(self.table, comparison, self.compare.only_differing.isChecked())
         self.table.resizeRowsToContents()
         n = len(comparison.main)
-        self.status.setText(f"{n} sentences translated{self._flag_note(flagged)}; {differ} of "
+        self.status.setText(f"{n} sentences translated{self._path_note()}"
+                            f"{self._flag_note(flagged)}; {differ} of "
                             f"{n} differ from the baseline {comparison.baseline_name} (\u2260)")
         self._select_and_show()
+
+    def _path_note(self) -> str:
+        """' in int8' / ' in bf16' / ' in fp32' for the status line: the arithmetic the
+        translation's decoding settings record."""
+        precision = (self.decoding or {}).get("precision")
+        return f" in {precision}" if precision else ""
 
     @staticmethod
     def _flag_note(flagged: int) -> str:

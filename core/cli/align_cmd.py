@@ -35,6 +35,7 @@ import argparse
 import sys
 from pathlib import Path
 
+from core.cli.translate_cmd import add_int8_arg, apply_int8
 from core.config import RunConfig
 from core.errors import ConfigError
 from core.evaluate.goldsets import GoldSet, import_gold_set, load_gold_set, read_gold_files
@@ -54,6 +55,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="a tgt->src run: its attention is symmetrised with --run's")
     p.add_argument("--checkpoint", default="best", metavar="WHICH")
     p.add_argument("--device", default="cpu")
+    add_int8_arg(p)
     p.add_argument("--gold-set", metavar="NAME",
                    help="a stored gold set; with --gold-src/--gold-tgt/--gold-links the files "
                    "are imported under this name")
@@ -178,8 +180,10 @@ def run(args: argparse.Namespace) -> int:
             train_src, train_tgt = alignment.baseline_training_text(
                 ws, info, session.first.src_pre, session.first.tgt_pre, args.baseline_corpus,
                 args.baseline_src, args.baseline_tgt)
+        apply_int8([session], args)  # after the checks: an error stays the one line
         if reverse_info is not None:
             reverse = open_session(ws, [reverse_info.id], args.checkpoint, args.device)
+            apply_int8([reverse], args)
             systems = alignment.symmetrized_systems(
                 session, info.name, reverse, reverse_info.name, gold,
                 args.symmetrize, args.method, args.threshold,

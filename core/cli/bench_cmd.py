@@ -74,6 +74,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     d.add_argument("--amp", action="store_true",
                    help="also measure each beam size in bf16 autocast (translate --amp; on a "
                         "CPU only with native bf16)")
+    d.add_argument("--int8", action="store_true",
+                   help="also measure each beam size with int8 products (translate --int8; "
+                   "CPU only)")
     d.add_argument("--flops", action="store_true",
                    help="also count each row's matrix-product FLOP per output token and "
                    "measure this machine's matmul peak: share of it, ceiling in tok/s")
@@ -138,7 +141,7 @@ def run_translate(args: argparse.Namespace) -> int:
                                args.batch, args.device, args.data, args.threads, args.split,
                                amp=args.amp,
                                shortlist=parse_spec(args.shortlist) if args.shortlist else None,
-                               flops=args.flops)
+                               flops=args.flops, q8=args.int8)
     return 0 if rows else 1
 
 

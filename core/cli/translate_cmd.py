@@ -103,6 +103,29 @@ def add_model_args(p: argparse.ArgumentParser,
     p.add_argument("--checkpoint", default="best", metavar="WHICH",
                    help="best (default), last, or a checkpoint file name of the run")
     p.add_argument("--device", default="cpu", help="cpu (default), cuda, cuda:N or auto")
+    add_int8_arg(p)
+
+
+def add_int8_arg(p: argparse.ArgumentParser) -> None:
+    """--int8 / --no-int8: shared by translate, evaluate and align."""
+    p.add_argument("--int8", action=argparse.BooleanOptionalAction, default=False,
+                   help="CPU only: compute the weight products (output layer, attention "
+                   "and feed-forward projections, recurrent cells) in int8 with per-row "
+                   "scales, a shipped int8 run's own (core.models.int8). Faster; results "
+                   "differ slightly from fp32 (docs/benchmarks.md). Default: off")
+
+
+def apply_int8(sessions, args: argparse.Namespace) -> str:
+    """Switch each session to int8 when --int8 was given (ConfigError off the CPU, or
+    with --amp) and print, on stderr, the line naming the arithmetic that will run;
+    returns that line."""
+    if getattr(args, "int8", False) and getattr(args, "amp", False):
+        raise ConfigError("--int8 and --amp choose different arithmetic: give one of them")
+    line = ""
+    for session in sessions:
+        line = session.use_int8(bool(getattr(args, "int8", False)))
+    print(f"decoding: {line}", file=sys.stderr)
+    return line
 
 
 def load_dictionary(path: str | Path) -> dict[str, str]:
@@ -211,6 +234,7 @@ def run(args: argparse.Namespace) -> int:
     with Workspace.open(args.workspace, create=False) as ws:
         runs = [*args.run, *args.ensemble]
         session = translation.open_session(ws, runs, args.checkpoint, args.device)
+        apply_int8([session], args)
         if args.amp:
             # lazy: a top-level import would load torch
             from core.train.device import amp_active, cpu_bf16_status

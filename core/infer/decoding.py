@@ -16,12 +16,12 @@ KEYS = ("runs", "checkpoints", "steps", "beam", "length_penalty", "precision", "
 
 def decoding_settings(session: Any, *, beam: int, length_penalty: float = 0.0,
                       amp: bool | None = None, shortlist: Any = None,
-                      unk_replace: bool = False, target_context: bool = False
-                      ) -> dict[str, Any]:
+                      unk_replace: bool = False, target_context: bool = False,
+                      int8: bool | None = None) -> dict[str, Any]:
     """The settings of `session.translate(..., beam=beam, amp=amp, shortlist=shortlist,
     ...)` as a dict in KEYS order, of JSON values only: runs (names), checkpoints (file
-    names) and steps, one per member (an ensemble has several); precision 'bf16' or
-    'fp32' as really decoded (amp None: the session's; bf16 only where the device has
+    names) and steps, one per member (an ensemble has several); precision 'int8'
+    (int8 None: the session's), 'bf16' or 'fp32' as really decoded (amp None: the session's; bf16 only where the device has
     it); shortlist 'PER_WORD,FREQUENT' or None (None: the session's own)."""
     from core.train.device import amp_active  # lazy: a top-level import would load torch
 
@@ -34,7 +34,8 @@ def decoding_settings(session: Any, *, beam: int, length_penalty: float = 0.0,
         "steps": [int(member.step) for member in session.members],
         "beam": int(beam),
         "length_penalty": float(length_penalty),
-        "precision": "bf16" if amp_active(device, bool(amp)) else "fp32",
+        "precision": "int8" if (getattr(session, "int8", False) if int8 is None else int8)
+        else "bf16" if amp_active(device, bool(amp)) else "fp32",
         "device": str(device),
         "shortlist": None if shortlist is None else f"{shortlist.per_word},{shortlist.frequent}",
         "unk_replace": bool(unk_replace),

@@ -26,6 +26,7 @@ from core.infer.forced import ForcedResult, score_targets
 from core.infer.translate import as_model, pad_batch, source_tokens
 from core.jobs import JobContext
 from core.models.base import Seq2Seq
+from core.models.int8 import products as int8_products
 
 
 @dataclass
@@ -49,7 +50,8 @@ class ForcedScorer:
 
     def __init__(self, model: Seq2Seq | Sequence[Seq2Seq], src_vocab: Any, tgt_vocab: Any,
                  src_pre: Any, tgt_pre: Any, k_context: int = 0, k_following: int = 0,
-                 device: torch.device | str | None = None, ctx_side: str = "source"):
+                 device: torch.device | str | None = None, ctx_side: str = "source",
+                 int8: bool = False):
         self.model = as_model(model)
         self.src_vocab, self.tgt_vocab = src_vocab, tgt_vocab
         self.src_pre, self.tgt_pre = src_pre, tgt_pre
@@ -57,6 +59,7 @@ class ForcedScorer:
         if ctx_side not in ("source", "target"):
             raise ValueError(f"ctx_side must be 'source' or 'target', not {ctx_side!r}")
         self.ctx_side = ctx_side
+        self.int8 = int8  # products against prepared weights in int8 (core.models.int8)
         if device is None:
             param = next(self.model.parameters(), None)
             device = torch.device("cpu") if param is None else param.device
@@ -69,7 +72,7 @@ class ForcedScorer:
         f = session.first
         return cls(session.models, f.src_vocab, f.tgt_vocab, f.src_pre, f.tgt_pre,
                    session.context_sentences, session.context_following,
-                   ctx_side=session.context_side)
+                   ctx_side=session.context_side, int8=getattr(session, "int8", False))
 
     @property
     def uses_context(self) -> bool:
@@ -137,6 +140,7 @@ class ForcedScorer:
                 contexts = [it.ctx if it.ctx is not None else self.context_from_ids()
                             for it in chunk]
                 extra["ctx"], extra["ctx_lens"] = pad_batch(contexts, self.device)  # B x C
-            out.extend(score_targets(self.model, src, src_lens, [it.tgt for it in chunk],
-                                     **extra))
+            with int8_products(self.int8):
+                out.extend(score_targets(self.model, src, src_lens,
+                                         [it.tgt for it in chunk], **extra))
         return out

@@ -33,6 +33,7 @@ from core.infer.translate import (
     translate_sentences,
 )
 from core.jobs import JobContext
+from core.models import int8
 from core.train.artifacts import LoadedModel, imported_kind, load_model
 from core.train.device import amp_active, autocast
 
@@ -60,6 +61,9 @@ class TranslationSession:
     #: decode each batch over a lexical shortlist (core.infer.shortlist; translate
     #: --shortlist), or over the whole target vocabulary when None
     shortlist: Any = None
+    #: products against the weight matrices in int8 with per-row scales
+    #: (core.models.int8; translate --int8, the Translate screen's box); set by use_int8
+    int8: bool = False
 
     @classmethod
     def open(cls, workspace, run_refs: Sequence[int | str], which: str = "best",
@@ -156,15 +160,51 @@ class TranslationSession:
         param = next(self.first.model.parameters(), None)
         return torch.device("cpu") if param is None else param.device
 
+    def use_int8(self, on: bool = True) -> str:
+        """Decode (and force) with int8 products from now on, or in fp32 again (`on`
+        False): the session's own setting, for a session used by one command (the
+        GUI's shared sessions pass `int8` per call instead). Returns the line naming the
+        path that will run. ConfigError off the CPU or without a quantized engine."""
+        if on:
+            self._prepare_int8()
+        self.int8 = bool(on)
+        return self.path_text()
+
+    def _prepare_int8(self) -> None:
+        """Every member's weights made int8 once (core.models.int8.prepare: a shipped
+        int8 run's own rows and scales, others quantised per row); ConfigError off the
+        CPU or without a quantized engine in torch."""
+        if self.device.type != "cpu":
+            raise ConfigError(f"int8 inference runs on the CPU only, not {self.device}: "
+                              "use --device cpu, or leave int8 off")
+        if not int8.available():
+            raise ConfigError("this PyTorch has no quantized engine (fbgemm / oneDNN): "
+                              "leave int8 off")
+        for member in self.members:
+            int8.prepare(member.model, member.compact)
+
+    def path_text(self, amp: bool | None = None, q8: bool | None = None) -> str:
+        """The arithmetic decoding will use (None: the session's settings), in one line:
+        'int8 (x86 engine, ...)', 'bf16 autocast' or 'fp32'."""
+        if self.int8 if q8 is None else q8:
+            self._prepare_int8()
+            return int8.status_text([m.model for m in self.members])
+        return "bf16 autocast" if amp_active(self.device, self.amp if amp is None else amp) \
+            else "fp32"
+
     @contextlib.contextmanager
-    def precision(self, amp: bool | None = None):
-        """The context to decode in: bf16 autocast when `amp` (None: the session's
-        `amp`) is on and the device has native bf16, else nothing (fp32). A search that
-        meets non-finite scores inside it ends in a CheckpointError naming the
-        checkpoints (core.infer.search.NonFiniteScores)."""
-        amp = self.amp if amp is None else amp
+    def precision(self, amp: bool | None = None, q8: bool | None = None):
+        """The context to decode in: int8 products when `q8` (None: the session's
+        `int8`; then without autocast), else bf16 autocast when `amp` (None: the
+        session's `amp`) is on and the device has native bf16, else nothing (fp32). A
+        search that meets non-finite scores inside it ends in a CheckpointError naming
+        the checkpoints (core.infer.search.NonFiniteScores)."""
+        q8 = self.int8 if q8 is None else q8
+        if q8:
+            self._prepare_int8()
+        amp = (self.amp if amp is None else amp) and not q8
         try:
-            with autocast(self.device, amp):
+            with autocast(self.device, amp), int8.products(q8):
                 yield
         except NonFiniteScores as exc:
             raise CheckpointError(self._non_finite(exc, amp_active(self.device, amp))) from None
@@ -180,30 +220,31 @@ class TranslationSession:
     def translate(self, sentences: list[str], beam: int = 5, unk_replace: bool = False,
                   dictionary: dict[str, str] | None = None, ctx: JobContext | None = None,
                   target_context: bool = False, amp: bool | None = None,
-                  **options: Any) -> list[Translation]:
+                  int8: bool | None = None, **options: Any) -> list[Translation]:
         """Sentence-level translation; a context model translates the list as one
         document (each sentence sees its predecessors; with `target_context`, the
         model's own translations of them, see translate_documents). `amp`: decode in
-        bf16 where possible (None: the session's setting). ConfigError for a beam beyond
-        core.limits.MAX_BEAM."""
+        bf16 where possible, `int8` with int8 products (None: the session's settings).
+        ConfigError for a beam beyond core.limits.MAX_BEAM."""
         limits.check_beam(beam, option="the beam size")
         options.setdefault("shortlist", self.shortlist)
         if self.is_context_model:
             return self.translate_documents([sentences], beam=beam, unk_replace=unk_replace,
                                             dictionary=dictionary, ctx=ctx,
                                             target_context=target_context, amp=amp,
-                                            **options)[0]
+                                            int8=int8, **options)[0]
         if target_context:
             raise ConfigError(self._no_target_context())
         options.setdefault("onmt_style", self.onmt_style)
-        with self.precision(amp):
+        with self.precision(amp, int8):
             return translate_sentences(self.models, *self.text_side(), sentences, beam=beam,
                                        unk_replace=unk_replace, dictionary=dictionary, ctx=ctx,
                                        **options)
 
     def translate_documents(self, documents: list[list[str]], beam: int = 5,
                             ctx: JobContext | None = None, target_context: bool = False,
-                            amp: bool | None = None, **options: Any) -> list[list[Translation]]:
+                            amp: bool | None = None, int8: bool | None = None,
+                            **options: Any) -> list[list[Translation]]:
         """Documents in order; a context model sees each sentence's previous source
         sentences, or with `target_context` its own previous translations (mapped to
         source ids by token string when the run's vocabularies differ)."""
@@ -213,13 +254,13 @@ class TranslationSession:
             if target_context:
                 raise ConfigError(self._no_target_context())
             flat = [s for doc in documents for s in doc]
-            out = iter(self.translate(flat, beam=beam, ctx=ctx, amp=amp, **options))
+            out = iter(self.translate(flat, beam=beam, ctx=ctx, amp=amp, int8=int8, **options))
             return [[next(out) for _ in doc] for doc in documents]
         if self.context_side == "target":  # trained on target ids: its own, unmapped
             models, target_context = self.models, True
         else:
             models = self.target_context_models() if target_context else self.models
-        with self.precision(amp):
+        with self.precision(amp, int8):
             return translate_documents(models, *self.text_side(), documents, beam=beam,
                                        ctx_sentences=self.context_sentences,
                                        ctx_following=self.context_following, ctx=ctx,

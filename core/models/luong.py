@@ -25,7 +25,7 @@ from torch import Tensor, nn
 
 from core.config import ModelConfig
 from core.errors import ConfigError
-from core.models import matmul
+from core.models import int8, matmul
 from core.models.activations import tanh
 from core.models.alignment_head import AlignmentHead, predicted_tokens
 from core.models.attention import LuongAttention
@@ -317,7 +317,7 @@ class LuongModel(Seq2Seq):
             h_tilde, attn, pos, new_state = self._feed_step(emb, state, enc)
         else:
             hc = (to_layer_first(state["h"]), to_layer_first(state["c"]))
-            top, (h, c) = self.rnn(emb[:, None], hc)  # batch x 1 x H
+            top, (h, c) = int8.rnn_step(self.rnn, emb[:, None], hc)  # batch x 1 x H
             h_tilde, attn, pos = self._attentional(top, enc, state["t"])
             h_tilde, attn = h_tilde[:, 0], attn[:, 0]
             pos = None if pos is None else pos[:, 0]

@@ -28,6 +28,8 @@ from torch.autograd.function import once_differentiable
 from torch.optim.optimizer import register_optimizer_step_post_hook
 from torch.utils.weak import WeakIdKeyDictionary
 
+from core.models import int8
+
 #: products of fewer multiply-adds (M x K x N) stay with torch: oneDNN costs about 10 us
 #: more per call and about 0.3 ms to build its kernel for each new shape, which only
 #: products of this size and up repay (64 x 64 x 256: 19.5 against 21.3 us in fp32)
@@ -117,6 +119,7 @@ def kept(owner: object, key: object, build: Callable[[], list[Tensor]]) -> list[
         for w in weights:  # a view's products see its base (_inference_weight)
             _built[w if w._base is None else w._base] = True
         entry = _kept[owner] = (key, weights)
+    int8.cover(owner, entry[1])  # packed per row for a model prepared for int8
     return entry[1]
 
 
@@ -177,7 +180,11 @@ def _product(x: Tensor, weight: Tensor, bias: Tensor | None) -> Tensor:
 
 def mm(a: Tensor, b: Tensor) -> Tensor:
     """a: M x K, b: K x N -> a @ b, M x N (no autograd: for forward and backward passes
-    written by hand). oneDNN where `uses_onednn(a)`, else torch.mm."""
+    written by hand). int8 against a prepared weight inside int8.products(); oneDNN
+    where `uses_onednn(a)`, else torch.mm."""
+    packed = int8.packed_for(b.t())
+    if packed is not None:
+        return int8.linear(a, packed)
     if a.dtype != b.dtype or not uses_onednn(a, a.numel() * b.size(1)):
         return torch.mm(a, b)
     return _product(a, b.t(), None)
@@ -185,7 +192,11 @@ def mm(a: Tensor, b: Tensor) -> Tensor:
 
 def addmm(c: Tensor, a: Tensor, b: Tensor) -> Tensor:
     """c: N or M x N, a: M x K, b: K x N -> c + a @ b, M x N (no autograd), as
-    torch.addmm; by oneDNN (c added inside the product) where `uses_onednn(a)`."""
+    torch.addmm; int8 against a prepared weight inside int8.products(); by oneDNN (c
+    added inside the product) where `uses_onednn(a)`."""
+    packed = int8.packed_for(b.t())
+    if packed is not None:
+        return int8.linear(a, packed) + c
     if len({a.dtype, b.dtype, c.dtype}) > 1 or not uses_onednn(a, a.numel() * b.size(1)):
         return torch.addmm(c, a, b)
     if c.dim() == 1:
@@ -255,7 +266,11 @@ def linear(x: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     """x: ... x K, weight: N x K, bias: N or None -> ... x N, `F.linear` (autocast
     included: under CPU autocast all three are cast to its dtype, as autocast does) with
     the product by oneDNN where `uses_onednn` allows it. Under autocast without
-    gradients (decoding) it is F.linear itself, whose casts autocast keeps."""
+    gradients (decoding) it is F.linear itself, whose casts autocast keeps. Inside
+    int8.products() a prepared weight's product runs in int8 (core.models.int8)."""
+    packed = int8.packed_for(weight)
+    if packed is not None:
+        return int8.linear(x, packed, bias)
     if x.device.type == "cpu" and torch.is_autocast_enabled("cpu"):
         if not torch.is_grad_enabled() or bias is None:
             # a search: autocast keeps its cast of a weight across the steps, where a
@@ -279,6 +294,6 @@ class Linear(torch.nn.Linear):
 
     def forward(self, x: Tensor) -> Tensor:
         """x: ... x in_features -> ... x out_features."""
-        if torch.is_autocast_enabled(x.device.type):
+        if torch.is_autocast_enabled(x.device.type) and int8.packed_for(self.weight) is None:
             return super().forward(x)
         return linear(x, self.weight, self.bias)

@@ -11,7 +11,7 @@ import torch
 from torch import Tensor, nn
 
 from core.config import ModelConfig
-from core.models import matmul
+from core.models import int8, matmul
 from core.models.base import PAD, Seq2Seq, Seq2SeqOutput, State, output_log_probs, output_scores
 from core.models.dropout import Dropout
 from core.models.rnn_common import (
@@ -72,7 +72,7 @@ class RNNEncDec(Seq2Seq):
         """y_prev: batch -> (log_probs batch x V (or K over `out_vocab`), all-zero attention
         batch x S, new state, None)."""
         emb = self.drop(self.tgt_embed(y_prev))[:, None]  # batch x 1 x E
-        top, hidden = self.rnn(emb, self._hidden(state))
+        top, hidden = int8.rnn_step(self.rnn, emb, self._hidden(state))
         logp = output_log_probs(self.out, self.drop(top[:, 0]), out_vocab)  # batch x V (or K)
         attn = enc["no_attention"].to(logp.dtype)
         return logp, attn, self._state(hidden), None

@@ -20,7 +20,7 @@ from torch import Tensor, nn
 
 from core.config import ModelConfig
 from core.errors import ConfigError
-from core.models import matmul
+from core.models import int8, matmul
 from core.models.alignment_head import AlignmentHead, predicted_tokens
 from core.models.attention import AdditiveAttention
 from core.models.base import (
@@ -86,7 +86,7 @@ class RNNSearch(Seq2Seq):
     def _recur(self, emb: Tensor, s_prev: Tensor, enc: State):
         """emb: batch x E (E y_{i-1}), s_prev: batch x H -> (c_i batch x 2H, a_i batch x S, s_i)."""
         context, weights = self.attention(s_prev, enc["keys"], enc["memory"], enc["mask"])
-        s = self.cell(torch.cat([emb, context], dim=-1), s_prev)
+        s = int8.gru_cell(self.cell, torch.cat([emb, context], dim=-1), s_prev)
         return context, weights, s
 
     def _output(self, s_prev: Tensor, emb: Tensor, context: Tensor,

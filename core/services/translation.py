@@ -161,18 +161,19 @@ def read_lines(data: bytes, name: str) -> Document:
 def translate(session, sentences: list[str], *, beam: int = 5, unk_replace: bool = False,
               dictionary: dict[str, str] | None = None, ctx: JobContext | None = None,
               target_context: bool = False, amp: bool | None = None,
-              shortlist: Any = None) -> list[Any]:
+              shortlist: Any = None, int8: bool | None = None) -> list[Any]:
     """Translations of `sentences`, in order; a context model reads them as one document
     (with `target_context` it sees its own previous translations, not the sources).
     `amp`: decode in bf16 where the device has it (None: the session's setting);
-    `shortlist`: decode over this lexical shortlist (None: the session's)."""
+    `shortlist`: decode over this lexical shortlist (None: the session's); `int8`: with
+    int8 products (None: the session's setting; core.models.int8)."""
     if target_context:
         check_target_context(session)
     if not sentences:
         return []
     return session.translate(sentences, beam=beam, unk_replace=unk_replace,
                              dictionary=dictionary, ctx=ctx, target_context=target_context,
-                             amp=amp, shortlist=shortlist or session.shortlist)
+                             amp=amp, shortlist=shortlist or session.shortlist, int8=int8)
 
 
 def translate_document(session, document: Document, **options: Any) -> list[list[Any]]:
@@ -309,18 +310,19 @@ class Comparison:
 def compare(session, baseline_session, sentences: list[str], *, beam: int = 5,
             unk_replace: bool = False, ctx: JobContext | None = None,
             target_context: bool = False, amp: bool | None = None,
-            shortlists: tuple[Any, Any] = (None, None)) -> Comparison:
+            shortlists: tuple[Any, Any] = (None, None), int8: bool | None = None
+            ) -> Comparison:
     """Translate `sentences` with `session` (a context model reads them as one document),
-    then with the baseline. Events: 'translation' for the first, 'baseline_translation'
+    then with the baseline, both in the same arithmetic (`amp`, `int8`). Events: 'translation' for the first, 'baseline_translation'
     for the second, 'progress' over both."""
     ctx = ctx or JobContext()
     n = len(sentences)
     main = translate(session, sentences, beam=beam, unk_replace=unk_replace,
                      ctx=_Phase(ctx, 0, 2 * n, "translation"), target_context=target_context,
-                     amp=amp, shortlist=shortlists[0])
+                     amp=amp, shortlist=shortlists[0], int8=int8)
     baseline = translate(baseline_session, sentences, beam=beam, unk_replace=unk_replace,
                          ctx=_Phase(ctx, n, 2 * n, "baseline_translation"), amp=amp,
-                         shortlist=shortlists[1])
+                         shortlist=shortlists[1], int8=int8)
     return Comparison(main, baseline, " + ".join(session.names),
                       " + ".join(baseline_session.names))
 

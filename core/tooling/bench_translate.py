@@ -12,9 +12,14 @@ With a shortlist (`bench translate --shortlist 50,100`) the same batches are dec
 second time over each batch's lexical shortlist (core.infer.shortlist), its lexicon
 aligned by eflomal on the bench pairs (cached in the data folder); the time to pick each
 batch's candidates is part of the timed work.
+
+With `--int8` each beam size is also decoded with int8 products (core.models.int8, as
+`translate --int8`): the bench model's weights quantised per row, packed once before the
+timing.
 """
 from __future__ import annotations
 
+import os
 import sys
 import tempfile
 import time
@@ -24,6 +29,7 @@ from typing import TextIO
 import torch
 
 from core.errors import ConfigError
+from core.models import int8
 from core.tooling.bench import (
     bench_variants,
     bench_vocabularies,
@@ -40,17 +46,20 @@ HEADER = f"{'model':<34} {'search':>8} {'batch':>6} {'sent/s':>8} {'tgt tok/s':>
 
 
 def decode_all(model, batches: list[list[list[int]]], beam: int, length: int,
-               device: torch.device, amp: bool = False, shortlist=None) -> tuple[int, int]:
+               device: torch.device, amp: bool = False, shortlist=None,
+               q8: bool = False) -> tuple[int, int]:
     """Decode every batch at the fixed length (in bf16 autocast with `amp`, where the
-    device has it; over each batch's candidates with a Shortlist); returns (output tokens
-    (EOS excluded), candidate words summed over batches)."""
+    device has it; with int8 products with `q8`, the model prepared; over each batch's
+    candidates with a Shortlist); returns (output tokens (EOS excluded), candidate words
+    summed over batches)."""
     from core.infer.search import beam_search, greedy  # lazy: a top-level import would load numpy
 
     # lazy: a top-level import would load numpy, sacremoses, sentencepiece
     from core.infer.translate import pad_batch
 
     produced = words = 0
-    with torch.no_grad(), autocast(device, amp):  # autocast caches weight casts
+    # autocast caches weight casts
+    with torch.no_grad(), autocast(device, amp), int8.products(q8):
         for sents in batches:
             src, lens = pad_batch(sents, device)
             opts = dict(max_len_abs=length, max_len_ratio=1e9, min_len=length)
@@ -88,11 +97,11 @@ def run_translate_bench(variant: str, sentences: int, length: int, beams: list[i
                         batch_size: int, device: str, data_dir: str | None, threads: int,
                         split: str = "default", out: TextIO = sys.stdout,
                         amp: bool = False, shortlist: tuple[int, int] | None = None,
-                        flops: bool = False) -> list[dict]:
+                        flops: bool = False, q8: bool = False) -> list[dict]:
     """Measure `variant` (a bench variant name) decoding, in fp32 and (with `amp`, where
     the device has native bf16) in bf16 autocast, over the whole vocabulary and (with
     `shortlist` = (per_word, frequent)) over each batch's shortlist; print a table,
-    return rows. With `flops`, each row also gets the roofline of
+    return rows; with `q8` also with int8 products (not on CUDA). With `flops`, each row also gets the roofline of
     core/tooling/bench_roofline.py: matrix-product MFLOP per output token (the decoding
     run again under the counter), GFLOP/s, this machine's peak, its share, the ceiling."""
     # imported when called: tests patch the name where it is defined
@@ -122,21 +131,29 @@ def run_translate_bench(variant: str, sentences: int, length: int, beams: list[i
     print(HEADER + (ROOFLINE_HEADER if flops else ""), file=out, flush=True)
     rows = []
     peaks: dict[bool, float] = {}
-    precisions = [False] + ([True] if amp and amp_active(dev, True) else [])
+    precisions = ["fp32"] + (["bf16"] if amp and amp_active(dev, True) else [])
     if amp and len(precisions) == 1:
         print(f"# --amp: {dev} has no native bf16; fp32 only", file=out)
+    if q8:
+        if dev.type != "cpu":
+            raise ConfigError("--int8 runs on the CPU only: use --device cpu")
+        int8.prepare(model)
+        precisions.append("int8")
+        print(f"# --int8: {int8.status_text([model])}; ATEN_CPU_CAPABILITY="
+              f"{os.environ.get('ATEN_CPU_CAPABILITY', 'default')}", file=out)
     lists = [None]
     if shortlist is not None:
         from core.infer.shortlist import Shortlist  # lazy: a top-level import would load numpy
 
         lists.append(Shortlist(bench_lexicon(src_tok, tgt_tok, src_vocab, tgt_vocab,
                                              data_dir, out), *shortlist))
-    for sl, beam, bf16 in ((s, b, p) for s in lists for p in precisions for b in beams):
-        decode_all(model, batches[:1], beam, length, dev, bf16, sl)  # warm-up
+    for sl, beam, mode in ((s, b, p) for s in lists for p in precisions for b in beams):
+        bf16, q8 = mode == "bf16", mode == "int8"
+        decode_all(model, batches[:1], beam, length, dev, bf16, sl, q8)  # warm-up
         if dev.type == "cuda":
             torch.cuda.synchronize(dev)
         start = time.perf_counter()
-        produced, words = decode_all(model, batches, beam, length, dev, bf16, sl)
+        produced, words = decode_all(model, batches, beam, length, dev, bf16, sl, q8)
         if dev.type == "cuda":
             torch.cuda.synchronize(dev)
         elapsed = time.perf_counter() - start
@@ -145,10 +162,10 @@ def run_translate_bench(variant: str, sentences: int, length: int, beams: list[i
         row = {"variant": variant, "beam": beam, "batch": batch_size, "sentences": len(ids),
                "length": length, "seconds": elapsed, "sent_per_s": len(ids) / elapsed,
                "tgt_tok_per_s": produced / elapsed, "device": device,
-               "threads": torch.get_num_threads(), "precision": "bf16" if bf16 else "fp32",
+               "threads": torch.get_num_threads(), "precision": mode,
                "shortlist": None if sl is None else f"{sl.per_word},{sl.frequent}",
                "mean_candidates": words / len(batches) if sl is not None else len(tgt_vocab)}
-        if flops:
+        if flops and not q8:  # the counter sees no quantized products
             total = count_flops(lambda b=beam, a=bf16, lst=sl: decode_all(
                 model, batches, b, length, dev, a, lst), model)
             if bf16 not in peaks:
@@ -156,12 +173,12 @@ def run_translate_bench(variant: str, sentences: int, length: int, beams: list[i
             row.update(roofline(row, total / produced, peaks[bf16]))
         rows.append(row)
         search = "greedy" if beam == 1 else f"beam {beam}"
-        name = variant + ("+bf16" if bf16 else "")
+        name = variant + ("" if mode == "fp32" else f"+{mode}")
         if sl is not None:
             name += f"+sl{sl.per_word},{sl.frequent}"
         line = (f"{name:<34} {search:>8} {batch_size:>6} {row['sent_per_s']:>8.1f} "
                 f"{row['tgt_tok_per_s']:>10.0f} {1000 * elapsed / len(ids):>8.1f}")
-        if flops:
+        if flops and not q8:
             line += roofline_columns(row)
         print(line, file=out, flush=True)
     if shortlist is not None:

@@ -10,6 +10,13 @@ alternates, so a drift of the shared machine's speed hits both sides alike. Each
 prints its rates, the ratios and the load; the medians and the verdict close the output,
 and --json FILE is rewritten after every round.
 
+Each round also prints, per side, the share of this host's matrix-product peak that the
+training step's products use (issue 50 item 4): `bench train --flops` counts the
+workbench's matmul FLOP per target token and measures the host's peak per precision
+(core/tooling/bench_roofline.py); OpenNMT-py trains the same model in fp32 on the same
+split, so its share is taken as that fp32 FLOP per target token at its own rate over the
+fp32 peak (its padding and batching differ a little: an estimate, not a count).
+
 The peer runs in a folder of its own for each round (its venv and the split linked in
 from --peers), removed afterwards with the run's checkpoint (about 180 MB); where --peers
 has no venv or split yet, a first set-up run of the peer's script creates them there.
@@ -50,6 +57,7 @@ PEER_ASSETS = ("venv-onmt", "tatoeba-es-en")
 #: the fewest updates that give the peer's script a rate: it reports every 50 steps and
 #: leaves the first report out
 MIN_PEER_STEPS = 100
+PEER = "OpenNMT-py"
 _PEER_RATE = re.compile(r"^onmt_tgt_tok_per_s\s+([0-9.]+)\s*$", re.M)
 
 
@@ -61,10 +69,27 @@ class Round:
     peer: float
     workbench: dict[str, float] = field(default_factory=dict)  # precision -> tok/s
     load: tuple[str, str] = ("", "")
+    #: precision -> (matmul MFLOP per target token, the host's peak GFLOP/s), from
+    #: `bench train --flops`; empty where it was not measured
+    roofline: dict[str, tuple[float, float]] = field(default_factory=dict)
 
     def ratios(self) -> dict[str, float]:
         """precision -> the workbench's rate over the peer's."""
         return {p: rate / self.peer for p, rate in self.workbench.items()}
+
+    def shares(self) -> dict[str, float]:
+        """'OpenNMT-py' and each precision -> the share of the host's matmul peak its
+        step's products use (achieved GFLOP/s over the peak); empty without a roofline.
+        OpenNMT-py: the workbench's fp32 FLOP per token at the peer's rate."""
+        out = {}
+        if "fp32" in self.roofline:
+            mflop, peak = self.roofline["fp32"]
+            out[PEER] = mflop * 1e6 * self.peer / (peak * 1e9)
+        for precision, rate in self.workbench.items():
+            if precision in self.roofline:
+                mflop, peak = self.roofline[precision]
+                out[precision] = mflop * 1e6 * rate / (peak * 1e9)
+        return out
 
 
 def peer_rate(stdout: str) -> float:
@@ -93,6 +118,23 @@ def workbench_rates(rows: list[dict], variant: str) -> dict[str, float]:
     return rates
 
 
+def workbench_roofline(rows: list[dict], variant: str) -> dict[str, tuple[float, float]]:
+    """`bench train --flops --json` rows -> precision -> (matmul MFLOP per target token,
+    the host's peak GFLOP/s) of `variant` with the full softmax; empty without --flops."""
+    out = {}
+    for row in rows:
+        name = row["variant"].removesuffix(" +bf16")
+        if name == variant and not row.get("sampled_softmax") and "mflop_per_tok" in row:
+            out["bf16" if row["amp"] else "fp32"] = (float(row["mflop_per_tok"]),
+                                                      float(row["peak_gflops"]))
+    return out
+
+
+def share_text(shares: dict[str, float]) -> str:
+    """{'OpenNMT-py': 0.05, 'fp32': 0.1} -> 'OpenNMT-py 5.0 %, fp32 10.0 %'."""
+    return ", ".join(f"{side} {100 * share:.1f} %" for side, share in shares.items())
+
+
 def summary(rounds: list[Round], bf16_expected: bool, bf16_why: str) -> tuple[list[str], bool]:
     """rounds -> (the closing lines: per precision the ratios' median and range against
     its target over the rounds that measured it; whether every target was met by its
@@ -112,6 +154,14 @@ def summary(rounds: list[Round], bf16_expected: bool, bf16_why: str) -> tuple[li
         lines.append(f"{precision}: median {median:.2f}x OpenNMT-py over {len(ratios)} of "
                      f"{len(rounds)} rounds ({min(ratios):.2f}-{max(ratios):.2f}x), target "
                      f">= {target:g}x: {'met' if ok else 'NOT met'}")
+    shares: dict[str, list[float]] = {}
+    for r in rounds:
+        for side, share in r.shares().items():
+            shares.setdefault(side, []).append(share)
+    if shares:
+        medians = {side: statistics.median(v) for side, v in shares.items()}
+        lines.append(f"share of this host's matmul peak (median; bench train --flops): "
+                     f"{share_text(medians)}")
     return lines, met
 
 
@@ -164,17 +214,19 @@ def _peer_round(peers: Path, steps: int, threads: int, timeout: float) -> float:
             raise RuntimeError(f"{e}\nOpenNMT-py's log ended with:\n{log}") from None
 
 
-def _workbench_round(data: Path, args, timeout: float) -> dict[str, float]:
-    """One `bench train` run on the CPU (fp32, and bf16 unless --no-amp) -> precision ->
-    target tokens/s."""
+def _workbench_round(data: Path, args, timeout: float
+                     ) -> tuple[dict[str, float], dict[str, tuple[float, float]]]:
+    """One `bench train --flops` run on the CPU (fp32, and bf16 unless --no-amp) ->
+    (precision -> target tokens/s, precision -> (MFLOP per token, peak GFLOP/s))."""
     with tempfile.TemporaryDirectory() as tmp:
         rows_file = Path(tmp) / "rows.json"
         command = [sys.executable, "main.py", "bench", "train", "--device", "cpu",
                    "--data", str(data), "--split", "onmt", "--variant", args.variant,
                    "--threads", str(args.threads), "--warmup", str(args.warmup),
-                   "--steps", str(args.steps), "--json", str(rows_file)]
+                   "--steps", str(args.steps), "--flops", "--json", str(rows_file)]
         _run(command + ([] if args.no_amp else ["--amp"]), timeout)
-        return workbench_rates(json.loads(rows_file.read_text()), args.variant)
+        rows = json.loads(rows_file.read_text())
+        return workbench_rates(rows, args.variant), workbench_roofline(rows, args.variant)
 
 
 def _cpus() -> int:
@@ -232,22 +284,25 @@ def main(argv: list[str] | None = None) -> int:
     rounds: list[Round] = []
     for number in range(1, args.rounds + 1):
         load_before = _load()
-        peer, workbench = 0.0, {}
+        peer, workbench, roofline = 0.0, {}, {}
         sides = ["peer", "workbench"] if number % 2 else ["workbench", "peer"]
         try:
             for side in sides:
                 if side == "peer":
                     peer = _peer_round(peers, args.peer_steps, args.threads, args.timeout)
                 else:
-                    workbench = _workbench_round(peers / "tatoeba-es-en", args, args.timeout)
+                    workbench, roofline = _workbench_round(peers / "tatoeba-es-en", args,
+                                                           args.timeout)
         except (RuntimeError, ValueError) as e:
             print(f"error in round {number}: {e}", file=sys.stderr)
             return 1
-        done = Round(number, peer, workbench, (load_before, _load()))
+        done = Round(number, peer, workbench, (load_before, _load()), roofline)
         rounds.append(done)
         cells = "  ".join(f"{p} {rate:,.0f} ({done.ratios()[p]:.2f}x)"
                           for p, rate in workbench.items())
-        print(f"round {number}: OpenNMT-py {peer:,.0f}  {cells}  tgt tok/s; load "
+        share = f"; share of the matmul peak: {share_text(done.shares())}" \
+            if done.roofline else ""
+        print(f"round {number}: OpenNMT-py {peer:,.0f}  {cells}  tgt tok/s{share}; load "
               f"{done.load[0]} -> {done.load[1]}", flush=True)
         lines, met = summary(rounds, bf16_expected, bf16_why)
         if args.json:  # after every round: a later failure keeps what was measured

@@ -8,7 +8,7 @@
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import torch
@@ -81,6 +81,10 @@ class LoadedModel:
     tgt_pre: Preprocessor
     checkpoint: Path
     step: int
+    #: a shipped int8 checkpoint's own weights (core.train.compact): {state-dict name:
+    #: (q rows x cols int8, scales rows float16)}, for int8 inference
+    #: (core.models.int8.prepare); empty for other checkpoints
+    compact: dict = field(default_factory=dict)
 
 
 def pick_checkpoint(run_dir: Path, which: str = "best") -> Path:
@@ -143,5 +147,8 @@ def load_model(run_dir: str | Path, which: str = "best", device: str | torch.dev
         raise CheckpointError(f"{path}: does not fit the model its config describes ({exc})") from None
     ckpt.check_finite_weights(model.state_dict(), path)
     model.to(device).eval()
+    scales = state.get(SCALES_KEY) or {}
+    compact = {name: (state["model"][name], s) for name, s in scales.items()
+               if name in state["model"]}
     return LoadedModel(model, config, src_vocab, tgt_vocab, src_pre, tgt_pre, path,
-                       int(state["position"]["step"]))
+                       int(state["position"]["step"]), compact)

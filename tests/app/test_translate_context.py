@@ -402,3 +402,34 @@ def test_the_shortlist_box_is_off_for_a_run_trained_outside_the_workspace(qtbot,
         mark.unlink()
     panel.models.set_checked([ids(panel)["ctx"]])
     assert panel.shortlist.isEnabled()
+
+
+def test_the_int8_box_reaches_the_job_and_the_status_names_the_arithmetic(
+        qtbot, panel, errors):
+    """Checked, the run decodes with int8 products (its output layer, 32 x vocabulary,
+    is packed): the job gets int8=True, the status line says 'in int8', the translation's
+    settings record precision 'int8', log-probs move a little; unchecked, fp32 again,
+    to the bit. int8 and bf16 exclude each other."""
+    assert panel.int8.isEnabled() and not panel.int8.isChecked()
+    panel.models.set_checked([ids(panel)["sent"]])
+    panel.set_sentences(DOCUMENT)
+    panel.beam.setValue(2)
+    scores = {}
+    for checked in (False, True, False):
+        panel.int8.setChecked(checked)
+        translate(qtbot, panel, errors)
+        assert panel.job._kwargs["int8"] is checked
+        precision = "int8" if checked else "fp32"
+        assert panel.decoding["precision"] == precision
+        assert f"sentences translated in {precision}" in panel.status.text()
+        scores.setdefault(checked, []).append([t.log_prob for t in panel.translations])
+    assert scores[False][0] == scores[False][1]
+    # the job's choice alone: the session the screens share stays fp32 (the Attention
+    # and Evaluation screens never turn int8 without being asked)
+    assert panel.sessions.get(panel.workspace, [ids(panel)["sent"]]).int8 is False
+    gaps = [abs(a - b) for a, b in zip(scores[False][0], scores[True][0], strict=True)]
+    assert 0 < max(gaps) < 0.5
+    panel.bf16.setEnabled(True)
+    panel.int8.setChecked(True)
+    panel.bf16.setChecked(True)
+    assert not panel.int8.isChecked()

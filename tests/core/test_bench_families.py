@@ -59,6 +59,26 @@ def test_decoding_bench_emits_exactly_the_fixed_length(tmp_path):
         run_translate_bench("gpt", 1, 1, [1], 1, "cpu", str(tmp_path), 1)
 
 
+def test_decoding_bench_with_int8_decodes_the_same_work_in_int8(tmp_path):
+    """`bench translate --int8`: each beam size a second time with int8 products, the
+    same fixed-length work; the table names the engine and the CPU capability."""
+    from core.models import int8
+    from core.tooling.bench_translate import run_translate_bench
+
+    for side in ("es", "en"):
+        (tmp_path / f"train.tok.{side}").write_text(
+            (DEMO / f"demo.{side}").read_text(encoding="utf-8"), encoding="utf-8")
+    out = io.StringIO()
+    rows = run_translate_bench("luong-global-general", sentences=6, length=5, beams=[2],
+                               batch_size=3, device="cpu", data_dir=str(tmp_path), threads=1,
+                               out=out, q8=True)
+    assert [r["precision"] for r in rows] == ["fp32", "int8"]
+    assert rows[0]["sentences"] == rows[1]["sentences"] == 6
+    text = out.getvalue()
+    assert f"# --int8: int8 ({int8.engine()} engine" in text and "ATEN_CPU_CAPABILITY=" in text
+    assert "luong-global-general+int8" in text
+
+
 def test_decoding_bench_with_a_shortlist_decodes_the_same_work_over_fewer_words(tmp_path):
     """`bench translate --shortlist`: the same fixed-length work a second time, over each
     batch's candidates; the lexicon's eflomal links are cached in the data folder."""

@@ -84,7 +84,9 @@ def test_rounds_alternate_which_side_goes_first_and_write_json(vs, tmp_path, mon
 
     def workbench(data, args, timeout):
         calls.append(("workbench", args.threads))
-        return {"fp32": 2000.0, "bf16": 3000.0}
+        # 10 MFLOP a token: fp32 at 2,000 tok/s is 20 GFLOP/s of a 400 peak (5 %), bf16
+        # at 3,000 30 of 1,000 (3 %); the peer at 1,000 / 1,250 / 800 tok/s 2.5 / 3.1 / 2 %
+        return {"fp32": 2000.0, "bf16": 3000.0}, {"fp32": (10.0, 400.0), "bf16": (10.0, 1000.0)}
 
     monkeypatch.setattr(vs, "_peer_round", peer)
     monkeypatch.setattr(vs, "_workbench_round", workbench)
@@ -100,6 +102,10 @@ def test_rounds_alternate_which_side_goes_first_and_write_json(vs, tmp_path, mon
     assert {threads for _, threads in calls} == {3}
     printed = capsys.readouterr().out
     assert "round 2: OpenNMT-py 1,250  fp32 2,000 (1.60x)  bf16 3,000 (2.40x)" in printed
+    assert ("share of the matmul peak: OpenNMT-py 3.1 %, fp32 5.0 %, bf16 3.0 %; load"
+            in printed)
+    assert ("share of this host's matmul peak (median; bench train --flops): "
+            "OpenNMT-py 2.5 %, fp32 5.0 %, bf16 3.0 %") in printed
     saved = json.loads(out.read_text())
     # fp32 ratios 2.0, 1.6, 2.5 -> 2.0 (met); bf16 3.0, 2.4, 3.75 -> 3.0 (met)
     assert saved["targets_met"] is True
@@ -111,14 +117,17 @@ def test_the_workbench_side_runs_bench_train_on_the_cpu(vs, tmp_path, monkeypatc
 
     def run(command, timeout, env=None):
         seen.append(command)
-        rows = [{"variant": "luong-global-general", "amp": False, "tgt_tok_per_s": 2500.0}]
+        rows = [{"variant": "luong-global-general", "amp": False, "tgt_tok_per_s": 2500.0,
+                 "mflop_per_tok": 12.5, "peak_gflops": 450.0}]
         Path(command[command.index("--json") + 1]).write_text(json.dumps(rows))
         return ""
 
     monkeypatch.setattr(vs, "_run", run)
     args = argparse.Namespace(variant="luong-global-general", threads=2, warmup=5, steps=7,
                               no_amp=False)
-    assert vs._workbench_round(tmp_path, args, 60) == {"fp32": 2500.0}
+    assert vs._workbench_round(tmp_path, args, 60) == ({"fp32": 2500.0},
+                                                        {"fp32": (12.5, 450.0)})
+    assert "--flops" in seen[0]  # the roofline: FLOP per token and the host's peak
     command = seen[0]
     assert command[command.index("--device") + 1] == "cpu"  # not a GPU where there is one
     assert command[command.index("--split") + 1] == "onmt" and "--amp" in command
@@ -204,7 +213,7 @@ def test_a_first_run_sets_the_peer_up_with_enough_steps_for_a_rate(vs, tmp_path,
 
     monkeypatch.setattr(vs, "_run", run)
     monkeypatch.setattr(vs, "_peer_round", lambda *a: 1000.0)
-    monkeypatch.setattr(vs, "_workbench_round", lambda *a: {"fp32": 2000.0})
+    monkeypatch.setattr(vs, "_workbench_round", lambda *a: ({"fp32": 2000.0}, {}))
     monkeypatch.setattr(vs, "PEER_SCRIPT", SCRIPT)
     assert vs.main(["--rounds", "1", "--no-amp", "--peers", str(tmp_path)]) == 0
     # a run shorter than MIN_PEER_STEPS prints no rate, and its script then exits 1

@@ -1,0 +1,234 @@
+"""int8 products for inference on the CPU: weights stored as int8 with one scale per row.
+
+A model is `prepare`d once: each weight matrix of at least MIN_INT8 elements (the output
+layer, the attention and feed-forward projections, the recurrent weights) becomes int8
+with one scale per row, packed for PyTorch's quantized engine (fbgemm / oneDNN behind
+torch's 'x86' engine) when a product first uses it (weights no product reads, such as
+an encoder LSTM's inside torch's own kernel, are never packed). A shipped int8 run
+(core.train.compact) gives its own int8 rows and scales, packed as they are; any other
+weight is quantised per row here the same way (scale = max|w[r]| / 127). The packed
+copies sit beside the fp32 Parameters (keyed by identity), so the fp32 path stays as it
+was.
+
+Within `products()` (a search or a forced pass of a session that asked for int8, in this
+thread, without gradients) core.models.matmul's `linear`, `addmm` and `mm` send a product
+against a prepared weight to `torch.ops.quantized.linear_dynamic`: the input rows are
+quantised to uint8 per call (one scale for the batch), the product accumulates in int32
+and comes back in fp32. `rnn_step` and `gru_cell` do one step of nn.LSTM / nn.GRU /
+nn.GRUCell with those products (torch's own cells read fp32 weights inside). Attention
+softmaxes, layer norms, the log-softmax and the search stay in fp32, so attention
+weights are computed as before from int8-projected inputs.
+
+Activations use 7 bits (reduce_range): without AVX-512 VNNI, fbgemm's u8 x s8 kernels
+add pairs of products in 16 bits, which 8-bit activations against 127-weights overflow;
+with 7 bits every CPU class (AVX2, AVX-512) computes the same numbers.
+
+Why this API: torch.ao's quantised tensors and dynamic ops are deprecated in favour of
+torchao (not installed, and its CPU int8 path is not a dynamic linear with per-row
+scales); they are the fbgemm / oneDNN kernels PyTorch still ships and tests. Making the
+per-channel weight tensor warns once per call; the warning is caught here, where it is
+expected, and nowhere else.
+"""
+from __future__ import annotations
+
+import contextlib
+import functools
+import threading
+import warnings
+
+import torch
+from torch import Tensor, nn
+from torch.utils.weak import WeakIdKeyDictionary
+
+#: matrices smaller than this stay fp32 (as core.train.compact keeps them fp16)
+MIN_INT8 = 4096
+#: the engines tried, in this order (torch.backends.quantized.supported_engines)
+ENGINES = ("x86", "fbgemm", "onednn")
+REDUCE_RANGE = True  # 7-bit activations: see the module doc
+
+#: weight (a Parameter or a tensor built from Parameters) -> (q, scales) from a shipped
+#: int8 checkpoint, or None (quantised per row): what is packed on first use
+_sources = WeakIdKeyDictionary()
+#: weight -> its packed int8 form
+_packed = WeakIdKeyDictionary()
+#: models prepared: model -> (matrices prepared, of them from the checkpoint's own rows)
+_prepared = WeakIdKeyDictionary()
+_state = threading.local()
+
+
+@functools.cache
+def engine() -> str | None:
+    """The quantized engine int8 products run on (set once for the process), or None
+    where torch has none of ENGINES (then int8 is not available)."""
+    supported = torch.backends.quantized.supported_engines
+    for name in ENGINES:
+        if name in supported:
+            torch.backends.quantized.engine = name
+            return name
+    return None
+
+
+def available() -> bool:
+    """Whether this PyTorch has a quantized engine for the int8 products (engine())."""
+    return engine() is not None
+
+
+def per_row(w: Tensor) -> tuple[Tensor, Tensor]:
+    """w: N x K float -> (q N x K int8, scales N float32), core.train.compact's rule:
+    scale = max|w[r]| / 127 (as float16, at least its smallest normal), round to nearest."""
+    w32 = w.detach().float()
+    scale = (w32.abs().amax(dim=1) / 127).half().clamp_min(torch.finfo(torch.float16).tiny)
+    q = torch.round(w32 / scale.float()[:, None]).clamp_(-127, 127).to(torch.int8)
+    return q, scale.float()
+
+
+def pack(q: Tensor, scales: Tensor):
+    """q: N x K int8, scales: N -> the engine's packed weight (no bias)."""
+    engine()
+    zeros = torch.zeros(q.size(0), dtype=torch.long)
+    with warnings.catch_warnings():  # the deprecation of quantised tensors: module doc
+        warnings.filterwarnings("ignore", message=".*quantized tensor creation functions.*")
+        qw = torch._make_per_channel_quantized_tensor(q.contiguous(), scales.double(), zeros, 0)
+    return torch.ops.quantized.linear_prepack(qw, None)
+
+
+def prepare(model: nn.Module, compact: dict[str, tuple[Tensor, Tensor]] | None = None) -> int:
+    """Make `model`'s weight matrices of at least MIN_INT8 elements int8 (see the module
+    doc; each is packed when first used); `compact`: {state-dict name: (q N x K int8,
+    scales N)} of a shipped int8 checkpoint, used as stored. Embedding tables are skipped
+    unless a Linear shares them (a tied output layer). Returns the number of matrices
+    (a second call changes nothing)."""
+    if not available():
+        raise RuntimeError("this torch has no quantized engine (fbgemm / oneDNN)")
+    if model in _prepared:
+        return _prepared[model][0]
+    compact = compact or {}
+    embeddings = {id(m.weight) for m in model.modules() if isinstance(m, nn.Embedding)}
+    product_weights = {id(m.weight) for m in model.modules() if isinstance(m, nn.Linear)}
+    count = stored = 0
+    for name, p in model.named_parameters(remove_duplicate=True):
+        if p.dim() != 2 or not p.is_floating_point() or p.numel() < MIN_INT8:
+            continue
+        if id(p) in embeddings and id(p) not in product_weights:
+            continue
+        _sources[p] = compact.get(name)
+        count, stored = count + 1, stored + (name in compact)
+    _prepared[model] = (count, stored)
+    return count
+
+
+def cover(owner: object, weights: list[Tensor]) -> None:
+    """Weights built from a prepared model's Parameters (matmul.kept: Luong's concatenated
+    cell weights, each N x K) made int8 too, quantised per row (their parts' rows have
+    different stored scales); nothing for an unprepared owner."""
+    if owner not in _prepared:
+        return
+    for w in weights:
+        base = w if w._base is None else w._base  # packed_for looks a view's base up
+        if (w.dim() == 2 and w.numel() >= MIN_INT8 and base.shape == w.shape
+                and w.is_contiguous() and base not in _sources):
+            _sources[base] = None
+
+
+@contextlib.contextmanager
+def products(on: bool = True):
+    """Within it (this thread), products against prepared weights run in int8."""
+    before = getattr(_state, "on", False)
+    _state.on = on
+    try:
+        yield
+    finally:
+        _state.on = before
+
+
+def active() -> bool:
+    """Whether products run in int8 here: inside `products()` on this thread, gradients
+    off (training and forced passes with gradients stay in float)."""
+    return getattr(_state, "on", False) and not torch.is_grad_enabled()
+
+
+def packed_for(weight: Tensor):
+    """weight: N x K (a prepared tensor itself, or the transpose of its transpose) -> its
+    packed form inside `products()`, else None."""
+    if not active() or weight.device.type != "cpu":
+        return None
+    base = weight if weight._base is None else weight._base
+    if base not in _sources or weight.shape != base.shape or not weight.is_contiguous():
+        return None
+    entry = _packed.get(base)
+    if entry is None:  # first use: packed once (two threads may both pack; one wins)
+        source = _sources[base]
+        q, scales = source if source is not None else per_row(base)
+        entry = _packed[base] = pack(q, scales.float())
+    return entry
+
+
+def linear(x: Tensor, packed, bias: Tensor | None = None) -> Tensor:
+    """x: ... x K (float), packed: an N x K weight -> ... x N fp32 (+ bias)."""
+    rows = x.reshape(-1, x.size(-1)).float().contiguous()
+    out = torch.ops.quantized.linear_dynamic(rows, packed, REDUCE_RANGE)
+    if bias is not None:
+        out = out + bias
+    return out.reshape(*x.shape[:-1], out.size(-1))
+
+
+def _product(x: Tensor, weight: Tensor, bias: Tensor | None) -> Tensor:
+    """x W^T + b in int8 where W is packed, else in fp32."""
+    packed = packed_for(weight)
+    if packed is None:
+        return torch.nn.functional.linear(x, weight, bias)
+    return linear(x, packed, bias)
+
+
+def gru_cell(cell: nn.GRUCell, x: Tensor, h: Tensor) -> Tensor:
+    """nn.GRUCell's step (gates r, z, n), its two products in int8 inside `products()`
+    for a prepared cell, else `cell(x, h)`. x: batch x I, h: batch x H -> batch x H."""
+    if packed_for(cell.weight_hh) is None:
+        return cell(x, h)
+    return _gru(x, h, cell.weight_ih, cell.weight_hh, cell.bias_ih, cell.bias_hh)
+
+
+def _gru(x, h, w_ih, w_hh, b_ih, b_hh) -> Tensor:
+    gi = _product(x, w_ih, b_ih).chunk(3, dim=1)
+    gh = _product(h, w_hh, b_hh).chunk(3, dim=1)
+    r = torch.sigmoid(gi[0] + gh[0])
+    z = torch.sigmoid(gi[1] + gh[1])
+    n = torch.tanh(gi[2] + r * gh[2])
+    return (1 - z) * n + z * h
+
+
+def _lstm(x, h, c, w_ih, w_hh, b_ih, b_hh) -> tuple[Tensor, Tensor]:
+    gates = _product(x, w_ih, b_ih) + _product(h, w_hh, b_hh)
+    i, f, g, o = gates.chunk(4, dim=1)
+    c = torch.sigmoid(f) * c + torch.sigmoid(i) * torch.tanh(g)
+    return torch.sigmoid(o) * torch.tanh(c), c
+
+
+def rnn_step(rnn: nn.RNNBase, x: Tensor, hidden):
+    """One step of a unidirectional batch-first nn.LSTM / nn.GRU in eval mode: x: batch x
+    1 x I, hidden (h, c) or h, each layers x batch x H -> (top batch x 1 x H, hidden as
+    given). In int8 inside `products()` for a prepared rnn, else `rnn(x, hidden)`."""
+    if packed_for(rnn.weight_hh_l0) is None or rnn.bidirectional or not rnn.batch_first:
+        return rnn(x, hidden)
+    lstm = isinstance(rnn, nn.LSTM)
+    h_all, c_all = hidden if lstm else (hidden, None)
+    inp, hs, cs = x[:, 0], [], []
+    for layer in range(rnn.num_layers):
+        w = [getattr(rnn, f"{n}_l{layer}") for n in ("weight_ih", "weight_hh", "bias_ih", "bias_hh")]
+        if lstm:
+            inp, c = _lstm(inp, h_all[layer], c_all[layer], *w)
+            cs.append(c)
+        else:
+            inp = _gru(inp, h_all[layer], *w)
+        hs.append(inp)
+    h = torch.stack(hs)
+    return inp[:, None], ((h, torch.stack(cs)) if lstm else h)
+
+
+def status_text(models: list[nn.Module]) -> str:
+    """One line naming the path: 'int8 (x86 engine, 11 weight matrices, 9 with the
+    checkpoint's own int8 rows and scales)'."""
+    count = sum(_prepared.get(m, (0, 0))[0] for m in models)
+    stored = sum(_prepared.get(m, (0, 0))[1] for m in models)
+    return (f"int8 ({engine()} engine, {count} weight matrices, per-row scales; "
+            f"{stored} as stored in the checkpoint)")

@@ -1,0 +1,153 @@
+"""int8 inference on the CPU (core.models.int8, TranslationSession.use_int8, `--int8`):
+a shipped int8 run's own rows and scales are packed as stored, every family's products
+and recurrent steps run in int8 inside a session that asks for it, the translations,
+log-probabilities and attention stay close to fp32's, fp32 is unchanged when int8 is
+off, and the commands say which arithmetic ran."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+from core.cli import run_cli
+from core.config import ModelConfig
+from core.infer.decoding import decoding_settings
+from core.infer.session import TranslationSession
+from core.models import int8
+from core.models.registry import build_model
+from core.services.demo import DEMO_DIR, ensure_demo_workspace
+from core.workspace.store import Workspace
+
+pytestmark = pytest.mark.skipif(not int8.available(), reason="torch has no quantized engine")
+
+SOURCES = {"es": DEMO_DIR / "demo.es", "en": DEMO_DIR / "en-fr" / "demo.en"}
+
+
+@pytest.fixture(scope="module")
+def demo_root(tmp_path_factory):
+    """The demo workspace with its seven bundled (int8) runs."""
+    return ensure_demo_workspace(tmp_path_factory.mktemp("int8") / "demo")
+
+
+def session_of(root, name: str) -> TranslationSession:
+    with Workspace.open(root, create=False) as ws:
+        return TranslationSession.open(ws, [name])
+
+
+def sentences(lang: str, n: int = 40) -> list[str]:
+    return [s.strip() for s in SOURCES[lang].read_text(encoding="utf-8").splitlines()
+            if s.strip()][:n]
+
+
+def test_a_bundled_int8_run_is_packed_from_its_own_rows_and_scales(demo_root):
+    session = session_of(demo_root, "tatoeba-luong")
+    member = session.members[0]
+    assert "w_s.weight" in member.compact  # the output layer is stored in int8
+    line = session.use_int8(True)
+    assert line.startswith(f"int8 ({int8.engine()} engine, ") and "per-row scales" in line
+    stored = sum(name in member.compact for name, p in member.model.named_parameters()
+                 if p.dim() == 2 and p.numel() >= int8.MIN_INT8 and "embed" not in name)
+    assert f"; {stored} as stored in the checkpoint" in line and stored >= 5
+    q, scales = member.compact["w_s.weight"]
+    with torch.no_grad(), int8.products():  # packed when a product first needs it
+        packed = int8.packed_for(member.model.w_s.weight)
+    weight, _ = torch.ops.quantized.linear_unpack(packed)
+    assert torch.equal(weight.int_repr(), q)  # the stored rows, not requantised ones
+    assert torch.allclose(weight.q_per_channel_scales().float(), scales.float())
+
+
+@pytest.mark.parametrize(("run", "lang", "least_same"), [
+    ("tatoeba-luong", "es", 0.8), ("tatoeba-rnnsearch", "es", 0.8),
+    ("hansards-subs-transformer", "en", 0.65),
+])
+def test_int8_translations_stay_close_to_fp32(demo_root, run, lang, least_same):
+    """On the demo sentences (beam 5): most translations identical, their log-probs
+    within 0.3 (median under 0.1) and their attention within 0.1, yet not equal: the
+    products really ran in int8 (measured: luong 53/60, rnnsearch 53/60, transformer
+    44/60 identical)."""
+    session = session_of(demo_root, run)
+    lines = sentences(lang)
+    fp32 = session.translate(lines, beam=5)
+    session.use_int8(True)
+    q8 = session.translate(lines, beam=5)
+    same = [(a, b) for a, b in zip(fp32, q8, strict=True) if a.text == b.text]
+    assert len(same) >= least_same * len(lines)
+    gaps = [abs(a.log_prob - b.log_prob) for a, b in same]
+    assert max(gaps) < 0.3 and np.median(gaps) < 0.1
+    assert max(gaps) > 1e-4
+    assert max(float(np.abs(a.attention - b.attention).max()) for a, b in same) < 0.1
+
+
+def test_int8_per_call_or_per_session_and_off_again_gives_fp32_to_the_bit(demo_root):
+    session = session_of(demo_root, "tatoeba-rnnsearch")
+    lines = sentences("es", 8)
+    before = session.translate(lines, beam=3)
+    per_call = session.translate(lines, beam=3, int8=True)  # the GUI's way: one call only
+    assert session.int8 is False
+    session.use_int8(True)
+    assert [t.log_prob for t in session.translate(lines, beam=3)] == \
+        [t.log_prob for t in per_call]
+    assert session.use_int8(False) == "fp32"
+    after = session.translate(lines, beam=3)
+    assert [t.log_prob for t in after] == [t.log_prob for t in before]
+
+
+def test_forced_attention_in_int8_is_close_to_fp32(demo_root):
+    """align / the Attention screen read the forced pass: its attention and score in
+    int8 stay within 0.05 and 0.3 of fp32's."""
+    session = session_of(demo_root, "tatoeba-rnnsearch")
+    src, tgt = "Compré una mesa nueva para la cocina.", "I bought a new table for the kitchen."
+    fp32 = session.force(src, tgt)
+    session.use_int8(True)
+    q8 = session.force(src, tgt)
+    diff = float(np.abs(fp32.attention - q8.attention).max())
+    assert 0 < diff < 0.05
+    assert 0 < abs(fp32.log_prob - q8.log_prob) < 0.3
+
+
+def toy_model(family: str, **model) -> torch.nn.Module:
+    torch.manual_seed(0)
+    config = ModelConfig(family=family, emb_size=64, hidden_size=64, layers=2, dropout=0.0,
+                         **model)
+    return build_model(config, 300, 300).eval()
+
+
+@pytest.mark.parametrize(("family", "extra"), [
+    ("rnnencdec", {"attention": "none", "cell": "lstm"}),
+    ("rnnencdec", {"attention": "none", "cell": "gru"}),
+    ("luong", {"input_feeding": False}),
+])
+def test_every_recurrent_step_runs_in_int8(family, extra):
+    """nn.LSTM / nn.GRU decoders (int8.rnn_step): one step's log-probs and new state in
+    int8 within 0.05 of fp32's, and not equal to them."""
+    model = toy_model(family, **extra)
+    int8.prepare(model)
+    src = torch.randint(4, 300, (3, 7))
+    lens = torch.tensor([7, 5, 3])
+    y = torch.tensor([2, 2, 2])
+    with torch.no_grad():
+        enc = model.encode(src, lens)
+        state = model.init_state(enc)
+        logp, _, new, _ = model.step(y, state, enc)
+        with int8.products():
+            logp8, _, new8, _ = model.step(y, state, enc)
+    for a, b in ((logp, logp8), (new["h"], new8["h"])):
+        gap = float((a - b).abs().max())
+        assert 0 < gap < 0.05
+
+
+def test_the_settings_record_and_the_commands_name_int8(demo_root, tmp_path, capsys):
+    session = session_of(demo_root, "tatoeba-luong")
+    assert decoding_settings(session, beam=5)["precision"] == "fp32"
+    session.use_int8(True)
+    assert decoding_settings(session, beam=5)["precision"] == "int8"
+    (tmp_path / "in.txt").write_text("Es muy bonita.\n", encoding="utf-8")
+    base = ["--workspace", str(demo_root), "translate", "--run", "tatoeba-luong",
+            "--input", str(tmp_path / "in.txt")]
+    assert run_cli([*base, "--int8"]) == 0
+    err = capsys.readouterr().err
+    assert f"decoding: int8 ({int8.engine()} engine" in err
+    assert run_cli(base) == 0
+    assert "decoding: fp32" in capsys.readouterr().err
+    assert run_cli([*base, "--int8", "--amp"]) == 2
+    assert "--int8 and --amp choose different arithmetic" in capsys.readouterr().err
