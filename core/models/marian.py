@@ -16,22 +16,35 @@ model's. A search step also puts `<pad>` at -inf, as OPUS-MT's `bad_words_ids` d
 
 Attention: every decoder layer's and head's cross-attention, as transformers reports it
 (output_attentions, eager attention), over the source pieces and the `</s>` that ends
-every Marian source. A search step re-reads the whole prefix (no key/value cache): the
-same numbers as transformers' forward, at a higher cost per step.
+every Marian source.
+
+Search steps keep a key/value cache (transformers' EncoderDecoderCache of two
+DynamicCaches): a step feeds the decoder only its newest token, which attends to the
+cached keys and values of the earlier ones (self-attention) and of the source
+(cross-attention, computed at the first step). Between steps the cache lives in the
+search state as plain tensors, `self_k<i>` / `self_v<i>` (batch x heads x t x head_dim)
+and `cross_k<i>` / `cross_v<i>` (batch x heads x S x head_dim) per decoder layer, so
+that search reorders it with the beams (select_batch) like any other state. The
+numbers are transformers' own cached decoding (its `generate`); `cached = False` gives
+the step that re-reads the whole prefix instead (the same numbers up to rounding, at a
+cost per step growing with the prefix).
 
 The model's own config.json travels in `model.external` (ModelConfig) as JSON text.
 """
 from __future__ import annotations
 
+import inspect
 import json
+from functools import cache
 from typing import Any
 
 import torch
-from torch import Tensor
+from torch import Tensor, nn
 
 from core import limits
 from core.config import ModelConfig
 from core.errors import ConfigError
+from core.models import matmul
 from core.models.base import BOS, PAD, Seq2Seq, Seq2SeqOutput, State, length_mask
 
 NEG_INF = float("-inf")
@@ -54,6 +67,14 @@ def transformers_module() -> Any:
     except ImportError:
         raise ConfigError(f"Marian models need the transformers library; {INSTALL_HINT}") from None
     return transformers
+
+
+@cache
+def cache_keyword() -> str:
+    """The keyword MarianMTModel.forward takes a key/value cache by: `cache` since
+    transformers renamed it, `past_key_values` before."""
+    forward = transformers_module().MarianMTModel.forward
+    return "cache" if "cache" in inspect.signature(forward).parameters else "past_key_values"
 
 
 def check_sizes(raw: dict[str, Any], source: str) -> None:
@@ -85,10 +106,28 @@ def hf_config(text: str, source: str = "model.external") -> Any:
     return config
 
 
+def onednn_linears(module: nn.Module) -> None:
+    """Put every nn.Linear of `module` on oneDNN's products: each becomes a
+    core.models.matmul.Linear holding the same Parameters (tied weights stay tied, the
+    state_dict keeps its keys), as the workbench's own layers are. fp32 products on the
+    CPU then run through oneDNN, packed once per search (matmul.packed_weights), where
+    torch's own run through MKL: the same numbers up to summation order, in about half the
+    time here (docs/benchmarks.md, "Marian / OPUS-MT decoding")."""
+    for parent in list(module.modules()):
+        for name, child in list(parent.named_children()):
+            if type(child) is nn.Linear:
+                swapped = matmul.Linear(child.in_features, child.out_features,
+                                        bias=child.bias is not None, device="meta")
+                swapped.weight, swapped.bias = child.weight, child.bias
+                setattr(parent, name, swapped)
+
+
 class MarianWrapped(Seq2Seq):
     """transformers' MarianMTModel with the workbench's ids, search steps and attention."""
 
     family = "marian"
+    #: whether search steps use the key/value cache (False: re-read the whole prefix)
+    cached = True
 
     def __init__(self, config: Any, src_vocab_size: int, tgt_vocab_size: int,
                  hf_model: Any = None):
@@ -97,6 +136,7 @@ class MarianWrapped(Seq2Seq):
         super().__init__()
         self.hf = hf_model if hf_model is not None else transformers_module().MarianMTModel(config)
         self.hf.eval()
+        onednn_linears(self.hf)
         self.pad_id = int(config.pad_token_id)
         # workbench id -> Marian id, per side (filled by load_state_dict)
         self.register_buffer("src_ids", torch.zeros(src_vocab_size, dtype=torch.long))
@@ -142,19 +182,58 @@ class MarianWrapped(Seq2Seq):
                              cross[-1].mean(dim=1), layer_attention=cross)
 
     def init_state(self, enc: State) -> State:
-        """No target yet: `prefix` batch x 0 (Marian ids)."""
+        """No target yet: an empty cache (cached), or `prefix` batch x 0 Marian ids."""
+        if self.cached:
+            return {}
         return {"prefix": enc["mem_mask"].new_zeros(enc["mem_mask"].size(0), 0, dtype=torch.long)}
 
     def step(self, y_prev: Tensor, state: State, enc: State, out_vocab: Tensor | None = None
              ) -> tuple[Tensor, Tensor, State, None]:
-        """One search step over the whole prefix (base.Seq2Seq.step): y_prev batch ->
-        (log-probs batch x V, or batch x K over `out_vocab`; attention batch x S; the
-        state with `prefix` batch x t+1; None)."""
+        """One search step (base.Seq2Seq.step): y_prev batch -> (log-probs batch x V, or
+        batch x K over `out_vocab`; the last layer's cross-attention, mean over heads,
+        batch x S; the new state; None)."""
+        if not self.cached:
+            return self._step_whole_prefix(y_prev, state, enc, out_vocab)
+        cache = self._cache(state)
+        encoded = transformers_module().modeling_outputs.BaseModelOutput(
+            last_hidden_state=enc["memory"])
+        out = self.hf(encoder_outputs=encoded, attention_mask=enc["mem_mask"].long(),
+                      decoder_input_ids=self.tgt_ids[y_prev][:, None], output_attentions=True,
+                      use_cache=True, **{cache_keyword(): cache})
+        return (self._log_probs(out.logits[:, -1], out_vocab, searching=True),
+                out.cross_attentions[-1][:, :, -1].mean(dim=1), self._cache_state(cache), None)
+
+    def _cache(self, state: State) -> Any:
+        """The EncoderDecoderCache of `state`'s tensors (see the module docstring); an
+        empty one before the first step (the decoder then fills both parts)."""
+        transformers = transformers_module()
+        if "self_k0" not in state:
+            return transformers.EncoderDecoderCache(transformers.DynamicCache(),
+                                                    transformers.DynamicCache())
+        layers = range(self.hf.config.decoder_layers)
+        return transformers.EncoderDecoderCache(
+            transformers.DynamicCache([(state[f"self_k{i}"], state[f"self_v{i}"]) for i in layers]),
+            transformers.DynamicCache([(state[f"cross_k{i}"], state[f"cross_v{i}"])
+                                       for i in layers]))
+
+    @staticmethod
+    def _cache_state(cache: Any) -> State:
+        """A filled EncoderDecoderCache -> its keys and values as state tensors, each
+        batch x heads x length x head_dim (batch on dim 0, as select_batch needs)."""
+        state: State = {}
+        for part, layers in (("self", cache.self_attention_cache),
+                             ("cross", cache.cross_attention_cache)):
+            for i, (keys, values, *_) in enumerate(layers):
+                state[f"{part}_k{i}"], state[f"{part}_v{i}"] = keys, values
+        return state
+
+    def _step_whole_prefix(self, y_prev: Tensor, state: State, enc: State,
+                           out_vocab: Tensor | None) -> tuple[Tensor, Tensor, State, None]:
+        """The uncached step: the whole prefix (`prefix` batch x t+1) through the decoder."""
         prefix = torch.cat([state["prefix"], self.tgt_ids[y_prev][:, None]], dim=1)
         logits, cross = self._decode(prefix, enc)
         return (self._log_probs(logits[:, -1], out_vocab, searching=True),
                 cross[-1, :, :, -1].mean(dim=1), {"prefix": prefix}, None)
-
 
 def build(config: ModelConfig, src_vocab_size: int, tgt_vocab_size: int) -> Seq2Seq:
     """Registry entry for family 'marian': the MarianMTModel of `config.external`."""
