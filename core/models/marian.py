@@ -21,21 +21,22 @@ every Marian source.
 Search steps keep a key/value cache (transformers' EncoderDecoderCache of two
 DynamicCaches): a step feeds the decoder only its newest token, which attends to the
 cached keys and values of the earlier ones (self-attention) and of the source
-(cross-attention, computed at the first step). Between steps the cache lives in the
-search state as plain tensors, `self_k<i>` / `self_v<i>` (batch x heads x t x head_dim)
-and `cross_k<i>` / `cross_v<i>` (batch x heads x S x head_dim) per decoder layer, so
-that search reorders it with the beams (select_batch) like any other state. The
-numbers are transformers' own cached decoding (its `generate`); `cached = False` gives
-the step that re-reads the whole prefix instead (the same numbers up to rounding, at a
-cost per step growing with the prefix).
+(cross-attention, computed at the first step). The cache travels in the search state
+as `state["cache"]`, a KVCache: select_batch picks its rows as it picks a tensor's, and
+the cache's own reorder_cache does it, in place (search never steps from a state again
+once it has picked rows of it). Kept as one object, the cache is never copied to be
+rebuilt: rebuilding a DynamicCache from tensors at every step copied all of it, a fifth
+of a beam step's time on a busy host. The numbers are transformers' cached decoding (its
+`generate`'s); `cached = False` gives the step that re-reads the whole prefix instead
+(the same numbers up to rounding, at a cost per step that grows with the prefix).
 
 The model's own config.json travels in `model.external` (ModelConfig) as JSON text.
 """
 from __future__ import annotations
 
+import functools
 import inspect
 import json
-from functools import cache
 from typing import Any
 
 import torch
@@ -69,7 +70,7 @@ def transformers_module() -> Any:
     return transformers
 
 
-@cache
+@functools.cache
 def cache_keyword() -> str:
     """The keyword MarianMTModel.forward takes a key/value cache by: `cache` since
     transformers renamed it, `past_key_values` before."""
@@ -120,6 +121,23 @@ def onednn_linears(module: nn.Module) -> None:
                                         bias=child.bias is not None, device="meta")
                 swapped.weight, swapped.bias = child.weight, child.bias
                 setattr(parent, name, swapped)
+
+
+class KVCache:
+    """transformers' EncoderDecoderCache in a search state (module docstring): its keys
+    and values are batch x heads x length x head_dim per decoder layer, self-attention
+    then cross-attention, and select_batch picks rows of them as of a tensor."""
+
+    def __init__(self, cache: Any) -> None:
+        self.cache = cache
+
+    def index_select(self, dim: int, index: Tensor) -> KVCache:
+        """Rows `index` (1-D long) of every key and value, in place (reorder_cache): the
+        cache follows the hypotheses search keeps. Returns itself."""
+        if dim != 0:
+            raise ValueError("a key/value cache is indexed by its rows (dim 0) only")
+        self.cache.reorder_cache(index)
+        return self
 
 
 class MarianWrapped(Seq2Seq):
@@ -194,38 +212,19 @@ class MarianWrapped(Seq2Seq):
         batch x S; the new state; None)."""
         if not self.cached:
             return self._step_whole_prefix(y_prev, state, enc, out_vocab)
-        cache = self._cache(state)
+        if "cache" in state:
+            cache = state["cache"].cache
+        else:  # the first step: the decoder fills both parts
+            transformers = transformers_module()
+            cache = transformers.EncoderDecoderCache(transformers.DynamicCache(),
+                                                     transformers.DynamicCache())
         encoded = transformers_module().modeling_outputs.BaseModelOutput(
             last_hidden_state=enc["memory"])
         out = self.hf(encoder_outputs=encoded, attention_mask=enc["mem_mask"].long(),
                       decoder_input_ids=self.tgt_ids[y_prev][:, None], output_attentions=True,
                       use_cache=True, **{cache_keyword(): cache})
         return (self._log_probs(out.logits[:, -1], out_vocab, searching=True),
-                out.cross_attentions[-1][:, :, -1].mean(dim=1), self._cache_state(cache), None)
-
-    def _cache(self, state: State) -> Any:
-        """The EncoderDecoderCache of `state`'s tensors (see the module docstring); an
-        empty one before the first step (the decoder then fills both parts)."""
-        transformers = transformers_module()
-        if "self_k0" not in state:
-            return transformers.EncoderDecoderCache(transformers.DynamicCache(),
-                                                    transformers.DynamicCache())
-        layers = range(self.hf.config.decoder_layers)
-        return transformers.EncoderDecoderCache(
-            transformers.DynamicCache([(state[f"self_k{i}"], state[f"self_v{i}"]) for i in layers]),
-            transformers.DynamicCache([(state[f"cross_k{i}"], state[f"cross_v{i}"])
-                                       for i in layers]))
-
-    @staticmethod
-    def _cache_state(cache: Any) -> State:
-        """A filled EncoderDecoderCache -> its keys and values as state tensors, each
-        batch x heads x length x head_dim (batch on dim 0, as select_batch needs)."""
-        state: State = {}
-        for part, layers in (("self", cache.self_attention_cache),
-                             ("cross", cache.cross_attention_cache)):
-            for i, (keys, values, *_) in enumerate(layers):
-                state[f"{part}_k{i}"], state[f"{part}_v{i}"] = keys, values
-        return state
+                out.cross_attentions[-1][:, :, -1].mean(dim=1), {"cache": KVCache(cache)}, None)
 
     def _step_whole_prefix(self, y_prev: Tensor, state: State, enc: State,
                            out_vocab: Tensor | None) -> tuple[Tensor, Tensor, State, None]:

@@ -264,9 +264,11 @@ def test_cached_search_scores_equal_transformers_generate(session, hf, beam):
 
 
 def test_the_cache_is_reordered_with_the_beams(session):
-    """A step's state holds the cache as tensors with the hypotheses on dim 0, so that
-    select_batch reorders it: a step from reordered rows gives the reordered step."""
+    """A step's state holds transformers' cache, whose rows select_batch picks as it picks
+    a tensor's: a step from reordered rows gives the reordered step, and the cache grows
+    by one position a step."""
     from core.models.base import select_batch
+    from core.models.marian import KVCache
 
     sess = session[2]
     model = _model(session)
@@ -275,24 +277,31 @@ def test_the_cache_is_reordered_with_the_beams(session):
     width = max(map(len, ids))
     src = torch.tensor([s + [0] * (width - len(s)) for s in ids])
     lens = torch.tensor([len(s) for s in ids])
+    y, order = torch.tensor([7, 9, 11]), torch.tensor([2, 0, 1])
     with torch.no_grad():
         enc = model.encode(src, lens)
-        _, _, state, _ = model.step(torch.full((3,), 2), model.init_state(enc), enc)
-        layers = model.hf.config.decoder_layers
-        assert sorted(state) == sorted(f"{p}_{kv}{i}" for p in ("self", "cross")
-                                       for kv in "kv" for i in range(layers))
-        assert state["self_k0"].shape[:3] == (3, model.hf.config.decoder_attention_heads, 1)
-        assert state["cross_k0"].shape[2] == width
-        y = torch.tensor([7, 9, 11])
-        logp, attn, after, _ = model.step(y, state, enc)
-        order = torch.tensor([2, 0, 1])
-        logp_r, attn_r, after_r, _ = model.step(y[order], select_batch(state, order),
-                                                select_batch(enc, order))
+        first = [model.step(torch.full((3,), 2), model.init_state(enc), enc)[2]
+                 for _ in range(2)]  # two states: a step appends to its cache in place
+        assert isinstance(first[0]["cache"], KVCache)
+        cache = first[0]["cache"].cache
+        heads = model.hf.config.decoder_attention_heads
+        for keys, values, *_ in cache.self_attention_cache:
+            assert keys.shape[:3] == values.shape[:3] == (3, heads, 1)
+        for keys, _, *_ in cache.cross_attention_cache:
+            assert keys.shape[:3] == (3, heads, width)
+        logp, attn, after, _ = model.step(y, first[0], enc)
+        picked = select_batch(first[1], order)
+        logp_r, attn_r, after_r, _ = model.step(y[order], picked, select_batch(enc, order))
     assert torch.allclose(logp_r, logp[order], atol=1e-5)
     assert torch.allclose(attn_r, attn[order], atol=1e-6)
-    assert after_r["self_k0"].shape[2] == 2
-    assert torch.allclose(after_r["self_v5" if layers > 5 else "self_v1"],
-                          after["self_v5" if layers > 5 else "self_v1"][order], atol=1e-6)
+    assert after["cache"].cache.get_seq_length() == after_r["cache"].cache.get_seq_length() == 2
+    for (k, v, *_), (k_r, v_r, *_) in zip(after["cache"].cache.self_attention_cache,
+                                          after_r["cache"].cache.self_attention_cache,
+                                          strict=True):
+        assert torch.allclose(k_r, k[order], atol=1e-6)
+        assert torch.allclose(v_r, v[order], atol=1e-6)
+    with pytest.raises(ValueError, match="rows"):
+        after["cache"].index_select(1, order)
 
 
 def test_every_linear_layer_runs_on_onednn_with_the_same_parameters(session, folder):
