@@ -112,8 +112,8 @@ def onednn_linears(module: nn.Module) -> None:
     core.models.matmul.Linear holding the same Parameters (tied weights stay tied, the
     state_dict keeps its keys), as the workbench's own layers are. fp32 products on the
     CPU then run through oneDNN, packed once per search (matmul.packed_weights), where
-    torch's own run through MKL: the same numbers up to summation order, in about half the
-    time here (docs/benchmarks.md, "Marian / OPUS-MT decoding")."""
+    torch's own run through MKL, about half as fast on AMD CPUs (docs/benchmarks.md,
+    "fp32 products through oneDNN"): the same numbers up to summation order."""
     for parent in list(module.modules()):
         for name, child in list(parent.named_children()):
             if type(child) is nn.Linear:
