@@ -62,7 +62,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                         "length, as onmt_translate -min_length N -max_length N")
     d.add_argument("--variant", default="luong-global-general",
                    help="a bench train variant (default: the OpenNMT-py peer's model)")
-    d.add_argument("--sentences", type=int, default=500)
+    d.add_argument("--sentences", type=int, help="sentences decoded (default 500; --marian 60)")
     d.add_argument("--length", type=int, default=20, help="output tokens per sentence")
     d.add_argument("--beam", type=int, action="append",
                    help="beam sizes (repeatable; default 1 and 5; 1 = greedy)")
@@ -83,6 +83,16 @@ def register(sub: argparse._SubParsersAction) -> None:
     d.add_argument("--shortlist", nargs="?", const="50,100", metavar="PER_WORD,FREQUENT",
                    help="also decode over each batch's lexical shortlist (translate "
                         "--shortlist; default 50,100)")
+    d.add_argument("--marian", action="store_true",
+                   help="instead: a random-weight Marian model of OPUS-MT size (6 + 6 layers, "
+                   "d_model 512), imported as `runs import` does, on the workbench's search "
+                   "against transformers' generate (same sentences and beam), on the CPU: "
+                   "sentences/s of both and their ratio (needs transformers)")
+    d.add_argument("--marian-vocab", type=int, default=58101, metavar="N",
+                   help="--marian: the shared vocabulary's size (default 58,101, as "
+                   "opus-mt-en-de)")
+    d.add_argument("--rounds", type=int, default=3,
+                   help="--marian: timed rounds per beam size, alternating which goes first")
     d.set_defaults(func=run_translate)
     g = bsub.add_parser("gui", help="event-loop lateness of the GUI while a model trains")
     g.add_argument("--steps", type=int, default=60, help="training steps")
@@ -132,16 +142,39 @@ def run_translate(args: argparse.Namespace) -> int:
     # imported when called: tests patch the name where it is defined
     from core.tooling.bench_translate import run_translate_bench
 
-    at_least(("--threads", args.threads, 1),)
+    at_least(("--threads", args.threads, 1), ("--rounds", args.rounds, 1),
+             ("--marian-vocab", args.marian_vocab, 16))
     for beam in args.beam or []:
         limits.check_beam(beam)
     check_threads(args.threads, "--threads")
     check_device(args.device)
-    rows = run_translate_bench(args.variant, args.sentences, args.length, args.beam or [1, 5],
+    if args.marian:
+        return run_marian(args)
+    rows = run_translate_bench(args.variant, args.sentences or 500, args.length,
+                               args.beam or [1, 5],
                                args.batch, args.device, args.data, args.threads, args.split,
                                amp=args.amp,
                                shortlist=parse_spec(args.shortlist) if args.shortlist else None,
                                flops=args.flops, q8=args.int8)
+    return 0 if rows else 1
+
+
+def run_marian(args: argparse.Namespace) -> int:
+    """`bench translate --marian` (core/tooling/bench_marian.py): on the CPU only, without
+    the options of the workbench's own variants."""
+    # imported when called: tests patch the name where it is defined
+    from core.models.marian import transformers_module
+    from core.tooling.bench_marian import run_marian_bench  # lazy: transformers, torch
+
+    if args.device != "cpu":
+        raise ConfigError(f"--marian times the CPU; pass --device cpu, not {args.device!r}")
+    for option, given in (("--amp", args.amp), ("--flops", args.flops),
+                          ("--shortlist", args.shortlist)):
+        if given:
+            raise ConfigError(f"{option} is not measured with --marian; leave it out")
+    transformers_module()  # ConfigError saying how to install it
+    rows = run_marian_bench(args.sentences or 60, args.length, args.beam or [1, 5], args.batch,
+                            args.threads, args.data, args.split, args.marian_vocab, args.rounds)
     return 0 if rows else 1
 
 

@@ -47,7 +47,10 @@ Incremental decoding (greedy, beam search, ensembles):
 Context models also put their gate values in `enc["gates"]` (batch x src_len, the
 per-token mean of lambda), which search copies onto every hypothesis.
 Every tensor in `enc` and `state` has the batch on dim 0, so search can expand and
-reorder hypotheses generically with `select_batch` below.
+reorder hypotheses generically with `select_batch` below. A state may also hold an
+object with `index_select(0, rows)` (an imported Marian model's key/value cache,
+core.models.marian.KVCache), which may pick its rows in place: search never steps from a
+state again once it has picked rows of it.
 """
 from __future__ import annotations
 
@@ -142,8 +145,9 @@ def step_log_probs(scores: Tensor) -> Tensor:
 
 
 def select_batch(tree: State, index: Tensor) -> State:
-    """Pick rows `index` (1-D long) along dim 0 of every tensor: expands a batch for
-    beam search (repeat_interleave indices) or reorders surviving hypotheses."""
+    """Pick rows `index` (1-D long) along dim 0 of every tensor (or object with
+    index_select, module docstring): expands a batch for beam search (repeat_interleave
+    indices) or reorders surviving hypotheses."""
     return {k: v.index_select(0, index) for k, v in tree.items()}
 
 

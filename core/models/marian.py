@@ -16,22 +16,36 @@ model's. A search step also puts `<pad>` at -inf, as OPUS-MT's `bad_words_ids` d
 
 Attention: every decoder layer's and head's cross-attention, as transformers reports it
 (output_attentions, eager attention), over the source pieces and the `</s>` that ends
-every Marian source. A search step re-reads the whole prefix (no key/value cache): the
-same numbers as transformers' forward, at a higher cost per step.
+every Marian source.
+
+Search steps keep a key/value cache (transformers' EncoderDecoderCache of two
+DynamicCaches): a step feeds the decoder only its newest token, which attends to the
+cached keys and values of the earlier ones (self-attention) and of the source
+(cross-attention, computed at the first step). The cache travels in the search state
+as `state["cache"]`, a KVCache: select_batch picks its rows as it picks a tensor's, and
+the cache's own reorder_cache does it, in place (search never steps from a state again
+once it has picked rows of it). Kept as one object, the cache is never copied to be
+rebuilt: rebuilding a DynamicCache from tensors at every step copied all of it, a fifth
+of a beam step's time on a busy host. The numbers are transformers' cached decoding (its
+`generate`'s); `cached = False` gives the step that re-reads the whole prefix instead
+(the same numbers up to rounding, at a cost per step that grows with the prefix).
 
 The model's own config.json travels in `model.external` (ModelConfig) as JSON text.
 """
 from __future__ import annotations
 
+import functools
+import inspect
 import json
 from typing import Any
 
 import torch
-from torch import Tensor
+from torch import Tensor, nn
 
 from core import limits
 from core.config import ModelConfig
 from core.errors import ConfigError
+from core.models import matmul
 from core.models.base import BOS, PAD, Seq2Seq, Seq2SeqOutput, State, length_mask
 
 NEG_INF = float("-inf")
@@ -54,6 +68,14 @@ def transformers_module() -> Any:
     except ImportError:
         raise ConfigError(f"Marian models need the transformers library; {INSTALL_HINT}") from None
     return transformers
+
+
+@functools.cache
+def cache_keyword() -> str:
+    """The keyword MarianMTModel.forward takes a key/value cache by: `cache` since
+    transformers renamed it, `past_key_values` before."""
+    forward = transformers_module().MarianMTModel.forward
+    return "cache" if "cache" in inspect.signature(forward).parameters else "past_key_values"
 
 
 def check_sizes(raw: dict[str, Any], source: str) -> None:
@@ -85,10 +107,45 @@ def hf_config(text: str, source: str = "model.external") -> Any:
     return config
 
 
+def onednn_linears(module: nn.Module) -> None:
+    """Put every nn.Linear of `module` on oneDNN's products: each becomes a
+    core.models.matmul.Linear holding the same Parameters (tied weights stay tied, the
+    state_dict keeps its keys), as the workbench's own layers are. fp32 products on the
+    CPU then run through oneDNN, packed once per search (matmul.packed_weights), where
+    torch's own run through MKL, about half as fast on AMD CPUs (docs/benchmarks.md,
+    "fp32 products through oneDNN"): the same numbers up to summation order."""
+    for parent in list(module.modules()):
+        for name, child in list(parent.named_children()):
+            if type(child) is nn.Linear:
+                swapped = matmul.Linear(child.in_features, child.out_features,
+                                        bias=child.bias is not None, device="meta")
+                swapped.weight, swapped.bias = child.weight, child.bias
+                setattr(parent, name, swapped)
+
+
+class KVCache:
+    """transformers' EncoderDecoderCache in a search state (module docstring): its keys
+    and values are batch x heads x length x head_dim per decoder layer, self-attention
+    then cross-attention, and select_batch picks rows of them as of a tensor."""
+
+    def __init__(self, cache: Any) -> None:
+        self.cache = cache
+
+    def index_select(self, dim: int, index: Tensor) -> KVCache:
+        """Rows `index` (1-D long) of every key and value, in place (reorder_cache): the
+        cache follows the hypotheses search keeps. Returns itself."""
+        if dim != 0:
+            raise ValueError("a key/value cache is indexed by its rows (dim 0) only")
+        self.cache.reorder_cache(index)
+        return self
+
+
 class MarianWrapped(Seq2Seq):
     """transformers' MarianMTModel with the workbench's ids, search steps and attention."""
 
     family = "marian"
+    #: whether search steps use the key/value cache (False: re-read the whole prefix)
+    cached = True
 
     def __init__(self, config: Any, src_vocab_size: int, tgt_vocab_size: int,
                  hf_model: Any = None):
@@ -97,6 +154,7 @@ class MarianWrapped(Seq2Seq):
         super().__init__()
         self.hf = hf_model if hf_model is not None else transformers_module().MarianMTModel(config)
         self.hf.eval()
+        onednn_linears(self.hf)
         self.pad_id = int(config.pad_token_id)
         # workbench id -> Marian id, per side (filled by load_state_dict)
         self.register_buffer("src_ids", torch.zeros(src_vocab_size, dtype=torch.long))
@@ -142,19 +200,39 @@ class MarianWrapped(Seq2Seq):
                              cross[-1].mean(dim=1), layer_attention=cross)
 
     def init_state(self, enc: State) -> State:
-        """No target yet: `prefix` batch x 0 (Marian ids)."""
+        """No target yet: an empty cache (cached), or `prefix` batch x 0 Marian ids."""
+        if self.cached:
+            return {}
         return {"prefix": enc["mem_mask"].new_zeros(enc["mem_mask"].size(0), 0, dtype=torch.long)}
 
     def step(self, y_prev: Tensor, state: State, enc: State, out_vocab: Tensor | None = None
              ) -> tuple[Tensor, Tensor, State, None]:
-        """One search step over the whole prefix (base.Seq2Seq.step): y_prev batch ->
-        (log-probs batch x V, or batch x K over `out_vocab`; attention batch x S; the
-        state with `prefix` batch x t+1; None)."""
+        """One search step (base.Seq2Seq.step): y_prev batch -> (log-probs batch x V, or
+        batch x K over `out_vocab`; the last layer's cross-attention, mean over heads,
+        batch x S; the new state; None)."""
+        if not self.cached:
+            return self._step_whole_prefix(y_prev, state, enc, out_vocab)
+        if "cache" in state:
+            cache = state["cache"].cache
+        else:  # the first step: the decoder fills both parts
+            transformers = transformers_module()
+            cache = transformers.EncoderDecoderCache(transformers.DynamicCache(),
+                                                     transformers.DynamicCache())
+        encoded = transformers_module().modeling_outputs.BaseModelOutput(
+            last_hidden_state=enc["memory"])
+        out = self.hf(encoder_outputs=encoded, attention_mask=enc["mem_mask"].long(),
+                      decoder_input_ids=self.tgt_ids[y_prev][:, None], output_attentions=True,
+                      use_cache=True, **{cache_keyword(): cache})
+        return (self._log_probs(out.logits[:, -1], out_vocab, searching=True),
+                out.cross_attentions[-1][:, :, -1].mean(dim=1), {"cache": KVCache(cache)}, None)
+
+    def _step_whole_prefix(self, y_prev: Tensor, state: State, enc: State,
+                           out_vocab: Tensor | None) -> tuple[Tensor, Tensor, State, None]:
+        """The uncached step: the whole prefix (`prefix` batch x t+1) through the decoder."""
         prefix = torch.cat([state["prefix"], self.tgt_ids[y_prev][:, None]], dim=1)
         logits, cross = self._decode(prefix, enc)
         return (self._log_probs(logits[:, -1], out_vocab, searching=True),
                 cross[-1, :, :, -1].mean(dim=1), {"prefix": prefix}, None)
-
 
 def build(config: ModelConfig, src_vocab_size: int, tgt_vocab_size: int) -> Seq2Seq:
     """Registry entry for family 'marian': the MarianMTModel of `config.external`."""

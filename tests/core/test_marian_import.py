@@ -197,3 +197,123 @@ def test_cli_runs_import_names_both_kinds_and_imports(folder, tmp_path):
         in refused.stderr
     with Workspace.open(ws) as opened:
         assert [r.name for r in opened.list_runs()] == ["es-en"]
+
+
+# ------------------------------------------------------------------ the key/value cache
+
+
+def _hf_generate_scored(hf, sentence: str, beam: int):
+    """HF's output ids (no decoder start, no EOS), whether it ended with EOS, and the sum
+    of its chosen words' log-probs under the model (log_softmax of generate's raw logits,
+    row by row along the beam that made each word; the workbench scores the same way)."""
+    tok, model = hf
+    enc = tok([sentence], return_tensors="pt")
+    with torch.no_grad():
+        out = model.generate(**enc, num_beams=beam, do_sample=False, max_new_tokens=LIMIT + 1,
+                             length_penalty=0.0, early_stopping=False, output_logits=True,
+                             return_dict_in_generate=True,
+                             bad_words_ids=[[model.config.pad_token_id]])
+    ids = out.sequences[0, 1:].tolist()
+    eos = model.config.eos_token_id
+    ended = eos in ids
+    ids = ids[: ids.index(eos) + 1] if ended else ids
+    rows = out.beam_indices[0].tolist() if beam > 1 else [0] * len(ids)
+    score = sum(float(torch.log_softmax(step[row].double(), -1)[i])
+                for step, row, i in zip(out.logits, rows, ids, strict=False))
+    return ids[:-1] if ended else ids, ended, score
+
+
+def _model(session):
+    return session[2].first.model
+
+
+@pytest.mark.parametrize("beam", [1, 4])
+def test_cached_search_gives_the_uncached_translations_scores_and_attention(session, beam,
+                                                                           monkeypatch):
+    """The key/value cache (core.models.marian) changes no translation, score or
+    attention row of the search: the same as the step that re-reads the whole prefix."""
+    sess = session[2]
+    model = _model(session)
+    assert model.cached
+    cached = sess.translate(SENTENCES, beam=beam, max_len_abs=LIMIT, max_len_ratio=100.0)
+    monkeypatch.setattr(model, "cached", False)
+    whole = sess.translate(SENTENCES, beam=beam, max_len_abs=LIMIT, max_len_ratio=100.0)
+    for a, b in zip(cached, whole, strict=True):
+        assert a.target_ids == b.target_ids, a.source
+        assert a.log_prob == pytest.approx(b.log_prob, abs=1e-4)
+        assert a.attention.shape == b.attention.shape
+        assert abs(a.attention - b.attention).max() < 1e-5
+        # the attention is a distribution over the source for every output token
+        assert abs(a.attention.sum(axis=1) - 1).max() < 1e-5
+    assert sum(len(t.target_ids) for t in cached) > 5 * len(SENTENCES)
+
+
+@pytest.mark.parametrize("beam", [1, 4])
+def test_cached_search_scores_equal_transformers_generate(session, hf, beam):
+    """Translations that transformers' generate ends on its own have the workbench's
+    score too: the sum of the model's log-probs of the words generate chose."""
+    sess = session[2]
+    ours = sess.translate(SENTENCES, beam=beam, max_len_abs=LIMIT, max_len_ratio=100.0)
+    compared = 0
+    for sentence, tr in zip(SENTENCES, ours, strict=True):
+        theirs, ended, score = _hf_generate_scored(hf, sentence, beam)
+        if ended:
+            assert _marian_ids(tr, sess.first.tgt_vocab) == theirs, sentence
+            assert tr.log_prob == pytest.approx(score, abs=1e-4), sentence
+            compared += 1
+    assert compared >= 5
+
+
+def test_the_cache_is_reordered_with_the_beams(session):
+    """A step's state holds transformers' cache, whose rows select_batch picks as it picks
+    a tensor's: a step from reordered rows gives the reordered step, and the cache grows
+    by one position a step."""
+    from core.models.base import select_batch
+    from core.models.marian import KVCache
+
+    sess = session[2]
+    model = _model(session)
+    vocab = sess.first.src_vocab
+    ids = [vocab.encode(vocab.tokenize(s)) for s in SENTENCES[:3]]
+    width = max(map(len, ids))
+    src = torch.tensor([s + [0] * (width - len(s)) for s in ids])
+    lens = torch.tensor([len(s) for s in ids])
+    y, order = torch.tensor([7, 9, 11]), torch.tensor([2, 0, 1])
+    with torch.no_grad():
+        enc = model.encode(src, lens)
+        first = [model.step(torch.full((3,), 2), model.init_state(enc), enc)[2]
+                 for _ in range(2)]  # two states: a step appends to its cache in place
+        assert isinstance(first[0]["cache"], KVCache)
+        cache = first[0]["cache"].cache
+        heads = model.hf.config.decoder_attention_heads
+        for keys, values, *_ in cache.self_attention_cache:
+            assert keys.shape[:3] == values.shape[:3] == (3, heads, 1)
+        for keys, _, *_ in cache.cross_attention_cache:
+            assert keys.shape[:3] == (3, heads, width)
+        logp, attn, after, _ = model.step(y, first[0], enc)
+        picked = select_batch(first[1], order)
+        logp_r, attn_r, after_r, _ = model.step(y[order], picked, select_batch(enc, order))
+    assert torch.allclose(logp_r, logp[order], atol=1e-5)
+    assert torch.allclose(attn_r, attn[order], atol=1e-6)
+    assert after["cache"].cache.get_seq_length() == after_r["cache"].cache.get_seq_length() == 2
+    for (k, v, *_), (k_r, v_r, *_) in zip(after["cache"].cache.self_attention_cache,
+                                          after_r["cache"].cache.self_attention_cache,
+                                          strict=True):
+        assert torch.allclose(k_r, k[order], atol=1e-6)
+        assert torch.allclose(v_r, v[order], atol=1e-6)
+    with pytest.raises(ValueError, match="rows"):
+        after["cache"].index_select(1, order)
+
+
+def test_every_linear_layer_runs_on_onednn_with_the_same_parameters(session, folder):
+    """The imported model's nn.Linear layers are core.models.matmul.Linear, holding the
+    checkpoint's Parameters: the output layer stays tied to the embeddings and the
+    state_dict keeps transformers' keys."""
+    from core.models import matmul
+
+    model = _model(session)
+    linears = [m for m in model.hf.modules() if isinstance(m, torch.nn.Linear)]
+    assert linears and all(type(m) is matmul.Linear for m in linears)
+    assert model.hf.lm_head.weight is model.hf.model.shared.weight
+    fresh = transformers.MarianMTModel.from_pretrained(folder)
+    assert set(model.hf.state_dict()) == set(fresh.state_dict())
