@@ -44,6 +44,19 @@ def ask_and_import(parent: QWidget, jobs: JobManager, ws: Workspace | None,
                                     Path(path).name if Path(path).is_dir() else Path(path).stem)
     if not ok or not name.strip():
         return None
-    job = jobs.submit(import_model_job, ws, path, name.strip(), name=f"Importing {name.strip()}")
+    answer, ok = QInputDialog.getText(
+        parent, "Import model", "Languages it translates, source and target (e.g. 'es en');\n"
+        "empty: as its files say (an OPUS-MT folder's name), else unknown:",
+        QLineEdit.EchoMode.Normal, "")
+    if not ok:
+        return None
+    codes = answer.replace("-", " ").replace(">", " ").split()
+    if codes and len(codes) != 2:
+        QMessageBox.warning(parent, "Import model", f"{answer!r}: give two language codes, "
+                            "source and target (e.g. 'es en'), or none")
+        return None
+    languages = (codes[0], codes[1]) if codes else None
+    job = jobs.submit(import_model_job, ws, path, name.strip(), languages,
+                      name=f"Importing {name.strip()}")
     job.finished.connect(lambda _run_id: done())
     return job

@@ -156,12 +156,13 @@ def choose_readings_job(ws: Workspace, run_ids: list[int], ctx: JobContext) -> l
 
 
 # --- File -> Import model ------------------------------------------------------------------------
-def import_model_job(ws: Workspace, path: str, name: str, ctx: JobContext) -> int:
-    """Import the model at `path` as run `name` (core.services.model_import); returns
-    the run's id."""
+def import_model_job(ws: Workspace, path: str, name: str,
+                     languages: tuple[str, str] | None, ctx: JobContext) -> int:
+    """Import the model at `path` as run `name` translating `languages` (source, target;
+    None: as its files say; core.services.model_import); returns the run's id."""
     from core.services.model_import import import_model
 
     ctx.progress(0, 1, f"importing {Path(path).name}")
-    run_id = import_model(ws, path, name)
+    run_id = import_model(ws, path, name, languages)
     ctx.progress(1, 1, "imported")
     return run_id

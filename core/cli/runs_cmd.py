@@ -18,7 +18,7 @@ from typing import Any
 
 from core.cli.confirm import add_rename_and_delete, confirm_deletion, refuse
 from core.cli.corpus_cmd import format_table
-from core.errors import TrainingError
+from core.errors import ConfigError, TrainingError
 from core.families import FAMILIES, family_traits
 from core.services.manage import delete_run, run_deletion
 from core.textsafe import cell, printable
@@ -55,6 +55,10 @@ def register(sub: argparse._SubParsersAction) -> None:
                      help="the model's folder (Marian) or .pt file (OpenNMT-py)")
     imp.add_argument("--name", default=None,
                      help="the run's name (default: the folder's or file's name)")
+    imp.add_argument("--src-lang", default=None,
+                     help="the model's source language code, e.g. es (an OpenNMT-py "
+                     "checkpoint names none; gold sets and corpora are matched by it)")
+    imp.add_argument("--tgt-lang", default=None, help="the model's target language code")
     imp.set_defaults(func=run_import)
 
 
@@ -113,11 +117,20 @@ def run_list(args: argparse.Namespace) -> int:
 
 def run_import(args: argparse.Namespace) -> int:
     """`runs import`: the model at PATH made a finished run; returns 0."""
+    from core.services.alignment_runs import run_languages  # loads torch, as below
     from core.services.model_import import import_model  # loads torch: not for every command
 
+    if (args.src_lang is None) != (args.tgt_lang is None):
+        raise ConfigError("give both --src-lang and --tgt-lang, or neither")
+    languages = (args.src_lang, args.tgt_lang) if args.src_lang is not None else None
     with _open(args) as ws:
-        run = ws.get_run(import_model(ws, args.path, args.name))
-    print(f"imported {args.path} as run {run.id} {printable(run.name)!r} ({run.family})")
+        run = ws.get_run(import_model(ws, args.path, args.name, languages))
+        src, tgt = run_languages(ws, run)
+    print(f"imported {args.path} as run {run.id} {printable(run.name)!r} ({run.family}), "
+          f"{src} -> {tgt}")
+    if "xx" in (src, tgt):
+        print("note: the model does not say its languages: import it again with --src-lang "
+              "and --tgt-lang to score it on gold sets of its pair")
     return 0
 
 

@@ -18,7 +18,9 @@ import time
 from pathlib import Path
 
 from core.atomic import write_text_atomic
+from core.data.preprocess import Preprocessor
 from core.errors import ConfigError, WorkbenchError
+from core.services.corpora import check_language_codes
 from core.train import artifacts
 from core.train.checkpoint import LAST, save_checkpoint
 from core.workspace.store import Workspace
@@ -60,13 +62,30 @@ def read_outside_model(path: Path, name: str):
                       + "; ".join(KINDS))
 
 
-def import_model(ws: Workspace, path: str | Path, name: str | None = None) -> int:
+def with_language(pre: Preprocessor, lang: str) -> Preprocessor:
+    """`pre` for language `lang`: the same text handling, Moses' rules of `lang`."""
+    return Preprocessor(lang, lowercase=pre.lowercase, fold_accents=pre.fold_accents,
+                        normalize_punct=pre.normalize_punct, pretokenized=pre.pretokenized,
+                        truecaser=pre.truecaser, convention=pre.convention)
+
+
+def import_model(ws: Workspace, path: str | Path, name: str | None = None,
+                 languages: tuple[str, str] | None = None) -> int:
     """Import the outside model at `path` as a finished run named `name` (default: the
-    file or folder's name); returns the run's id. ConfigError / CheckpointError naming the
-    file when it cannot be read; the workspace is then unchanged."""
+    file or folder's name); returns the run's id. `languages` (source, target codes)
+    say what the model translates where its files do not (an OpenNMT-py checkpoint
+    names none; an OPUS-MT folder's name may): gold sets and corpora of that pair are
+    then scored with it; without them the model's own, else "xx". ConfigError /
+    CheckpointError naming the file when it cannot be read; the workspace is then
+    unchanged."""
     path = Path(path).expanduser().absolute()
     name = name or path.stem
+    if languages is not None:
+        check_language_codes(*languages, labels=("--src-lang", "--tgt-lang"))
     kind, loaded = read_outside_model(path, name)
+    if languages is not None:
+        loaded.src_pre = with_language(loaded.src_pre, languages[0])
+        loaded.tgt_pre = with_language(loaded.tgt_pre, languages[1])
     run_id = ws.create_run(name, loaded.config.to_dict(), None)
     try:
         folder = ws.run_dir(run_id)

@@ -16,8 +16,8 @@ def test_import_model_menu_adds_a_usable_run(qtbot, tmp_path, monkeypatch):
     monkeypatch.setattr(model_import, "ask_folder", lambda *a: str(folder))
     monkeypatch.setattr(model_import.QInputDialog, "getItem",
                         lambda *a: (model_import.CHOICES[0], True))
-    monkeypatch.setattr(model_import.QInputDialog, "getText",
-                        lambda *a: ("opus es-en", True))
+    monkeypatch.setattr(model_import.QInputDialog, "getText",  # the name; no languages
+                        lambda *a: ("" if "Languages" in a[2] else "opus es-en", True))
     window = MainWindow(tmp_path / "ws")
     qtbot.addWidget(window)
     action = next(a for m in window.menuBar().actions() if m.text() == "&File"
@@ -55,4 +55,32 @@ def test_import_model_menu_takes_an_onmt_checkpoint_file(qtbot, tmp_path, monkey
     run = window.workspace.list_runs()[0]
     assert (run.name, run.family) == ("model", "luong")
     assert asked == ["OpenNMT-py checkpoints (*.pt);;All files (*)"]
+    window.close()
+
+
+def test_the_languages_typed_at_import_are_the_runs(qtbot, tmp_path, monkeypatch):
+    """The import asks which languages the model translates: 'es-en' typed there makes an
+    OpenNMT-py run (whose file names none) es -> en; three codes are refused unimported."""
+    from core.services.alignment_runs import run_languages
+    from tests.core.onmt_logs import FIXTURES
+
+    model = str(FIXTURES / "lstm-general-feed" / "model.pt")
+    monkeypatch.setattr(model_import, "ask_open_path", lambda *a: model)
+    monkeypatch.setattr(model_import.QInputDialog, "getItem",
+                        lambda *a: (model_import.CHOICES[1], True))
+    warned = []
+    monkeypatch.setattr(model_import.QMessageBox, "warning", lambda *a: warned.append(a[2]))
+    window = MainWindow(tmp_path / "ws")
+    qtbot.addWidget(window)
+    for typed in ("es en fr", "es-en"):
+        monkeypatch.setattr(model_import.QInputDialog, "getText",
+                            lambda *a, typed=typed: (typed if "Languages" in a[2] else a[-1],
+                                                     True))
+        job = model_import.ask_and_import(window, window.jobs, window.workspace, lambda: None)
+        if typed == "es en fr":
+            assert job is None and "give two language codes" in warned[0]
+            continue
+        qtbot.waitUntil(lambda: job.done, timeout=60000)
+    runs = window.workspace.list_runs()
+    assert [run_languages(window.workspace, r) for r in runs] == [("es", "en")]
     window.close()

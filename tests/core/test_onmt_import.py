@@ -332,3 +332,38 @@ def test_an_alignment_head_trains_over_an_imported_run_on_a_named_corpus(tmp_pat
                     str(demo / "gold.es"), "--gold-tgt", str(demo / "gold.en"), "--gold-links",
                     str(demo / "gold.links"), "--reading", "head"]) == 0
     assert "| onmt-head alignment head" in capsys.readouterr().out
+
+
+def test_the_languages_given_at_import_let_gold_sets_of_the_pair_score_the_run(tmp_path,
+                                                                             capsys):
+    """An OpenNMT-py checkpoint names no languages: imported without --src-lang/--tgt-lang
+    its run is xx -> xx (said at import) and a stored es -> en gold set refuses it; with
+    them the same gold set scores it; half of the pair or a bad code is refused."""
+    from core.cli import run_cli
+    from core.services.alignment_runs import run_languages
+
+    demo = ROOT / "resources" / "demo"
+    model = FIXTURES / "lstm-general-feed" / "model.pt"
+    base = ["--workspace", str(tmp_path / "ws")]
+    assert run_cli([*base, "runs", "import", str(model), "--name", "plain"]) == 0
+    assert "xx -> xx" in capsys.readouterr().out
+    assert run_cli([*base, "runs", "import", str(model), "--name", "es-en", "--src-lang",
+                    "es", "--tgt-lang", "en"]) == 0
+    assert "es -> en" in capsys.readouterr().out
+    ws = Workspace.open(tmp_path / "ws")
+    assert [run_languages(ws, r) for r in ws.list_runs()] == [("xx", "xx"), ("es", "en")]
+    ws.close()
+    gold = ["--gold-src", str(demo / "gold.es"), "--gold-tgt", str(demo / "gold.en"),
+            "--gold-links", str(demo / "gold.links")]
+    assert run_cli([*base, "align", "--run", "es-en", "--gold-set", "g", *gold,
+                    "--baseline", "none", "--out-dir", str(tmp_path)]) == 0
+    assert "| es-en attention" in capsys.readouterr().out
+    assert run_cli([*base, "align", "--run", "es-en", "--gold-set", "g", "--baseline",
+                    "none", "--out-dir", str(tmp_path)]) == 0
+    assert run_cli([*base, "align", "--run", "plain", "--gold-set", "g", "--baseline",
+                    "none", "--out-dir", str(tmp_path)]) != 0
+    assert "xx -> xx run; gold set g is es -> en" in capsys.readouterr().err
+    assert run_cli([*base, "runs", "import", str(model), "--src-lang", "es"]) != 0
+    assert run_cli([*base, "runs", "import", str(model), "--src-lang", "e s",
+                    "--tgt-lang", "en"]) != 0
+    assert "--src-lang 'e s'" in capsys.readouterr().err
