@@ -80,7 +80,7 @@ def test_the_languages_typed_at_import_are_the_runs(qtbot, tmp_path, monkeypatch
         if typed == "es en fr":
             assert job is None and "give two language codes" in warned[0]
             continue
-        qtbot.waitUntil(lambda: job.done, timeout=60000)
+        qtbot.waitUntil(lambda job=job: job.done, timeout=60000)
     runs = window.workspace.list_runs()
     assert [run_languages(window.workspace, r) for r in runs] == [("es", "en")]
     window.close()
