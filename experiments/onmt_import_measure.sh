@@ -23,7 +23,8 @@ $PY -c "import sys; from pathlib import Path; from core.services.demo import ens
 $PY main.py --workspace "$WS" corpus import "$D/train.tok.es" "$D/train.tok.en" \
     --format parallel --src-lang es --tgt-lang en --name bench-split
 $PY main.py --workspace "$WS" corpus split bench-split --seed 1234 --ratios 0.98,0.01,0.01
-$PY main.py --workspace "$WS" runs import "$CKPT" --name onmt-bench
+$PY main.py --workspace "$WS" runs import "$CKPT" --name onmt-bench \
+    --src-lang es --tgt-lang en
 echo "## the imported run's attention on demo-gold, every reading, beside eflomal"
 $PY main.py --workspace "$WS" align --run onmt-bench --gold-set demo-gold --reading all \
     --baseline eflomal --baseline-corpus bench-split

@@ -24,7 +24,7 @@ from pathlib import Path
 
 from core import limits
 from core.cli.progress import StderrProgress
-from core.cli.translate_cmd import add_model_args, apply_int8
+from core.cli.translate_cmd import add_model_args, apply_int8, say_decoding
 from core.errors import ConfigError
 from core.infer.decoding import decoding_settings
 from core.infer.shortlist import parse_spec
@@ -106,9 +106,10 @@ def run(args: argparse.Namespace) -> int:
                                                  args.checkpoint, args.device)
         if args.shortlist:
             sessions, run_ids = with_shortlists(ws, sessions, run_ids, args.shortlist, log)
-        apply_int8(sessions.values(), args)
+        arithmetic = apply_int8(sessions.values(), args, say=False)
         pairs, test_name, src_lang, tgt_lang = test_pairs.evaluation_pairs(
             ws, ws.get_run(args.run[0]), args.test, args.src, args.ref, args.max_sentences)
+        say_decoding(arithmetic)  # after the pairs: a missing split stays the one error line
         if args.shortlist:  # stored apart from the same runs' full-vocabulary scores
             test_name += f" +shortlist {','.join(map(str, parse_spec(args.shortlist)))}"
         if args.int8:  # int8 scores never replace the same runs' fp32 ones

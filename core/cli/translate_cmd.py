@@ -115,17 +115,24 @@ def add_int8_arg(p: argparse.ArgumentParser) -> None:
                    "differ slightly from fp32 (docs/benchmarks.md). Default: off")
 
 
-def apply_int8(sessions, args: argparse.Namespace) -> str:
+def apply_int8(sessions, args: argparse.Namespace, say: bool = True) -> str:
     """Switch each session to int8 when --int8 was given (ConfigError off the CPU, or
-    with --amp) and print, on stderr, the line naming the arithmetic that will run;
-    returns that line."""
+    with --amp) and (`say`) print, on stderr, the line naming the arithmetic that will
+    run; returns that line. A command that still reads its input says it after that
+    (say_decoding), so that an input error stays the one line printed."""
     if getattr(args, "int8", False) and getattr(args, "amp", False):
         raise ConfigError("--int8 and --amp choose different arithmetic: give one of them")
     line = ""
     for session in sessions:
         line = session.use_int8(bool(getattr(args, "int8", False)))
-    print(f"decoding: {line}", file=sys.stderr)
+    if say:
+        say_decoding(line)
     return line
+
+
+def say_decoding(line: str) -> None:
+    """'decoding: <the arithmetic>' on stderr (apply_int8's line)."""
+    print(f"decoding: {line}", file=sys.stderr)
 
 
 def load_dictionary(path: str | Path) -> dict[str, str]:
@@ -234,7 +241,7 @@ def run(args: argparse.Namespace) -> int:
     with Workspace.open(args.workspace, create=False) as ws:
         runs = [*args.run, *args.ensemble]
         session = translation.open_session(ws, runs, args.checkpoint, args.device)
-        apply_int8([session], args)
+        arithmetic = apply_int8([session], args, say=False)
         if args.amp:
             # lazy: a top-level import would load torch
             from core.train.device import amp_active, cpu_bf16_status
@@ -251,6 +258,7 @@ def run(args: argparse.Namespace) -> int:
                 ws, runs[0], *spec, log=lambda m: print(m, file=sys.stderr))
         src_lang, tgt_lang = session.first.src_pre.lang, session.first.tgt_pre.lang
         document = read_input(args, src_lang)
+        say_decoding(arithmetic)
         if args.target_context:
             translation.check_target_context(session)
             note = session.target_context_note()

@@ -56,10 +56,12 @@ def _alignment_head(dec: int, tgt_emb: int, mem: int, src_emb: int, size: int) -
 
 def _luong(m, src_v: int, tgt_v: int) -> int:
     e, h, n = m.emb_size, m.hidden_size, m.layers
-    total = src_v * e + rnn("lstm", e, h, n) + tgt_v * e
+    encoder = rnn("lstm", e, h // 2, n, 2) if m.bidirectional else rnn("lstm", e, h, n)
+    total = src_v * e + encoder + tgt_v * e
     total += rnn("lstm", e + h if m.input_feeding else e, h, n)
-    total += {"general": h * h, "concat": 2 * h * h + h, "location": h * m.max_src_len,
-              "dot": 0}.get(m.score, 0)
+    # mlp (OpenNMT-py's): concat's with a query bias, and W_c with a bias
+    total += {"general": h * h, "concat": 2 * h * h + h, "mlp": 2 * h * h + 2 * h + h,
+              "location": h * m.max_src_len, "dot": 0}.get(m.score, 0)
     if m.attention == "local-p":
         total += h * h + h
     total += 2 * h * h + linear(h, tgt_v)
