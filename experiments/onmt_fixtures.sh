@@ -36,18 +36,23 @@ kind_options() {  # kind -> OpenNMT-py options, one "key: value" a line
     lstm-general-feed) printf 'encoder_type: rnn\nbrnn: false\nenc_layers: 2\ndec_layers: 2\nglobal_attention: general\ninput_feed: 1\n' ;;
     lstm-brnn-mlp) printf 'encoder_type: brnn\nbrnn: true\nenc_layers: 2\ndec_layers: 2\nglobal_attention: mlp\ninput_feed: 1\n' ;;
     lstm-dot-std) printf 'encoder_type: rnn\nbrnn: false\nenc_layers: 1\ndec_layers: 1\nglobal_attention: dot\ninput_feed: 0\n' ;;
+    transformer) printf 'encoder_type: transformer\ndecoder_type: transformer\nenc_layers: 2\ndec_layers: 2\nheads: 4\ntransformer_ff: 48\nposition_encoding: true\nadd_qkvbias: true\nadd_ffnbias: true\nself_attn_type: scaled-dot\nparam_init: 0\nparam_init_glorot: true\nword_vec_size: 24\nhidden_size: 24\nlearning_rate: 0.002\n' ;;
   esac
+}
+rnn_options() {  # what the RNN kinds share
+  printf 'decoder_type: rnn\nrnn_type: LSTM\nword_vec_size: 16\nhidden_size: 32\nbridge: false\nparam_init: 0.1\nlearning_rate: 0.003\n'
 }
 
 for kind in ${KINDS:-lstm-general-feed lstm-brnn-mlp lstm-dot-std}; do
   R="$W/$kind"; mkdir -p "$R"
+  VOCAB=400; [ "$kind" = transformer ] && VOCAB=160
   cat > "$R/train.yaml" <<EOF
 save_data: "$R"
 overwrite: true
 src_vocab: "$D/vocab.es.counts"
 tgt_vocab: "$D/vocab.en.counts"
-src_vocab_size: 400
-tgt_vocab_size: 400
+src_vocab_size: $VOCAB
+tgt_vocab_size: $VOCAB
 data:
     corpus_1:
         path_src: "$D/train.tok.es"
@@ -60,14 +65,9 @@ data:
 src_seq_length: 50
 tgt_seq_length: 50
 model_task: seq2seq
-decoder_type: rnn
-rnn_type: LSTM
-word_vec_size: 16
-hidden_size: 32
+$(case $kind in lstm-*) rnn_options ;; esac)
 $(kind_options "$kind")
-bridge: false
 dropout: [0.1]
-param_init: 0.1
 seed: 42
 train_steps: $STEPS
 valid_steps: 1000000
@@ -78,7 +78,6 @@ batch_type: sents
 batch_size: 64
 normalization: tokens
 optim: adam
-learning_rate: 0.003
 decay_method: none
 max_grad_norm: 5
 num_workers: 0
@@ -91,6 +90,14 @@ EOF
   grep -o 'Step [0-9]*/.*acc: *[0-9.]*; ppl: *[0-9.]*' "$R/train.log" | tail -n 1
   mkdir -p "$OUT/$kind"
   "$BIN/onmt_release_model" -m "$R/model_step_$STEPS.pt" -o "$OUT/$kind/model.pt"
+  if [ "$kind" = transformer ]; then  # its weights stored as float16, to stay small;
+    # OpenNMT-py (and the workbench) compute in float32 from the rounded weights
+    "$BIN/python" -c 'import sys, torch
+c = torch.load(sys.argv[1], weights_only=False)
+for part in ("model", "generator"):
+    c[part] = {k: v.half() if v.is_floating_point() else v for k, v in c[part].items()}
+torch.save(c, sys.argv[1])' "$OUT/$kind/model.pt"
+  fi
   # one sentence a batch: OpenNMT-py's numbers then do not depend on the batch's padding;
   # -max_length_ratio 1000: no cap at 1.25 x the source's length (its default).
   # 3.5.1 fails on -with_score (a float's .item()) and, for RNN decoders, on -attn_debug
