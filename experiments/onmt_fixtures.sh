@@ -90,13 +90,21 @@ EOF
   grep -o 'Step [0-9]*/.*acc: *[0-9.]*; ppl: *[0-9.]*' "$R/train.log" | tail -n 1
   mkdir -p "$OUT/$kind"
   "$BIN/onmt_release_model" -m "$R/model_step_$STEPS.pt" -o "$OUT/$kind/model.pt"
-  if [ "$kind" = transformer ]; then  # its weights stored as float16, to stay small;
-    # OpenNMT-py (and the workbench) compute in float32 from the rounded weights
+  MODEL="$OUT/$kind/model.pt"
+  if [ "$kind" = transformer ]; then  # to stay small: its weights rounded to float16
+    # (OpenNMT-py and the workbench compute in float32 from the rounded weights; OpenNMT-py
+    # translates with this file), and the committed copy without its two sin/cos position
+    # tables (float32, 5000 rows each, 960 KB: the workbench computes the same table,
+    # onmt_tf checks a stored one against it; OpenNMT-py cannot load a file without them)
+    MODEL="$R/model.pt"
     "$BIN/python" -c 'import sys, torch
 c = torch.load(sys.argv[1], weights_only=False)
+half = lambda v: v.half() if v.is_floating_point() else v
 for part in ("model", "generator"):
-    c[part] = {k: v.half() if v.is_floating_point() else v for k, v in c[part].items()}
-torch.save(c, sys.argv[1])' "$OUT/$kind/model.pt"
+    c[part] = {k: v if k.endswith(".pe") else half(v) for k, v in c[part].items()}
+torch.save(c, sys.argv[2])
+c["model"] = {k: v for k, v in c["model"].items() if not k.endswith(".pe")}
+torch.save(c, sys.argv[1])' "$OUT/$kind/model.pt" "$MODEL"
   fi
   # one sentence a batch: OpenNMT-py's numbers then do not depend on the batch's padding;
   # -max_length_ratio 1000: no cap at 1.25 x the source's length (its default).
@@ -104,7 +112,7 @@ torch.save(c, sys.argv[1])' "$OUT/$kind/model.pt"
   # with a beam (its attention comes as steps x batch, not batch x steps): the beam-5
   # run logs the gold and prediction scores (-verbose, 4 decimals), a greedy run the
   # attention of its translations (-attn_debug, 7 decimals)
-  T=(-model "$OUT/$kind/model.pt" -src "$OUT/test.es" -batch_size 1 -max_length 100
+  T=(-model "$MODEL" -src "$OUT/test.es" -batch_size 1 -max_length 100
      -max_length_ratio 1000)
   "$BIN/onmt_translate" "${T[@]}" -tgt "$OUT/test.en" -beam_size 5 -verbose \
       -output "$OUT/$kind/beam5.txt" -log_file "$R/beam5.log" > /dev/null 2>&1 \

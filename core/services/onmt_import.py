@@ -152,6 +152,16 @@ def refusal(opt: argparse.Namespace) -> str | None:
         (_opt(opt, "src_word_vec_size") == _opt(opt, "tgt_word_vec_size"),
          f"src_word_vec_size {_opt(opt, 'src_word_vec_size')} != tgt_word_vec_size "
          f"{_opt(opt, 'tgt_word_vec_size')}: luong's embeddings are equally wide"),
+    )
+    return next((why for ok, why in checks if not ok), None)
+
+
+def _shared_refusal(opt: argparse.Namespace) -> str | None:
+    """What neither an RNN nor a Transformer may have, naming the option; None if none."""
+    checks = (
+        (_opt(opt, "generator_function", "softmax") == "softmax",
+         f"generator_function {_opt(opt, 'generator_function')!r}: softmax only"),
+        (not _opt(opt, "n_src_feats", 0), "n_src_feats: source word features"),
         (_opt(opt, "decoder_start_token", "<s>") == "<s>",
          f"decoder_start_token {_opt(opt, 'decoder_start_token')!r}: the target starts "
          "with <s> in the workbench"),
@@ -247,6 +257,10 @@ def _transformer_weights(raw: dict[str, Any], model: Transformer, config: ModelC
     model_w, gen = raw["model"], raw["generator"]
     if not (isinstance(model_w, dict) and isinstance(gen, dict)):
         raise CheckpointError(f"{path}: 'model' and 'generator' must be tables of weights")
+    table = onmt_tf.position_table_mismatch(model_w, config.d_model)
+    if table:
+        raise CheckpointError(f"{path}: its position table {table!r} is not the sin/cos table "
+                              "the options describe (a damaged or altered checkpoint)")
     own = model.state_dict()
     out, used = onmt_tf.mapped_weights(
         raw, config, src_order, tgt_order,

@@ -29,11 +29,14 @@ import argparse
 from collections.abc import Callable
 from typing import Any
 
+import torch
 from torch import Tensor
 
 from core.config import ModelConfig
+from core.models.transformer import SinusoidalPositions
 
 PREFIX_EMB = "embeddings.make_embedding.emb_luts.0.weight"
+PREFIX_PE = "embeddings.make_embedding.pe.pe"
 #: OpenNMT-py's names inside an attention block -> the workbench's
 ATTN = (("linear_query", "q_proj"), ("linear_keys", "k_proj"), ("linear_values", "v_proj"),
         ("final_linear", "out_proj"))
@@ -152,6 +155,22 @@ def mapped_weights(raw: dict[str, Any], config: ModelConfig, src_order: Tensor,
     out["tgt_embed.weight"] = tensor(model, "decoder." + PREFIX_EMB)[tgt_order]
     out["generator.weight"] = tensor(gen, "weight")[tgt_order]
     out["generator.bias"] = tensor(gen, "bias")[tgt_order]
-    used |= {"encoder." + PREFIX_EMB, "decoder." + PREFIX_EMB}
-    used |= {k for k in map(str, model) if k.endswith("make_embedding.pe.pe")}  # the table
+    used |= {"encoder." + PREFIX_EMB, "decoder." + PREFIX_EMB, "encoder." + PREFIX_PE,
+             "decoder." + PREFIX_PE}  # the position tables: position_table_mismatch
     return out, used
+
+
+def position_table_mismatch(model: dict[str, Any], d_model: int) -> str | None:
+    """The name of a stored position table (OpenNMT-py saves its sin/cos table, rows x 1
+    x d_model) that is not the one the workbench computes (to 1e-6), else None."""
+    for name in ("encoder." + PREFIX_PE, "decoder." + PREFIX_PE):
+        table = model.get(name)
+        if table is None:
+            continue
+        if not (isinstance(table, Tensor) and table.dim() == 3 and table.size(2) == d_model):
+            return name
+        rows = table[:, 0].float()
+        ours = SinusoidalPositions(d_model, max_len=1)._make(rows.size(0))
+        if not torch.allclose(rows, ours, rtol=0.0, atol=1e-6):
+            return name
+    return None
