@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 49: small OpenNMT-py 3.5.1 checkpoints of the RNN kinds `runs import` reads, each
+# Issue 49: small OpenNMT-py 3.5.1 checkpoints of the kinds `runs import` reads, each
 # with OpenNMT-py's own outputs on the first N test sentences of the Tatoeba es->en bench
 # split, for tests/core/test_onmt_import.py to match:
 #   - gold scores: onmt_translate -tgt -verbose ("GOLD SCORE: x" per sentence),
@@ -10,6 +10,10 @@
 #   lstm-general-feed   rnn_type LSTM, 2 layers, global_attention general, input_feed 1
 #   lstm-brnn-mlp       rnn_type LSTM, brnn, 2 layers, global_attention mlp, input_feed 1
 #   lstm-dot-std        rnn_type LSTM, 1 layer, global_attention dot, input_feed 0
+#   transformer         2 + 2 layers, d_model 24, 4 heads, transformer_ff 48, sinusoidal
+#                       positions, no q/k/v or feed-forward biases (OpenNMT-py's default),
+#                       160 words a side (KINDS=transformer; see below for how it is
+#                       stored: weights in float16, logs in xz, 100 attention matrices)
 # Sizes are tiny (word vectors 16, hidden 32, vocabularies of 400 words a side, 600
 # updates of 64 sentences): the repository stays under its 45 MB (tests/core/test_demo.py),
 # each checkpoint about 200 KB; the checkpoints
@@ -36,7 +40,7 @@ kind_options() {  # kind -> OpenNMT-py options, one "key: value" a line
     lstm-general-feed) printf 'encoder_type: rnn\nbrnn: false\nenc_layers: 2\ndec_layers: 2\nglobal_attention: general\ninput_feed: 1\n' ;;
     lstm-brnn-mlp) printf 'encoder_type: brnn\nbrnn: true\nenc_layers: 2\ndec_layers: 2\nglobal_attention: mlp\ninput_feed: 1\n' ;;
     lstm-dot-std) printf 'encoder_type: rnn\nbrnn: false\nenc_layers: 1\ndec_layers: 1\nglobal_attention: dot\ninput_feed: 0\n' ;;
-    transformer) printf 'encoder_type: transformer\ndecoder_type: transformer\nenc_layers: 2\ndec_layers: 2\nheads: 4\ntransformer_ff: 48\nposition_encoding: true\nadd_qkvbias: true\nadd_ffnbias: true\nself_attn_type: scaled-dot\nparam_init: 0\nparam_init_glorot: true\nword_vec_size: 24\nhidden_size: 24\nlearning_rate: 0.002\n' ;;
+    transformer) printf 'encoder_type: transformer\ndecoder_type: transformer\nenc_layers: 2\ndec_layers: 2\nheads: 4\ntransformer_ff: 48\nposition_encoding: true\nadd_qkvbias: false\nadd_ffnbias: false\nself_attn_type: scaled-dot\nparam_init: 0\nparam_init_glorot: true\nword_vec_size: 24\nhidden_size: 24\nlearning_rate: 0.002\n' ;;
   esac
 }
 rnn_options() {  # what the RNN kinds share
@@ -120,8 +124,15 @@ torch.save(c, sys.argv[1])' "$OUT/$kind/model.pt" "$MODEL"
   "$BIN/onmt_translate" "${T[@]}" -beam_size 1 -attn_debug \
       -output "$OUT/$kind/greedy.txt" -log_file "$R/greedy.log" > /dev/null 2>&1 \
     || { tail -n 20 "$R/greedy.log"; exit 1; }
-  gzip -9n < "$R/beam5.log" > "$OUT/$kind/beam5.log.gz"
-  gzip -9n < "$R/greedy.log" > "$OUT/$kind/greedy.log.gz"
+  if [ "$kind" = transformer ]; then  # smaller still: xz, the beam's translations only
+    # in its log, the attention of the first 100 greedy translations (of 200)
+    rm "$OUT/$kind/beam5.txt"; xz -9e "$OUT/$kind/greedy.txt"
+    xz -9e < "$R/beam5.log" > "$OUT/$kind/beam5.log.xz"
+    awk '/ INFO\] /{n++} n <= 102' "$R/greedy.log" | xz -9e > "$OUT/$kind/greedy.log.xz"
+  else
+    gzip -9n < "$R/beam5.log" > "$OUT/$kind/beam5.log.gz"
+    gzip -9n < "$R/greedy.log" > "$OUT/$kind/greedy.log.gz"
+  fi
   grep -o 'GOLD SCORE: .*\|PRED SCORE: .*' "$R/beam5.log" | tail -n 2 | tr '\n' ' '; echo
 done
 ls -l "$OUT"/*/ && du -sh "$OUT"
