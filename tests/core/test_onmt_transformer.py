@@ -192,3 +192,25 @@ def test_default_options_keep_the_post_norm_transformer():
     assert "generator.bias" not in names and model.encoder[0].norm1.eps == 1e-5
     with pytest.raises(ConfigError, match="model.pre_norm is read by the families"):
         ModelConfig(family="luong", pre_norm=True).validate()
+
+
+def test_a_stored_position_table_must_be_the_sin_cos_one(tmp_path):
+    """OpenNMT-py saves its position table (the fixture's copy dropped it); one that is
+    not the sin/cos table the workbench computes is refused, a true one imports."""
+    from core.errors import CheckpointError
+    from core.models.transformer import SinusoidalPositions
+
+    with torch.serialization.safe_globals([argparse.Namespace]):
+        raw = torch.load(FIXTURES / KIND / "model.pt", weights_only=True, map_location="cpu")
+    table = SinusoidalPositions(24, max_len=1)._make(300)[:, None]  # rows x 1 x d
+    name = "decoder.embeddings.make_embedding.pe.pe"
+    with Workspace.open(tmp_path / "ws") as ws:
+        for stored, ok in ((table, True), (table * 1.01, False)):
+            raw["model"][name] = stored
+            torch.save(raw, tmp_path / "pe.pt")
+            if ok:
+                import_model(ws, tmp_path / "pe.pt")
+                continue
+            with pytest.raises(CheckpointError, match=f"pe.pt: its position table '{name}'"):
+                import_model(ws, tmp_path / "pe.pt")
+        assert len(ws.list_runs()) == 1
