@@ -17,7 +17,9 @@ the generator to the target embeddings (model.tie_embeddings).
 
 Attention: the workbench shows the last decoder layer's cross-attention averaged over
 heads, every layer and head at the layer/head selector; OpenNMT-py's -attn_debug prints
-the last layer's first head.
+the last layer's first head. A model trained with guided alignment (-lambda_align,
+-alignment_layer, -alignment_heads) computes the same translations and is imported; the
+heads it trained for alignment are read at the layer/head selector, not by default.
 
 What the workbench does not compute is refused naming the option (`refusal`): relative or
 rotary positions, other position layouts, RMSNorm, other activations, average attention,
