@@ -14,7 +14,8 @@ generator. OpenNMT-py's modules line up one to one with luong's (the encoder's n
 the decoder's stacked LSTM cells or nn.LSTM, the attention's W_in (transposed: OpenNMT-py
 scores (W h_t) . h_s, luong h_t . (W_a h_s)) or its mlp's W_q, b_q, W_k and v, and W_out
 on [c; h], the generator).
-Everything else is refused naming the OpenNMT-py option (`ONMT_REFUSALS`), never
+Transformers map onto family `transformer` (core.services.onmt_tf).
+Everything else is refused naming the OpenNMT-py option (`refusal`), never
 approximated.
 
 Vocabularies: OpenNMT-py's lists are kept in their order with its specials `<blank>`,
