@@ -103,6 +103,8 @@ RULES: dict[str, Rule] = {
     "model.ctx_following": _int(0, limits.MAX_CONTEXT),
     "model.strategy": _one_of("ws", "ts"), "model.ctx_side": _one_of("source", "target"), "model.tie_embeddings": BOOL,
     "model.alignment_head": BOOL,
+    "model.pre_norm": BOOL, "model.norm_eps": _float(0, 1, lo_open=True, hint="e.g. 1e-5"),
+    "model.generator_bias": BOOL,
     "model.external": TEXT,
     # data
     "data.vocab": _one_of("word", "bpe", "unigram"),
@@ -222,6 +224,12 @@ class ModelConfig:
     # own translation when translating; encoded with the target embeddings)
     ctx_side: str = "source"
     tie_embeddings: bool = False
+    # family 'transformer' (and 'concat'): pre-norm layers (x + sublayer(LayerNorm(x)),
+    # a final LayerNorm after each stack, as OpenNMT-py's) instead of post-norm; the
+    # LayerNorms' epsilon; a bias on the generator (OpenNMT-py's has one)
+    pre_norm: bool = False
+    norm_eps: float = 1e-5
+    generator_bias: bool = False
     # a target-conditioned word-alignment head trained by guided alignment
     # (core/models/alignment_head.py; recurrent attention families only)
     alignment_head: bool = False
@@ -268,6 +276,12 @@ class ModelConfig:
                 f"{where}model.alignment_head is available for the families "
                 f"{', '.join(families_with(alignment_head=True))}, not {self.family!r}; set "
                 "model.alignment_head = false")
+        changed = [k for k, on in (("pre_norm", self.pre_norm), ("norm_eps", self.norm_eps != 1e-5),
+                                   ("generator_bias", self.generator_bias)) if on]
+        if changed and self.family not in ("transformer", "concat"):
+            raise ConfigError(
+                f"{where}model.{changed[0]} is read by the families 'transformer' and 'concat' "
+                f"only, not {self.family!r}; leave it at its default")
 
 
 @dataclass

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 49: small OpenNMT-py 3.5.1 checkpoints of the RNN kinds `runs import` reads, each
+# Issue 49: small OpenNMT-py 3.5.1 checkpoints of the kinds `runs import` reads, each
 # with OpenNMT-py's own outputs on the first N test sentences of the Tatoeba es->en bench
 # split, for tests/core/test_onmt_import.py to match:
 #   - gold scores: onmt_translate -tgt -verbose ("GOLD SCORE: x" per sentence),
@@ -10,6 +10,10 @@
 #   lstm-general-feed   rnn_type LSTM, 2 layers, global_attention general, input_feed 1
 #   lstm-brnn-mlp       rnn_type LSTM, brnn, 2 layers, global_attention mlp, input_feed 1
 #   lstm-dot-std        rnn_type LSTM, 1 layer, global_attention dot, input_feed 0
+#   transformer         2 + 2 layers, d_model 24, 4 heads, transformer_ff 48, sinusoidal
+#                       positions, no q/k/v or feed-forward biases (OpenNMT-py's default),
+#                       160 words a side (KINDS=transformer; see below for how it is
+#                       stored: weights in float16, logs in xz, 100 attention matrices)
 # Sizes are tiny (word vectors 16, hidden 32, vocabularies of 400 words a side, 600
 # updates of 64 sentences): the repository stays under its 45 MB (tests/core/test_demo.py),
 # each checkpoint about 200 KB; the checkpoints
@@ -36,18 +40,23 @@ kind_options() {  # kind -> OpenNMT-py options, one "key: value" a line
     lstm-general-feed) printf 'encoder_type: rnn\nbrnn: false\nenc_layers: 2\ndec_layers: 2\nglobal_attention: general\ninput_feed: 1\n' ;;
     lstm-brnn-mlp) printf 'encoder_type: brnn\nbrnn: true\nenc_layers: 2\ndec_layers: 2\nglobal_attention: mlp\ninput_feed: 1\n' ;;
     lstm-dot-std) printf 'encoder_type: rnn\nbrnn: false\nenc_layers: 1\ndec_layers: 1\nglobal_attention: dot\ninput_feed: 0\n' ;;
+    transformer) printf 'encoder_type: transformer\ndecoder_type: transformer\nenc_layers: 2\ndec_layers: 2\nheads: 4\ntransformer_ff: 48\nposition_encoding: true\nadd_qkvbias: false\nadd_ffnbias: false\nself_attn_type: scaled-dot\nparam_init: 0\nparam_init_glorot: true\nword_vec_size: 24\nhidden_size: 24\nlearning_rate: 0.002\n' ;;
   esac
+}
+rnn_options() {  # what the RNN kinds share
+  printf 'decoder_type: rnn\nrnn_type: LSTM\nword_vec_size: 16\nhidden_size: 32\nbridge: false\nparam_init: 0.1\nlearning_rate: 0.003\n'
 }
 
 for kind in ${KINDS:-lstm-general-feed lstm-brnn-mlp lstm-dot-std}; do
   R="$W/$kind"; mkdir -p "$R"
+  VOCAB=400; [ "$kind" = transformer ] && VOCAB=160
   cat > "$R/train.yaml" <<EOF
 save_data: "$R"
 overwrite: true
 src_vocab: "$D/vocab.es.counts"
 tgt_vocab: "$D/vocab.en.counts"
-src_vocab_size: 400
-tgt_vocab_size: 400
+src_vocab_size: $VOCAB
+tgt_vocab_size: $VOCAB
 data:
     corpus_1:
         path_src: "$D/train.tok.es"
@@ -60,14 +69,9 @@ data:
 src_seq_length: 50
 tgt_seq_length: 50
 model_task: seq2seq
-decoder_type: rnn
-rnn_type: LSTM
-word_vec_size: 16
-hidden_size: 32
+$(case $kind in lstm-*) rnn_options ;; esac)
 $(kind_options "$kind")
-bridge: false
 dropout: [0.1]
-param_init: 0.1
 seed: 42
 train_steps: $STEPS
 valid_steps: 1000000
@@ -78,7 +82,6 @@ batch_type: sents
 batch_size: 64
 normalization: tokens
 optim: adam
-learning_rate: 0.003
 decay_method: none
 max_grad_norm: 5
 num_workers: 0
@@ -91,13 +94,29 @@ EOF
   grep -o 'Step [0-9]*/.*acc: *[0-9.]*; ppl: *[0-9.]*' "$R/train.log" | tail -n 1
   mkdir -p "$OUT/$kind"
   "$BIN/onmt_release_model" -m "$R/model_step_$STEPS.pt" -o "$OUT/$kind/model.pt"
+  MODEL="$OUT/$kind/model.pt"
+  if [ "$kind" = transformer ]; then  # to stay small: its weights rounded to float16
+    # (OpenNMT-py and the workbench compute in float32 from the rounded weights; OpenNMT-py
+    # translates with this file), and the committed copy without its two sin/cos position
+    # tables (float32, 5000 rows each, 960 KB: the workbench computes the same table,
+    # onmt_tf checks a stored one against it; OpenNMT-py cannot load a file without them)
+    MODEL="$R/model.pt"
+    "$BIN/python" -c 'import sys, torch
+c = torch.load(sys.argv[1], weights_only=False)
+half = lambda v: v.half() if v.is_floating_point() else v
+for part in ("model", "generator"):
+    c[part] = {k: v if k.endswith(".pe") else half(v) for k, v in c[part].items()}
+torch.save(c, sys.argv[2])
+c["model"] = {k: v for k, v in c["model"].items() if not k.endswith(".pe")}
+torch.save(c, sys.argv[1])' "$OUT/$kind/model.pt" "$MODEL"
+  fi
   # one sentence a batch: OpenNMT-py's numbers then do not depend on the batch's padding;
   # -max_length_ratio 1000: no cap at 1.25 x the source's length (its default).
   # 3.5.1 fails on -with_score (a float's .item()) and, for RNN decoders, on -attn_debug
   # with a beam (its attention comes as steps x batch, not batch x steps): the beam-5
   # run logs the gold and prediction scores (-verbose, 4 decimals), a greedy run the
   # attention of its translations (-attn_debug, 7 decimals)
-  T=(-model "$OUT/$kind/model.pt" -src "$OUT/test.es" -batch_size 1 -max_length 100
+  T=(-model "$MODEL" -src "$OUT/test.es" -batch_size 1 -max_length 100
      -max_length_ratio 1000)
   "$BIN/onmt_translate" "${T[@]}" -tgt "$OUT/test.en" -beam_size 5 -verbose \
       -output "$OUT/$kind/beam5.txt" -log_file "$R/beam5.log" > /dev/null 2>&1 \
@@ -105,8 +124,15 @@ EOF
   "$BIN/onmt_translate" "${T[@]}" -beam_size 1 -attn_debug \
       -output "$OUT/$kind/greedy.txt" -log_file "$R/greedy.log" > /dev/null 2>&1 \
     || { tail -n 20 "$R/greedy.log"; exit 1; }
-  gzip -9n < "$R/beam5.log" > "$OUT/$kind/beam5.log.gz"
-  gzip -9n < "$R/greedy.log" > "$OUT/$kind/greedy.log.gz"
+  if [ "$kind" = transformer ]; then  # smaller still: xz, the beam's translations only
+    # in its log, the attention of the first 100 greedy translations (of 200)
+    rm "$OUT/$kind/beam5.txt"; xz -9e "$OUT/$kind/greedy.txt"
+    xz -9e < "$R/beam5.log" > "$OUT/$kind/beam5.log.xz"
+    awk '/ INFO\] /{n++} n <= 102' "$R/greedy.log" | xz -9e > "$OUT/$kind/greedy.log.xz"
+  else
+    gzip -9n < "$R/beam5.log" > "$OUT/$kind/beam5.log.gz"
+    gzip -9n < "$R/greedy.log" > "$OUT/$kind/greedy.log.gz"
+  fi
   grep -o 'GOLD SCORE: .*\|PRED SCORE: .*' "$R/beam5.log" | tail -n 2 | tr '\n' ' '; echo
 done
 ls -l "$OUT"/*/ && du -sh "$OUT"

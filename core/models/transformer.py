@@ -8,7 +8,8 @@ Families built here (see `build`):
   current sentence's source positions only, renormalised.
 
 Layers are post-norm as in Vaswani et al. (``x = LayerNorm(x + Dropout(sublayer(x)))``),
-the thesis baseline; positions are sinusoidal; every attention masks padded keys, so
+the thesis baseline, or with ``model.pre_norm`` pre-norm (``x = x + Dropout(sublayer(
+LayerNorm(x)))``, a LayerNorm after each stack: OpenNMT-py's, core/services/onmt_tf.py); positions are sinusoidal; every attention masks padded keys, so
 attention weights are exactly 0 on padding.
 
 Attention reported by `forward`: the decoder's cross-attention in the LAST layer,
@@ -117,34 +118,44 @@ def feed_forward(d_model: int, ff_size: int, dropout: float) -> nn.Sequential:
 
 
 class EncoderLayer(nn.Module):
-    """Post-norm self-attention + feed-forward."""
+    """Self-attention + feed-forward, post-norm (``x = LN(x + sublayer(x))``) or, with
+    `pre_norm`, pre-norm (``x = x + sublayer(LN(x))``, OpenNMT-py's)."""
 
-    def __init__(self, d_model: int, heads: int, ff_size: int, dropout: float):
+    def __init__(self, d_model: int, heads: int, ff_size: int, dropout: float,
+                 pre_norm: bool = False, eps: float = 1e-5):
         super().__init__()
+        self.pre_norm = pre_norm
         self.self_attn = MultiHeadAttention(d_model, heads, dropout)
-        self.norm1 = nn.LayerNorm(d_model)
+        self.norm1 = nn.LayerNorm(d_model, eps=eps)
         self.ff = feed_forward(d_model, ff_size, dropout)
-        self.norm2 = nn.LayerNorm(d_model)
+        self.norm2 = nn.LayerNorm(d_model, eps=eps)
         self.dropout = Dropout(dropout)
 
     def forward(self, x: Tensor, mask: Tensor) -> Tensor:
         """x: batch x S x d; mask: batch x S (True = real token)."""
+        if self.pre_norm:
+            h = self.norm1(x)
+            x = x + self.dropout(self.self_attn(h, h, mask)[0])
+            return x + self.dropout(self.ff(self.norm2(x)))
         attended, _ = self.self_attn(x, x, mask)
         x = self.norm1(x + self.dropout(attended))
         return self.norm2(x + self.dropout(self.ff(x)))
 
 
 class DecoderLayer(nn.Module):
-    """Post-norm causal self-attention, cross-attention over the memory, feed-forward."""
+    """Causal self-attention, cross-attention over the memory, feed-forward; post-norm,
+    or pre-norm with `pre_norm` (as EncoderLayer)."""
 
-    def __init__(self, d_model: int, heads: int, ff_size: int, dropout: float):
+    def __init__(self, d_model: int, heads: int, ff_size: int, dropout: float,
+                 pre_norm: bool = False, eps: float = 1e-5):
         super().__init__()
+        self.pre_norm = pre_norm
         self.self_attn = MultiHeadAttention(d_model, heads, dropout)
-        self.norm1 = nn.LayerNorm(d_model)
+        self.norm1 = nn.LayerNorm(d_model, eps=eps)
         self.cross_attn = MultiHeadAttention(d_model, heads, dropout)
-        self.norm2 = nn.LayerNorm(d_model)
+        self.norm2 = nn.LayerNorm(d_model, eps=eps)
         self.ff = feed_forward(d_model, ff_size, dropout)
-        self.norm3 = nn.LayerNorm(d_model)
+        self.norm3 = nn.LayerNorm(d_model, eps=eps)
         self.dropout = Dropout(dropout)
 
     def forward(
@@ -154,6 +165,12 @@ class DecoderLayer(nn.Module):
         this layer's inputs at the t earlier positions (None = no earlier positions).
         Returns (batch x T x d, cross-attention batch x heads x T x S)."""
         keys = y if past is None else torch.cat([past, y], dim=1)
+        if self.pre_norm:
+            y = y + self.dropout(self.self_attn(self.norm1(y), self.norm1(keys), None,
+                                                causal=True)[0])
+            crossed, cross = self.cross_attn(self.norm2(y), memory, mem_mask)
+            y = y + self.dropout(crossed)
+            return y + self.dropout(self.ff(self.norm3(y))), cross
         attended, _ = self.self_attn(y, keys, None, causal=True)
         y = self.norm1(y + self.dropout(attended))
         crossed, cross = self.cross_attn(y, memory, mem_mask)
@@ -185,10 +202,13 @@ class TransformerBase(Seq2Seq):
         self.positions = SinusoidalPositions(d)
         self.dropout = Dropout(config.dropout)
         self.decoder = nn.ModuleList(
-            DecoderLayer(d, config.heads, config.ff_size, config.dropout)
+            DecoderLayer(d, config.heads, config.ff_size, config.dropout, config.pre_norm,
+                         config.norm_eps)
             for _ in range(config.dec_layers)
         )
-        self.generator = matmul.Linear(d, tgt_vocab_size, bias=False)
+        #: pre-norm: the LayerNorm after the decoder's last layer (None: post-norm)
+        self.decoder_norm = nn.LayerNorm(d, eps=config.norm_eps) if config.pre_norm else None
+        self.generator = matmul.Linear(d, tgt_vocab_size, bias=config.generator_bias)
         if config.tie_embeddings:
             self.generator.weight = self.tgt_embed.weight
         #: layers x batch x heads x tgt x src of the latest forward (detached)
@@ -220,6 +240,8 @@ class TransformerBase(Seq2Seq):
             inputs.append(y)
             y, cross = layer(y, enc["memory"], enc["mem_mask"], None if past is None else past[i])
             crosses.append(cross)
+        if self.decoder_norm is not None:
+            y = self.decoder_norm(y)
         return output_scores(self.generator, y, out_vocab), torch.stack(crosses), inputs
 
     def _source_attention(self, cross: Tensor, enc: State) -> Tensor:
@@ -279,9 +301,13 @@ class Transformer(TransformerBase):
     def __init__(self, config: ModelConfig, src_vocab_size: int, tgt_vocab_size: int):
         super().__init__(config, src_vocab_size, tgt_vocab_size)
         self.encoder = nn.ModuleList(
-            EncoderLayer(config.d_model, config.heads, config.ff_size, config.dropout)
+            EncoderLayer(config.d_model, config.heads, config.ff_size, config.dropout,
+                         config.pre_norm, config.norm_eps)
             for _ in range(config.enc_layers)
         )
+        #: pre-norm: the LayerNorm after the encoder's last layer (None: post-norm)
+        self.encoder_norm = (nn.LayerNorm(config.d_model, eps=config.norm_eps)
+                             if config.pre_norm else None)
 
     def run_encoder(self, tokens: Tensor, lens: Tensor) -> tuple[Tensor, Tensor]:
         """tokens: batch x S -> (memory batch x S x d, mask batch x S)."""
@@ -289,6 +315,8 @@ class Transformer(TransformerBase):
         x = self.embed_source(tokens)
         for layer in self.encoder:
             x = layer(x, mask)
+        if self.encoder_norm is not None:
+            x = self.encoder_norm(x)
         return x, mask
 
     def encode(

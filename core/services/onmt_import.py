@@ -14,7 +14,8 @@ generator. OpenNMT-py's modules line up one to one with luong's (the encoder's n
 the decoder's stacked LSTM cells or nn.LSTM, the attention's W_in (transposed: OpenNMT-py
 scores (W h_t) . h_s, luong h_t . (W_a h_s)) or its mlp's W_q, b_q, W_k and v, and W_out
 on [c; h], the generator).
-Everything else is refused naming the OpenNMT-py option (`ONMT_REFUSALS`), never
+Transformers map onto family `transformer` (core.services.onmt_tf).
+Everything else is refused naming the OpenNMT-py option (`refusal`), never
 approximated.
 
 Vocabularies: OpenNMT-py's lists are kept in their order with its specials `<blank>`,
@@ -40,7 +41,10 @@ from core.config import DataConfig, ModelConfig, RunConfig
 from core.data.preprocess import Preprocessor
 from core.data.vocab import SPECIALS, Vocab
 from core.errors import CheckpointError, ConfigError
+from core.models.base import Seq2Seq
 from core.models.luong import LuongModel
+from core.models.transformer import Transformer
+from core.services import onmt_tf
 from core.train.checkpoint import check_finite_weights
 
 #: OpenNMT-py's special tokens (onmt.constants.DefaultTokens) for the workbench's PAD,
@@ -72,7 +76,7 @@ def is_onmt_checkpoint(path: Path) -> bool:
 class OnmtImport:
     """What an OpenNMT-py checkpoint gives a run (as marian_import.MarianImport)."""
 
-    model: LuongModel
+    model: Seq2Seq  # a LuongModel or a Transformer
     config: RunConfig
     src_vocab: Vocab
     tgt_vocab: Vocab
@@ -122,9 +126,9 @@ def refusal(opt: argparse.Namespace) -> str | None:
     enc, dec = _opt(opt, "encoder_type", "rnn"), _opt(opt, "decoder_type", "rnn")
     if _opt(opt, "model_task", "seq2seq") != "seq2seq":
         return f"model_task {_opt(opt, 'model_task')!r}: only seq2seq models translate"
-    if "transformer" in (enc, dec):
-        return (f"encoder_type {enc!r} / decoder_type {dec!r}: OpenNMT-py Transformers are "
-                "not read yet (its RNN encoder-decoders are)")
+    shared = _shared_refusal(opt)
+    if shared or "transformer" in (enc, dec):
+        return shared or onmt_tf.refusal(opt)
     if enc not in ("rnn", "brnn") or dec != "rnn":
         return f"encoder_type {enc!r} / decoder_type {dec!r}: only RNN encoder-decoders map"
     checks = (
@@ -135,14 +139,11 @@ def refusal(opt: argparse.Namespace) -> str | None:
          "'dot', 'general' and 'mlp'; a decoder without attention has no luong counterpart"),
         (_opt(opt, "global_attention_function", "softmax") == "softmax",
          f"global_attention_function {_opt(opt, 'global_attention_function')!r}: softmax only"),
-        (_opt(opt, "generator_function", "softmax") == "softmax",
-         f"generator_function {_opt(opt, 'generator_function')!r}: softmax only"),
         (not _opt(opt, "bridge", False), "bridge: the encoder-to-decoder bridge layer"),
         (not _opt(opt, "coverage_attn", False), "coverage_attn: coverage attention"),
         (not _opt(opt, "context_gate"), f"context_gate {_opt(opt, 'context_gate')!r}"),
         (not _opt(opt, "copy_attn", False), "copy_attn: the copy generator"),
         (not _opt(opt, "position_encoding", False), "position_encoding in an RNN's embeddings"),
-        (not _opt(opt, "n_src_feats", 0), "n_src_feats: source word features"),
         (_opt(opt, "enc_layers") == _opt(opt, "dec_layers"),
          f"enc_layers {_opt(opt, 'enc_layers')} != dec_layers {_opt(opt, 'dec_layers')}: "
          "luong stacks the same number of layers on both sides"),
@@ -152,6 +153,16 @@ def refusal(opt: argparse.Namespace) -> str | None:
         (_opt(opt, "src_word_vec_size") == _opt(opt, "tgt_word_vec_size"),
          f"src_word_vec_size {_opt(opt, 'src_word_vec_size')} != tgt_word_vec_size "
          f"{_opt(opt, 'tgt_word_vec_size')}: luong's embeddings are equally wide"),
+    )
+    return next((why for ok, why in checks if not ok), None)
+
+
+def _shared_refusal(opt: argparse.Namespace) -> str | None:
+    """What neither an RNN nor a Transformer may have, naming the option; None if none."""
+    checks = (
+        (_opt(opt, "generator_function", "softmax") == "softmax",
+         f"generator_function {_opt(opt, 'generator_function')!r}: softmax only"),
+        (not _opt(opt, "n_src_feats", 0), "n_src_feats: source word features"),
         (_opt(opt, "decoder_start_token", "<s>") == "<s>",
          f"decoder_start_token {_opt(opt, 'decoder_start_token')!r}: the target starts "
          "with <s> in the workbench"),
@@ -240,7 +251,31 @@ def _mapped_weights(raw: dict[str, Any], src_order: Tensor, tgt_order: Tensor,
     return out
 
 
-def _load_weights(model: LuongModel, weights: dict[str, Tensor], path: Path) -> None:
+def _transformer_weights(raw: dict[str, Any], model: Transformer, config: ModelConfig,
+                         src_order: Tensor, tgt_order: Tensor, path: Path) -> dict[str, Tensor]:
+    """OpenNMT-py's Transformer weights under the transformer's names (onmt_tf), every
+    one placed (CheckpointError naming those that are not)."""
+    model_w, gen = raw["model"], raw["generator"]
+    if not (isinstance(model_w, dict) and isinstance(gen, dict)):
+        raise CheckpointError(f"{path}: 'model' and 'generator' must be tables of weights")
+    table = onmt_tf.position_table_mismatch(model_w, config.d_model)
+    if table:
+        raise CheckpointError(f"{path}: its position table {table!r} is not the sin/cos table "
+                              "the options describe (a damaged or altered checkpoint)")
+    own = model.state_dict()
+    out, used = onmt_tf.mapped_weights(
+        raw, config, src_order, tgt_order,
+        lambda table, key: _tensor(table, key, path), lambda name: own[name].new_zeros(own[name].shape))
+    if config.tie_embeddings:
+        out["generator.weight"] = out["tgt_embed.weight"]
+    unplaced = sorted(set(map(str, model_w)) - used) + sorted(set(map(str, gen)) - {"weight", "bias"})
+    if unplaced:
+        raise CheckpointError(f"{path}: weights {unplaced[:4]} have no place in the transformer "
+                              "its options describe; not imported")
+    return out
+
+
+def _load_weights(model: Seq2Seq, weights: dict[str, Tensor], path: Path) -> None:
     """Fill `model` with `weights`, every name and shape checked (CheckpointError)."""
     own = model.state_dict()
     for name, tensor in own.items():
@@ -259,7 +294,9 @@ def _load_weights(model: LuongModel, weights: dict[str, Tensor], path: Path) -> 
 
 
 def model_config(opt: argparse.Namespace) -> ModelConfig:
-    """luong's ModelConfig for the options `opt` (refusal() has passed)."""
+    """luong's or transformer's ModelConfig for the options `opt` (refusal() has passed)."""
+    if _opt(opt, "encoder_type") == "transformer":
+        return onmt_tf.model_config(opt)
     dropout = _opt(opt, "dropout", 0.0)
     dropout = dropout[0] if isinstance(dropout, list | tuple) and dropout else dropout
     return ModelConfig(
@@ -297,9 +334,13 @@ def read_onmt(path: Path, name: str) -> OnmtImport:
         config.validate(str(path))
     except ConfigError as exc:
         raise ConfigError(f"{exc}; not imported") from None
-    model = LuongModel(config.model, len(src_vocab), len(tgt_vocab))
-    _load_weights(model, _mapped_weights(raw, src_order, tgt_order,
-                                         config.model.input_feeding, path), path)
+    if config.model.family == "transformer":
+        model = Transformer(config.model, len(src_vocab), len(tgt_vocab))
+        weights = _transformer_weights(raw, model, config.model, src_order, tgt_order, path)
+    else:
+        model = LuongModel(config.model, len(src_vocab), len(tgt_vocab))
+        weights = _mapped_weights(raw, src_order, tgt_order, config.model.input_feeding, path)
+    _load_weights(model, weights, path)
     langs = [(_opt(opt, key, "") or "xx") for key in ("src_lang", "tgt_lang")]
     pres = [Preprocessor(lang, normalize_punct=False, pretokenized=True) for lang in langs]
     return OnmtImport(model.eval(), config, src_vocab, tgt_vocab, pres[0], pres[1], [path])

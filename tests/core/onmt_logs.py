@@ -3,10 +3,13 @@ back: tests/fixtures/onmt/<kind>/ holds model.pt (the released checkpoint), beam
 beam5.log.gz (`onmt_translate -tgt ... -beam_size 5 -verbose`: per sentence PRED, PRED
 SCORE and GOLD SCORE, 4 decimals), greedy.txt and greedy.log.gz (`-beam_size 1
 -attn_debug`: the attention of each translation, one row per output token and `</s>`,
-7 decimals); tests/fixtures/onmt/test.es and test.en the sentences."""
+7 decimals); tests/fixtures/onmt/test.es and test.en the sentences. The transformer kind
+keeps its logs as .xz, its beam translations in beam5.log only and the attention of its
+first 100 greedy translations (tests/fixtures/onmt/transformer: the repository's size)."""
 from __future__ import annotations
 
 import gzip
+import lzma
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -26,6 +29,14 @@ class BeamLine:
     gold_score: float
 
 
+def _log(kind: str, name: str) -> str:
+    """A log's text, from `name`.gz (the RNN kinds) or `name`.xz (the transformer)."""
+    gz, xz = FIXTURES / kind / f"{name}.gz", FIXTURES / kind / f"{name}.xz"
+    if gz.exists():
+        return gzip.decompress(gz.read_bytes()).decode("utf-8")
+    return lzma.decompress(xz.read_bytes()).decode("utf-8")
+
+
 def sentences() -> tuple[list[str], list[str]]:
     """The source and reference sentences OpenNMT-py read."""
     read = lambda name: (FIXTURES / name).read_text(encoding="utf-8").splitlines()  # noqa: E731
@@ -34,7 +45,7 @@ def sentences() -> tuple[list[str], list[str]]:
 
 def beam_log(kind: str) -> list[BeamLine]:
     """PRED, PRED SCORE and GOLD SCORE of each sentence, in order."""
-    text = gzip.decompress((FIXTURES / kind / "beam5.log.gz").read_bytes()).decode("utf-8")
+    text = _log(kind, "beam5.log")
     preds = re.findall(r"^PRED \d+: (.*)$", text, re.M)
     pred_scores = [float(x) for x in re.findall(r"^PRED SCORE: (\S+)$", text, re.M)]
     gold_scores = [float(x) for x in re.findall(r"^GOLD SCORE: (\S+)$", text, re.M)]
@@ -45,7 +56,7 @@ def beam_log(kind: str) -> list[BeamLine]:
 def attention_log(kind: str) -> list[np.ndarray]:
     """Per sentence the attention matrix of the greedy translation: (output tokens + 1)
     x source tokens."""
-    text = gzip.decompress((FIXTURES / kind / "greedy.log.gz").read_bytes()).decode("utf-8")
+    text = _log(kind, "greedy.log")
     blocks = re.split(r"^\[[^\]]* INFO\] ", text, flags=re.M)
     out = []
     for block in blocks:
@@ -58,5 +69,8 @@ def attention_log(kind: str) -> list[np.ndarray]:
 
 
 def lines(kind: str, name: str) -> list[str]:
-    """beam5.txt or greedy.txt: OpenNMT-py's translations, one a line."""
-    return (FIXTURES / kind / name).read_text(encoding="utf-8").splitlines()
+    """beam5.txt or greedy.txt (or greedy.txt.xz): OpenNMT-py's translations, one a line."""
+    path = FIXTURES / kind / name
+    if path.exists():
+        return path.read_text(encoding="utf-8").splitlines()
+    return lzma.decompress(path.with_name(name + ".xz").read_bytes()).decode("utf-8").splitlines()
