@@ -152,6 +152,7 @@ def test_a_run_bundled_in_int8_installs_into_the_demo_workspace(tmp_path):
                    convention="hansards")
         original = TranslationSession.from_loaded(
             [artifacts.load_model(ws.run_dir(run_id), "last")], ["fp32"])
+        trained_curves = ws.curves(run_id, "valid")
     assert meta["weights"] == "int8" and meta["trained_on"] == "elsewhere"
     assert meta["step"] == 30 and meta["test_bleu"] == 1.5
     state = load_checkpoint(tmp_path / "models" / "real" / meta["checkpoint"])
@@ -162,6 +163,13 @@ def test_a_run_bundled_in_int8_installs_into_the_demo_workspace(tmp_path):
         runs = {r.name: r for r in ws.list_runs()}
         assert runs["real"].status == "finished" and runs["real"].steps == 30
         assert ws.curves(runs["real"].id, "valid")["dev_ppl"][0] == [15, 30]
+        # the curves at 6 significant digits, in a file with no spaces
+        installed_ppl = ws.curves(runs["real"].id, "valid")["dev_ppl"][1]
+        trained_ppl = trained_curves["dev_ppl"][1]
+        assert installed_ppl == [float(f"{v:.6g}") for v in trained_ppl]
+        assert installed_ppl == pytest.approx(trained_ppl, rel=1e-6)
+        text = (tmp_path / "models" / "real" / "curves.json").read_text(encoding="utf-8")
+        assert " " not in text and json.loads(text)["valid"]["dev_ppl"][1] == installed_ppl
         installed = TranslationSession.open(ws, [runs["real"].id])
         sentences = ["La casa es verde.", "Mi hermana vive en Madrid."]
         a = original.translate(sentences, beam=1)
