@@ -36,6 +36,7 @@ from PySide6.QtWidgets import (
 from app import workers
 from app.core_jobs import SessionCache, compare_job, read_document_job, translate_job
 from app.file_dialogs import ask_open_path
+from app.panels.translate_arithmetic import arithmetic_boxes, arithmetic_note, flag_note
 from app.panels.translate_checks import clear_warnings
 from app.panels.translate_compare import (
     BASELINE,
@@ -65,10 +66,8 @@ from core.evaluate.output_checks import (
     OutputWarning,
 )
 from core.families import family_traits
-from core.models.int8 import available as int8_available
 from core.services import translation
 from core.services.translation import Comparison
-from core.train.device import cpu_bf16_status
 from core.workspace.store import Workspace
 
 SHORTLIST_TIP = (
@@ -147,23 +146,7 @@ class TranslatePanel(TargetEdits, ExportActions, QWidget):
         self.beam.setValue(5)
         self.unk = QCheckBox("replace unknown words")
         self.unk.setToolTip("Copy the most-attended source word for each <unk>")
-        self.bf16 = QCheckBox("bf16")
-        native, why = cpu_bf16_status()
-        self.bf16.setEnabled(native)
-        self.bf16.setToolTip(
-            "Decode in bf16 autocast: about twice as fast a beam search on this CPU, the "
-            "same BLEU in our measurements (docs/benchmarks.md); a few outputs may differ"
-            if native else f"bf16 decoding needs a CPU with native bf16; this one has {why}")
-        self.int8 = QCheckBox("int8")
-        self.int8.setEnabled(int8_available())
-        self.int8.setToolTip(
-            "Compute the weight products in int8 with per-row scales (a shipped int8 "
-            "run's own weights): faster on the CPU; a few outputs may differ from fp32 "
-            "(docs/benchmarks.md). The status line says which arithmetic ran"
-            if int8_available() else "this PyTorch has no quantized engine for int8")
-        # one arithmetic at a time: int8 and bf16 exclude each other
-        self.int8.toggled.connect(lambda on: on and self.bf16.setChecked(False))
-        self.bf16.toggled.connect(lambda on: on and self.int8.setChecked(False))
+        self.bf16, self.int8 = arithmetic_boxes()
         self.shortlist = QCheckBox("shortlist")
         self.shortlist.setToolTip(SHORTLIST_TIP)
         self.target_context = QCheckBox("own translations as context")
@@ -521,8 +504,8 @@ class TranslatePanel(TargetEdits, ExportActions, QWidget):
         self.history.reset(self._written)
         flagged = self._check_outputs()
         self.table.resizeRowsToContents()
-        self.status.setText(f"{len(translations)} sentences translated{self._path_note()}"
-                            f"{self._flag_note(flagged)}; select one to see its attention")
+        self.status.setText(f"{len(translations)} sentences translated{arithmetic_note(self.decoding)}"
+                            f"{flag_note(flagged)}; select one to see its attention")
         self._select_and_show()
 
     def show_comparison(self, comparison: Comparison) -> None:
@@ -541,21 +524,10 @@ class TranslatePanel(TargetEdits, ExportActions, QWidget):
         apply_filter(self.table, comparison, self.compare.only_differing.isChecked())
         self.table.resizeRowsToContents()
         n = len(comparison.main)
-        self.status.setText(f"{n} sentences translated{self._path_note()}"
-                            f"{self._flag_note(flagged)}; {differ} of "
+        self.status.setText(f"{n} sentences translated{arithmetic_note(self.decoding)}"
+                            f"{flag_note(flagged)}; {differ} of "
                             f"{n} differ from the baseline {comparison.baseline_name} (\u2260)")
         self._select_and_show()
-
-    def _path_note(self) -> str:
-        """' in int8' / ' in bf16' / ' in fp32' for the status line: the arithmetic the
-        translation's decoding settings record."""
-        precision = (self.decoding or {}).get("precision")
-        return f" in {precision}" if precision else ""
-
-    @staticmethod
-    def _flag_note(flagged: int) -> str:
-        """', 2 to check (⚠)' for the status line; '' when none is flagged."""
-        return f", {flagged} to check (\u26a0)" if flagged else ""
 
     def _select_and_show(self) -> None:
         translations = self.translations

@@ -321,7 +321,7 @@ def test_bf16_decoding_is_offered_where_the_cpu_has_it_and_reaches_the_job(
     not elsewhere); checked, the translation job decodes the output layer in bf16 there."""
     import torch
 
-    from app.panels import translate as translate_panel
+    from app.panels import translate_arithmetic as translate_panel
     from core.train.device import amp_active, cpu_bf16_status
     from tests.core.output_dtypes import record_output_layer_dtypes
 
