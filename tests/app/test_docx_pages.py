@@ -6,12 +6,12 @@ from __future__ import annotations
 from pathlib import Path
 
 import docx
-import numpy as np
 
 from app.docx_pages import docx_html, page_image, round_trip_image
 from app.screenshots import letter_docx
 from core.formats.records import TranslationRecord
 from core.services import translation
+from tests.app.pictures import ink_bands
 
 #: a stand-in translation of letter_docx's sentences (what a model would write)
 ENGLISH = {"Una carta para mi hermano": "A letter for my brother",
@@ -30,23 +30,6 @@ def exported_letter(tmp_path: Path) -> tuple[Path, Path]:
     out, = translation.write_export(tmp_path / "carta_en.docx", records, src_lang="es",
                                     tgt_lang="en", document=document)
     return source, out
-
-
-def ink_bands(image) -> list[tuple[int, int]]:
-    """(first, last) row of each horizontal band of dark pixels (text lines)."""
-    width, height = image.width(), image.height()
-    ptr = image.constBits()
-    rgb = np.frombuffer(ptr, np.uint8, count=height * image.bytesPerLine()).reshape(
-        height, image.bytesPerLine())[:, :width * 4].reshape(height, width, 4)[..., :3]
-    dark = (rgb.astype(int).sum(axis=2) < 300).any(axis=1)
-    bands, start = [], None
-    for row, ink in enumerate(dark):
-        if ink and start is None:
-            start = row
-        elif not ink and start is not None:
-            bands.append((start, row - 1))
-            start = None
-    return bands
 
 
 def test_the_exported_letter_reads_back_with_the_sources_styles_and_runs(qapp, tmp_path):

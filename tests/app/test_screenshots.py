@@ -9,7 +9,7 @@ from PySide6.QtGui import QColor, QImage
 
 from app.docx_pages import PAGE_WIDTH
 from app.widgets.heatmap_legend import GOLD
-from tests.app.test_docx_pages import ink_bands
+from tests.app.pictures import ink_bands
 
 TOY_MODELS = Path(__file__).resolve().parents[1] / "fixtures" / "toy-models"
 
