@@ -278,10 +278,12 @@ class ModelConfig:
                 "model.alignment_head = false")
         changed = [k for k, on in (("pre_norm", self.pre_norm), ("norm_eps", self.norm_eps != 1e-5),
                                    ("generator_bias", self.generator_bias)) if on]
-        if changed and self.family not in ("transformer", "concat"):
+        readers = families_with(norm_options=True)
+        if changed and self.family not in readers:
             raise ConfigError(
-                f"{where}model.{changed[0]} is read by the families 'transformer' and 'concat' "
-                f"only, not {self.family!r}; leave it at its default")
+                f"{where}model.{changed[0]} is read by the families "
+                f"{', '.join(repr(f) for f in readers)} only, not {self.family!r}; leave it "
+                "at its default")
 
 
 @dataclass

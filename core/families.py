@@ -28,6 +28,9 @@ class FamilyTraits:
     #: the Training screen and `train` can train it; False for an imported family, whose
     #: runs come from `runs import` (core.services.model_import) only
     trainable: bool = True
+    #: its layers read model.pre_norm / norm_eps / generator_bias (core/models/transformer.py;
+    #: OpenNMT-py's Transformers are imported with them, core.services.onmt_tf)
+    norm_options: bool = False
 
 
 TRAITS: dict[str, FamilyTraits] = {
@@ -35,8 +38,9 @@ TRAITS: dict[str, FamilyTraits] = {
     "rnnsearch": FamilyTraits(alignment_head=True),
     # input feeding makes the trained attention look one word ahead (RESULTS.md D)
     "luong": FamilyTraits(reading="previous", alignment_head=True),
-    "transformer": FamilyTraits(transformer=True, layered=True),
-    "concat": FamilyTraits(context=True, transformer=True, layered=True, previous_only=True),
+    "transformer": FamilyTraits(transformer=True, layered=True, norm_options=True),
+    "concat": FamilyTraits(context=True, transformer=True, layered=True, previous_only=True,
+                           norm_options=True),
     "context_transformer": FamilyTraits(context=True, transformer=True, layered=True,
                                         target_side=True),
     # a Marian / OPUS-MT model imported from the Hugging Face layout (core/models/marian.py)

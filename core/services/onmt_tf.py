@@ -142,7 +142,8 @@ def mapped_weights(raw: dict[str, Any], config: ModelConfig, src_order: Tensor,
                    tgt_order: Tensor, tensor: Callable[[dict, str], Tensor],
                    zeros: Callable[[str], Tensor]) -> tuple[dict[str, Tensor], set[str]]:
     """OpenNMT-py's model and generator weights under the transformer's names, the
-    vocabulary rows in the workbench's order; a bias OpenNMT-py leaves out is zeros
+    vocabulary rows (embeddings V x d, generator V x d and V) permuted by `src_order` /
+    `tgt_order` (V, the workbench's id -> OpenNMT-py's) into the workbench's order; a bias OpenNMT-py leaves out is zeros
     (`zeros(name)`); `tensor(table, key)` reads one weight (CheckpointError when absent).
     Returns the weights and the OpenNMT-py names used."""
     model, gen = raw["model"], raw["generator"]
