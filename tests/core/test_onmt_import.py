@@ -8,6 +8,7 @@ must not run is refused with the workspace left as it was."""
 from __future__ import annotations
 
 import argparse
+import json
 import re
 import shutil
 import subprocess
@@ -366,3 +367,59 @@ def test_the_languages_given_at_import_let_gold_sets_of_the_pair_score_the_run(t
     assert run_cli([*base, "runs", "import", str(model), "--src-lang", "e s",
                     "--tgt-lang", "en"]) != 0
     assert "--src-lang 'e s'" in capsys.readouterr().err
+
+
+def test_documents_exports_and_contrastive_sets_on_an_imported_run(imported, tmp_path,
+                                                                    capsys):
+    """An imported OpenNMT-py run translates a document paragraph by paragraph (its blank
+    lines kept), refuses --target-context (it has no context) in one line, writes every
+    record format (TMX, XLIFF, JSON lines) that reads back to its plain translations, and
+    scores a contrastive set: the reference preferred to its words reversed."""
+    from core.cli import run_cli
+    from core.formats.tmx_records import read_tmx
+    from core.formats.xliff import read_xliff
+
+    ws, _, _ = imported
+    import_model(ws, FIXTURES / "lstm-general-feed" / "model.pt", name="feed-es-en",
+                 languages=("es", "en"))
+    root, run = str(ws.root), ["--run", "feed-es-en", "--checkpoint", "last"]
+    src, ref = onmt_logs.sentences()
+    plain = tmp_path / "src.es"
+    plain.write_text("\n".join(src[:6]) + "\n", encoding="utf-8")
+    assert run_cli(["--workspace", root, "translate", *run, "--input", str(plain),
+                    "--output", str(tmp_path / "out.en")]) == 0
+    lines = (tmp_path / "out.en").read_text(encoding="utf-8").splitlines()
+    assert len(lines) == 6 and all(lines)
+    # a document of two paragraphs and a blank line: the same sentences, the same layout
+    doc = tmp_path / "doc.txt"
+    doc.write_text(f"{src[0]} {src[1]}\n\n{src[2]}\n", encoding="utf-8")
+    assert run_cli(["--workspace", root, "translate", *run, "--document", "--input",
+                    str(doc), "--output", str(tmp_path / "doc_en.txt")]) == 0
+    assert (tmp_path / "doc_en.txt").read_text(encoding="utf-8") == \
+        f"{lines[0]} {lines[1]}\n\n{lines[2]}\n"
+    capsys.readouterr()
+    assert run_cli(["--workspace", root, "translate", *run, "--document", "--input",
+                    str(doc), "--target-context"]) == 2
+    assert "context" in capsys.readouterr().err
+    for suffix, read in ((".tmx", read_tmx), (".xlf", read_xliff)):
+        out = tmp_path / f"out{suffix}"
+        assert run_cli(["--workspace", root, "translate", *run, "--input", str(plain),
+                        "--output", str(out)]) == 0
+        assert [r.translation for r in read(out)] == lines
+    out = tmp_path / "out.jsonl"
+    assert run_cli(["--workspace", root, "translate", *run, "--input", str(plain),
+                    "--output", str(out)]) == 0
+    records = [json.loads(x) for x in out.read_text(encoding="utf-8").splitlines()]
+    assert [r["translation"] for r in records] == lines
+    # contrastive: each reference against its words in reverse order
+    # (each block's previous sentence is the one before it in the test set)
+    blocks = [(src[i - 1], src[i], ref[i - 1], ref[i]) for i in range(1, len(src))
+              if len(ref[i].split()) >= 5][:10]
+    contrastive = {str(n): {"src": [ps, s], "trg": [{"correct": [pr, r], "incorrect": [
+        pr, " ".join(reversed(r.split()))]}]} for n, (ps, s, pr, r) in enumerate(blocks, 1)}
+    path = tmp_path / "reversed.json"
+    path.write_text(json.dumps(contrastive, ensure_ascii=False), encoding="utf-8")
+    capsys.readouterr()
+    assert run_cli(["--workspace", root, "evaluate", *run, "--contrastive", str(path)]) == 0
+    printed = capsys.readouterr().out
+    assert "| feed-es-en | 10 | 10 | 0 | 100.00 |" in printed, printed
