@@ -66,6 +66,14 @@ class Preprocessor:
         self._detok = MosesDetokenizer(lang=lang)
         self._punct = MosesPunctNormalizer(lang=lang)
 
+    def with_language(self, lang: str) -> Preprocessor:
+        """This preprocessor for language `lang`: the same text handling, Moses' rules of
+        `lang` (an imported model told its languages, core.services.model_import)."""
+        return Preprocessor(lang, lowercase=self.lowercase, fold_accents=self.fold_accents,
+                            normalize_punct=self.normalize_punct,
+                            pretokenized=self.pretokenized, truecaser=self.truecaser,
+                            convention=self.convention)
+
     def normalize(self, text: str) -> str:
         """The text as the model's side sees it before tokenising: punctuation normalised,
         lowercased, accents folded (each when configured), stripped."""

@@ -18,7 +18,6 @@ import time
 from pathlib import Path
 
 from core.atomic import write_text_atomic
-from core.data.preprocess import Preprocessor
 from core.errors import ConfigError, WorkbenchError
 from core.services.corpora import check_language_codes
 from core.train import artifacts
@@ -62,13 +61,6 @@ def read_outside_model(path: Path, name: str):
                       + "; ".join(KINDS))
 
 
-def with_language(pre: Preprocessor, lang: str) -> Preprocessor:
-    """`pre` for language `lang`: the same text handling, Moses' rules of `lang`."""
-    return Preprocessor(lang, lowercase=pre.lowercase, fold_accents=pre.fold_accents,
-                        normalize_punct=pre.normalize_punct, pretokenized=pre.pretokenized,
-                        truecaser=pre.truecaser, convention=pre.convention)
-
-
 def import_model(ws: Workspace, path: str | Path, name: str | None = None,
                  languages: tuple[str, str] | None = None) -> int:
     """Import the outside model at `path` as a finished run named `name` (default: the
@@ -84,8 +76,8 @@ def import_model(ws: Workspace, path: str | Path, name: str | None = None,
         check_language_codes(*languages, labels=("--src-lang", "--tgt-lang"))
     kind, loaded = read_outside_model(path, name)
     if languages is not None:
-        loaded.src_pre = with_language(loaded.src_pre, languages[0])
-        loaded.tgt_pre = with_language(loaded.tgt_pre, languages[1])
+        loaded.src_pre = loaded.src_pre.with_language(languages[0])
+        loaded.tgt_pre = loaded.tgt_pre.with_language(languages[1])
     run_id = ws.create_run(name, loaded.config.to_dict(), None)
     try:
         folder = ws.run_dir(run_id)

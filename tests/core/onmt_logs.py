@@ -74,3 +74,19 @@ def lines(kind: str, name: str) -> list[str]:
     if path.exists():
         return path.read_text(encoding="utf-8").splitlines()
     return lzma.decompress(path.with_name(name + ".xz").read_bytes()).decode("utf-8").splitlines()
+
+
+def beam_ties(ours, logged: list[BeamLine], scorer, tol: float) -> int:
+    """Check our beam-5 translations against onmt_translate's: the same translation scores
+    its PRED SCORE within `tol`; a different one must be a tie (OpenNMT-py's translation,
+    forced, scores the same log-prob / (length + 1) within `tol`). Returns the ties."""
+    ties = 0
+    for tr, line in zip(ours, logged, strict=True):
+        if " ".join(tr.target_tokens) == line.pred:
+            assert abs(tr.score - line.pred_score) <= tol
+            continue
+        theirs = scorer.score([scorer.item(tr.source, line.pred)])[0]
+        assert abs(theirs.log_prob / (len(theirs.token_log_probs) + 1) - tr.score) <= tol, \
+            (tr.source, tr.text, line.pred)
+        ties += 1
+    return ties

@@ -73,16 +73,7 @@ def test_beam5_translations_match_onmt_translate(loaded):
     m = loaded
     ours = translate_sentences(m.model, m.src_vocab, m.tgt_vocab, m.src_pre, m.tgt_pre, src,
                                beam=5, max_len_ratio=100.0, max_len_abs=99, onmt_style=True)
-    scorer, ties = _scorer(m), 0
-    for tr, line in zip(ours, logged, strict=True):
-        if " ".join(tr.target_tokens) == line.pred:
-            assert abs(tr.score - line.pred_score) <= TOL
-            continue
-        theirs = scorer.score([scorer.item(tr.source, line.pred)])[0]
-        assert abs(theirs.log_prob / (len(theirs.token_log_probs) + 1) - tr.score) <= TOL, \
-            (tr.source, tr.text, line.pred)
-        ties += 1
-    assert ties == 0
+    assert onmt_logs.beam_ties(ours, logged, _scorer(m), TOL) == 0
 
 
 def test_greedy_translations_and_attention_match_attn_debug(loaded):
