@@ -9,10 +9,8 @@ import re
 import numpy as np
 import pyqtgraph as pg
 import pytest
-from PySide6.QtCore import QRectF, QSize
-from PySide6.QtGui import QColor, QImage, QPainter
-from PySide6.QtPdf import QPdfDocument
-from PySide6.QtSvg import QSvgRenderer
+from PySide6.QtCore import QSize
+from PySide6.QtGui import QColor, QImage
 
 from app import workers
 from app.panels.evaluation import EvaluationPanel
@@ -21,6 +19,14 @@ from app.widgets.heatmap import AttentionHeatmap
 from app.widgets.heatmap_legend import GOLD
 from core.evaluate.alignment import Alignment
 from core.services.attention_view import PairInput, PairView
+from tests.app.pictures import (
+    coarse_difference,
+    colour_mask,
+    exported_pixels,
+    overlap,
+    pixels,
+    svg_pixels,
+)
 
 BAR = QColor(200, 60, 40)
 
@@ -55,82 +61,7 @@ def bar_plot(qtbot):
     return w
 
 
-# --- rendering the files --------------------------------------------------------------------
-def _pixels(image: QImage) -> np.ndarray:
-    """height x width x RGB (float) of `image` laid on white."""
-    flat = QImage(image.size(), QImage.Format.Format_RGB32)
-    flat.fill(QColor("white"))
-    painter = QPainter(flat)
-    painter.drawImage(0, 0, image)
-    painter.end()
-    raw = np.frombuffer(flat.constBits(), np.uint8)
-    raw = raw.reshape(flat.height(), flat.bytesPerLine() // 4, 4)[:, :flat.width(), :3]
-    return raw[:, :, ::-1].astype(float)  # BGRA in memory -> RGB
-
-
-def _svg_pixels(svg: bytes, size: QSize, smooth: bool = False) -> np.ndarray:
-    renderer = QSvgRenderer(svg)
-    assert renderer.isValid()
-    image = QImage(size, QImage.Format.Format_ARGB32)
-    image.fill(QColor("white"))
-    painter = QPainter(image)
-    painter.setRenderHint(QPainter.RenderHint.SmoothPixmapTransform, smooth)
-    renderer.render(painter, QRectF(0, 0, size.width(), size.height()))
-    painter.end()
-    return _pixels(image)
-
-
-def _pdf_pixels(path, size: QSize) -> np.ndarray:
-    document = QPdfDocument()
-    assert document.load(str(path)) == QPdfDocument.Error.None_
-    assert document.pageCount() == 1
-    return _pixels(document.render(0, size))
-
-
-def _exports(export, tmp_path) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """PNG (96 dpi: one pixel a screen pixel), SVG and PDF (at the dialog's default
-    200 dpi) of one figure, all three as pixels of the PNG's size."""
-    export(tmp_path / "f.png", 96)
-    export(tmp_path / "f.svg", 200)
-    export(tmp_path / "f.pdf", 200)
-    png = QImage(str(tmp_path / "f.png"))
-    return (_pixels(png), _svg_pixels((tmp_path / "f.svg").read_bytes(), png.size()),
-            _pdf_pixels(tmp_path / "f.pdf", png.size()))
-
-
-# --- comparing pixels --------------------------------------------------------------------------
-def _mask(pixels: np.ndarray, colour: QColor, tolerance: float = 40) -> np.ndarray:
-    target = np.array([colour.red(), colour.green(), colour.blue()], dtype=float)
-    return np.abs(pixels - target).max(axis=2) < tolerance
-
-
-def _overlap(a: np.ndarray, b: np.ndarray, slack: int = 1) -> float:
-    """Intersection over union of two masks, each first widened by `slack` pixels (the
-    renderers antialias edges and place glyphs a little differently)."""
-    def widen(m: np.ndarray) -> np.ndarray:
-        out = m.copy()
-        for _ in range(slack):
-            grown = out.copy()
-            grown[1:] |= out[:-1]
-            grown[:-1] |= out[1:]
-            grown[:, 1:] |= out[:, :-1]
-            grown[:, :-1] |= out[:, 1:]
-            out = grown
-        return out
-    a, b = widen(a), widen(b)
-    return float((a & b).sum() / max(1, (a | b).sum()))
-
-
-def _coarse_difference(a: np.ndarray, b: np.ndarray, block: int = 4) -> float:
-    """Mean absolute difference (0-255) of two images averaged over block x block
-    squares: the layout, not the antialiasing of the glyphs."""
-    h, w = (a.shape[0] // block) * block, (a.shape[1] // block) * block
-
-    def coarse(p: np.ndarray) -> np.ndarray:
-        return p[:h, :w].reshape(h // block, block, w // block, block, 3).mean(axis=(1, 3))
-    return float(np.abs(coarse(a) - coarse(b)).mean())
-
-
+# --- reading the labels --------------------------------------------------------------------
 def _ink(pixels: np.ndarray) -> np.ndarray:
     """Text, axes and ticks: grey to black, not white and not coloured."""
     return (pixels.max(axis=2) < 190) & (np.ptp(pixels, axis=2) < 30)
@@ -162,19 +93,19 @@ def _assert_labels_match(shown: np.ndarray, png: np.ndarray, left: tuple, other:
 
 # --- the tests ---------------------------------------------------------------------------------
 def test_heatmap_svg_and_pdf_show_what_the_png_shows(heatmap, tmp_path):
-    png, svg, pdf = _exports(heatmap.export, tmp_path)
+    png, svg, pdf = exported_pixels(heatmap.export, tmp_path)
     x0, y0, x1, y1 = _plot_area(heatmap.plot, heatmap.graphics.ci.sceneBoundingRect())
-    gold = _mask(png, GOLD)
+    gold = colour_mask(png, GOLD)
     assert gold.sum() > 1500  # three sure, one possible marker and the key's swatches
     for name, shown in (("svg", svg), ("pdf", pdf)):
         # the gold markers on their cells, the labels and axes where they are, the cells
-        assert _overlap(_mask(shown, GOLD), gold) > 0.8, name
+        assert overlap(colour_mask(shown, GOLD), gold) > 0.8, name
         # the token labels along the left and the top, where the PNG has them
         _assert_labels_match(shown, png, (0, y0 + 2, x0 - 4, y1 - 2),
                              (x0 + 2, 0, x1 - 2, y0 - 4), 1, name)
-        assert _coarse_difference(shown, png) < 1.5, name
+        assert coarse_difference(shown, png) < 1.5, name
     # the colour bar's darkest end (1.0) at the top of its axis, in all three
-    dark = [np.argwhere(_mask(p, QColor(8, 48, 107), 20)) for p in (png, svg, pdf)]
+    dark = [np.argwhere(colour_mask(p, QColor(8, 48, 107), 20)) for p in (png, svg, pdf)]
     assert all(len(d) > 50 for d in dark)
     png_top, png_left = dark[0].min(axis=0)
     for d in dark[1:]:
@@ -183,34 +114,34 @@ def test_heatmap_svg_and_pdf_show_what_the_png_shows(heatmap, tmp_path):
 
 
 def test_bar_plot_svg_and_pdf_keep_the_bars_on_the_axes(bar_plot, tmp_path):
-    png, svg, pdf = _exports(lambda path, dpi: export_item(bar_plot.plotItem, path, dpi),
+    png, svg, pdf = exported_pixels(lambda path, dpi: export_item(bar_plot.plotItem, path, dpi),
                              tmp_path)
     x0, y0, x1, y1 = _plot_area(bar_plot.plotItem, bar_plot.plotItem.sceneBoundingRect())
-    bars = _mask(png, BAR)
+    bars = colour_mask(png, BAR)
     assert bars.sum() > 20000
     rows, cols = np.nonzero(bars)
     for name, shown in (("svg", svg), ("pdf", pdf)):
-        assert _overlap(_mask(shown, BAR), bars) > 0.9, name
-        r, c = np.nonzero(_mask(shown, BAR))
+        assert overlap(colour_mask(shown, BAR), bars) > 0.9, name
+        r, c = np.nonzero(colour_mask(shown, BAR))
         # the bars' extent (the tallest bar's top, the first's left edge, the baseline)
         assert abs(r.min() - rows.min()) <= 2 and abs(r.max() - rows.max()) <= 2, name
         assert abs(c.min() - cols.min()) <= 2 and abs(c.max() - cols.max()) <= 2, name
         # the axes' numbers along the left and the bottom, where the PNG has them
         _assert_labels_match(shown, png, (0, y0 + 2, x0 - 4, y1 - 2),
                              (x0 + 2, y1 + 6, x1 - 2, png.shape[0]), 1, name)
-        assert _coarse_difference(shown, png) < 0.6, name
+        assert coarse_difference(shown, png) < 0.6, name
 
 
 def test_svg_strokes_are_right_where_vector_effect_is_not_supported(heatmap, tmp_path):
     """librsvg ignores `vector-effect: non-scaling-stroke`: drawn without it, a marker's
     1-pixel outline was one cell wide. Qt's renderer fed the file without that
     attribute must still draw the markers where the PNG has them."""
-    png, _, _ = _exports(heatmap.export, tmp_path)
+    png, _, _ = exported_pixels(heatmap.export, tmp_path)
     svg = (tmp_path / "f.svg").read_bytes()
     stripped = re.sub(rb'\s*vector-effect="non-scaling-stroke"', b"", svg)
-    shown = _svg_pixels(stripped, QSize(png.shape[1], png.shape[0]))
-    assert _overlap(_mask(shown, GOLD), _mask(png, GOLD)) > 0.8
-    assert _coarse_difference(shown, png) < 1.5
+    shown = svg_pixels(stripped, QSize(png.shape[1], png.shape[0]))
+    assert overlap(colour_mask(shown, GOLD), colour_mask(png, GOLD)) > 0.8
+    assert coarse_difference(shown, png) < 1.5
 
 
 def test_svg_cells_stay_sharp_in_a_viewer_that_smooths_images(heatmap, tmp_path):
@@ -224,7 +155,7 @@ def test_svg_cells_stay_sharp_in_a_viewer_that_smooths_images(heatmap, tmp_path)
     figure = heatmap.graphics.ci.sceneBoundingRect()
     scale = 4
     size = QSize(round(figure.width()) * scale, round(figure.height()) * scale)
-    shown = _svg_pixels(svg, size, smooth=True)
+    shown = svg_pixels(svg, size, smooth=True)
     matrix = _matrix()
     for t, s in ((0, 0), (4, 3), (8, 7), (2, 5)):
         cell = vb.mapViewToScene(pg.QtCore.QPointF(s, t))
@@ -268,7 +199,7 @@ def test_export_heatmaps_writes_views_with_and_without_an_eos_row(qtbot, tmp_pat
     assert rows_drawn == [tgt, tgt + ["</s>"]]
     for path in written:  # real figures: the gold markers are drawn on them
         assert path.read_bytes()[:4] == b"\x89PNG"
-        assert _mask(_pixels(QImage(str(path))), GOLD).sum() > 300
+        assert colour_mask(pixels(QImage(str(path))), GOLD).sum() > 300
 
 
 def test_flattened_strokes_keep_their_place_under_nested_transforms():

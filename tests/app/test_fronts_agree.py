@@ -13,7 +13,7 @@ from core.jobs import JobContext
 from core.services.eval_scores import METRIC_KEYS
 from core.workspace.store import Workspace
 from tests.app.conftest import job_result
-from tests.core.test_cli_context import tiny_config
+from tests.core.tiny_runs import tiny_transformer_config
 
 
 @pytest.fixture(scope="module")
@@ -25,7 +25,8 @@ def two_runs(tmp_path_factory):
     with Workspace.open(root) as ws:
         corpus_id = import_demo_corpus(ws)
         for name, family in (("ctx", "context_transformer"), ("sent", "transformer")):
-            run_id = create_run(ws, corpus_id, tiny_config(name, family, 30, joint=True))
+            config = tiny_transformer_config(name, family, 30, joint=True)
+            run_id = create_run(ws, corpus_id, config)
             assert train_run(ws, run_id, JobContext()).status == "finished"
     return root
 

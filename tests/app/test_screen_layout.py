@@ -21,13 +21,7 @@ from PySide6.QtWidgets import QAbstractItemView, QComboBox, QHeaderView, QTableV
 
 from app.widgets.heatmap_grid import MIN_CELL
 from app.widgets.heatmap_legend import GOLD
-from tests.app.test_figure_exports import (
-    _coarse_difference,
-    _exports,
-    _mask,
-    _overlap,
-    _pixels,
-)
+from tests.app.pictures import coarse_difference, colour_mask, exported_pixels, overlap, pixels
 
 TOY_MODELS = Path(__file__).resolve().parents[1] / "fixtures" / "toy-models"
 SIZES = ((1400, 900), (1280, 720))
@@ -195,7 +189,7 @@ def test_comparison_figure_holds_every_heatmap_and_vector_formats_match(qapp, wi
     grid = att.heatmap_grid
     parts = grid.parts()
     assert len(parts) == 4
-    png, svg, pdf = _exports(grid.export_comparison, tmp_path)
+    png, svg, pdf = exported_pixels(grid.export_comparison, tmp_path)
     # each heatmap, where the screen has it: its crop of the figure is its own export
     # and, closely, what the screen shows (its grab)
     for heatmap, part in zip(grid.visible_heatmaps(), parts, strict=True):
@@ -203,12 +197,12 @@ def test_comparison_figure_holds_every_heatmap_and_vector_formats_match(qapp, wi
         w, h = round(part.source.width()), round(part.source.height())
         crop = png[y:y + h, x:x + w]
         heatmap.export(tmp_path / "one.png", 96)
-        own = _pixels(QImage(str(tmp_path / "one.png")))
+        own = pixels(QImage(str(tmp_path / "one.png")))
         assert crop.shape == own.shape
         assert np.abs(crop - own).mean() < 1.0
-        grab = _pixels(heatmap.graphics.grab().toImage())[:h, :w]
-        assert _coarse_difference(crop[:grab.shape[0], :grab.shape[1]], grab) < 6.0
-        assert _mask(crop, GOLD).sum() > 300  # its gold markers and key
+        grab = pixels(heatmap.graphics.grab().toImage())[:h, :w]
+        assert coarse_difference(crop[:grab.shape[0], :grab.shape[1]], grab) < 6.0
+        assert colour_mask(crop, GOLD).sum() > 300  # its gold markers and key
     # arranged as on the screen, two by two, none over another
     first, second, third, fourth = parts
     assert second.at.x() >= first.at.x() + first.source.width()
@@ -218,14 +212,14 @@ def test_comparison_figure_holds_every_heatmap_and_vector_formats_match(qapp, wi
     own_differences = []
     for i, heatmap in enumerate(grid.visible_heatmaps()):
         (tmp_path / str(i)).mkdir()
-        one_png, one_svg, one_pdf = _exports(heatmap.export, tmp_path / str(i))
-        own_differences += [_coarse_difference(one_svg, one_png),
-                            _coarse_difference(one_pdf, one_png)]
-    gold = _mask(png, GOLD)
+        one_png, one_svg, one_pdf = exported_pixels(heatmap.export, tmp_path / str(i))
+        own_differences += [coarse_difference(one_svg, one_png),
+                            coarse_difference(one_pdf, one_png)]
+    gold = colour_mask(png, GOLD)
     for name, shown in (("svg", svg), ("pdf", pdf)):
         assert shown.shape == png.shape, name
-        assert _overlap(_mask(shown, GOLD), gold) > 0.8, name
-        difference = _coarse_difference(shown, png)
+        assert overlap(colour_mask(shown, GOLD), gold) > 0.8, name
+        difference = coarse_difference(shown, png)
         assert difference < 2.0 and difference <= max(own_differences) + 0.1, \
             (name, difference, own_differences)
 

@@ -7,6 +7,8 @@ import pytest
 
 from core.data.readers import read_parallel
 from core.workspace.store import Workspace
+from tests.core.toy_lexicon import LEXICON, TGT_VOCAB
+from tests.core.toy_models import MonotoneModel
 
 DEMO = Path(__file__).resolve().parents[2] / "resources" / "demo"
 
@@ -20,6 +22,13 @@ def workspace(tmp_path):
     ws.add_corpus(corpus, name="demo", format="parallel")
     yield ws
     ws.close()
+
+
+@pytest.fixture
+def monotone():
+    """tests/core/toy_models.MonotoneModel over tests/core/toy_lexicon: German -> English
+    word by word."""
+    return MonotoneModel(LEXICON, len(TGT_VOCAB))
 
 
 def train_tiny_demo_run(root: Path, steps: int, dev_sample: int, name: str = "tiny",

@@ -14,16 +14,17 @@ def run_rank(rank: int, world: int, port: int, out_dir: str) -> None:
     from core.models.registry import build_model
     from core.train.distributed import DistContext
     from core.train.loop import train_model
-    from tests.core.test_train_engine import reversal_data, tiny_config
+    from tests.core.reversal import reversal_train_data
+    from tests.core.tiny_runs import tiny_luong_config
 
     dist = DistContext.from_env(backend="gloo")
     shared = dist.broadcast_int(41 + rank)  # rank 0's value (41) on every rank
-    cfg = tiny_config(max_steps=6, valid_every=3)
+    cfg = tiny_luong_config(max_steps=6, valid_every=3)
     torch.manual_seed(rank)  # different initial weights per rank: DDP must broadcast rank 0's
     model = build_model(cfg.model, 14, 14)
     initial = {k: v.clone() for k, v in model.state_dict().items()}
     ctx = RecordingContext()
-    result = train_model(cfg, reversal_data(), os.path.join(out_dir, f"run{rank}"), ctx,
+    result = train_model(cfg, reversal_train_data(), os.path.join(out_dir, f"run{rank}"), ctx,
                          model=model, distributed=dist)
     torch.save({"final": model.state_dict(), "initial": initial, "steps": result.step,
                 "events": len(ctx.events),

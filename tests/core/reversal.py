@@ -2,7 +2,9 @@
 favourite sanity check): source = random tokens, target = the same tokens reversed.
 
 Reusable by any test: `make_reversal_data`, `collate`, `train_reversal`,
-`reversal_accuracy`, `evaluate_reversal`, `antidiagonal_rate`, `antidiagonal_links`.
+`reversal_accuracy`, `evaluate_reversal`, `antidiagonal_rate`, `antidiagonal_links`;
+`reversal_train_data`, `wide_reversal_train_data` and `guided_reversal_train_data` give
+the task as core.train.loop.TrainData for `train_model`.
 Token ids are >= 4 (0-3 are PAD UNK BOS EOS), so a vocabulary of `vocab` ids has
 vocab - 4 symbols.
 """
@@ -15,7 +17,9 @@ from dataclasses import dataclass
 import torch
 from torch import Tensor
 
+from core.data.batching import BatchPlan
 from core.models.base import BOS, EOS, PAD, Seq2Seq
+from core.train.loop import TrainData
 
 Pair = tuple[list[int], list[int]]
 
@@ -28,6 +32,46 @@ def make_reversal_data(n: int, vocab: int, min_len: int, max_len: int, seed: int
         src = [rng.randrange(4, vocab) for _ in range(rng.randint(min_len, max_len))]
         pairs.append((src, src[::-1]))
     return pairs
+
+
+def reversal_train_data(n_train: int = 96, batch: int = 16) -> TrainData:
+    """n_train training and 24 dev pairs over 10 symbols (vocabulary 14), 3-7 tokens,
+    batches of `batch` sentences."""
+    train = make_reversal_data(n_train, 14, 3, 7, seed=1)
+    dev = make_reversal_data(24, 14, 3, 7, seed=2)
+
+    def make_plan(src, tgt, ctx, shuffle):
+        return BatchPlan(src, tgt, batch_size=batch, seed=7, shuffle=shuffle, ctx_ids=ctx)
+
+    return TrainData([s for s, _ in train], [t for _, t in train], [s for s, _ in dev],
+                     [t for _, t in dev], 14, 14, make_plan)
+
+
+def wide_reversal_train_data() -> TrainData:
+    """60 symbols, batches of 4 short sentences: ~20 distinct targets, so K = 30 samples."""
+    train = make_reversal_data(48, 60, 3, 6, seed=1)
+    dev = make_reversal_data(12, 60, 3, 6, seed=2)
+
+    def make_plan(src, tgt, ctx, shuffle):
+        return BatchPlan(src, tgt, batch_size=4, seed=7, shuffle=shuffle, ctx_ids=ctx)
+
+    return TrainData([s for s, _ in train], [t for _, t in train], [s for s, _ in dev],
+                     [t for _, t in dev], 60, 60, make_plan)
+
+
+def guided_reversal_train_data(guided_links) -> tuple[TrainData, list[Pair]]:
+    """wide_reversal_train_data's pairs with guided_links(n) (0-based (src, tgt) links of
+    a sentence of n tokens) as each training pair's guided-alignment links; -> (the
+    data, the dev pairs)."""
+    train = make_reversal_data(48, 60, 3, 6, seed=1)
+    dev = make_reversal_data(12, 60, 3, 6, seed=2)
+    links = [guided_links(len(s)) for s, _ in train]
+
+    def make_plan(src, tgt, ctx, shuffle, links=None):
+        return BatchPlan(src, tgt, batch_size=4, seed=7, shuffle=shuffle, ctx_ids=ctx, links=links)
+
+    return TrainData([s for s, _ in train], [t for _, t in train], [s for s, _ in dev],
+                     [t for _, t in dev], 60, 60, make_plan, train_links=links), dev
 
 
 @dataclass

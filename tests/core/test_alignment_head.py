@@ -21,8 +21,8 @@ from core.models.alignment_head import (
 )
 from core.models.registry import build_model
 from core.train.loop import train_model
-from tests.core.test_guided_alignment import _reversal
-from tests.core.test_sampled_softmax import tiny_run
+from tests.core.reversal import guided_reversal_train_data
+from tests.core.tiny_runs import tiny_sampled_config
 
 FAMILIES = {
     "luong": dict(family="luong", emb_size=16, hidden_size=24, layers=2, attention="global",
@@ -110,15 +110,15 @@ def test_a_head_trained_alone_learns_the_links_and_leaves_the_model_as_it_was(tm
     def gold(n, j):
         return n - 1 - j
 
-    data, dev = _reversal(lambda n: [(gold(n, j), j) for j in range(n)])
+    data, dev = guided_reversal_train_data(lambda n: [(gold(n, j), j) for j in range(n)])
     torch.manual_seed(3)
-    base_config = tiny_run(sampled_softmax=0, max_steps=60, valid_every=0)
+    base_config = tiny_sampled_config(sampled_softmax=0, max_steps=60, valid_every=0)
     base = build_model(base_config.model, 60, 60)
     train_model(base_config, data, tmp_path / "base", RecordingContext(), model=base)
     attention_rate = _argmax_rate(_rows(base, dev, "attention"), dev, gold)
 
-    config = tiny_run(sampled_softmax=0, max_steps=600, valid_every=200, guided_alignment=1.0,
-                      stage=2, lr=1e-2)
+    config = tiny_sampled_config(sampled_softmax=0, max_steps=600, valid_every=200,
+                                 guided_alignment=1.0, stage=2, lr=1e-2)
     config.model.alignment_head = True
     config.validate()
     headed = build_model(config.model, 60, 60)

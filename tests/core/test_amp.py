@@ -24,7 +24,8 @@ from core.jobs import RecordingContext
 from core.models.registry import build_model, variant_config
 from core.train import device as device_mod
 from core.train.loop import forward_batch, sequence_nll, train_model
-from tests.core.test_sampled_softmax import tiny_run, wide_reversal_data
+from tests.core.reversal import wide_reversal_train_data
+from tests.core.tiny_runs import tiny_sampled_config
 
 CPU = torch.device("cpu")
 
@@ -83,8 +84,8 @@ def test_bf16_training_follows_the_fp32_run(tmp_path):
     runs, logs = {}, {}
     for amp in (False, True):
         rec = RecordingContext()
-        train_model(tiny_run(sampled_softmax=0, amp=amp, max_steps=40, lr=1e-2), wide_reversal_data(),
-                    tmp_path / str(amp), rec)
+        train_model(tiny_sampled_config(sampled_softmax=0, amp=amp, max_steps=40, lr=1e-2),
+                    wide_reversal_train_data(), tmp_path / str(amp), rec)
         runs[amp] = [e.data["loss"] for e in rec.of_kind("step")]
         logs[amp] = [e.data["message"] for e in rec.of_kind("log")]
     fp32, amp_run = runs[False], runs[True]
@@ -102,10 +103,10 @@ def test_bf16_training_follows_the_fp32_run(tmp_path):
 
 def test_amp_without_native_bf16_trains_in_fp32_and_says_so(tmp_path, no_bf16):
     rec, plain = RecordingContext(), RecordingContext()
-    train_model(tiny_run(sampled_softmax=0, amp=True, max_steps=4), wide_reversal_data(),
-                tmp_path / "a", rec)
-    train_model(tiny_run(sampled_softmax=0, max_steps=4), wide_reversal_data(), tmp_path / "b",
-                plain)
+    train_model(tiny_sampled_config(sampled_softmax=0, amp=True, max_steps=4),
+                wide_reversal_train_data(), tmp_path / "a", rec)
+    train_model(tiny_sampled_config(sampled_softmax=0, max_steps=4), wide_reversal_train_data(),
+                tmp_path / "b", plain)
     logs = [e.data["message"] for e in rec.of_kind("log")]
     assert any("no native bf16" in m and "fp32" in m for m in logs)
     assert [e.data["loss"] for e in rec.of_kind("step")] == \

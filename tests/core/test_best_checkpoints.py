@@ -6,7 +6,7 @@ import pytest
 from core.jobs import RecordingContext
 from core.services.training import create_run, train_run
 from core.train import checkpoint as ckpt
-from tests.core.test_train_run import tiny_run_config
+from tests.core.tiny_runs import tiny_run_config
 
 
 def test_a_kill_while_writing_a_new_best_keeps_the_old_ones(tmp_path, monkeypatch):

@@ -12,7 +12,7 @@ from core.jobs import RecordingContext
 from core.services.training import create_run, train_run
 from core.train import checkpoint as ckpt
 from core.train.artifacts import load_model
-from tests.core.test_train_run import tiny_run_config
+from tests.core.tiny_runs import tiny_run_config
 
 
 def _trained(workspace, name: str, hidden: int = 16, steps: int = 2):

@@ -11,7 +11,7 @@ import pytest
 import torch
 
 from core.cli import run_cli
-from core.config import ModelConfig, RunConfig, load_preset
+from core.config import ModelConfig, RunConfig
 from core.data.preprocess import Preprocessor
 from core.data.vocab import Vocab
 from core.errors import ConfigError
@@ -21,22 +21,7 @@ from core.infer.translate import source_tokens
 from core.models.context_transformer import ContextTransformer
 from core.models.registry import build_model
 from core.train.artifacts import LoadedModel
-
-DOCUMENT = "Compré una mesa nueva.\nEs muy bonita.\nLa trajeron el lunes.\n"
-SENTENCES = DOCUMENT.splitlines()
-
-
-def tiny_config(name: str, family: str, steps: int, joint: bool) -> RunConfig:
-    cfg = load_preset("transformer-cpu")
-    cfg.name = name
-    m = cfg.model
-    m.family, m.d_model, m.ff_size, m.heads, m.enc_layers, m.dec_layers = family, 16, 32, 2, 1, 1
-    m.dropout = 0.0
-    cfg.data.vocab, cfg.data.joint_vocab, cfg.data.batch_tokens = "word", joint, 0
-    cfg.data.batch_size, cfg.data.dev_sample = 32, 4
-    cfg.train.max_steps, cfg.train.valid_every, cfg.train.device = steps, steps, "cpu"
-    cfg.train.lr, cfg.train.label_smoothing = 0.003, 0.0
-    return cfg
+from tests.core.tiny_runs import DOCUMENT, SENTENCES, tiny_transformer_config
 
 
 @pytest.fixture(scope="module")
@@ -53,7 +38,8 @@ def ctx_ws(tmp_path_factory):
         corpus_id = import_demo_corpus(ws)
         for name, family, steps in (("ctxj", "context_transformer", 40),
                                     ("sent", "transformer", 10)):
-            run_id = create_run(ws, corpus_id, tiny_config(name, family, steps, joint=True))
+            config = tiny_transformer_config(name, family, steps, joint=True)
+            run_id = create_run(ws, corpus_id, config)
             assert train_run(ws, run_id, JobContext()).status == "finished"
     return root
 

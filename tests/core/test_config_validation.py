@@ -13,7 +13,7 @@ from core.data.corpus import Corpus, SentencePair
 from core.errors import ConfigError, TrainingError
 from core.jobs import RecordingContext
 from core.services.training import create_run, train_run
-from tests.core.test_train_run import tiny_run_config
+from tests.core.tiny_runs import tiny_run_config
 
 
 def test_every_field_has_a_rule():

@@ -10,7 +10,7 @@ import torch
 import core.models.feed_decoder as fd
 import core.models.feed_graphs as fg
 from core.models.base import BOS, PAD, length_mask
-from tests.core.test_feed_decoder import VOCAB, decoder_only, forward_backward, model_and_batch
+from tests.core.decoder_gradients import VOCAB, decoder_only, forward_backward, model_and_batch
 
 
 def batch_of(batch: int, src_len: int, steps: int, seed: int, device="cpu"):

@@ -14,9 +14,9 @@ from core.errors import ConfigError
 from core.jobs import RecordingContext
 from core.models.registry import build_model
 from core.train import guidance
-from core.train.loop import TrainData, train_model
-from tests.core.reversal import make_reversal_data
-from tests.core.test_sampled_softmax import tiny_run
+from core.train.loop import train_model
+from tests.core.reversal import guided_reversal_train_data
+from tests.core.tiny_runs import tiny_sampled_config
 
 
 def test_guide_rows_are_uniform_over_the_linked_source_tokens():
@@ -50,18 +50,6 @@ def test_loss_is_the_cross_entropy_of_the_guided_rows():
     assert loss.item() == pytest.approx(-math.log(guidance.MIN_ATTENTION))
 
 
-def _reversal(guided_links):
-    train = make_reversal_data(48, 60, 3, 6, seed=1)
-    dev = make_reversal_data(12, 60, 3, 6, seed=2)
-    links = [guided_links(len(s)) for s, _ in train]
-
-    def make_plan(src, tgt, ctx, shuffle, links=None):
-        return BatchPlan(src, tgt, batch_size=4, seed=7, shuffle=shuffle, ctx_ids=ctx, links=links)
-
-    return TrainData([s for s, _ in train], [t for _, t in train], [s for s, _ in dev],
-                     [t for _, t in dev], 60, 60, make_plan, train_links=links), dev
-
-
 def _argmax_rate(model, dev, gold) -> float:
     """Share of dev target words whose attention argmax is the source word gold(n, t)."""
     hits = total = 0
@@ -87,9 +75,10 @@ def test_training_pulls_the_attention_towards_the_given_links(tmp_path, name, go
 
     rates = {}
     for weight in (0.0, 1.0):
-        data, dev = _reversal(links)
+        data, dev = guided_reversal_train_data(links)
         torch.manual_seed(3)
-        config = tiny_run(sampled_softmax=0, max_steps=120, valid_every=0, guided_alignment=weight)
+        config = tiny_sampled_config(sampled_softmax=0, max_steps=120, valid_every=0,
+                                     guided_alignment=weight)
         model = build_model(config.model, 60, 60)
         rec = RecordingContext()
         train_model(config, data, tmp_path / f"{name}-{weight}", rec, model=model)
@@ -112,10 +101,10 @@ def test_guided_alignment_weight_is_validated():
 
 
 def test_guided_training_without_links_says_what_is_missing(tmp_path):
-    data, _ = _reversal(lambda n: [])
+    data, _ = guided_reversal_train_data(lambda n: [])
     data.train_links = None
     with pytest.raises(ConfigError, match="needs alignments of the training pairs"):
-        train_model(tiny_run(sampled_softmax=0, guided_alignment=1.0), data, tmp_path,
+        train_model(tiny_sampled_config(sampled_softmax=0, guided_alignment=1.0), data, tmp_path,
                     RecordingContext())
 
 

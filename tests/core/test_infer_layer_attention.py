@@ -12,7 +12,7 @@ from core.config import ModelConfig
 from core.infer.ensemble import Ensemble
 from core.infer.forced import score_targets, teacher_forcing_tensors
 from core.models.registry import build_model, variant_config
-from tests.core.test_infer_models import inputs
+from tests.core.family_models import inputs
 
 TRANSFORMERS = ["transformer", "concat", "context_transformer"]
 LAYERS, HEADS, VOCAB = 3, 4, 20

@@ -4,41 +4,13 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-import torch
 
-from core.config import ModelConfig
 from core.errors import ConfigError
 from core.infer.ensemble import Ensemble
 from core.infer.forced import score_targets
 from core.infer.search import beam_search, greedy
-from core.models.registry import VARIANTS, build_model, variant_config
-
-SIZES = dict(emb_size=16, hidden_size=16, layers=2, d_model=16, ff_size=32, heads=2,
-             enc_layers=2, dec_layers=2, ctx_layers=1, dropout=0.0, window=2, max_src_len=12)
-NAMES = [n for n, _ in VARIANTS] + ["transformer", "concat", "context_transformer"]
-VOCAB = 20
-
-
-def config(name: str) -> ModelConfig:
-    if name in ("transformer", "concat", "context_transformer"):
-        return ModelConfig(family=name, **SIZES)
-    return variant_config(name, **SIZES)
-
-
-def model_for(name: str, seed: int = 0):
-    torch.manual_seed(seed)
-    return build_model(config(name), VOCAB, VOCAB)
-
-
-def inputs():
-    gen = torch.Generator().manual_seed(0)
-    src = torch.randint(5, VOCAB, (3, 7), generator=gen)
-    lens = torch.tensor([7, 4, 5])
-    for b in range(3):
-        src[b, lens[b]:] = 0
-    extra = dict(ctx=torch.tensor([[4, 0, 0], [6, 7, 8], [9, 10, 0]]),
-                 ctx_lens=torch.tensor([1, 3, 2]))
-    return src, lens, extra
+from core.models.registry import build_model
+from tests.core.family_models import NAMES, VOCAB, family_config, inputs, model_for
 
 
 @pytest.mark.parametrize("name", NAMES)
@@ -51,7 +23,7 @@ def test_search_properties_for_every_variant(name):
         assert gh.tokens == bh.tokens
         assert gh.score == pytest.approx(bh.score, abs=1e-6)
     nbest = beam_search(model, src, lens, beam=3, n_best=3, max_len_ratio=1.0, **extra)
-    attends = config(name).attention != "none"
+    attends = family_config(name).attention != "none"
     for b, hyps in enumerate(nbest):
         assert len(hyps) == 3
         assert len({tuple(h.tokens) for h in hyps}) == 3
@@ -100,5 +72,5 @@ def test_ensemble_across_families_scores_like_forced():
 
 def test_ensemble_refuses_different_target_vocabularies():
     with pytest.raises(ConfigError, match="same target vocabulary"):
-        Ensemble([build_model(config("luong-global-dot"), VOCAB, VOCAB),
-                  build_model(config("transformer"), VOCAB, VOCAB + 1)])
+        Ensemble([build_model(family_config("luong-global-dot"), VOCAB, VOCAB),
+                  build_model(family_config("transformer"), VOCAB, VOCAB + 1)])

@@ -5,22 +5,13 @@ import numpy as np
 import pytest
 import torch
 
-from core.data.preprocess import Preprocessor
-from core.data.vocab import Vocab
 from core.errors import ConfigError
 from core.infer.search import beam_search, greedy
 from core.infer.translate import build_context, translate_documents, translate_sentences
 from core.jobs import JobCancelled, RecordingContext
 from core.models.base import UNK
-from tests.core.toy_models import MonotoneModel, ToyAttnModel
-
-SRC_VOCAB = Vocab(["<pad>", "<unk>", "<s>", "</s>", "<doc>", "der", "hund", "bellt", "die",
-                   "katze", "schläft", "."])
-TGT_VOCAB = Vocab(["<pad>", "<unk>", "<s>", "</s>", "<doc>", "the", "dog", "barks", "cat",
-                   "sleeps", "."])
-# source id -> target id (der/die -> the, ...); unknown source words -> <unk>
-LEXICON = [0, UNK, 2, 3, 4, 5, 6, 7, 5, 8, 9, 10]
-DE, EN = Preprocessor("de", lowercase=True), Preprocessor("en")
+from tests.core.toy_lexicon import DE, EN, SRC_VOCAB, TGT_VOCAB
+from tests.core.toy_models import ToyAttnModel
 
 SENTENCES = [
     "Der Hund bellt.",
@@ -30,11 +21,6 @@ SENTENCES = [
     "",  # empty input gives an empty translation
     "Der Hund schläft, die Katze bellt Rüdesheim.",
 ]
-
-
-@pytest.fixture
-def monotone():
-    return MonotoneModel(LEXICON, len(TGT_VOCAB))
 
 
 def run(model, sentences=SENTENCES, **kw):

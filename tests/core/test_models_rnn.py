@@ -10,28 +10,18 @@ import torch
 from core.config import ModelConfig
 from core.errors import ConfigError
 from core.models.attention import LuongAttention
-from core.models.base import BOS, EOS, PAD, length_mask
+from core.models.base import PAD, length_mask
 from core.models.registry import VARIANTS, build_model, describe, variant_config
 from core.models.rnn_common import reverse_padded
+from tests.core.model_batches import VOCAB, random_batch, tatoeba_batch
 
 NAMES = [name for name, _ in VARIANTS]
-VOCAB = 20
 TINY = dict(emb_size=16, hidden_size=32, window=2, dropout=0.0, max_src_len=12)
 
 
 def tiny(name: str, **over) -> torch.nn.Module:
     torch.manual_seed(0)
     return build_model(variant_config(name, **{**TINY, **over}), VOCAB, VOCAB)
-
-
-def batch(lens: list[int], tgt_len: int, seed: int = 0):
-    g = torch.Generator().manual_seed(seed)
-    src_lens = torch.tensor(lens)
-    src = torch.randint(4, VOCAB, (len(lens), max(lens)), generator=g)
-    src = src.masked_fill(~length_mask(src_lens), PAD)
-    tgt = torch.randint(4, VOCAB, (len(lens), tgt_len), generator=g)
-    tgt[:, 0] = BOS
-    return src, src_lens, tgt
 
 
 def has_attention(name: str) -> bool:
@@ -41,7 +31,7 @@ def has_attention(name: str) -> bool:
 @pytest.mark.parametrize("name", NAMES)
 def test_shapes_and_normalisation(name):
     model = tiny(name).eval()
-    src, lens, tgt = batch([7, 5, 2], 9)
+    src, lens, tgt = random_batch([7, 5, 2], 9)
     with torch.no_grad():
         out = model(src, lens, tgt)
     assert out.log_probs.shape == (3, 9, VOCAB)
@@ -73,7 +63,7 @@ def test_shapes_and_normalisation(name):
 @pytest.mark.parametrize("name", NAMES)
 def test_forward_equals_stepwise_decoding(name):
     model = tiny(name).eval()
-    src, lens, tgt = batch([6, 4, 3], 7, seed=1)
+    src, lens, tgt = random_batch([6, 4, 3], 7, seed=1)
     with torch.no_grad():
         out = model(src, lens, tgt)
         enc = model.encode(src, lens)
@@ -101,7 +91,7 @@ def test_decoding_builds_the_step_weights_once_across_searches(monkeypatch):
     from core.infer.search import beam_search
 
     model = tiny("luong-global-general").eval()
-    src, lens, _ = batch([6, 4, 3], 2, seed=1)
+    src, lens, _ = random_batch([6, 4, 3], 2, seed=1)
     builds = []
     feed_weights = type(model)._feed_weights
 
@@ -144,7 +134,7 @@ def test_decoding_after_an_optimiser_step_uses_the_new_weights():
     from core.train.optim import build_optimizer
 
     model = tiny("luong-global-general")
-    src, lens, tgt = batch([6, 4, 3], 4, seed=1)
+    src, lens, tgt = random_batch([6, 4, 3], 4, seed=1)
 
     def step(grad: bool) -> torch.Tensor:
         model.eval()
@@ -171,7 +161,7 @@ def test_decoding_after_an_optimiser_step_uses_the_new_weights():
 @pytest.mark.parametrize("name", NAMES)
 def test_gradients_reach_every_parameter(name):
     model = tiny(name, dropout=0.2).train()
-    src, lens, tgt = batch([8, 6, 3, 5], 7, seed=2)
+    src, lens, tgt = random_batch([8, 6, 3, 5], 7, seed=2)
     gold = torch.randint(4, VOCAB, tgt.shape, generator=torch.Generator().manual_seed(3))
     out = model(src, lens, tgt)
     torch.nn.functional.nll_loss(out.log_probs.flatten(0, 1), gold.flatten()).backward()
@@ -186,8 +176,8 @@ def test_gradients_reach_every_parameter(name):
 @pytest.mark.parametrize("name", NAMES)
 def test_padding_invariance(name):
     model = tiny(name).eval()
-    src, lens, tgt = batch([3], 4, seed=4)
-    long_src, long_lens, long_tgt = batch([9], 8, seed=5)
+    src, lens, tgt = random_batch([3], 4, seed=4)
+    long_src, long_lens, long_tgt = random_batch([9], 8, seed=5)
     both_src = torch.zeros(2, 9, dtype=torch.long)
     both_src[0, :3], both_src[1] = src[0], long_src[0]
     both_tgt = torch.zeros(2, 8, dtype=torch.long)
@@ -209,7 +199,7 @@ def test_a_bidirectional_encoder_joins_each_layers_final_states_forward_then_bac
 
     model = tiny("luong-global-general-bi").eval()
     assert model.encoder.rnn.hidden_size == 16 and model.encoder.rnn.bidirectional
-    src, lens, _ = batch([5, 3], 2, seed=2)
+    src, lens, _ = random_batch([5, 3], 2, seed=2)
     with torch.no_grad():
         enc = model.encode(src, lens)
         _, (h_n, c_n) = model.encoder.rnn(model.encoder.embed(src[1:, :3]))
@@ -237,7 +227,7 @@ def test_reverse_padded_by_hand():
 def test_reversed_encoder_reads_backwards_but_reports_natural_order():
     """memory at natural position j is the encoder state after reading words len-1..j."""
     model = tiny("luong-global-general-rev").eval()
-    src, lens, _ = batch([5], 1, seed=6)
+    src, lens, _ = random_batch([5], 1, seed=6)
     with torch.no_grad():
         memory = model.encode(src, lens)["memory"][0]  # S x H
         plain, _, _ = model.encoder(src.flip(1), lens)  # the reversed sentence, read forwards
@@ -285,36 +275,6 @@ def test_config_errors_and_description():
         build_model(variant_config("luong-global-dot", cell="gru"), 10, 10)
     cfg = variant_config("luong-local-p-general", layers=2, hidden_size=256, window=10)
     assert describe(cfg) == "Luong local-p D=10 general, input feeding, 2x256 LSTM"
-
-
-def tatoeba_batch(path, n: int = 16):
-    """n mid-length pairs from line 20001 on, one per source sentence (a source with two
-    translations cannot be memorised), whitespace tokens, ids by first occurrence."""
-    firsts: dict[str, str] = {}
-    for line in path.read_text(encoding="utf-8").splitlines()[20000:]:
-        src_text, tgt_text = line.split("\t")[:2]
-        firsts.setdefault(src_text, tgt_text)
-        if len(firsts) == n:
-            break
-    pairs = list(firsts.items())
-    src_v: dict[str, int] = {}
-    tgt_v: dict[str, int] = {}
-
-    def ids(text: str, vocab: dict[str, int]) -> list[int]:
-        return [vocab.setdefault(w, len(vocab) + 4) for w in text.split()]
-
-    src = [ids(s, src_v) for s, _ in pairs]
-    tgt = [ids(t, tgt_v) for _, t in pairs]
-    s_lens = torch.tensor([len(s) for s in src])
-    S, T = max(s_lens), max(len(t) for t in tgt) + 1
-    src_t = torch.zeros(n, S, dtype=torch.long)
-    tgt_in = torch.zeros(n, T, dtype=torch.long)
-    tgt_out = torch.zeros(n, T, dtype=torch.long)
-    for i, (s, t) in enumerate(zip(src, tgt, strict=True)):
-        src_t[i, : len(s)] = torch.tensor(s)
-        tgt_in[i, : len(t) + 1] = torch.tensor([BOS, *t])
-        tgt_out[i, : len(t) + 1] = torch.tensor([*t, EOS])
-    return src_t, s_lens, tgt_in, tgt_out, len(src_v) + 4, len(tgt_v) + 4
 
 
 @pytest.mark.slow

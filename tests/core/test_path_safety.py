@@ -14,7 +14,7 @@ from core.safepath import inside
 from core.services.training import create_run, train_run
 from core.train import checkpoint as ckpt
 from core.train.artifacts import load_model, pick_checkpoint
-from tests.core.test_train_run import tiny_run_config
+from tests.core.tiny_runs import tiny_run_config
 
 
 def test_inside_refuses_names_that_leave_the_folder(tmp_path):

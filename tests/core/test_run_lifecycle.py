@@ -16,7 +16,7 @@ from core.jobs import RecordingContext
 from core.runlock import RunLock, is_locked
 from core.services.training import create_run, train_run
 from core.workspace.store import Workspace
-from tests.core.test_train_run import tiny_run_config
+from tests.core.tiny_runs import tiny_run_config
 
 ROOT = Path(__file__).resolve().parents[2]
 TINY = ["--preset", "demo", "--set", "model.emb_size=8", "--set", "model.hidden_size=8",

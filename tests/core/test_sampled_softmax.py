@@ -13,8 +13,9 @@ from core.models.registry import build_model, variant_config
 from core.train import checkpoint as ckpt
 from core.train.loop import TrainData, evaluate_perplexity, train_model
 from core.train.sampled_softmax import candidate_vocab
-from tests.core.reversal import make_reversal_data
-from tests.core.test_models_rnn import batch, tatoeba_batch
+from tests.core.model_batches import random_batch, tatoeba_batch
+from tests.core.reversal import wide_reversal_train_data
+from tests.core.tiny_runs import tiny_sampled_config
 
 VOCAB = 20
 FAMILIES = ["luong-global-general", "luong-local-p-general", "rnnsearch", "rnnencdec"]
@@ -54,7 +55,7 @@ def test_restricted_log_probs_are_the_softmax_over_the_candidates(name):
     torch.manual_seed(0)
     model = build_model(variant_config(name, emb_size=16, hidden_size=32, window=2, dropout=0.0,
                                        max_src_len=12), VOCAB, VOCAB).eval()
-    src, lens, tgt = batch([6, 4, 3], 5)
+    src, lens, tgt = random_batch([6, 4, 3], 5)
     out_vocab = torch.tensor([0, 3, 5, 8, 13, 19])
     with torch.no_grad():
         full = model(src, lens, tgt).log_probs  # 3 x 5 x 20
@@ -70,7 +71,7 @@ def test_words_outside_the_candidates_get_no_gradient():
     torch.manual_seed(0)
     model = build_model(variant_config("luong-global-general", emb_size=16, hidden_size=32),
                         VOCAB, VOCAB)
-    src, lens, tgt = batch([6, 4, 3], 5)
+    src, lens, tgt = random_batch([6, 4, 3], 5)
     out_vocab = torch.tensor([0, 3, 5, 8, 13, 19])
     targets = torch.randint(1, 6, (3, 5))
     out = model(src, lens, tgt, out_vocab=out_vocab)
@@ -82,33 +83,13 @@ def test_words_outside_the_candidates_get_no_gradient():
     assert grad_rows[out_vocab].min().item() > 0.0
 
 
-def tiny_run(**train) -> RunConfig:
-    model = ModelConfig(family="luong", emb_size=16, hidden_size=24, layers=2, attention="global",
-                        score="general", input_feeding=True, dropout=0.3)
-    base = dict(optimizer="adam", lr=3e-3, epochs=50, max_steps=12, valid_every=4, seed=7,
-                device="cpu", sampled_softmax=30)
-    base.update(train)
-    return RunConfig(name="tiny", model=model, train=TrainConfig(**base))
-
-
-def wide_reversal_data() -> TrainData:
-    """60 symbols, batches of 4 short sentences: ~20 distinct targets, so K = 30 samples."""
-    train = make_reversal_data(48, 60, 3, 6, seed=1)
-    dev = make_reversal_data(12, 60, 3, 6, seed=2)
-
-    def make_plan(src, tgt, ctx, shuffle):
-        return BatchPlan(src, tgt, batch_size=4, seed=7, shuffle=shuffle, ctx_ids=ctx)
-
-    return TrainData([s for s, _ in train], [t for _, t in train], [s for s, _ in dev],
-                     [t for _, t in dev], 60, 60, make_plan)
-
-
 def test_resume_with_sampled_softmax_continues_exactly(tmp_path):
     straight = RecordingContext()
-    train_model(tiny_run(), wide_reversal_data(), tmp_path / "a", straight)
+    train_model(tiny_sampled_config(), wide_reversal_train_data(), tmp_path / "a", straight)
     first, second = RecordingContext(), RecordingContext()
-    train_model(tiny_run(max_steps=6), wide_reversal_data(), tmp_path / "b", first)
-    train_model(tiny_run(max_steps=12), wide_reversal_data(), tmp_path / "b", second, resume=True)
+    train_model(tiny_sampled_config(max_steps=6), wide_reversal_train_data(), tmp_path / "b", first)
+    train_model(tiny_sampled_config(max_steps=12), wide_reversal_train_data(), tmp_path / "b",
+                second, resume=True)
     loss = [e.data["loss"] for e in first.of_kind("step") + second.of_kind("step")]
     assert loss == [e.data["loss"] for e in straight.of_kind("step")]
     a = ckpt.load_checkpoint(tmp_path / "a" / ckpt.LAST)["model"]
@@ -116,7 +97,8 @@ def test_resume_with_sampled_softmax_continues_exactly(tmp_path):
     assert all(torch.equal(a[k], b[k]) for k in a)
     # the sampled run differs from a full-softmax one: the option is really applied
     full = RecordingContext()
-    train_model(tiny_run(sampled_softmax=0), wide_reversal_data(), tmp_path / "c", full)
+    train_model(tiny_sampled_config(sampled_softmax=0), wide_reversal_train_data(),
+                tmp_path / "c", full)
     assert [e.data["loss"] for e in full.of_kind("step")] != loss
 
 

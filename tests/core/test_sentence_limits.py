@@ -12,17 +12,11 @@ import pytest
 
 from core.cli import run_cli
 from core.infer.translate import cut_warnings, translate_documents, translate_sentences
-from tests.core.test_infer_translate import DE, EN, LEXICON, SRC_VOCAB, TGT_VOCAB
-from tests.core.toy_models import MonotoneModel
+from tests.core.toy_lexicon import DE, EN, SRC_VOCAB, TGT_VOCAB
 
 ROOT = Path(__file__).resolve().parents[2]
 TOY_MODELS = ROOT / "tests" / "fixtures" / "toy-models"
 SENTENCE = "Der Hund bellt . Die Katze schläft . Der Hund"  # 10 tokens
-
-
-@pytest.fixture
-def monotone():
-    return MonotoneModel(LEXICON, len(TGT_VOCAB))
 
 
 def test_a_sentence_over_the_token_limit_is_cut_and_said_so(monotone, monkeypatch):

@@ -14,7 +14,7 @@ from core.infer.ensemble import Ensemble
 from core.infer.search import beam_search, greedy
 from core.infer.shortlist import LexicalCounts, Shortlist, count_links, parse_spec
 from tests.core.conftest import train_tiny_demo_run
-from tests.core.test_infer_models import NAMES, VOCAB, inputs, model_for
+from tests.core.family_models import NAMES, VOCAB, inputs, model_for
 
 
 def small_counts() -> LexicalCounts:

@@ -12,7 +12,7 @@ import torch
 from core.config import ModelConfig, load_preset
 from core.errors import ConfigError
 from core.models.context_transformer import ContextTransformer
-from tests.core.test_cli_context import SENTENCES, tiny_config
+from tests.core.tiny_runs import SENTENCES, tiny_transformer_config
 
 DEMO = Path(__file__).resolve().parents[2] / "resources" / "demo"
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
@@ -90,7 +90,7 @@ def tgt_ws(tmp_path_factory):
     with Workspace.open(root) as ws:
         corpus_id = import_demo_corpus(ws)
         for name, side in (("tgt", "target"), ("src", "source")):
-            cfg = tiny_config(name, "context_transformer", 20, joint=False)
+            cfg = tiny_transformer_config(name, "context_transformer", 20, joint=False)
             cfg.model.ctx_side = side
             run_id = create_run(ws, corpus_id, cfg)
             assert train_run(ws, run_id, JobContext()).status == "finished"

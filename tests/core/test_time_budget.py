@@ -11,15 +11,16 @@ from core.errors import ConfigError
 from core.jobs import RecordingContext
 from core.train import checkpoint as ckpt
 from core.train.loop import train_model
-from tests.core.test_train_engine import reversal_data, tiny_config
+from tests.core.reversal import reversal_train_data
+from tests.core.tiny_runs import tiny_luong_config
 
 BUDGET_S = 0.6
 
 
 def budgeted(**train) -> RunConfig:
     """Far more steps than fit the budget; validation only at the end."""
-    return tiny_config(max_steps=0, epochs=10_000, valid_every=0,
-                       max_minutes=BUDGET_S / 60, **train)
+    return tiny_luong_config(max_steps=0, epochs=10_000, valid_every=0,
+                             max_minutes=BUDGET_S / 60, **train)
 
 
 def saved_seconds(run_dir) -> float:
@@ -28,7 +29,7 @@ def saved_seconds(run_dir) -> float:
 
 def test_the_run_stops_when_its_time_is_spent(tmp_path):
     start = time.perf_counter()
-    result = train_model(budgeted(), reversal_data(), tmp_path, RecordingContext())
+    result = train_model(budgeted(), reversal_train_data(), tmp_path, RecordingContext())
     wall = time.perf_counter() - start
     assert result.status == "finished" and 0 < result.step < 10_000
     assert result.epoch < 10_000
@@ -38,14 +39,16 @@ def test_the_run_stops_when_its_time_is_spent(tmp_path):
 
 
 def test_the_budget_is_summed_over_resumes(tmp_path):
-    first = train_model(budgeted(), reversal_data(), tmp_path, RecordingContext())
+    first = train_model(budgeted(), reversal_train_data(), tmp_path, RecordingContext())
     spent = saved_seconds(tmp_path)
     # resuming with the same budget: it is spent already, so no step is trained
-    again = train_model(budgeted(), reversal_data(), tmp_path, RecordingContext(), resume=True)
+    again = train_model(budgeted(), reversal_train_data(), tmp_path, RecordingContext(),
+                        resume=True)
     assert again.step == first.step
     # a raised budget trains on for about the difference, counted from the saved time
-    more = tiny_config(max_steps=0, epochs=10_000, valid_every=0, max_minutes=3 * BUDGET_S / 60)
-    longer = train_model(more, reversal_data(), tmp_path, RecordingContext(), resume=True)
+    more = tiny_luong_config(max_steps=0, epochs=10_000, valid_every=0,
+                             max_minutes=3 * BUDGET_S / 60)
+    longer = train_model(more, reversal_train_data(), tmp_path, RecordingContext(), resume=True)
     assert longer.step > first.step
     # the total is 3 * BUDGET_S plus the last step's overshoot; a whole new budget on top
     # of the spent one would end near spent + 3 * BUDGET_S (the midpoint between the two
@@ -67,7 +70,7 @@ class PausedOnce(RecordingContext):
 
 
 def test_a_pause_spends_no_budget(tmp_path):
-    result = train_model(budgeted(), reversal_data(), tmp_path, PausedOnce(2 * BUDGET_S))
+    result = train_model(budgeted(), reversal_train_data(), tmp_path, PausedOnce(2 * BUDGET_S))
     # had the pause counted, the budget would have ended the run after its first step
     assert result.step > 3
     assert BUDGET_S <= saved_seconds(tmp_path) < BUDGET_S + 1
@@ -75,7 +78,7 @@ def test_a_pause_spends_no_budget(tmp_path):
 
 def test_distributed_runs_take_steps_not_minutes(tmp_path):
     with pytest.raises(ConfigError, match="max_minutes is not available with --distributed"):
-        train_model(budgeted(), reversal_data(), tmp_path, RecordingContext(),
+        train_model(budgeted(), reversal_train_data(), tmp_path, RecordingContext(),
                     distributed=object())
 
 
@@ -91,7 +94,7 @@ def test_cli_trains_for_minutes_and_resumes_with_more(tmp_path, capsys):
 
     from core.cli import run_cli
     from core.workspace.store import Workspace
-    from tests.core.test_train_run import DEMO
+    from tests.core.conftest import DEMO
 
     ws_dir = str(tmp_path / "ws")
     assert run_cli(["--workspace", ws_dir, "corpus", "import", str(DEMO / "demo.es"),

@@ -6,34 +6,14 @@ import math
 import pytest
 import torch
 
-from core.config import ModelConfig, RunConfig, TrainConfig
-from core.data.batching import BatchPlan
+from core.config import TrainConfig
 from core.errors import TrainingError
 from core.jobs import RecordingContext
 from core.train import checkpoint as ckpt
-from core.train.loop import TrainData, sequence_nll, train_model
+from core.train.loop import sequence_nll, train_model
 from core.train.optim import EpochSchedule, build_optimizer
-from tests.core.reversal import make_reversal_data
-
-
-def tiny_config(**train) -> RunConfig:
-    model = ModelConfig(family="luong", emb_size=16, hidden_size=24, layers=2, attention="global",
-                        score="general", input_feeding=True, dropout=0.3)
-    base = dict(optimizer="adam", lr=3e-3, epochs=50, max_steps=12, valid_every=4, seed=7,
-                device="cpu", keep_best=2)
-    base.update(train)
-    return RunConfig(name="tiny", model=model, train=TrainConfig(**base))
-
-
-def reversal_data(n_train: int = 96, batch: int = 16) -> TrainData:
-    train = make_reversal_data(n_train, 14, 3, 7, seed=1)
-    dev = make_reversal_data(24, 14, 3, 7, seed=2)
-
-    def make_plan(src, tgt, ctx, shuffle):
-        return BatchPlan(src, tgt, batch_size=batch, seed=7, shuffle=shuffle, ctx_ids=ctx)
-
-    return TrainData([s for s, _ in train], [t for _, t in train], [s for s, _ in dev],
-                     [t for _, t in dev], 14, 14, make_plan)
+from tests.core.reversal import reversal_train_data
+from tests.core.tiny_runs import tiny_luong_config
 
 
 def losses(ctx: RecordingContext) -> list[float]:
@@ -61,7 +41,8 @@ def test_halving_schedule_follows_luong():
 
 def test_training_lowers_dev_perplexity_and_keeps_best(tmp_path):
     ctx = RecordingContext()
-    result = train_model(tiny_config(max_steps=24, valid_every=8), reversal_data(), tmp_path, ctx)
+    result = train_model(tiny_luong_config(max_steps=24, valid_every=8), reversal_train_data(),
+                         tmp_path, ctx)
     dev = [e.data["dev_ppl"] for e in ctx.of_kind("validation")]
     assert result.status == "finished" and result.step == 24 and len(dev) == 3
     assert dev[-1] < dev[0] < 14  # better than uniform over the 14-symbol vocabulary
@@ -73,13 +54,14 @@ def test_training_lowers_dev_perplexity_and_keeps_best(tmp_path):
 
 def test_resume_continues_exactly(tmp_path):
     straight = RecordingContext()
-    train_model(tiny_config(), reversal_data(), tmp_path / "a", straight)
+    train_model(tiny_luong_config(), reversal_train_data(), tmp_path / "a", straight)
 
     first = RecordingContext()
-    train_model(tiny_config(max_steps=6), reversal_data(), tmp_path / "b", first)
+    train_model(tiny_luong_config(max_steps=6), reversal_train_data(), tmp_path / "b", first)
     assert ckpt.load_checkpoint(tmp_path / "b" / ckpt.LAST)["position"]["step"] == 6
     second = RecordingContext()
-    result = train_model(tiny_config(max_steps=12), reversal_data(), tmp_path / "b", second, resume=True)
+    result = train_model(tiny_luong_config(max_steps=12), reversal_train_data(), tmp_path / "b",
+                         second, resume=True)
     assert second.of_kind("start")[0].data["resumed_from"] == 6
     assert result.step == 12
     # dropout is on (0.3): equality needs the RNG states and data position restored
@@ -92,20 +74,22 @@ def test_resume_continues_exactly(tmp_path):
 def test_cancel_stops_within_one_step_and_leaves_a_checkpoint(tmp_path):
     ctx = RecordingContext()
     ctx.add_listener(lambda e: ctx.cancel() if e.kind == "step" and e.data["step"] == 3 else None)
-    result = train_model(tiny_config(max_steps=50, valid_every=0), reversal_data(), tmp_path, ctx)
+    result = train_model(tiny_luong_config(max_steps=50, valid_every=0), reversal_train_data(),
+                         tmp_path, ctx)
     assert result.status == "cancelled" and result.step == 3
     state = ckpt.load_checkpoint(tmp_path / ckpt.LAST)
     assert state["position"]["step"] == 3
     # and the run resumes from there
     again = RecordingContext()
-    resumed = train_model(tiny_config(max_steps=5, valid_every=0), reversal_data(), tmp_path, again, resume=True)
+    resumed = train_model(tiny_luong_config(max_steps=5, valid_every=0), reversal_train_data(),
+                          tmp_path, again, resume=True)
     assert [e.data["step"] for e in again.of_kind("step")] == [4, 5] and resumed.status == "finished"
 
 
 def test_nan_loss_ends_with_clear_message_and_keeps_last_good_checkpoint(tmp_path):
     from core.models.registry import build_model
 
-    cfg = tiny_config(max_steps=50, valid_every=2)
+    cfg = tiny_luong_config(max_steps=50, valid_every=2)
     model = build_model(cfg.model, 14, 14)
 
     def poison(event):  # weights turn NaN after step 5, as a diverging run's would
@@ -116,7 +100,7 @@ def test_nan_loss_ends_with_clear_message_and_keeps_last_good_checkpoint(tmp_pat
     ctx = RecordingContext()
     ctx.add_listener(poison)
     with pytest.raises(TrainingError, match=r"loss became nan at step 6: lower the learning rate"):
-        train_model(cfg, reversal_data(), tmp_path, ctx, model=model)
+        train_model(cfg, reversal_train_data(), tmp_path, ctx, model=model)
     state = ckpt.load_checkpoint(tmp_path / ckpt.LAST)
     assert state["position"]["step"] == 4  # the last validation's checkpoint, before the NaN
     assert all(torch.isfinite(v).all() for v in state["model"].values())
@@ -125,15 +109,16 @@ def test_nan_loss_ends_with_clear_message_and_keeps_last_good_checkpoint(tmp_pat
 def test_early_stopping_on_dev_perplexity(tmp_path):
     ctx = RecordingContext()
     # lr 0 => dev perplexity never improves after the first validation
-    result = train_model(tiny_config(max_steps=100, valid_every=2, lr=0.0, early_stop_patience=2),
-                         reversal_data(), tmp_path, ctx)
+    result = train_model(tiny_luong_config(max_steps=100, valid_every=2, lr=0.0,
+                                           early_stop_patience=2),
+                         reversal_train_data(), tmp_path, ctx)
     assert len(ctx.of_kind("validation")) == 3 and result.step == 6
     assert result.status == "finished"
 
 
 def test_perplexity_is_exp_of_token_nll(tmp_path):
     ctx = RecordingContext()
-    train_model(tiny_config(max_steps=2, valid_every=2), reversal_data(), tmp_path, ctx)
+    train_model(tiny_luong_config(max_steps=2, valid_every=2), reversal_train_data(), tmp_path, ctx)
     v = ctx.of_kind("validation")[0].data
     assert v["dev_ppl"] == pytest.approx(math.exp(v["dev_loss"]))
 
@@ -144,7 +129,8 @@ def test_best_checkpoint_is_the_lowest_dev_perplexity_of_all_validations(tmp_pat
     from core.train.artifacts import pick_checkpoint
 
     ctx = RecordingContext()
-    train_model(tiny_config(max_steps=24, valid_every=4, keep_best=2), reversal_data(), tmp_path, ctx)
+    train_model(tiny_luong_config(max_steps=24, valid_every=4, keep_best=2), reversal_train_data(),
+                tmp_path, ctx)
     dev = {e.data["step"]: e.data["dev_ppl"] for e in ctx.of_kind("validation")}
     best_step = min(dev, key=dev.get)
     assert best_step != min(dev)  # the first validation was not the best one

@@ -6,26 +6,14 @@ from pathlib import Path
 import pytest
 
 from core.cli import run_cli
-from core.config import DataConfig, ModelConfig, RunConfig, TrainConfig
 from core.errors import TrainingError
 from core.jobs import JobCancelled, RecordingContext
 from core.services.training import cancel_queued, create_run, train_run
 from core.train.artifacts import load_model
 from core.workspace.store import Workspace
+from tests.core.tiny_runs import tiny_run_config
 
 DEMO = Path(__file__).resolve().parents[2] / "resources" / "demo"
-
-
-def tiny_run_config(**train) -> RunConfig:
-    base = dict(optimizer="adam", lr=3e-3, max_steps=6, valid_every=3, seed=3, device="cpu",
-                epochs=100)
-    base.update(train)
-    return RunConfig(
-        name="tiny",
-        model=ModelConfig(family="luong", emb_size=16, hidden_size=16, layers=1,
-                          attention="local-p", score="general", dropout=0.0),
-        data=DataConfig(src_vocab_size=300, tgt_vocab_size=300, batch_size=32, dev_sample=10),
-        train=TrainConfig(**base))
 
 
 def test_run_records_status_curves_and_checkpoints(workspace):
