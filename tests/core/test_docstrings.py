@@ -1,5 +1,6 @@
 """Issue #14: every public function of core/ has a docstring, and one whose signature
-passes tensors names their shapes.
+passes tensors names their shapes; every public class and function of app/ has one
+too (Qt's virtual methods it overrides aside).
 
 Public: a function, method or property whose name does not start with '_', at module
 level or in a class whose name does not start with '_' (nested functions are not
@@ -109,3 +110,53 @@ class _Hidden:
         "Model.size: no docstring",
         "Model.step: passes tensors, docstring names no shape",
     ]
+
+
+APP = CORE.parent / "app"
+#: the Qt virtual methods app's classes override (camelCase, or these lowercase ones):
+#: Qt's documentation says what each does, and the class's docstring why it overrides
+QT_OVERRIDE = re.compile(r"^[a-z]+[A-Z]\w*$|^(paint|data|undo|redo|validate)$")
+
+
+def app_problems(source: str, where: str) -> list[str]:
+    """One line per public class or function of an app module lacking a docstring (Qt
+    overrides aside); shapes are not asked for: app passes no tensors."""
+    tree = ast.parse(source)
+    out = [f"{where}:{node.lineno} {node.name}: no docstring" for node in ast.walk(tree)
+           if isinstance(node, ast.ClassDef) and not node.name.startswith("_")
+           and ast.get_docstring(node) is None]
+    for name, node, _ in public_functions(tree):
+        if not QT_OVERRIDE.match(node.name) and ast.get_docstring(node) is None:
+            out.append(f"{where}:{node.lineno} {name}: no docstring")
+    return out
+
+
+def test_every_public_class_and_function_of_app_has_a_docstring():
+    found, paths = [], sorted(APP.rglob("*.py"))
+    assert len(paths) > 40
+    for path in paths:
+        found += app_problems(path.read_text(), str(path.relative_to(APP.parent)))
+    assert not found, f"{len(found)} public names in app/ need a docstring:\n" + "\n".join(found)
+
+
+def test_app_detector_spares_qt_overrides_only():
+    source = '''
+class Panel:
+    def paintEvent(self, event):
+        pass
+    def paint(self, painter, option, index):
+        pass
+    def refresh(self):
+        pass
+class Bare:
+    """Documented."""
+    def sizeHint(self):
+        pass
+def build_panel():
+    pass
+class Undocumented:
+    pass
+'''
+    names = [line.split(" ", 1)[1] for line in app_problems(source, "m.py")]
+    assert sorted(names) == ["Panel.refresh: no docstring", "Panel: no docstring",
+                             "Undocumented: no docstring", "build_panel: no docstring"]
