@@ -8,9 +8,10 @@ import torch
 
 from core.config import ModelConfig
 from core.errors import ConfigError
+from core.infer.beam import beam_search
 from core.infer.ensemble import Ensemble
 from core.infer.forced import score_targets
-from core.infer.search import beam_search, greedy
+from core.infer.greedy import greedy
 from core.models.registry import VARIANTS, build_model, variant_config
 
 SIZES = dict(emb_size=16, hidden_size=16, layers=2, d_model=16, ff_size=32, heads=2,
