@@ -27,8 +27,9 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import TextIO
+from typing import Any, TextIO
 
 import torch
 
@@ -222,6 +223,120 @@ def bench_step(model, opt, host_batch, device: torch.device, amp: bool, clip: fl
     return n
 
 
+@dataclasses.dataclass
+class BenchData:
+    """A variant's bench data: its batch plan (core.data.batching.BatchPlan) over the
+    pairs, the vocabularies (core.data.vocab.Vocab), the number of pairs and the batch
+    (variant_data)."""
+
+    plan: Any
+    src_vocab: Any
+    tgt_vocab: Any
+    pairs: int
+    batch_size: int
+    batch_tokens: int
+
+
+def bench_data(name: str, cfg: ModelConfig, pairs_file: str, batch_size: int,
+               batch_tokens: int) -> BenchData:
+    """The pairs in `pairs_file` (JSON [src, tgt], tokenised) as variant `name`'s ids, with
+    the previous pair as context for context models, planned in batches (variant_data)."""
+    # lazy: a top-level import would load numpy, sentencepiece
+    from core.data.batching import BatchPlan
+
+    with open(pairs_file, encoding="utf-8") as f:
+        src_tok, tgt_tok = json.load(f)
+    _, _, batch_size, batch_tokens = variant_data(name, batch_size, batch_tokens)
+    src_vocab, tgt_vocab = bench_vocabularies(name, src_tok, tgt_tok)
+    src_ids = [src_vocab.encode(s) for s in src_tok]
+    tgt_ids = [tgt_vocab.encode(t) for t in tgt_tok]
+    del src_tok, tgt_tok
+    ctx_ids = None
+    if family_traits(cfg.family).context:  # the previous pair's source, or its target
+        side = tgt_ids if cfg.ctx_side == "target" else src_ids
+        ctx_ids = previous_sentence_context(side, src_vocab.encode([CONTEXT_START])[0])
+    plan = BatchPlan(src_ids, tgt_ids, batch_size=batch_size, batch_tokens=batch_tokens,
+                     seed=1, ctx_ids=ctx_ids)
+    return BenchData(plan, src_vocab, tgt_vocab, len(src_ids), batch_size, batch_tokens)
+
+
+def set_decoder_switches(dev: torch.device, fused_decoder_gpu: bool,
+                         decoder_graphs: bool) -> bool:
+    """Set Luong's input-feeding decoder switches for this process (measure_variant's
+    fused_decoder_gpu and decoder_graphs) -> whether the fused decoder runs on `dev` as
+    well as on the CPU."""
+    # lazy: a top-level import would load numpy, sentencepiece (its decoder switches are
+    # set for this process only)
+    from core.models.luong import LuongModel
+
+    fused = fused_decoder_gpu and dev.type != "cpu"
+    if fused:
+        LuongModel.fuse_decoder_devices = ("cpu", dev.type)
+    if not decoder_graphs:
+        LuongModel.graph_decoder_devices = ()
+    return fused
+
+
+@dataclasses.dataclass
+class Timing:
+    """What the timed steps measured: target tokens, seconds, the GPU's mean utilisation
+    (None off CUDA), and where CUDA graphs ran the buckets recorded and the seconds of the
+    untimed recording pass (0 where none ran)."""
+
+    tokens: int
+    seconds: float
+    gpu_util: float | None
+    graph_buckets: int
+    capture_s: float
+
+
+def time_steps(train_step: Callable[[int], int], model, warmup: int, steps: int,
+               dev: torch.device) -> Timing:
+    """`warmup` untimed steps, then `steps` timed ones (train_step(i) -> its target tokens).
+    Where the model's decoder graphs ran (LuongModel's `_graphs`), the timed steps'
+    batches are first trained once more, untimed, so that the timing sees only replays."""
+    for i in range(warmup):
+        train_step(i)
+    graphs = model.__dict__.get("_graphs")  # LuongModel's decoder graphs, where they ran
+    capture_s = 0.0
+    if graphs is not None and graphs[1].captured:
+        # a real run records each bucket once in thousands of steps; a short timing
+        # would mostly measure the recording
+        start = time.perf_counter()
+        for i in range(warmup, warmup + steps):
+            train_step(i)
+        capture_s = time.perf_counter() - start
+    if dev.type == "cuda":
+        torch.cuda.synchronize(dev)
+    with GpuUtilisation(dev) as utilisation:
+        start = time.perf_counter()
+        tokens = sum(train_step(i) for i in range(warmup, warmup + steps))
+        if dev.type == "cuda":
+            torch.cuda.synchronize(dev)
+        elapsed = time.perf_counter() - start
+    buckets = graphs[1].captured if capture_s else 0
+    return Timing(tokens, elapsed, utilisation.percent, buckets, capture_s)
+
+
+def memory_columns(dev: torch.device, base_mb: float) -> dict[str, float]:
+    """A row's peak_mem_mb and base_mem_mb: on CUDA the allocator's peak (base 0), else
+    the process's peak RSS and `base_mb` (the RSS before the model was built)."""
+    if dev.type == "cuda":
+        return {"peak_mem_mb": torch.cuda.max_memory_allocated(dev) / 2**20,
+                "base_mem_mb": 0.0}
+    # ru_maxrss is in KiB on Linux
+    return {"peak_mem_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+            "base_mem_mb": base_mb}
+
+
+def variant_label(name: str, sampled_softmax: int, fused: bool, graphs: bool,
+                  amp: bool) -> str:
+    """A row's variant: the name with its suffixes ('+ssK', '+fused', '+graphs', '+bf16')."""
+    return name + (f" +ss{sampled_softmax}" if sampled_softmax else "") + \
+        (" +fused" if fused else "") + (" +graphs" if graphs else "") + \
+        (" +bf16" if amp else "")
+
+
 def measure_variant(name: str, steps: int, warmup: int, device: str, pairs_file: str,
                     threads: int, sampled_softmax: int = 0, amp: bool = False,
                     flops: bool = False, batch_size: int = 0, batch_tokens: int = 0,
@@ -243,93 +358,47 @@ def measure_variant(name: str, steps: int, warmup: int, device: str, pairs_file:
     ran, the timed steps' batches are first trained once more, untimed, so that the
     timing sees only replays (row suffix '+graphs'; graph_buckets and capture_s: the
     buckets recorded, the seconds of that pass)."""
-    # lazy: a top-level import would load numpy, sentencepiece
-    from core.data.batching import BatchPlan
-
     # imported when called: tests patch the name where it is defined
     from core.models.registry import build_model
 
     torch.set_num_threads(threads)
     cfg = dict(bench_variants())[name]
-    with open(pairs_file, encoding="utf-8") as f:
-        src_tok, tgt_tok = json.load(f)
-    _, _, batch_size, batch_tokens = variant_data(name, batch_size, batch_tokens)
-    src_vocab, tgt_vocab = bench_vocabularies(name, src_tok, tgt_tok)
-    src_ids = [src_vocab.encode(s) for s in src_tok]
-    tgt_ids = [tgt_vocab.encode(t) for t in tgt_tok]
-    del src_tok, tgt_tok
-    ctx_ids = None
-    if family_traits(cfg.family).context:  # the previous pair's source, or its target
-        side = tgt_ids if cfg.ctx_side == "target" else src_ids
-        ctx_ids = previous_sentence_context(side, src_vocab.encode([CONTEXT_START])[0])
-    plan = BatchPlan(src_ids, tgt_ids, batch_size=batch_size, batch_tokens=batch_tokens,
-                     seed=1, ctx_ids=ctx_ids)
+    data = bench_data(name, cfg, pairs_file, batch_size, batch_tokens)
     dev = torch.device(device)
     base_mb = _rss_mb()
-    fused = fused_decoder_gpu and dev.type != "cpu"
-    # lazy: a top-level import would load numpy, sentencepiece (its decoder switches are
-    # set for this process only)
-    from core.models.luong import LuongModel
-
-    if fused:
-        LuongModel.fuse_decoder_devices = ("cpu", dev.type)
-    if not decoder_graphs:
-        LuongModel.graph_decoder_devices = ()
+    fused = set_decoder_switches(dev, fused_decoder_gpu, decoder_graphs)
     torch.manual_seed(1)
-    model = build_model(cfg, len(src_vocab), len(tgt_vocab)).to(dev).train()
+    model = build_model(cfg, len(data.src_vocab), len(data.tgt_vocab)).to(dev).train()
     train_cfg = load_preset(variant_preset(name)).train  # luong-paper: its SGD
     opt = build_optimizer(model.parameters(), train_cfg)
     clip = train_cfg.clip_norm
-    batches = plan.epoch(0)
+    batches = data.plan.epoch(0)
     if dev.type == "cuda":
         torch.cuda.reset_peak_memory_stats(dev)
 
     def forward_backward(i: int) -> tuple[int, dict | None]:
-        return bench_forward_backward(model, opt, plan.collate(batches[i % len(batches)]),
-                                      dev, amp, clip, sampled_softmax, len(tgt_vocab))
+        return bench_forward_backward(model, opt, data.plan.collate(batches[i % len(batches)]),
+                                      dev, amp, clip, sampled_softmax, len(data.tgt_vocab))
 
     def train_step(i: int) -> int:
-        return bench_step(model, opt, plan.collate(batches[i % len(batches)]), dev, amp,
-                          clip, sampled_softmax, len(tgt_vocab))
+        return bench_step(model, opt, data.plan.collate(batches[i % len(batches)]), dev, amp,
+                          clip, sampled_softmax, len(data.tgt_vocab))
 
-    for i in range(warmup):
-        train_step(i)
-    graphs = model.__dict__.get("_graphs")  # LuongModel's decoder graphs, where they ran
-    capture_s = 0.0
-    if graphs is not None and graphs[1].captured:
-        # a real run records each bucket once in thousands of steps; a short timing
-        # would mostly measure the recording
-        start = time.perf_counter()
-        for i in range(warmup, warmup + steps):
-            train_step(i)
-        capture_s = time.perf_counter() - start
-    if dev.type == "cuda":
-        torch.cuda.synchronize(dev)
-    with GpuUtilisation(dev) as utilisation:
-        start = time.perf_counter()
-        tokens = sum(train_step(i) for i in range(warmup, warmup + steps))
-        if dev.type == "cuda":
-            torch.cuda.synchronize(dev)
-        elapsed = time.perf_counter() - start
+    timing = time_steps(train_step, model, warmup, steps, dev)
     amp = amp_active(dev, amp)  # a row says bf16 only if bf16 really ran
-    label = name + (f" +ss{sampled_softmax}" if sampled_softmax else "") + \
-        (" +fused" if fused else "") + (" +graphs" if capture_s else "") + \
-        (" +bf16" if amp else "")
-    row = {"variant": label, "sampled_softmax": sampled_softmax, "amp": amp, "device": device, "threads": torch.get_num_threads(),
-           "steps": steps, "tgt_tokens": tokens, "seconds": round(elapsed, 3),
-           "tgt_tok_per_s": tokens / elapsed, "params": sum(p.numel() for p in model.parameters()),
-           "src_vocab": len(src_vocab), "tgt_vocab": len(tgt_vocab), "pairs": len(src_ids),
-           "batch": batch_label(batch_size, batch_tokens)}
-    if capture_s:
-        row.update(graph_buckets=graphs[1].captured, capture_s=round(capture_s, 3))
-    if utilisation.percent is not None:
-        row["gpu_util"] = utilisation.percent
-    if dev.type == "cuda":
-        row["peak_mem_mb"] = torch.cuda.max_memory_allocated(dev) / 2**20
-        row["base_mem_mb"] = 0.0
-    else:  # ru_maxrss is in KiB on Linux
-        row["peak_mem_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-        row["base_mem_mb"] = base_mb
+    row = {"variant": variant_label(name, sampled_softmax, fused, bool(timing.capture_s), amp),
+           "sampled_softmax": sampled_softmax, "amp": amp, "device": device,
+           "threads": torch.get_num_threads(), "steps": steps, "tgt_tokens": timing.tokens,
+           "seconds": round(timing.seconds, 3), "tgt_tok_per_s": timing.tokens / timing.seconds,
+           "params": sum(p.numel() for p in model.parameters()),
+           "src_vocab": len(data.src_vocab), "tgt_vocab": len(data.tgt_vocab),
+           "pairs": data.pairs,
+           "batch": batch_label(data.batch_size, data.batch_tokens)}
+    if timing.capture_s:
+        row.update(graph_buckets=timing.graph_buckets, capture_s=round(timing.capture_s, 3))
+    if timing.gpu_util is not None:
+        row["gpu_util"] = timing.gpu_util
+    row.update(memory_columns(dev, base_mb))
     if profile:  # after the timing and the memory: the profiler costs time and memory
         first = warmup + steps
         row["profile"] = profile_steps(train_step, range(first, first + profile), dev)
@@ -337,7 +406,7 @@ def measure_variant(name: str, steps: int, warmup: int, device: str, pairs_file:
         total = sum(count_flops(lambda i=i: forward_backward(i), model)
                     for i in range(warmup, warmup + steps))
         peak = matmul_peak_gflops(dev, torch.bfloat16 if amp else torch.float32)
-        row.update(roofline(row, total / tokens, peak))
+        row.update(roofline(row, total / timing.tokens, peak))
     return row
 
 
