@@ -142,7 +142,8 @@ def warm_up(ctx: JobContext) -> None:
     import sacrebleu  # noqa: F401
     import torch
 
-    import core.infer.search  # noqa: F401
+    import core.infer.beam  # noqa: F401
+    import core.infer.greedy  # noqa: F401
     import core.train.loop  # noqa: F401
 
     weight = torch.zeros(2, requires_grad=True)

@@ -10,7 +10,7 @@ es-en: the Tatoeba runs; reads the evaluations experiments/ref_tatoeba_eval.sh s
 guided Luong runs' alignment-head runs, both directions); reads the test-split evaluations
 experiments/ref_hansards_eval.sh stored and measures the AER of each run's own reading on
 the bundled WPT-03 trial gold (resources/demo/wpt03). Writes one folder per run
-(core.services.demo.bundle_run), then stores the sentencepiece models the bundles share
+(core.services.demo_bundle.bundle_run), then stores the sentencepiece models the bundles share
 once (share_bundle_files).
 """
 from __future__ import annotations
@@ -21,7 +21,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from core.services.demo import bundle_run, share_bundle_files  # noqa: E402
+from core.services.demo_bundle import bundle_run, share_bundle_files  # noqa: E402
 from core.workspace.store import Workspace  # noqa: E402
 
 TATOEBA = {"ref-tatoeba-luong": "tatoeba-luong", "ref-tatoeba-rnnsearch": "tatoeba-rnnsearch",

@@ -8,7 +8,7 @@ translates the test split, scores it (BLEU/chrF/TER, BLEU by length), computes t
 AER of the model's attention on the gold set beside eflomal's, exports translations
 (TMX, XLIFF, JSON lines), alignments (Pharaoh) and an HTML report into
 <workspace>/exports/<run>/ (demo, demo-2, ...), and prints a summary with the numbers and the paths
-(the work is core.services.demo's).
+(the work is core.tooling.demo_pipeline's).
 """
 from __future__ import annotations
 
@@ -29,7 +29,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    """Run the demo pipeline (core.services.demo) and print its summary."""
+    """Run the demo pipeline (core.tooling.demo_pipeline) and print its summary."""
     # imported when called: tests patch the name where it is defined
     from core.cli.progress import ProgressPrinter
 

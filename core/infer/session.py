@@ -145,7 +145,7 @@ class TranslationSession:
     @property
     def onmt_style(self) -> bool:
         """True when every member was imported from OpenNMT-py: its beam then searches as
-        onmt_translate does (core.infer.search.beam_search's onmt_style)."""
+        onmt_translate does (core.infer.beam.beam_search's onmt_style)."""
         return all(imported_kind(m.checkpoint.parent) == "opennmt-py" for m in self.members)
 
     def text_side(self) -> tuple[Any, Any, Any, Any]:

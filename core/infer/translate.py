@@ -27,8 +27,10 @@ from core import limits
 from core.data.context import CONTEXT_START, sentence_context
 from core.data.dataset import text_to_tokens
 from core.errors import ConfigError
+from core.infer.beam import beam_search
 from core.infer.ensemble import Ensemble
-from core.infer.search import Hypothesis, beam_search, greedy
+from core.infer.greedy import greedy
+from core.infer.search import Hypothesis
 from core.infer.shortlist import Shortlist
 from core.infer.unk_replace import UnkReport, replace_unknowns
 from core.jobs import JobContext
@@ -179,7 +181,7 @@ def translate_sentences(
 ) -> list[Translation]:
     """Translate independent sentences; results in input order, decoded longest first
     in batches of `batch_size` sentences (default: sentences_per_batch(beam));
-    `onmt_style`: OpenNMT-py's beam (search.beam_search). With
+    `onmt_style`: OpenNMT-py's beam (core.infer.beam.beam_search). With
     `shortlist`, each batch is decoded over its lexical shortlist (core.infer.shortlist).
 
     Emits 'progress' (done, total) after each batch and 'translation'

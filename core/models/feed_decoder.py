@@ -160,102 +160,156 @@ def decoder_backward(saved: list, d_out: Tensor, d_attn: Tensor | None, keys: Te
     batch x T x S (or None) the gradients reaching its outputs; need: which of the
     forward's arguments (as `_FeedDecoder.forward` takes them) want a gradient; dtypes:
     those of x_pre, h0, c0, keys, memory, w_c -> the gradients in forward's argument
-    order (None where not needed)."""
-    scale = 1.0 / (1.0 - p) if p > 0 else 1.0
-    layers = len(saved[0][0])
-    ws = weights[:layers]
-    steps, batch, hidden = len(saved), keys.size(0), w_c.size(0)
-    compute = ws[0].dtype  # the products' dtype (bf16 under autocast)
-    wide = torch.promote_types(compute, torch.float32)  # everything else
-    w_c_c, keys_c, memory_c = w_c.to(compute), keys.to(compute), memory.to(compute)
-    dh = [d_out.new_zeros(batch, hidden, dtype=wide) for _ in range(layers)]
-    dc = [torch.zeros_like(x) for x in dh]
-    d_feed = torch.zeros_like(dh[0])
-    # per step, stacked for the weight gradients after the loop
-    d_gates = [ws[i].new_empty(steps, batch, ws[i].size(1)) for i in range(layers)]
-    d_pre = w_c_c.new_empty(steps, batch, hidden)
-    d_scores = keys.new_empty(steps, batch, keys.size(1), dtype=compute)
-    d_context = keys.new_empty(steps, batch, hidden, dtype=compute)
-    if local is not None:
-        w_p, v_p = weights[2 * layers - 1:]
-        w_p_c, v_p_w = w_p.to(compute), v_p.to(wide)[0]  # H x H, H
-        src_pos = torch.arange(keys.size(1), device=keys.device, dtype=wide)
-        lens = local.src_lens.to(wide)
-        sigma = local.attention.window / 2.0
-        d_preds = keys.new_empty(steps, batch, dtype=wide)
-        d_z = keys.new_empty(steps, batch, hidden, dtype=compute)
-        us = keys.new_empty(steps, batch, hidden, dtype=wide)
-    for t in reversed(range(steps)):
-        layer_saved, top, attn, joined, h_att, keep, trace = saved[t]
-        d_h_att = _keep_scale(d_out[:, t].to(wide) + d_feed, keep, scale)
+    order (None where not needed). The steps are walked back one by one (`_Backward`'s
+    output_step, then cell_step), then each weight's gradient is one product over all
+    steps (input_gradients)."""
+    walk = _Backward(saved, d_out, keys, memory, w_c, weights, p, local)
+    d_feed = torch.zeros_like(walk.dh[0])
+    for t in reversed(range(walk.steps)):
+        layer_saved, _, attn, _, h_att, keep, trace = saved[t]
+        d_h_att = _keep_scale(d_out[:, t].to(walk.wide) + d_feed, keep, walk.scale)
+        walk.output_step(t, d_h_att, h_att, attn, trace,
+                         None if d_attn is None else d_attn[:, t])
+        d_feed = walk.cell_step(t, layer_saved)
+    return walk.input_gradients(need, dtypes)
+
+
+class _Backward:
+    """`decoder_backward`'s walk back over the T steps of `decoder_forward`: its constants
+    (`compute`: the products' dtype, bf16 under autocast; `wide`: everything else's), the
+    running gradients of each layer's h and c (dh, dc: per layer batch x H in `wide`),
+    and what each step stores for the products over all steps after the walk (d_gates
+    per layer T x batch x 4H, d_pre and d_context T x batch x H, d_scores T x batch x S;
+    with local-p also d_preds T x batch, d_z and us T x batch x H)."""
+
+    def __init__(self, saved: list, d_out: Tensor, keys: Tensor, memory: Tensor, w_c: Tensor,
+                 weights: tuple[Tensor, ...], p: float, local: LocalP | None) -> None:
+        self.saved, self.weights, self.local = saved, weights, local
+        self.scale = 1.0 / (1.0 - p) if p > 0 else 1.0
+        self.layers = layers = len(saved[0][0])
+        self.ws = ws = weights[:layers]
+        self.steps, self.batch, self.hidden = steps, batch, hidden = \
+            len(saved), keys.size(0), w_c.size(0)
+        self.compute = compute = ws[0].dtype  # the products' dtype (bf16 under autocast)
+        self.wide = wide = torch.promote_types(compute, torch.float32)  # everything else
+        self.w_c_c, self.keys_c, self.memory_c = \
+            w_c.to(compute), keys.to(compute), memory.to(compute)
+        self.dh = [d_out.new_zeros(batch, hidden, dtype=wide) for _ in range(layers)]
+        self.dc = [torch.zeros_like(x) for x in self.dh]
+        # per step, stacked for the weight gradients after the loop
+        self.d_gates = [ws[i].new_empty(steps, batch, ws[i].size(1)) for i in range(layers)]
+        self.d_pre = self.w_c_c.new_empty(steps, batch, hidden)
+        self.d_scores = keys.new_empty(steps, batch, keys.size(1), dtype=compute)
+        self.d_context = keys.new_empty(steps, batch, hidden, dtype=compute)
+        if local is not None:
+            self.w_p, self.v_p = weights[2 * layers - 1:]
+            self.w_p_c, self.v_p_w = self.w_p.to(compute), self.v_p.to(wide)[0]  # H x H, H
+            self.src_pos = torch.arange(keys.size(1), device=keys.device, dtype=wide)
+            self.lens = local.src_lens.to(wide)
+            self.sigma = local.attention.window / 2.0
+            self.d_preds = keys.new_empty(steps, batch, dtype=wide)
+            self.d_z = keys.new_empty(steps, batch, hidden, dtype=compute)
+            self.us = keys.new_empty(steps, batch, hidden, dtype=wide)
+
+    def output_step(self, t: int, d_h_att: Tensor, h_att: Tensor, attn: Tensor,
+                    trace: dict | None, d_attn_t: Tensor | None) -> None:
+        """Step t's output layer (h~ = tanh(W_c [context; h])) and attention backwards:
+        d_h_att batch x H (the gradient reaching h~), h_att batch x H (h~), attn batch x S
+        (the step's attention), trace local-p's (None for global), d_attn_t batch x S or
+        None (the gradient reaching the reported attention). Stores d_pre, d_context and
+        d_scores (and local-p's) of step t; adds what reaches the top layer's h to dh."""
+        hidden, wide = self.hidden, self.wide
         d_pre_t = d_h_att - d_h_att * h_att * h_att  # tanh' = 1 - tanh^2
-        d_pre[t] = d_pre_t
-        d_joined = matmul.mm(d_pre[t], w_c_c)  # batch x 2H
-        d_context[t] = d_joined[:, :hidden]
+        self.d_pre[t] = d_pre_t
+        d_joined = matmul.mm(self.d_pre[t], self.w_c_c)  # batch x 2H
+        self.d_context[t] = d_joined[:, :hidden]
         # batch x 1 x S as d_context x memory^T (fast_step's layout: faster on a CPU)
-        d_weights = torch.bmm(d_context[t].unsqueeze(1), memory_c.transpose(1, 2)).squeeze(1).to(wide)
-        dh[-1] = dh[-1] + d_joined[:, hidden:]  # in `wide`: bf16 sums would round
+        d_weights = torch.bmm(self.d_context[t].unsqueeze(1),
+                              self.memory_c.transpose(1, 2)).squeeze(1).to(wide)
+        self.dh[-1] = self.dh[-1] + d_joined[:, hidden:]  # in `wide`: bf16 sums would round
         if trace is None:
-            if d_attn is not None:
-                d_weights = d_weights + d_attn[:, t]
+            if d_attn_t is not None:
+                d_weights = d_weights + d_attn_t
             a = attn.to(wide)
-            d_scores[t] = a * (d_weights - (d_weights * a).sum(dim=1, keepdim=True))
+            self.d_scores[t] = a * (d_weights - (d_weights * a).sum(dim=1, keepdim=True))
         else:
-            d_scores[t], d_preds[t], us[t], du_dz = _local_p_backward(
-                trace, d_weights, None if d_attn is None else d_attn[:, t], attn, src_pos,
-                lens, sigma, wide)
-            d_z[t] = d_preds[t][:, None] * v_p_w * du_dz  # tanh' = 1 - u^2
-            dh[-1] = dh[-1] + matmul.mm(d_z[t], w_p_c)
-        dh[-1] = dh[-1] + torch.bmm(d_scores[t].unsqueeze(1), keys_c).squeeze(1)
-        for i in reversed(range(layers)):
+            self.d_scores[t], self.d_preds[t], self.us[t], du_dz = _local_p_backward(
+                trace, d_weights, d_attn_t, attn, self.src_pos, self.lens, self.sigma, wide)
+            self.d_z[t] = self.d_preds[t][:, None] * self.v_p_w * du_dz  # tanh' = 1 - u^2
+            self.dh[-1] = self.dh[-1] + matmul.mm(self.d_z[t], self.w_p_c)
+        self.dh[-1] = self.dh[-1] + torch.bmm(self.d_scores[t].unsqueeze(1),
+                                              self.keys_c).squeeze(1)
+
+    def cell_step(self, t: int, layer_saved: list) -> Tensor:
+        """Step t's LSTM layers backwards, top first (layer_saved: decoder_forward's per
+        layer): stores each layer's d gates of step t, carries dh and dc to step t - 1
+        and the gradient between layers through their dropout -> the gradient reaching
+        the step's input feed (batch x H, in `wide`)."""
+        dh, dc, hidden, wide = self.dh, self.dc, self.hidden, self.wide
+        for i in reversed(range(self.layers)):
             keep_i, inputs, sig, g, tc, c_prev = layer_saved[i]
             d_g, dc[i] = _cell_backward(dh[i], dc[i], sig, g, tc, c_prev, wide)
-            d_gates[i][t] = d_g
-            d_inputs = matmul.mm(d_gates[i][t], ws[i].t())
+            self.d_gates[i][t] = d_g
+            d_inputs = matmul.mm(self.d_gates[i][t], self.ws[i].t())
             dh[i] = d_inputs[:, hidden:].to(wide)
             d_x = d_inputs[:, :hidden].to(wide)
             if i > 0:
-                dh[i - 1] = dh[i - 1] + _keep_scale(d_x, keep_i, scale)
+                dh[i - 1] = dh[i - 1] + _keep_scale(d_x, keep_i, self.scale)
             else:
                 d_feed = d_x
-    # the products over all steps, for the inputs that need a gradient (a frozen
-    # weight's is left out: None); the indices are forward's argument positions
-    grads: list[Tensor | None] = [None] * len(need)
-    x_dt, h_dt, c_dt, k_dt, m_dt, wc_dt = dtypes
-    grads[0] = d_gates[0].to(x_dt)
-    grads[1], grads[2] = torch.stack(dh, dim=1).to(h_dt), torch.stack(dc, dim=1).to(c_dt)
-    tops = None
-    if need[3] or local is not None:
-        tops = torch.stack([s[1] for s in saved], dim=1).to(compute)  # batch x T x H
-    if need[3]:
-        grads[3] = torch.bmm(d_scores.permute(1, 2, 0), tops).to(k_dt)  # batch x S x H
-    if need[4]:  # the context's weights: the attention, or local-p's before renormalising
-        attns = torch.stack([s[2] if s[6] is None else s[6]["weights"][:, 0]
-                             for s in saved], dim=1).to(compute)  # batch x T x S
-        grads[4] = torch.bmm(attns.transpose(1, 2), d_context.transpose(0, 1)).to(m_dt)
-    if need[6]:
-        joined = torch.stack([s[3] for s in saved]).reshape(steps * batch, -1)
-        grads[6] = matmul.mm(d_pre.reshape(steps * batch, hidden).t(),
-                            joined.to(compute)).to(wc_dt)
-    first = _WEIGHTS  # forward's position of the first weight
-    for i in range(layers):
-        if need[first + i]:
-            inputs = torch.stack([s[0][i][1] for s in saved])  # T x batch x in
-            grads[first + i] = matmul.mm(inputs.reshape(steps * batch, -1).t().to(compute),
-                                         d_gates[i].reshape(steps * batch, -1)).to(ws[i].dtype)
-        if i > 0 and need[first + layers + i - 1]:
-            b = weights[layers + i - 1]
-            grads[first + layers + i - 1] = d_gates[i].sum(dim=(0, 1), dtype=wide).to(b.dtype)
-    if local is not None:
-        at = first + 2 * layers - 1  # W_p, then v_p
+        return d_feed
+
+    def input_gradients(self, need: tuple[bool, ...],
+                        dtypes: tuple[torch.dtype, ...]) -> list[Tensor | None]:
+        """After the walk: the products over all steps, for the inputs that need a
+        gradient (a frozen weight's is left out: None), in forward's argument order."""
+        saved, steps, batch, hidden = self.saved, self.steps, self.batch, self.hidden
+        compute, ws, layers = self.compute, self.ws, self.layers
+        grads: list[Tensor | None] = [None] * len(need)
+        x_dt, h_dt, c_dt, k_dt, m_dt, wc_dt = dtypes
+        grads[0] = self.d_gates[0].to(x_dt)
+        grads[1] = torch.stack(self.dh, dim=1).to(h_dt)
+        grads[2] = torch.stack(self.dc, dim=1).to(c_dt)
+        tops = None
+        if need[3] or self.local is not None:
+            tops = torch.stack([s[1] for s in saved], dim=1).to(compute)  # batch x T x H
+        if need[3]:
+            grads[3] = torch.bmm(self.d_scores.permute(1, 2, 0), tops).to(k_dt)  # batch x S x H
+        if need[4]:  # the context's weights: the attention, or local-p's before renormalising
+            attns = torch.stack([s[2] if s[6] is None else s[6]["weights"][:, 0]
+                                 for s in saved], dim=1).to(compute)  # batch x T x S
+            grads[4] = torch.bmm(attns.transpose(1, 2), self.d_context.transpose(0, 1)).to(m_dt)
+        if need[6]:
+            joined = torch.stack([s[3] for s in saved]).reshape(steps * batch, -1)
+            grads[6] = matmul.mm(self.d_pre.reshape(steps * batch, hidden).t(),
+                                 joined.to(compute)).to(wc_dt)
+        first = _WEIGHTS  # forward's position of the first weight
+        for i in range(layers):
+            if need[first + i]:
+                inputs = torch.stack([s[0][i][1] for s in saved])  # T x batch x in
+                grads[first + i] = matmul.mm(
+                    inputs.reshape(steps * batch, -1).t().to(compute),
+                    self.d_gates[i].reshape(steps * batch, -1)).to(ws[i].dtype)
+            if i > 0 and need[first + layers + i - 1]:
+                b = self.weights[layers + i - 1]
+                grads[first + layers + i - 1] = self.d_gates[i].sum(
+                    dim=(0, 1), dtype=self.wide).to(b.dtype)
+        if self.local is not None:
+            self._local_p_gradients(grads, need, first + 2 * layers - 1, tops)
+        return [g if needed else None for g, needed in zip(grads, need, strict=True)]
+
+    def _local_p_gradients(self, grads: list, need: tuple[bool, ...], at: int,
+                           tops: Tensor) -> None:
+        """Local-p's W_p and v_p gradients into grads[at] and grads[at + 1], where needed
+        (tops batch x T x H: the top layer's h of each step)."""
+        steps, batch, hidden = self.steps, self.batch, self.hidden
         if need[at]:  # z = h W_p^T: d W_p = d z^T h over all steps
-            grads[at] = matmul.mm(d_z.reshape(steps * batch, hidden).t(),
+            grads[at] = matmul.mm(self.d_z.reshape(steps * batch, hidden).t(),
                                   tops.transpose(0, 1).reshape(steps * batch, hidden)
-                                  ).to(w_p.dtype)
+                                  ).to(self.w_p.dtype)
         if need[at + 1]:  # pred = u v_p^T: d v_p = d pred^T u
-            grads[at + 1] = (d_preds.reshape(1, -1) @ us.reshape(steps * batch, hidden)
-                             ).to(v_p.dtype)
-    return [g if needed else None for g, needed in zip(grads, need, strict=True)]
+            grads[at + 1] = (self.d_preds.reshape(1, -1) @ self.us.reshape(steps * batch, hidden)
+                             ).to(self.v_p.dtype)
 
 
 def input_dtypes(x_pre: Tensor, h0: Tensor, c0: Tensor, keys: Tensor, memory: Tensor,

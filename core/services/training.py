@@ -25,7 +25,7 @@ from core.data.dataset import PreparedData, decode_ids, prepare_dataset
 from core.errors import ConfigError, StoreError, TrainingError, WorkbenchError
 from core.evaluate.baseline import stored_or_aligned_links
 from core.families import families_with, family_traits
-from core.infer.search import greedy
+from core.infer.greedy import greedy
 from core.infer.translate import sentences_per_batch
 from core.jobs import JobCancelled, JobContext, JobEvent
 from core.models.alignment_head import freeze_all_but_head, load_base

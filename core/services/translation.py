@@ -219,7 +219,7 @@ def n_best_lists(session, sentences: list[str], beam: int, n_best: int,
     onmt_style), best first (none for an empty sentence), of a sentence-level run or ensemble,
     `batch_size` sentences at a time (default:
     core.infer.translate.sentences_per_batch(beam))."""
-    from core.infer.search import beam_search  # lazy: a top-level import would load numpy, torch
+    from core.infer.beam import beam_search  # lazy: a top-level import would load numpy, torch
 
     # lazy: a top-level import would load numpy, sacremoses, sentencepiece, torch
     from core.infer.translate import (

@@ -12,9 +12,10 @@ Two data sets:
   vocabularies of 20,000 words from that training data.
 
 The parent loads and tokenises the pairs once and writes them to a temporary file; each
-variant then runs in its own subprocess so its peak memory is its own: on the CPU the
-peak RSS (ru_maxrss) and, to separate it from the interpreter and the data, the RSS just
-before the model is built; on a GPU the allocator's peak.
+variant then runs in its own subprocess (core.tooling.bench_measure) so its peak memory
+is its own: on the CPU the peak RSS (ru_maxrss) and, to separate it from the
+interpreter and the data, the RSS just before the model is built; on a GPU the
+allocator's peak.
 """
 from __future__ import annotations
 
@@ -22,27 +23,22 @@ import dataclasses
 import json
 import os
 import platform
-import resource
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 from typing import TextIO
 
 import torch
 
 from core.config import ModelConfig, RunConfig, load_preset
-from core.data.context import CONTEXT_START, sentence_context
+from core.data.context import sentence_context
 from core.errors import ConfigError
-from core.families import family_traits
 from core.models.registry import VARIANTS
-from core.tooling.bench_profile import profile_steps
 from core.tooling.bench_roofline import HEADER as ROOFLINE_HEADER
-from core.tooling.bench_roofline import count_flops, matmul_peak_gflops, roofline, roofline_columns
-from core.tooling.gpu_utilisation import GpuUtilisation
+from core.tooling.bench_roofline import roofline_columns
 from core.train.device import amp_active, cpu_bf16_status
-from core.train.optim import build_optimizer, clip_gradients, embedding_rows
+from core.train.optim import clip_gradients, embedding_rows
 
 SHARED_SPA = Path(__file__).resolve().parents[3] / "shared" / "data" / "tatoeba-spa-eng" / "spa.txt"
 SPLITS = ("default", "onmt")
@@ -147,15 +143,6 @@ def previous_sentence_context(src_ids: list[list[int]], start_id: int) -> list[l
             for i in range(len(src_ids))]
 
 
-def _rss_mb() -> float:
-    """Current resident set size in MB (Linux /proc; 0 where unavailable)."""
-    try:
-        pages = int(Path("/proc/self/statm").read_text().split()[1])
-    except (OSError, IndexError, ValueError):
-        return 0.0
-    return pages * os.sysconf("SC_PAGE_SIZE") / 2**20
-
-
 def batch_label(batch_size: int, batch_tokens: int) -> str:
     """'64 sentences' or '4,096 tokens': how a bench row's batches were cut."""
     return f"{batch_tokens:,} tokens" if batch_tokens > 0 else f"{batch_size} sentences"
@@ -222,125 +209,6 @@ def bench_step(model, opt, host_batch, device: torch.device, amp: bool, clip: fl
     return n
 
 
-def measure_variant(name: str, steps: int, warmup: int, device: str, pairs_file: str,
-                    threads: int, sampled_softmax: int = 0, amp: bool = False,
-                    flops: bool = False, batch_size: int = 0, batch_tokens: int = 0,
-                    profile: int = 0, fused_decoder_gpu: bool = False,
-                    decoder_graphs: bool = True) -> dict:
-    """Train `steps` batches after `warmup` on the pairs in `pairs_file` (JSON [src, tgt])
-    and return throughput and peak memory. Runs in a fresh process (see run_train_bench).
-    sampled_softmax: 0 = full softmax, K = Jean et al.'s K-word candidate softmax;
-    amp: bf16 autocast (train.amp); flops: afterwards, count the timed batches' matrix-
-    product FLOP and measure the machine's peak (core/tooling/bench_roofline.py);
-    batch_size / batch_tokens: see variant_data. On CUDA the row also holds the GPU's
-    mean utilisation over the timed steps (core/tooling/gpu_utilisation.py). profile:
-    afterwards, `profile` more steps under torch.profiler, their report in row["profile"]
-    (core/tooling/bench_profile.py). fused_decoder_gpu: Luong's input-feeding decoder as
-    one autograd node on a GPU too (LuongModel.fuse_decoder_devices; row suffix
-    '+fused'). decoder_graphs: False turns off the CUDA graphs of that decoder
-    (LuongModel.graph_decoder_devices; on by default on a GPU, for global and local-p
-    attention: LuongModel.graph_decoder_attentions). Where graphs
-    ran, the timed steps' batches are first trained once more, untimed, so that the
-    timing sees only replays (row suffix '+graphs'; graph_buckets and capture_s: the
-    buckets recorded, the seconds of that pass)."""
-    # lazy: a top-level import would load numpy, sentencepiece
-    from core.data.batching import BatchPlan
-
-    # imported when called: tests patch the name where it is defined
-    from core.models.registry import build_model
-
-    torch.set_num_threads(threads)
-    cfg = dict(bench_variants())[name]
-    with open(pairs_file, encoding="utf-8") as f:
-        src_tok, tgt_tok = json.load(f)
-    _, _, batch_size, batch_tokens = variant_data(name, batch_size, batch_tokens)
-    src_vocab, tgt_vocab = bench_vocabularies(name, src_tok, tgt_tok)
-    src_ids = [src_vocab.encode(s) for s in src_tok]
-    tgt_ids = [tgt_vocab.encode(t) for t in tgt_tok]
-    del src_tok, tgt_tok
-    ctx_ids = None
-    if family_traits(cfg.family).context:  # the previous pair's source, or its target
-        side = tgt_ids if cfg.ctx_side == "target" else src_ids
-        ctx_ids = previous_sentence_context(side, src_vocab.encode([CONTEXT_START])[0])
-    plan = BatchPlan(src_ids, tgt_ids, batch_size=batch_size, batch_tokens=batch_tokens,
-                     seed=1, ctx_ids=ctx_ids)
-    dev = torch.device(device)
-    base_mb = _rss_mb()
-    fused = fused_decoder_gpu and dev.type != "cpu"
-    # lazy: a top-level import would load numpy, sentencepiece (its decoder switches are
-    # set for this process only)
-    from core.models.luong import LuongModel
-
-    if fused:
-        LuongModel.fuse_decoder_devices = ("cpu", dev.type)
-    if not decoder_graphs:
-        LuongModel.graph_decoder_devices = ()
-    torch.manual_seed(1)
-    model = build_model(cfg, len(src_vocab), len(tgt_vocab)).to(dev).train()
-    train_cfg = load_preset(variant_preset(name)).train  # luong-paper: its SGD
-    opt = build_optimizer(model.parameters(), train_cfg)
-    clip = train_cfg.clip_norm
-    batches = plan.epoch(0)
-    if dev.type == "cuda":
-        torch.cuda.reset_peak_memory_stats(dev)
-
-    def forward_backward(i: int) -> tuple[int, dict | None]:
-        return bench_forward_backward(model, opt, plan.collate(batches[i % len(batches)]),
-                                      dev, amp, clip, sampled_softmax, len(tgt_vocab))
-
-    def train_step(i: int) -> int:
-        return bench_step(model, opt, plan.collate(batches[i % len(batches)]), dev, amp,
-                          clip, sampled_softmax, len(tgt_vocab))
-
-    for i in range(warmup):
-        train_step(i)
-    graphs = model.__dict__.get("_graphs")  # LuongModel's decoder graphs, where they ran
-    capture_s = 0.0
-    if graphs is not None and graphs[1].captured:
-        # a real run records each bucket once in thousands of steps; a short timing
-        # would mostly measure the recording
-        start = time.perf_counter()
-        for i in range(warmup, warmup + steps):
-            train_step(i)
-        capture_s = time.perf_counter() - start
-    if dev.type == "cuda":
-        torch.cuda.synchronize(dev)
-    with GpuUtilisation(dev) as utilisation:
-        start = time.perf_counter()
-        tokens = sum(train_step(i) for i in range(warmup, warmup + steps))
-        if dev.type == "cuda":
-            torch.cuda.synchronize(dev)
-        elapsed = time.perf_counter() - start
-    amp = amp_active(dev, amp)  # a row says bf16 only if bf16 really ran
-    label = name + (f" +ss{sampled_softmax}" if sampled_softmax else "") + \
-        (" +fused" if fused else "") + (" +graphs" if capture_s else "") + \
-        (" +bf16" if amp else "")
-    row = {"variant": label, "sampled_softmax": sampled_softmax, "amp": amp, "device": device, "threads": torch.get_num_threads(),
-           "steps": steps, "tgt_tokens": tokens, "seconds": round(elapsed, 3),
-           "tgt_tok_per_s": tokens / elapsed, "params": sum(p.numel() for p in model.parameters()),
-           "src_vocab": len(src_vocab), "tgt_vocab": len(tgt_vocab), "pairs": len(src_ids),
-           "batch": batch_label(batch_size, batch_tokens)}
-    if capture_s:
-        row.update(graph_buckets=graphs[1].captured, capture_s=round(capture_s, 3))
-    if utilisation.percent is not None:
-        row["gpu_util"] = utilisation.percent
-    if dev.type == "cuda":
-        row["peak_mem_mb"] = torch.cuda.max_memory_allocated(dev) / 2**20
-        row["base_mem_mb"] = 0.0
-    else:  # ru_maxrss is in KiB on Linux
-        row["peak_mem_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-        row["base_mem_mb"] = base_mb
-    if profile:  # after the timing and the memory: the profiler costs time and memory
-        first = warmup + steps
-        row["profile"] = profile_steps(train_step, range(first, first + profile), dev)
-    if flops:  # after the memory: counting holds no more than a step does
-        total = sum(count_flops(lambda i=i: forward_backward(i), model)
-                    for i in range(warmup, warmup + steps))
-        peak = matmul_peak_gflops(dev, torch.bfloat16 if amp else torch.float32)
-        row.update(roofline(row, total / tokens, peak))
-    return row
-
-
 def machine_line(device: str, threads: int) -> str:
     """One line naming the machine, e.g. 'cpu, 2 threads (nproc 2), torch 2.13.0, x86_64'."""
     where = device
@@ -391,7 +259,7 @@ def run_train_bench(variants: list[str] | None, steps: int, warmup: int, device:
     run are profiled and the report printed under its row (core/tooling/bench_profile.py).
     With fused_decoder_gpu, Luong's fused input-feeding decoder runs on a GPU too (rows
     '+fused'; the CPU always runs it); without decoder_graphs, not as CUDA graphs (see
-    measure_variant).
+    core.tooling.bench_measure.measure_variant).
     """
     names = [n for n, _ in bench_variants()]
     if variants:
@@ -433,7 +301,7 @@ def run_train_bench(variants: list[str] | None, steps: int, warmup: int, device:
             # the child starts as main.py does: glibc keeps freed memory (core.allocator)
             cmd = [sys.executable, "-c",
                    "from core.allocator import keep_freed_memory; keep_freed_memory(); "
-                   "import json; from core.tooling.bench import measure_variant; "
+                   "import json; from core.tooling.bench_measure import measure_variant; "
                    f"print('RESULT', json.dumps(measure_variant({name!r}, {steps}, {warmup}, "
                    f"{device!r}, {pairs_file!r}, {threads}, {k}, {use_amp}, {flops}, "
                    f"{batch_size}, {batch_tokens}, {profile}, {fused_decoder_gpu}, "

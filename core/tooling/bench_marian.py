@@ -87,7 +87,8 @@ def opus_folder(folder: Path, lines: list[str], vocab_size: int, seed: int = 1) 
 def _ours(model, batches: list[list[list[int]]], beam: int, length: int) -> list[list[int]]:
     """The workbench's search over every batch (workbench ids) -> each output in Marian ids."""
     # lazy: this module is imported by `bench` without torch's search until it runs
-    from core.infer.search import beam_search, greedy
+    from core.infer.beam import beam_search
+    from core.infer.greedy import greedy  # lazy, as above
     from core.infer.translate import pad_batch  # lazy, as above
 
     opts = dict(max_len_abs=length, max_len_ratio=1e9, min_len=length)

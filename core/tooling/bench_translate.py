@@ -52,7 +52,9 @@ def decode_all(model, batches: list[list[list[int]]], beam: int, length: int,
     device has it; with int8 products with `q8`, the model prepared; over each batch's
     candidates with a Shortlist); returns (output tokens (EOS excluded), candidate words
     summed over batches)."""
-    from core.infer.search import beam_search, greedy  # lazy: a top-level import would load numpy
+    # lazy: a top-level import would load numpy
+    from core.infer.beam import beam_search
+    from core.infer.greedy import greedy  # lazy, as above
 
     # lazy: a top-level import would load numpy, sacremoses, sentencepiece
     from core.infer.translate import pad_batch

@@ -43,7 +43,7 @@ def main(mode: str) -> dict:
     import torch
 
     from core.config import ModelConfig
-    from core.infer.search import beam_search
+    from core.infer.beam import beam_search
     from core.models.registry import build_model
 
     torch.manual_seed(0)

@@ -11,7 +11,7 @@ import torch
 
 from core.config import ModelConfig, RunConfig, TrainConfig
 from core.errors import ConfigError
-from core.infer.search import greedy
+from core.infer.greedy import greedy
 from core.jobs import RecordingContext
 from core.models.alignment_head import (
     freeze_all_but_head,

@@ -58,7 +58,8 @@ def test_an_int8_checkpoint_loads_and_translates_like_the_original(tmp_path):
     translations of them are mostly the same."""
     from core.infer.session import TranslationSession
     from core.jobs import JobContext
-    from core.services.demo import demo_config, import_demo_corpus, strip_checkpoint
+    from core.services.demo import demo_config, import_demo_corpus
+    from core.services.demo_bundle import strip_checkpoint
     from core.services.training import create_run, load_split_corpora, train_run
     from core.train import artifacts
     from core.workspace.store import Workspace

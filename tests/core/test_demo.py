@@ -133,7 +133,8 @@ def test_a_run_bundled_in_int8_installs_into_the_demo_workspace(tmp_path):
     the demo workspace installs it as a finished run that translates like the original."""
     from core.infer.session import TranslationSession
     from core.jobs import JobContext
-    from core.services.demo import bundle_run, demo_config, import_demo_corpus
+    from core.services.demo import demo_config, import_demo_corpus
+    from core.services.demo_bundle import bundle_run
     from core.services.training import create_run, train_run
     from core.train import artifacts
     from core.train.checkpoint import load_checkpoint
@@ -258,7 +259,8 @@ def test_bundles_share_their_sentencepiece_models_and_install_from_them(tmp_path
     import shutil
 
     from core.infer.session import TranslationSession
-    from core.services.demo import SHARED_DIR_NAME, share_bundle_files
+    from core.services.demo import SHARED_DIR_NAME
+    from core.services.demo_bundle import share_bundle_files
 
     # two bundles with the same (made-up) piece model, written as bundle_run copies it
     models = tmp_path / "models"

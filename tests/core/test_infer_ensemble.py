@@ -6,9 +6,10 @@ import pytest
 import torch
 
 from core.errors import ConfigError
+from core.infer.beam import beam_search
 from core.infer.ensemble import Ensemble
 from core.infer.forced import score_targets
-from core.infer.search import beam_search, greedy
+from core.infer.greedy import greedy
 from tests.core.toy_models import ToyAttnModel
 
 SRC = torch.tensor([[4, 5, 6, 7, 8], [5, 6, 7, 0, 0], [9, 4, 10, 11, 0]])

@@ -12,9 +12,10 @@ import torch
 from core.config import ModelConfig
 from core.data.preprocess import Preprocessor
 from core.data.vocab import Vocab
+from core.infer.beam import beam_search
 from core.infer.ensemble import Ensemble
 from core.infer.forced import score_targets
-from core.infer.search import beam_search, greedy
+from core.infer.greedy import greedy
 from core.infer.translate import translate_documents, translate_sentences
 from core.models import context_transformer, luong
 from core.models.base import BOS

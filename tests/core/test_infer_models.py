@@ -6,9 +6,10 @@ import numpy as np
 import pytest
 
 from core.errors import ConfigError
+from core.infer.beam import beam_search
 from core.infer.ensemble import Ensemble
 from core.infer.forced import score_targets
-from core.infer.search import beam_search, greedy
+from core.infer.greedy import greedy
 from core.models.registry import build_model
 from tests.core.family_models import NAMES, VOCAB, family_config, inputs, model_for
 

@@ -8,8 +8,10 @@ import pytest
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
+from core.infer.beam import beam_search
 from core.infer.forced import score_targets
-from core.infer.search import beam_search, greedy, lp_divisor, max_output_lengths
+from core.infer.greedy import greedy
+from core.infer.search import lp_divisor, max_output_lengths
 from core.models.base import BOS, EOS, UNK
 from tests.core.toy_models import BigramTableModel, ToyAttnModel, greedy_trap_table
 
@@ -226,12 +228,14 @@ def test_a_large_vocabulary_takes_row_topk_and_finds_what_torch_topk_finds(monke
     """Over 30,000 target words each step's per-row top-k (2 greedy, 2 x beam) goes
     through row_topk's blocks; with torch.topk in its place the searches find the same
     hypotheses (fp32 scores of random weights: no ties)."""
-    import core.infer.search as search
+    import core.infer.beam
+    import core.infer.greedy
     from core.infer.topk import uses_blocks
 
     model = ToyAttnModel(tgt_vocab=30_000, seed=3, with_positions=True)
     run = (lambda: greedy(model, SRC, LENS, min_len=3)) if beam == 1 else \
         (lambda: [h[0] for h in beam_search(model, SRC, LENS, beam=beam, min_len=3)])
+    search = core.infer.greedy if beam == 1 else core.infer.beam  # the module that calls it
     calls = []
     real = search.row_topk
     monkeypatch.setattr(search, "row_topk",
@@ -264,17 +268,19 @@ class _TensorOps(TorchDispatchMode):
 @pytest.mark.parametrize("beam", [1, 5])
 def test_finished_hypotheses_reach_the_host_together_not_one_by_one(toy, monkeypatch, beam):
     """At a fixed length every hypothesis ends at the last step. Their histories reach
-    the host in one copy a history (_to_host), and each hypothesis is then built from
+    the host in one copy a history (to_host), and each hypothesis is then built from
     numpy arrays without a tensor operation of its own: one sentence and four cost the
     search the same tensor operations, and no value is read one by one. (A read or copy
     per hypothesis and history made a GPU search wait for the GPU some 1,800 times a
     batch of 64 sentences at beam 5.) Each hypothesis owns its arrays, not a view of
     the step's batch."""
-    import core.infer.search as search
+    import core.infer.beam
+    import core.infer.greedy
 
+    search = core.infer.greedy if beam == 1 else core.infer.beam  # the module that calls it
     copies = []
-    real = search._to_host
-    monkeypatch.setattr(search, "_to_host",
+    real = search.to_host
+    monkeypatch.setattr(search, "to_host",
                         lambda rows, *h: copies.append(rows.numel()) or real(rows, *h))
 
     def run(n):

@@ -6,7 +6,8 @@ import pytest
 import torch
 
 from core.errors import ConfigError
-from core.infer.search import beam_search, greedy
+from core.infer.beam import beam_search
+from core.infer.greedy import greedy
 from core.infer.translate import build_context, translate_documents, translate_sentences
 from core.jobs import JobCancelled, RecordingContext
 from core.models.base import UNK

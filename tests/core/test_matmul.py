@@ -228,7 +228,8 @@ def test_inference_tensors_are_used_unpacked():
 @pytest.mark.skipif(not matmul._available(), reason="this torch has no oneDNN")
 @pytest.mark.parametrize("beam", [1, 5])
 def test_a_search_with_packed_weights_finds_the_same_translations(beam, monkeypatch):
-    from core.infer.search import beam_search, greedy
+    from core.infer.beam import beam_search
+    from core.infer.greedy import greedy
     from core.models.registry import build_model
     from core.tooling.bench import bench_variants
 

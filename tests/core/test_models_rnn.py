@@ -88,7 +88,7 @@ def test_decoding_builds_the_step_weights_once_across_searches(monkeypatch):
     """Luong's input-feeding steps reuse their concatenated (and cast) weights: one build
     for two beam searches of 5 steps, not one a step or a search; an optimiser step, an
     in-place change of a weight and another autocast dtype each build them anew."""
-    from core.infer.search import beam_search
+    from core.infer.beam import beam_search
 
     model = tiny("luong-global-general").eval()
     src, lens, _ = random_batch([6, 4, 3], 2, seed=1)

@@ -10,8 +10,9 @@ import torch
 from torch import nn
 
 from core.errors import ConfigError
+from core.infer.beam import beam_search
 from core.infer.ensemble import Ensemble
-from core.infer.search import beam_search, greedy
+from core.infer.greedy import greedy
 from core.infer.shortlist import LexicalCounts, Shortlist, count_links, parse_spec
 from tests.core.conftest import train_tiny_demo_run
 from tests.core.family_models import NAMES, VOCAB, inputs, model_for
