@@ -110,7 +110,8 @@ class TranslatePanel(DocumentRows, TargetEdits, ExportActions, QWidget):
 
     def _build_decoding_options(self) -> None:
         """Open document, the model list and the decoding options (beam, <unk>
-        replacement, bf16, shortlist, own translations as context)."""
+        replacement, bf16 / int8, shortlist, own translations as context:
+        translate_options.DecodingOptions, its boxes also the panel's attributes)."""
         self.open_button = QPushButton("Open document…")
         self.open_button.setToolTip("Open a document (Ctrl+Shift+O, File menu)")
         self.open_button.clicked.connect(self._choose_document)
