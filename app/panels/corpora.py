@@ -47,7 +47,20 @@ class CorporaPanel(QWidget):
         self.corpus: Any = None
         self._loads = 0  # load jobs asked for: only the latest one's result is shown
         self.last_import: workers.Job | None = None
+        splitter = QSplitter(Qt.Orientation.Horizontal)
+        for w in (self._build_corpus_list(), self._build_pairs_view(), self._build_statistics()):
+            splitter.addWidget(w)
+        splitter.setSizes([220, 800, 340])
+        splitter.setStretchFactor(1, 1)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(8, 8, 8, 8)
+        layout.addWidget(splitter)
+        self._formats = FORMATS
+        self.import_button.setEnabled(False)
+        self.import_button.setToolTip("Open a workspace first.")
 
+    def _build_corpus_list(self) -> QWidget:
+        """The workspace's corpora (rename / delete on them) over Import corpus…."""
         self.import_button = QPushButton("Import corpus…")
         self.import_button.clicked.connect(self.open_import_dialog)
         self.corpus_list = QListWidget()
@@ -60,7 +73,11 @@ class CorporaPanel(QWidget):
         left_layout.addWidget(QLabel("<b>Corpora</b>"))
         left_layout.addWidget(self.corpus_list, 1)
         left_layout.addWidget(self.import_button)
+        return left
 
+    def _build_pairs_view(self) -> QWidget:
+        """The corpus's pairs (PairTableModel, filtered by the search field, Ctrl+F) under
+        the search field and the count of matches."""
         self.model = PairTableModel(parent=self)
         self.table = QTableView()
         self.table.setModel(self.model)
@@ -92,7 +109,10 @@ class CorporaPanel(QWidget):
         top.addWidget(self.count_label)
         mid_layout.addLayout(top)
         mid_layout.addWidget(self.table, 1)
+        return middle
 
+    def _build_statistics(self) -> QWidget:
+        """The corpus's statistics, its sentence-length histogram and its split."""
         self.stats_label = QLabel("Select a corpus.")
         self.stats_label.setTextFormat(Qt.TextFormat.RichText)
         self.stats_label.setAlignment(Qt.AlignmentFlag.AlignTop)
@@ -109,18 +129,7 @@ class CorporaPanel(QWidget):
         right_layout.addWidget(self.stats_label)
         right_layout.addWidget(self.histogram, 1)
         right_layout.addWidget(self._split_box())
-
-        splitter = QSplitter(Qt.Orientation.Horizontal)
-        for w in (left, middle, right):
-            splitter.addWidget(w)
-        splitter.setSizes([220, 800, 340])
-        splitter.setStretchFactor(1, 1)
-        layout = QVBoxLayout(self)
-        layout.setContentsMargins(8, 8, 8, 8)
-        layout.addWidget(splitter)
-        self._formats = FORMATS
-        self.import_button.setEnabled(False)
-        self.import_button.setToolTip("Open a workspace first.")
+        return right
 
     def _split_box(self) -> QWidget:
         """Seed and train/dev/test ratios of the corpus's one stored split (documents are

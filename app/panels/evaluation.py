@@ -120,6 +120,21 @@ class EvaluationPanel(QWidget):
         self.workspace: Workspace | None = None
         self.job: workers.Job | None = None
         self.report_job: workers.Job | None = None  # the latest HTML report written
+        self._build_table()
+        self._build_plots()
+        self._build_buttons()
+        splitter = QSplitter(Qt.Orientation.Vertical)
+        splitter.addWidget(self.table)
+        splitter.addWidget(self._plots())
+        splitter.setStretchFactor(1, 3)
+        splitter.setSizes([200, 640])
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(8, 8, 8, 8)
+        layout.addLayout(self._button_bar())
+        layout.addWidget(splitter, 1)
+
+    def _build_table(self) -> None:
+        """The runs' scores, one row per evaluation, sortable, a tooltip per column."""
         self.table = QTableWidget(0, len(COLUMNS))
         self.table.setHorizontalHeaderLabels(COLUMNS)
         for col, tip in enumerate(HEADER_TIPS):
@@ -134,6 +149,10 @@ class EvaluationPanel(QWidget):
         header.setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
         header.setMinimumSectionSize(70)
         self.table.itemSelectionChanged.connect(self._show_selected)
+
+    def _build_plots(self) -> None:
+        """Dev perplexity and dev BLEU curves of the selected runs, and their BLEU by
+        source length as bars."""
         self.curves = CurvesPlot("Dev perplexity", "perplexity", log_y=True)
         self.bleu_curves = CurvesPlot("Dev BLEU", "BLEU")
         self.by_length = pg.PlotWidget(background="w")
@@ -146,6 +165,9 @@ class EvaluationPanel(QWidget):
                                                          colCount=2)
         self.bars: list[pg.BarGraphItem] = []
 
+    def _build_buttons(self) -> None:
+        """Evaluate selected runs (with its beam and progress), Refresh, Export plot…,
+        Export heatmaps… and HTML report…."""
         self.evaluate_button = QPushButton("Evaluate selected runs")
         self.evaluate_button.setToolTip("Translate each run's test split; BLEU, chrF, TER, "
                                         "BLEU by length and AER on the gold set")
@@ -168,6 +190,9 @@ class EvaluationPanel(QWidget):
         self.report_button.clicked.connect(self._choose_report)
         self.refresh_button = QPushButton("Refresh")
         self.refresh_button.clicked.connect(self.refresh)
+
+    def _button_bar(self) -> QHBoxLayout:
+        """[Evaluate, beam, progress, Refresh | Export plot, Export heatmaps, HTML report]."""
         bar = QHBoxLayout()
         bar.addWidget(self.evaluate_button)
         bar.addWidget(QLabel("beam"))
@@ -177,18 +202,14 @@ class EvaluationPanel(QWidget):
         bar.addStretch(1)
         for b in (self.export_button, self.heatmaps_button, self.report_button):
             bar.addWidget(b)
+        return bar
+
+    def _plots(self) -> QSplitter:
+        """The three plots side by side."""
         plots = QSplitter(Qt.Orientation.Horizontal)
         for w in (self.curves, self.bleu_curves, self.by_length):
             plots.addWidget(w)
-        splitter = QSplitter(Qt.Orientation.Vertical)
-        splitter.addWidget(self.table)
-        splitter.addWidget(plots)
-        splitter.setStretchFactor(1, 3)
-        splitter.setSizes([200, 640])
-        layout = QVBoxLayout(self)
-        layout.setContentsMargins(8, 8, 8, 8)
-        layout.addLayout(bar)
-        layout.addWidget(splitter, 1)
+        return plots
 
     def set_workspace(self, workspace: Workspace | None) -> None:
         """Show `workspace`'s stored scores; sessions of the previous one are dropped."""

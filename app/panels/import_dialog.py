@@ -91,6 +91,28 @@ class ImportDialog(QDialog):
         super().__init__(parent)
         self.setWindowTitle("Import corpus")
         self.setMinimumWidth(640)
+        self._build_fields(formats, languages)
+        self._build_preview()
+        self.jobs = jobs or workers.JobManager(error_parent=self)
+        self.preview_job: workers.Job | None = None  # the latest preview asked for
+        self._lines: list[str] | str = []  # the previewed lines, or why not readable
+        self._columns_by_user = False  # the user set the TSV columns for this file
+        self._setting_columns = False
+        form = self._form()
+        buttons = self._buttons()
+        layout = QVBoxLayout(self)
+        layout.addLayout(form)
+        layout.addWidget(QLabel("Preview (first lines of the first file)"))
+        layout.addWidget(self.preview, 1)
+        layout.addWidget(self.preview_table, 1)
+        layout.addWidget(buttons)
+        self.format.currentIndexChanged.connect(self._update_roles)
+        self._update_roles()
+
+    def _build_fields(self, formats: tuple[str, ...],
+                      languages: tuple[str, str] | None) -> None:
+        """The format, the three path pickers, the name, the languages (the last import's,
+        else `languages`), the TSV columns and the lenient box."""
         self.format = QComboBox()
         for fmt in formats:
             self.format.addItem(FORMAT_LABELS.get(fmt, fmt), fmt)
@@ -107,6 +129,10 @@ class ImportDialog(QDialog):
             spin.setValue(value)
         self.lenient = QCheckBox("Lenient: replace bad bytes, keep pairs with an empty side "
                                  "(reported as warnings)")
+
+    def _build_preview(self) -> None:
+        """The first lines of the first file (as text, or a TSV file's two columns as a
+        table) and what its columns were guessed to be."""
         self.preview = QPlainTextEdit()
         self.preview.setReadOnly(True)
         self.preview.setFont(QFont("DejaVu Sans Mono", 9))
@@ -118,12 +144,9 @@ class ImportDialog(QDialog):
         self.guess_label = QLabel()  # what the columns were guessed to be, or a warning
         self.guess_label.setWordWrap(True)
         self.guess: ColumnGuess | None = None
-        self.jobs = jobs or workers.JobManager(error_parent=self)
-        self.preview_job: workers.Job | None = None  # the latest preview asked for
-        self._lines: list[str] | str = []  # the previewed lines, or why not readable
-        self._columns_by_user = False  # the user set the TSV columns for this file
-        self._setting_columns = False
 
+    def _form(self) -> QFormLayout:
+        """The fields in rows, the guess under the TSV columns; each change followed."""
         form = QFormLayout()
         form.addRow("Format", self.format)
         for label, picker in zip(self.picker_labels, self.pickers, strict=True):
@@ -152,20 +175,17 @@ class ImportDialog(QDialog):
             edit.textChanged.connect(self._languages_changed)
         form.addRow("Name", self.name)
         form.addRow("", self.lenient)
+        return form
+
+    def _buttons(self) -> QDialogButtonBox:
+        """Import (it checks the form first: accept) and Cancel."""
         buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Ok
                                    | QDialogButtonBox.StandardButton.Cancel)
         self.import_button = buttons.button(QDialogButtonBox.StandardButton.Ok)
         self.import_button.setText("Import")
         buttons.accepted.connect(self.accept)
         buttons.rejected.connect(self.reject)
-        layout = QVBoxLayout(self)
-        layout.addLayout(form)
-        layout.addWidget(QLabel("Preview (first lines of the first file)"))
-        layout.addWidget(self.preview, 1)
-        layout.addWidget(self.preview_table, 1)
-        layout.addWidget(buttons)
-        self.format.currentIndexChanged.connect(self._update_roles)
-        self._update_roles()
+        return buttons
 
     def accept(self) -> None:
         """Close with the answer unless the form has a problem (then it stays open and says

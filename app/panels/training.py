@@ -1,7 +1,8 @@
-"""Training screen: a run form (or a preset), start / queue / pause / resume / cancel,
+"""Training screen: a run form (or a preset; app/panels/training_form.py), start / queue / pause / resume / cancel,
 continue a stopped run from its checkpoint, live curves of several runs overlaid,
 progress with tokens/s and ETA, and the workspace's runs (so a restarted workbench
-shows finished runs and their curves).
+shows finished runs and their curves: app/panels/training_curves.py,
+app/panels/training_runs.py).
 
 A run is created in the store (core.services.training.create_run, in a job) and trained by
 core.services.training.train_run on a worker thread; its events arrive as Qt signals. Curve
@@ -14,19 +15,12 @@ from typing import Any
 
 from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtWidgets import (
-    QAbstractItemView,
-    QCheckBox,
-    QComboBox,
-    QFormLayout,
-    QGroupBox,
     QHBoxLayout,
     QLabel,
-    QLineEdit,
     QProgressBar,
     QPushButton,
     QScrollArea,
     QSplitter,
-    QTableWidget,
     QVBoxLayout,
     QWidget,
 )
@@ -34,31 +28,29 @@ from PySide6.QtWidgets import (
 from app import workers
 from app.panel_jobs import alignment_head_run_job, create_run_job
 from app.panels.manage import install_run_actions
-from app.panels.training_context import ContextModelBox
-from app.panels.training_form import CUSTOM_NOTE, RunForm
+from app.panels.training_curves import TrainingCurves
+from app.panels.training_form import RunForm
 from app.panels.training_runs import (
-    RUN_COLUMNS,
     fill_run_row,
     fit_run_columns,
     progress_line,
+    runs_table,
+    selected_run_ids,
+    show_live_steps,
 )
-from app.widgets.curves import CurvesPlot
-from app.widgets.number_fields import RateSpinBox, number_field
 from app.widgets.status_label import StatusLabel
-from core.config import ATTENTION_KINDS, SCORES, RunConfig, list_presets
+from core.config import RunConfig
 from core.errors import ConfigError, WorkbenchError
-from core.families import families_with
 from core.services.training import cancel_queued, train_run
-from core.train.device import precision_note
 from core.workspace.store import Workspace
 
 FLUSH_MS = 250  # how often buffered curve points are drawn
 
 
-
-
 class TrainingPanel(RunForm, QWidget):
-    """The Training screen; the form's fields <-> RunConfig are training_form.RunForm's."""
+    """The Training screen; the run form (its fields, boxes and RunConfig round trip) is
+    training_form.RunForm's, the curves training_curves.TrainingCurves, the runs table's
+    rows training_runs'."""
 
     runs_changed = Signal()
 
@@ -66,17 +58,11 @@ class TrainingPanel(RunForm, QWidget):
         super().__init__(parent)
         self.jobs = jobs
         self._init_state()
-        self._build_model_fields()
-        self._build_data_fields()
-        self.context = ContextModelBox()
-        self.context.stage1_chosen.connect(self._stage1_chosen)
-        model_box, data_box = self._model_box(), self._data_box()
-        self.family.currentTextChanged.connect(self._family_changed)
-        self._family_changed(self.family.currentText())
+        form = self._build_form()  # training_form.RunForm
         self._build_buttons()
         self._build_curves_and_runs()
         self.splitter = splitter = QSplitter(Qt.Orientation.Horizontal)
-        splitter.addWidget(self._left_pane(model_box, data_box))
+        splitter.addWidget(self._left_pane(form))
         splitter.addWidget(self._right_pane())
         splitter.setStretchFactor(1, 1)
         splitter.setSizes([370, 1100])
@@ -93,7 +79,7 @@ class TrainingPanel(RunForm, QWidget):
         self._update_buttons()
 
     def _init_state(self) -> None:
-        """The runs' jobs, labels, best perplexities, progress and buffered curve points."""
+        """The runs' jobs, labels, best perplexities and progress."""
         self.workspace: Workspace | None = None
         self.current: workers.Job | None = None  # the job the progress bar follows
         self.creating: workers.Job | None = None  # the latest run creation (Start, Queue, ...)
@@ -101,103 +87,6 @@ class TrainingPanel(RunForm, QWidget):
         self.labels: dict[int, str] = {}  # run id -> curve label
         self.best_ppl: dict[int, float] = {}  # run id -> best dev perplexity (runs table)
         self.progress_of: dict[int, dict[str, Any]] = {}  # run id -> last step event
-        self._pending: list[tuple[str, str, int, float]] = []  # (plot, label, step, value)
-
-    def _build_model_fields(self) -> None:
-        """The preset, the run's name and the model's fields."""
-        self.preset = QComboBox()
-        self.preset.addItem("(custom)", None)
-        for name in list_presets():
-            self.preset.addItem(name, name)
-        self.preset.currentIndexChanged.connect(self._load_preset)
-        self.preset_note = QLabel(CUSTOM_NOTE)  # the preset's description
-        self.preset_note.setObjectName("hint")
-        self.preset_note.setWordWrap(True)
-        self.name = QLineEdit("run")
-        self.family, self.attention, self.score = QComboBox(), QComboBox(), QComboBox()
-        self.family.addItems(families_with(trainable=True))  # not an imported family
-        self.attention.addItems(ATTENTION_KINDS)
-        self.score.addItems(SCORES)
-        self.input_feeding = QCheckBox("input feeding")
-        self.reverse = QCheckBox("reverse source")
-        self.dropout = number_field(0, 0.9, 0.2, 2, 0.05)
-        self.emb, self.hidden = number_field(8, 4096, 256), number_field(8, 4096, 256)
-        self.layers = number_field(1, 8, 2)
-        self.window = number_field(1, 50, 10)
-
-    def _build_data_fields(self) -> None:
-        """The corpus, the device, the budget, the optimiser's and the data's fields,
-        sampled softmax, guided alignment, bf16 and what precision that gives here."""
-        self.corpus = QComboBox()  # as wide as the longest corpus name
-        self.corpus.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToContents)
-        self.device = QComboBox()
-        self.device.addItems(["auto", "cpu", "cuda"])
-        self.epochs, self.max_steps = number_field(1, 1000, 10), number_field(0, 10_000_000, 0)
-        self.max_minutes = number_field(0, 1_000_000, 0, 1, 5)
-        self.max_minutes.setSuffix(" min")
-        self.max_steps.setToolTip("Stop after this many updates (0 = no step limit)")
-        self.max_minutes.setToolTip("Stop after this many minutes of training, summed over "
-                                    "resumes; pauses do not count (0 = no time limit)")
-        self.batch_size = number_field(1, 4096, 64)
-        self.lr = RateSpinBox(1e-9, 10, 0.001)
-        self.valid_every = number_field(0, 1_000_000, 500)
-        self.dev_sample = number_field(0, 100_000, 200)
-        self.sampled_softmax = number_field(0, 1_000_000, 0)
-        self.sampled_softmax.setToolTip(
-            "0 = full softmax. K > 0: each training batch normalises over K candidate words "
-            "(its target words plus random others; Jean et al. 2015) - a faster output layer. "
-            "Dev perplexity and translation always use the full vocabulary.")
-        self.amp = QCheckBox("bf16 mixed precision")
-        self.amp.setToolTip(
-            "bf16 autocast (train.amp): the forward pass in bf16, the output softmax and the "
-            "loss in fp32. On a GPU, or a CPU with native bf16 (AVX512-BF16 or AMX); other "
-            "CPUs train in fp32 and say so in the log.")
-        self.guided = QCheckBox("Guided alignment (eflomal)")
-        self.guided.setToolTip(
-            "train.guided_alignment: a second loss pulls the attention towards eflomal's "
-            "grow-diag-final-and alignments of the training split (Chen et al. 2016, Garg et "
-            "al. 2019). They are computed once per corpus and tokenisation and stored in the "
-            "corpus's folder.")
-        self.guided_weight = number_field(0.01, 100, 0.5, 2, 0.05)
-        self.guided_weight.setToolTip("The alignment loss's weight beside the per-token NLL")
-        self.guided_weight.setEnabled(False)
-        self.guided.toggled.connect(self.guided_weight.setEnabled)
-        # what the run will really compute in, on this machine and the chosen device
-        self.precision = QLabel()
-        self.precision.setWordWrap(True)
-        self.amp.toggled.connect(self._update_precision)
-        self.device.currentTextChanged.connect(self._update_precision)
-        self._update_precision()
-
-    def _model_box(self) -> QGroupBox:
-        """The "Model" group of the form."""
-        model_box = QGroupBox("Model")
-        mform = QFormLayout(model_box)
-        for label, w in (("Preset", self.preset), ("", self.preset_note), ("Name", self.name),
-                         ("Family", self.family),
-                         ("Attention", self.attention), ("Score", self.score),
-                         ("", self.input_feeding), ("", self.reverse), ("Dropout", self.dropout),
-                         ("Embedding / d_model", self.emb), ("Hidden / FF size", self.hidden),
-                         ("Layers", self.layers), ("Local window D", self.window)):
-            mform.addRow(label, w)
-        return model_box
-
-    def _data_box(self) -> QGroupBox:
-        """The "Data and budget" group of the form."""
-        data_box = QGroupBox("Data and budget")
-        dform = QFormLayout(data_box)
-        dform.setRowWrapPolicy(QFormLayout.RowWrapPolicy.WrapLongRows)  # long corpus names
-        for label, w in (("Corpus", self.corpus), ("Device", self.device),
-                         ("Epochs", self.epochs), ("Max steps (0 = none)", self.max_steps),
-                         ("Max minutes (0 = none)", self.max_minutes),
-                         ("Batch size", self.batch_size), ("Learning rate", self.lr),
-                         ("Validate every (steps)", self.valid_every),
-                         ("Dev BLEU sample", self.dev_sample),
-                         ("Sampled softmax words", self.sampled_softmax), ("", self.guided),
-                         ("Guided alignment weight", self.guided_weight), ("", self.amp),
-                         ("Precision", self.precision)):
-            dform.addRow(label, w)
-        return data_box
 
     def _build_buttons(self) -> None:
         """Start, Queue, Pause, Resume, Cancel, Continue run, Alignment head; the
@@ -229,7 +118,7 @@ class TrainingPanel(RunForm, QWidget):
         self.progress_label = StatusLabel("Idle", logged=False)
         self.progress_label.setObjectName("hint")
 
-    def _left_pane(self, model_box: QGroupBox, data_box: QGroupBox) -> QWidget:
+    def _left_pane(self, form: QWidget) -> QWidget:
         """The form (scrolling) over the buttons and the progress, which stay in view."""
         buttons = QHBoxLayout()
         for b in (self.start_button, self.queue_button):
@@ -237,15 +126,9 @@ class TrainingPanel(RunForm, QWidget):
         controls = QHBoxLayout()
         for b in (self.pause_button, self.resume_button, self.cancel_button):
             controls.addWidget(b)
-        form_widget = QWidget()
-        form_layout = QVBoxLayout(form_widget)
-        form_layout.addWidget(model_box)
-        form_layout.addWidget(self.context)
-        form_layout.addWidget(data_box)
-        form_layout.addStretch(1)
         self.form_scroll = scroll = QScrollArea()  # the form scrolls, the buttons stay
         scroll.setWidgetResizable(True)
-        scroll.setWidget(form_widget)
+        scroll.setWidget(form)
         scroll.setMinimumWidth(340)
         left = QWidget()
         left_layout = QVBoxLayout(left)
@@ -262,28 +145,18 @@ class TrainingPanel(RunForm, QWidget):
         return left
 
     def _build_curves_and_runs(self) -> None:
-        """The three curve plots and the runs table (rename / delete actions on it)."""
-        self.loss_plot = CurvesPlot("Training loss (smoothed)", "loss", log_y=True, smoothing=0.9)
-        self.ppl_plot = CurvesPlot("Dev perplexity", "perplexity", log_y=True)
-        self.bleu_plot = CurvesPlot("Dev BLEU", "BLEU")
-        self.plots = {"loss": self.loss_plot, "dev_ppl": self.ppl_plot, "dev_bleu": self.bleu_plot}
-        self.runs_table = QTableWidget(0, len(RUN_COLUMNS))
-        self.runs_table.setHorizontalHeaderLabels(RUN_COLUMNS)
-        self.runs_table.horizontalHeaderItem(RUN_COLUMNS.index("Best dev ppl")).setToolTip(
-            "Best dev perplexity")
-        self.runs_table.verticalHeader().setVisible(False)
-        self.runs_table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
-        self.runs_table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
-        self.runs_table.setAlternatingRowColors(True)
-        self.runs_table.horizontalHeader().setStretchLastSection(True)
+        """The three curve plots (training_curves.py) and the runs table (training_runs.py;
+        rename / delete actions on it)."""
+        self.curves_view = TrainingCurves()
+        self.plots = self.curves_view.plots
+        self.loss_plot, self.ppl_plot = self.curves_view.loss_plot, self.curves_view.ppl_plot
+        self.bleu_plot = self.curves_view.bleu_plot
+        self.runs_table = runs_table()
         self.runs_table.itemSelectionChanged.connect(self._selection_changed)
         self.rename_action, self.delete_action = install_run_actions(self)  # F2, Delete
 
     def _right_pane(self) -> QSplitter:
         """The curves side by side over the runs table and its hint."""
-        curves = QSplitter(Qt.Orientation.Horizontal)
-        for plot in self.plots.values():
-            curves.addWidget(plot)
         hint = QLabel("Select runs (Ctrl/Shift-click) to overlay their curves; running runs "
                       "are always shown.")
         hint.setObjectName("hint")
@@ -293,17 +166,14 @@ class TrainingPanel(RunForm, QWidget):
         runs_layout.addWidget(hint)
         runs_layout.addWidget(self.runs_table)
         right = QSplitter(Qt.Orientation.Vertical)
-        right.addWidget(curves)
+        right.addWidget(self.curves_view)
         right.addWidget(runs_box)
         right.setStretchFactor(0, 3)
         right.setStretchFactor(1, 2)
         right.setSizes([540, 300])
         return right
 
-    # --- form <-> config ----------------------------------------------------------------------
-    def _update_precision(self, *_: object) -> None:
-        self.precision.setText(precision_note(self.device.currentText(), self.amp.isChecked()))
-
+    # --- the form's width ----------------------------------------------------------------------
     def showEvent(self, event) -> None:  # noqa: N802 (Qt's name)
         super().showEvent(event)
         self._fit_form()
@@ -323,8 +193,7 @@ class TrainingPanel(RunForm, QWidget):
         self.workspace = workspace
         self.run_jobs.clear()
         self.labels.clear()
-        for plot in self.plots.values():
-            plot.clear()
+        self.curves_view.clear()
         self.refresh()
 
     def refresh(self) -> None:
@@ -366,13 +235,7 @@ class TrainingPanel(RunForm, QWidget):
 
     def selected_runs(self) -> list[int]:
         """The ids of the runs selected in the runs table, in table order."""
-        rows = {i.row() for i in self.runs_table.selectedItems()}
-        out = []
-        for r in sorted(rows):
-            item = self.runs_table.item(r, 0)
-            if item is not None:
-                out.append(int(item.data(Qt.ItemDataRole.UserRole)))
-        return out
+        return selected_run_ids(self.runs_table)
 
     def _label(self, run_id: int) -> str:
         if run_id not in self.labels and self.workspace is not None:
@@ -392,15 +255,8 @@ class TrainingPanel(RunForm, QWidget):
             return
         self._flush_points()
         active = [rid for rid, j in self.run_jobs.items() if not j.done]
-        for plot in self.plots.values():
-            plot.clear()
-        for run_id in dict.fromkeys([*run_ids, *active]):
-            label = self._label(run_id)
-            train = self.workspace.curves(run_id, "train")
-            valid = self.workspace.curves(run_id, "valid")
-            for key, curves in (("loss", train), ("dev_ppl", valid), ("dev_bleu", valid)):
-                if key in curves:
-                    self.plots[key].add_points(label, key, *curves[key])
+        self.curves_view.show_stored(self.workspace, {
+            run_id: self._label(run_id) for run_id in dict.fromkeys([*run_ids, *active])})
 
     # --- running -------------------------------------------------------------------------------
     def start(self, queue: bool = False) -> workers.Job | None:
@@ -512,35 +368,21 @@ class TrainingPanel(RunForm, QWidget):
             self.progress_of[run_id] = {"total_steps": data.get("total_steps"),
                                         "device": data.get("device")}
         elif kind == "step" and step is not None:
-            self._pending.append(("loss", label, step, data.get("loss")))
+            self.curves_view.add_point("loss", label, step, data.get("loss"))
             self.progress_of.setdefault(run_id, {}).update(data)
             if self.current is self.run_jobs.get(run_id):
                 self._show_progress(run_id)
         elif kind == "validation" and step is not None:
-            self._pending.append(("dev_ppl", label, step, data.get("dev_ppl")))
+            self.curves_view.add_point("dev_ppl", label, step, data.get("dev_ppl"))
             if data.get("dev_bleu") is not None:
-                self._pending.append(("dev_bleu", label, step, data["dev_bleu"]))
+                self.curves_view.add_point("dev_bleu", label, step, data["dev_bleu"])
 
     def _flush_points(self) -> None:
-        self._update_live_steps()
-        if not self._pending:
-            return
-        grouped: dict[tuple[str, str], tuple[list[int], list[float]]] = {}
-        for plot, label, step, value in self._pending:
-            xs, ys = grouped.setdefault((plot, label), ([], []))
-            xs.append(step)
-            ys.append(float("nan") if value is None else float(value))
-        self._pending.clear()
-        for (plot, label), (xs, ys) in grouped.items():
-            self.plots[plot].add_points(label, plot, xs, ys)
-
-    def _update_live_steps(self) -> None:
-        for row in range(self.runs_table.rowCount()):
-            item = self.runs_table.item(row, 4)
-            run_id = int(item.data(Qt.ItemDataRole.UserRole)) if item is not None else None
-            job = self.run_jobs.get(run_id)
-            if job is not None and not job.done and "step" in self.progress_of.get(run_id, {}):
-                item.setText(f"{int(self.progress_of[run_id]['step']):,}")
+        """Draw the buffered curve points; the running runs' steps in the runs table."""
+        show_live_steps(self.runs_table, {
+            run_id: p for run_id, p in self.progress_of.items()
+            if run_id in self.run_jobs and not self.run_jobs[run_id].done and "step" in p})
+        self.curves_view.flush()
 
     def _show_progress(self, run_id: int) -> None:
         p = self.progress_of.get(run_id, {})
@@ -575,6 +417,4 @@ class TrainingPanel(RunForm, QWidget):
         """File > Export figure: one of the curve plots as PNG, SVG or PDF."""
         from app.panels.figures import export_plot_dialog
 
-        export_plot_dialog(self, {"Training loss": self.loss_plot.plot,
-                                  "Dev perplexity": self.ppl_plot.plot,
-                                  "Dev BLEU": self.bleu_plot.plot}, "curves")
+        export_plot_dialog(self, self.curves_view.figures(), "curves")

@@ -1,6 +1,7 @@
 """The Training screen's runs table and progress line: one row per run of the workspace
 (its colour, family, attention, status, steps, best dev perplexity, device, when it was
-created, and the note of a stopped run), and the line under the progress bar."""
+created, and the note of a stopped run), the runs selected in it, a running run's steps
+as they come, and the line under the progress bar."""
 from __future__ import annotations
 
 import time
@@ -8,7 +9,7 @@ from typing import Any
 
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QColor
-from PySide6.QtWidgets import QHeaderView, QTableWidget, QTableWidgetItem
+from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QTableWidget, QTableWidgetItem
 
 from app.widgets.run_colours import run_colour, swatch
 from app.widgets.run_list import run_device
@@ -19,6 +20,45 @@ RUN_COLUMNS = ("Run", "Family", "Attention", "Status", "Steps", "Best dev ppl", 
 STATUS_COLOURS = {"finished": "#1b7837", "failed": "#b2182b", "cancelled": "#8c6d1f",
                   "interrupted": "#8c6d1f",
                   "running": "#2166ac", "queued": "#555555"}
+
+
+STEPS_COLUMN = RUN_COLUMNS.index("Steps")
+
+
+def runs_table() -> QTableWidget:
+    """The empty runs table: its columns, whole rows selected (several with Ctrl/Shift),
+    read-only."""
+    table = QTableWidget(0, len(RUN_COLUMNS))
+    table.setHorizontalHeaderLabels(RUN_COLUMNS)
+    table.horizontalHeaderItem(RUN_COLUMNS.index("Best dev ppl")).setToolTip(
+        "Best dev perplexity")
+    table.verticalHeader().setVisible(False)
+    table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+    table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+    table.setAlternatingRowColors(True)
+    table.horizontalHeader().setStretchLastSection(True)
+    return table
+
+
+def selected_run_ids(table: QTableWidget) -> list[int]:
+    """The ids of the runs selected in the runs table, in table order."""
+    rows = {i.row() for i in table.selectedItems()}
+    out = []
+    for r in sorted(rows):
+        item = table.item(r, 0)
+        if item is not None:
+            out.append(int(item.data(Qt.ItemDataRole.UserRole)))
+    return out
+
+
+def show_live_steps(table: QTableWidget, running: dict[int, dict[str, Any]]) -> None:
+    """The Steps cell of each run of `running` (run id -> its last step event, with
+    "step") at that step."""
+    for row in range(table.rowCount()):
+        item = table.item(row, STEPS_COLUMN)
+        run_id = int(item.data(Qt.ItemDataRole.UserRole)) if item is not None else None
+        if run_id in running:
+            item.setText(f"{int(running[run_id]['step']):,}")
 
 
 def clock(seconds: float) -> str:

@@ -154,7 +154,8 @@ def test_custom_starts_from_global_attention_and_presets_are_described(qtbot, fo
 
 
 def test_device_column_says_the_same_kind_of_thing(qtbot, form_ws):
-    from app.panels.training import RUN_COLUMNS, TrainingPanel
+    from app.panels.training import TrainingPanel
+    from app.panels.training_runs import RUN_COLUMNS
 
     panel = next(shown_panel(qtbot, TrainingPanel, form_ws, 1400, 900))
     col = RUN_COLUMNS.index("Device")

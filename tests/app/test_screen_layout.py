@@ -228,13 +228,13 @@ def test_export_figure_offers_all_checked_models_as_one_figure(qapp, window, tmp
                                                                monkeypatch):
     from PySide6.QtWidgets import QInputDialog
 
-    from app.panels import attention, figures
+    from app.panels import attention_heatmaps, figures
 
     asked = []
 
     def choose(parent, title, label, items, *args):
         asked.append(list(items))
-        return attention.ALL_MODELS, True
+        return attention_heatmaps.ALL_MODELS, True
 
     monkeypatch.setattr(QInputDialog, "getItem", staticmethod(choose))
     target = tmp_path / "comparison.svg"
@@ -242,7 +242,7 @@ def test_export_figure_offers_all_checked_models_as_one_figure(qapp, window, tmp
     att = window.attention
     _shown_at(qapp, window, (1400, 900), att)
     att.export_figure()
-    assert asked and asked[0][0] == attention.ALL_MODELS and len(asked[0]) == 5
+    assert asked and asked[0][0] == attention_heatmaps.ALL_MODELS and len(asked[0]) == 5
     svg = target.read_text(encoding="utf-8")
     assert svg == (att.heatmap_grid.export_comparison(tmp_path / "direct.svg")
                    .read_text(encoding="utf-8"))
