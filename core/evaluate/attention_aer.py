@@ -1,10 +1,17 @@
 """AER of a model's attention on a gold set: force-decode every gold (source, target)
 pair with a TranslationSession, read word alignments off the attention, score them.
 
-    preds = attention_alignments(session, gold)                  # argmax, one link per word
-    both = symmetrized_attention(session, reverse_session, gold) # src->tgt + tgt->src
+    forced = force_gold(session, gold.src_tokens, gold.tgt_tokens)   # batched, lazily
+    scores = score_gold(forced, gold.alignments, [("predict", False)],
+                        reverse=(force_gold(rev_session, gold.tgt_tokens, gold.src_tokens),
+                                 ("predict", False)))   # + the symmetrised row
     gold = gold_for_run(gold, ("fr", "en"))   # an fr->en run reads an en->fr gold reversed
-    print(aer_table({"attention": preds, "sym": both}, gold).to_markdown())
+    print(aer_table({"attention": scores.readings[("predict", False)].links}, gold).to_markdown())
+
+`score_gold` is the one whole-set computation of both fronts: `align` gives it the
+forced pairs as force_gold yields them, the Attention screen (core.services.attention_set)
+the ones its pair views hold; every pair's links are GoldForcing.links, the one per-pair
+reading, which the screen's pair views read too.
 
 Gold sentences are already tokenised, so they are NOT tokenised again: for a word
 vocabulary each gold token is one model token (only the preprocessor's normalisation,
@@ -14,15 +21,15 @@ into pieces on its own and the piece-level attention is summed back to words
 """
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
 from core.data.vocab import SubwordVocab
 from core.errors import ConfigError
-from core.evaluate.aer import PERCENT_FORMAT, corpus_aer
+from core.evaluate.aer import PERCENT_FORMAT, AERCounts, corpus_aer
 from core.evaluate.alignment import Alignment
 from core.evaluate.alignment import AlignmentCorpus as GoldSet
 from core.evaluate.extract import aggregate_subwords, argmax_alignment, threshold_alignment
@@ -33,6 +40,7 @@ from core.infer.scoring import ForcedItem, ForcedScorer
 from core.jobs import JobContext
 
 METHODS = ("argmax", "threshold")
+Variant = tuple[str, bool]  # (reading, no_sink): core.evaluate.readings
 
 
 def model_tokens(words: Sequence[str], pre: Any, vocab: Any) -> tuple[list[str], list[int]]:
@@ -55,7 +63,8 @@ class GoldForcing:
     """One gold pair force-decoded on the gold's own words (force_gold): the forced result
     (core.infer.forced.ForcedResult: attention (T + 1) x S on the model's tokens, EOS row
     last, with the alignment head's rows, positions, gates and per-layer attention where
-    the run has them), the model's tokens and, per token, the index of its gold word."""
+    the run has them), the model's tokens and, per token, the index of its gold word,
+    and the gold words themselves."""
 
     result: Any
     src_tokens: list[str]
@@ -63,10 +72,19 @@ class GoldForcing:
     src_word_ids: list[int]
     tgt_word_ids: list[int]
     subword: bool  # a subword vocabulary: several tokens may make one word
+    src_words: list[str] = field(default_factory=list)  # the gold's words
+    tgt_words: list[str] = field(default_factory=list)
+    _rows: dict[str, np.ndarray] = field(default_factory=dict, repr=False, compare=False)
 
     def word_rows(self, reading: str) -> np.ndarray:
         """tgt_words x src_words: the attention read at `reading` (core.evaluate.readings)
-        on the model's tokens, summed back to the gold's words for a subword run."""
+        on the model's tokens, summed back to the gold's words for a subword run
+        (computed once per reading)."""
+        if reading not in self._rows:
+            self._rows[reading] = self._read(reading)
+        return self._rows[reading]
+
+    def _read(self, reading: str) -> np.ndarray:
         if not self.src_tokens or not self.tgt_tokens:
             return np.zeros((len(set(self.tgt_word_ids)), len(set(self.src_word_ids))))
         attn = read_attention(reading_source(self.result, reading), reading)  # tgt x src
@@ -74,12 +92,20 @@ class GoldForcing:
             return attn
         return aggregate_subwords(attn, self.src_word_ids, self.tgt_word_ids, mode="sum")
 
+    def links(self, reading: str = "predict", no_sink: bool = False, method: str = "argmax",
+              threshold: float = 0.3) -> tuple[np.ndarray, Alignment]:
+        """The one per-pair reading of both fronts (score_gold, the Attention screen's pair
+        views): (the tgt_words x src_words rows the links are read from, read at
+        `reading`, without the final-punctuation sink when `no_sink`; the links)."""
+        return read_links(self.word_rows(reading), self.src_words, self.tgt_words, no_sink,
+                          method, threshold)
+
 
 def force_gold(session, src_words: Sequence[list[str]], tgt_words: Sequence[list[str]],
                batch_size: int = 32, ctx: JobContext | None = None) -> Iterator[GoldForcing]:
     """Each (source, target) pair of gold words force-decoded by the session, in order,
     `batch_size` pairs at a time: the one forced pass over gold pairs that `align`
-    (word_attention) and the Attention screen (core.services.attention_view.pair_view)
+    (score_gold) and the Attention screen (core.services.attention_set.attention_views)
     both read. The words are not tokenised again (model_tokens); a pair has no document:
     a context model sees the edge markers; an empty source is scored on one <unk>."""
     first = session.first
@@ -98,25 +124,12 @@ def force_gold(session, src_words: Sequence[list[str]], tgt_words: Sequence[list
                             scorer.context_from_ids())
                  for (s_toks, _), (t_toks, _) in zip(src_side, tgt_side, strict=True)]
         results = scorer.score(items, batch_size=batch_size)
-        for (s_toks, s_wid), (t_toks, t_wid), res in zip(src_side, tgt_side, results,
-                                                          strict=True):
-            yield GoldForcing(res, s_toks, t_toks, s_wid, t_wid, subword)
+        for k, ((s_toks, s_wid), (t_toks, t_wid), res) in enumerate(
+                zip(src_side, tgt_side, results, strict=True), start):
+            yield GoldForcing(res, s_toks, t_toks, s_wid, t_wid, subword, list(src_words[k]),
+                              list(tgt_words[k]))
         if ctx is not None:
             ctx.progress(stop, n, f"force-decoded {stop}/{n} gold pairs")
-
-
-def word_attention(session, src_words: list[list[str]], tgt_words: list[list[str]],
-                   batch_size: int = 32, ctx: JobContext | None = None,
-                   readings: Sequence[str] = ("predict",)) -> dict[str, list[np.ndarray]]:
-    """Forced-decoding attention of each (source, target) pair of words (force_gold), read
-    as each of `readings` (core.evaluate.readings: at the predicting step, one step
-    later, both, one step earlier, the alignment head) on the model's tokens and mapped
-    back to words: {reading: one tgt_words x src_words matrix per pair}."""
-    out: dict[str, list[np.ndarray]] = {r: [] for r in readings}
-    for forced in force_gold(session, src_words, tgt_words, batch_size, ctx):
-        for reading in readings:
-            out[reading].append(forced.word_rows(reading))
-    return out
 
 
 def alignments_from_attention(matrices: Sequence[np.ndarray], method: str = "argmax",
@@ -132,10 +145,11 @@ def alignments_from_attention(matrices: Sequence[np.ndarray], method: str = "arg
 def read_links(rows: np.ndarray, src_words: Sequence[str], tgt_words: Sequence[str],
                no_sink: bool = False, method: str = "argmax", threshold: float = 0.3
                ) -> tuple[np.ndarray, Alignment]:
-    """The one step from a reading's rows to links, for `align` (reading_alignments) and
-    the Attention screen (core.services.attention_view.select_reading): rows (tgt x src,
-    one per target word, core.evaluate.readings.read_attention) -> (the rows the links
-    are read from: without the final-punctuation sink when `no_sink`, the links)."""
+    """The one step from a reading's rows to links (GoldForcing.links; the Attention
+    screen's views of one layer or head, core.services.attention_view.select_reading):
+    rows (tgt x src, one per target word, core.evaluate.readings.read_attention) -> (the
+    rows the links are read from: without the final-punctuation sink when `no_sink`,
+    the links)."""
     if no_sink:
         rows = drop_sink(rows, src_words, tgt_words)
     return rows, alignments_from_attention([rows], method, threshold)[0]
@@ -152,19 +166,62 @@ def attention_alignments(session, gold: GoldSet, method: str = "argmax",
                               ctx)[(reading, no_sink)]
 
 
-def reading_alignments(session, gold: GoldSet, variants: Sequence[tuple[str, bool]],
+def reading_alignments(session, gold: GoldSet, variants: Sequence[Variant],
                        method: str = "argmax", threshold: float = 0.3,
-                       ctx: JobContext | None = None
-                       ) -> dict[tuple[str, bool], list[Alignment]]:
+                       ctx: JobContext | None = None) -> dict[Variant, list[Alignment]]:
     """Alignments of the gold set for each (reading, no_sink) variant, from one forced
-    decoding pass."""
-    readings = list(dict.fromkeys(r for r, _ in variants))
-    matrices = word_attention(session, gold.src_tokens, gold.tgt_tokens, ctx=ctx,
-                              readings=readings)
-    return {(reading, no_sink): [read_links(m, s, t, no_sink, method, threshold)[1]
-                                 for m, s, t in zip(matrices[reading], gold.src_tokens,
-                                                    gold.tgt_tokens, strict=True)]
-            for reading, no_sink in variants}
+    decoding pass (score_gold)."""
+    forced = force_gold(session, gold.src_tokens, gold.tgt_tokens, ctx=ctx)
+    scores = score_gold(forced, gold.alignments, variants, method, threshold)
+    return {v: row.links for v, row in scores.readings.items()}
+
+
+@dataclass
+class GoldRow:
+    """One system's links of the gold pairs scored and their AER counts against the
+    gold (core.evaluate.aer.corpus_aer)."""
+
+    links: list[Alignment]
+    counts: AERCounts
+
+
+@dataclass
+class GoldScores:
+    """score_gold's rows: the run's per variant, the reverse run's (its links turned to
+    the run's (src, tgt)) and the symmetrised one, where a reverse run was given."""
+
+    readings: dict[Variant, GoldRow]
+    reverse: GoldRow | None = None
+    symmetrized: GoldRow | None = None
+
+
+def score_gold(forced: Iterable[GoldForcing], golds: Sequence[Alignment],
+               variants: Sequence[Variant], method: str = "argmax", threshold: float = 0.3,
+               reverse: tuple[Iterable[GoldForcing], Variant] | None = None,
+               heuristic: str = "grow-diag-final-and") -> GoldScores:
+    """A run's whole-set attention links and AER on gold pairs, for `align` and the
+    Attention screen's whole-set table alike: `forced` (force_gold's pairs, in the run's
+    orientation, one per gold alignment of `golds`, in that orientation too) read as each
+    (reading, no_sink) of `variants` (GoldForcing.links); with `reverse` = (the reverse-
+    direction run's forced pairs, in ITS orientation; its variant), also that run's links
+    and their symmetrisation by `heuristic` with the first variant's
+    (symmetrize_with_reverse)."""
+    rows: dict[Variant, list[Alignment]] = {tuple(v): [] for v in variants}
+    for pair in forced:  # a generator: each pair is read, then dropped
+        for reading, no_sink in rows:
+            rows[(reading, no_sink)].append(pair.links(reading, no_sink, method, threshold)[1])
+    scores = GoldScores({v: _row(links, golds) for v, links in rows.items()})
+    if reverse is not None:
+        back, (reading, no_sink) = reverse
+        rev = [pair.links(reading, no_sink, method, threshold)[1] for pair in back]
+        scores.reverse = _row([a.swapped() for a in rev], golds)
+        first = rows[tuple(variants[0])]
+        scores.symmetrized = _row(symmetrize_with_reverse(first, rev, heuristic), golds)
+    return scores
+
+
+def _row(links: list[Alignment], golds: Sequence[Alignment]) -> GoldRow:
+    return GoldRow(links, corpus_aer(links, list(golds)))
 
 
 def reverse_gold(gold: GoldSet) -> GoldSet:
@@ -219,22 +276,6 @@ def symmetrize_with_reverse(fwd: Sequence[Alignment | set], rev: Sequence[Alignm
     back = [Alignment.of((s, t) for t, s in (r.links if isinstance(r, Alignment) else r))
             for r in rev]
     return symmetrize_corpus(fwd, back, heuristic)
-
-
-def symmetrized_attention(session, reverse_session, gold: GoldSet,
-                          heuristic: str = "grow-diag-final-and", method: str = "argmax",
-                          threshold: float = 0.3, ctx: JobContext | None = None,
-                          readings: tuple[str, str] = ("predict", "predict"),
-                          no_sink: bool = False
-                          ) -> tuple[list[Alignment], list[Alignment], list[Alignment]]:
-    """Attention alignments of a src->tgt session and of a tgt->src session (on the
-    reversed gold pairs, turned back to (src, tgt)), each read at its own reading
-    (`readings` = (forward, reverse)), and their symmetrisation.
-    Returns (forward, reverse, symmetrized)."""
-    fwd = attention_alignments(session, gold, method, threshold, ctx, readings[0], no_sink)
-    rev = attention_alignments(reverse_session, reverse_gold(gold), method, threshold, ctx,
-                               readings[1], no_sink)
-    return fwd, [a.swapped() for a in rev], symmetrize_with_reverse(fwd, rev, heuristic)
 
 
 def aer_table(systems: Mapping[str, Sequence[Alignment]], gold: GoldSet,

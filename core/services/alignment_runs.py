@@ -147,14 +147,17 @@ def run_baseline_alignments(ws: Workspace, run_ref: int | str, src_words: Sequen
 def attention_systems(session, name: str, gold, readings: Sequence[str], no_sink: bool,
                       method: str = "argmax", threshold: float = 0.0
                       ) -> dict[str, list[Alignment]]:
-    """The run's attention alignments of the gold sentences (forced decoding), one
-    system per reading (and per reading without the sink, with `no_sink`)."""
+    """The run's attention alignments of the gold sentences (forced decoding,
+    attention_aer.score_gold), one system per reading (and per reading without the
+    sink, with `no_sink`)."""
     # lazy: a top-level import would load sacremoses, sentencepiece, torch
-    from core.evaluate.attention_aer import reading_alignments
+    from core.evaluate.attention_aer import force_gold, score_gold
 
     variants = [(r, sink) for r in readings for sink in ((False, True) if no_sink else (False,))]
-    found = reading_alignments(session, gold, variants, method, threshold)
-    return {system_name(name, reading, sink): als for (reading, sink), als in found.items()}
+    scores = score_gold(force_gold(session, gold.src_tokens, gold.tgt_tokens), gold.alignments,
+                        variants, method, threshold)
+    return {system_name(name, reading, sink): row.links
+            for (reading, sink), row in scores.readings.items()}
 
 
 def symmetrized_systems(session, name: str, reverse, reverse_name: str, gold,
@@ -162,10 +165,11 @@ def symmetrized_systems(session, name: str, reverse, reverse_name: str, gold,
                         reading: str | None = None, no_sink: bool = False
                         ) -> dict[str, list[Alignment]]:
     """A src->tgt run's and a tgt->src run's attention alignments and their
-    symmetrisation by `heuristic` (grow-diag-final-and, intersection, ...); each run is
-    read at `reading`, or at its own default reading when None."""
+    symmetrisation by `heuristic` (grow-diag-final-and, intersection, ...), by
+    attention_aer.score_gold (as the Attention screen's "symmetrise with" row); each run
+    is read at `reading`, or at its own default reading when None."""
     # lazy: a top-level import would load sacremoses, sentencepiece, torch
-    from core.evaluate.attention_aer import symmetrized_attention
+    from core.evaluate.attention_aer import force_gold, score_gold
 
     fwd_reading = reading or default_reading(session.first.config)
     rev_reading = reading or default_reading(reverse.first.config)
@@ -175,15 +179,17 @@ def symmetrized_systems(session, name: str, reverse, reverse_name: str, gold,
             raise ConfigError(f"--reading head: run {run!r} has no alignment head "
                               "(model.alignment_head); leave out --reading to read each run "
                               "at its own default")
-    fwd, rev, sym = symmetrized_attention(session, reverse, gold, heuristic, method,
-                                          threshold, readings=(fwd_reading, rev_reading),
-                                          no_sink=no_sink)
+    back = force_gold(reverse, gold.tgt_tokens, gold.src_tokens)  # the run's reversed pairs
+    scores = score_gold(force_gold(session, gold.src_tokens, gold.tgt_tokens), gold.alignments,
+                        [(fwd_reading, no_sink)], method, threshold,
+                        (back, (rev_reading, no_sink)), heuristic)
     tail = ", no sink" if no_sink else ""
     rev_what = "alignment head" if rev_reading == "head" else "attention"
     what = "alignment heads" if fwd_reading == rev_reading == "head" else "attention"
-    return {system_name(name, fwd_reading, no_sink): fwd,
-            f"{reverse_name} {rev_what} (rev, {rev_reading}{tail})": rev,
-            f"{what} {heuristic} ({fwd_reading} + {rev_reading}{tail})": sym}
+    return {system_name(name, fwd_reading, no_sink): scores.readings[(fwd_reading, no_sink)].links,
+            f"{reverse_name} {rev_what} (rev, {rev_reading}{tail})": scores.reverse.links,
+            f"{what} {heuristic} ({fwd_reading} + {rev_reading}{tail})":
+                scores.symmetrized.links}
 
 
 def remember_best_reading(ws: Workspace, run_id: int, name: str, systems: dict[str, list], gold

@@ -1,25 +1,28 @@
 """The Attention screen's sets: the pairs of a gold set (or of a run's test split), the
 views of every pair under every run checked (`attention_views`, each run in its own
-orientation of the gold set), and the whole-set AER table (`corpus_aer_rows`) beside
-`align`'s: the same links (core.services.attention_view) over the pairs scored, counted
-by core.evaluate.aer.corpus_aer; eflomal's links beside them (`gold_baseline`), in the
-gold's orientation. app/core_jobs.py runs these as the screen's jobs.
+orientation of the gold set; gold pairs forced in batches, as `align` forces them), and
+the whole-set AER table (`corpus_aer_rows`): core.evaluate.attention_aer.score_gold, the
+computation `align` prints, over the forced pairs the views hold; eflomal's links beside
+them (`gold_baseline`), in the gold's orientation. app/core_jobs.py runs these as the
+screen's jobs.
 """
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
 from core.errors import ConfigError
-from core.evaluate.aer import corpus_aer
 from core.evaluate.alignment import Alignment
 from core.evaluate.attention_aer import (
     NO_MATCH,
     REVERSED,
     SAME,
+    Variant,
+    force_gold,
     gold_orientation,
     orientation_note,
+    score_gold,
 )
 from core.evaluate.goldsets import load_gold_set
 from core.jobs import JobContext
@@ -28,10 +31,10 @@ from core.services.attention_view import (
     NO_HEAD,
     PairInput,
     PairView,
+    gold_view,
     has_head,
     joined,
     pair_view,
-    present_view,
     reversed_pair,
     skipped_view,
     view_gold,
@@ -79,19 +82,36 @@ def attention_views(ws: Workspace, cache: SessionCache, runs: Sequence[tuple[int
             out.update({(index, run_id): skipped_view(run_id, label, note) for index, _ in pairs})
             continue
         session = cache.get(ws, [run_id])
-        for index, pair in pairs:
-            ctx.check_cancelled()
+        own = [(i, reversed_pair(p) if found == REVERSED else p) for i, p in pairs]
+        for index, view in run_views(session, run_id, label, own, forced, ctx):
             if found == REVERSED:
-                view = replace(pair_view(session, run_id, label, reversed_pair(pair), forced),
-                               reversed=True)
+                view = replace(view, reversed=True)
                 view.note = joined(view.note, "gold pairs read from the other side")
-            else:
-                view = pair_view(session, run_id, label, pair, forced)
             out[(index, run_id)] = view
             done += 1
             if done % 8 == 0 or done == total:
                 ctx.progress(done, total, f"{done}/{total} attention matrices")
     return out
+
+
+def run_views(session, run_id: int, label: str, pairs: Sequence[tuple[int, PairInput]],
+              forced: bool, ctx: JobContext) -> Iterator[tuple[int, PairView]]:
+    """(pair index, view) of each pair under one run, the pairs in the run's orientation:
+    gold pairs under forced decoding forced on the gold's words in batches
+    (attention_aer.force_gold, as `align` forces them; attention_view.gold_view), the
+    others one by one (attention_view.pair_view)."""
+    on_words = [(i, p) for i, p in pairs if forced and p.gold is not None
+                and p.gold_src is not None and p.gold_tgt is not None]
+    batched = force_gold(session, [p.gold_src for _, p in on_words],
+                         [p.gold_tgt for _, p in on_words])
+    for (index, pair), pair_forced in zip(on_words, batched, strict=True):
+        ctx.check_cancelled()
+        yield index, gold_view(session, run_id, label, pair_forced, pair.gold)
+    taken = {i for i, _ in on_words}
+    for index, pair in pairs:
+        if index not in taken:
+            ctx.check_cancelled()
+            yield index, pair_view(session, run_id, label, pair, forced)
 
 
 @dataclass(frozen=True)
@@ -104,25 +124,6 @@ class Symmetrization:
     label: str
     heuristic: str
     forward: tuple[int, ...]
-
-
-def shown_view(views: dict[tuple[int, int], PairView], index: int, run_id: int,
-               gold: Alignment | None, readings: dict[int, tuple[str, bool]] | None = None,
-               selection: tuple[int | None, int | None] = (None, None),
-               sym: Symmetrization | None = None) -> PairView | None:
-    """present_view of pair `index` under run `run_id` (None when not computed), read at
-    readings[run] (default the predicting step); with `sym`, a forward run's links
-    symmetrised with the reverse run's."""
-    view = views.get((index, run_id))
-    if view is None:
-        return None
-    readings = readings or {}
-    reverse = None
-    if sym is not None and run_id in sym.forward and run_id != sym.reverse:
-        reverse = views.get((index, sym.reverse))
-    return present_view(view, gold, readings.get(run_id, ("predict", False)), selection,
-                        reverse, readings.get(sym.reverse, ("predict", False)) if sym else
-                        ("predict", False), sym.heuristic if sym else "")
 
 
 def reverse_pair_runs(langs: dict[int, tuple[str, str]], run_id: int) -> list[int]:
@@ -141,49 +142,64 @@ def corpus_aer_rows(views: dict[tuple[int, int], PairView], golds: Sequence[Alig
                     readings: dict[int, tuple[str, bool]] | None = None,
                     sym: Symmetrization | None = None) -> list[list[Any]]:
     """[model, sentences scored, AER, precision, recall, note] per run over the pairs
-    whose tokens match the gold (others are left out and counted), each run in its own
+    forced on the gold's words (others are left out and counted), each run in its own
     orientation (a run of the reversed pair against the swapped gold links: the same
     AER either way round); a run of another language pair scores nothing, its note says
-    why. The averaged attention (`views` as `pair_view` made them, whatever layer a
-    heatmap shows), each run's read as readings[run] = (reading, no_sink) (select_reading;
-    default: the predicting step). With `sym`, each forward run's row is followed by
-    the row of its links symmetrised with the reverse run's (shown_view)."""
+    why. The numbers are attention_aer.score_gold's (what `align` prints) over the
+    forced pairs the views hold (`views` as attention_views made them: the averaged
+    attention, whatever layer a heatmap shows), each run's read as readings[run] =
+    (reading, no_sink) (default: the predicting step; 'head' of a run without an
+    alignment head: its predicting step, with a note). With `sym`, each forward run's row
+    is followed by the row of its links symmetrised with the reverse run's."""
     rows = []
     for run_id, label in runs:
         first = views.get((0, run_id))
         if first is not None and first.skipped:
             rows.append([label, 0, None, None, None, first.note])
             continue
-        rows.append(_aer_row(label, views, golds, run_id, readings, None))
+        rows.append(_aer_row(label, views, golds, run_id, readings or {}, None))
         if sym is not None and run_id in sym.forward and run_id != sym.reverse:
             rows.append(_aer_row(f"{label} + {sym.label}: {sym.heuristic}", views, golds,
-                                 run_id, readings, sym))
+                                 run_id, readings or {}, sym))
     return rows
 
 
+def _shown_reading(views: dict[tuple[int, int], PairView], run_id: int,
+                   readings: dict[int, tuple[str, bool]]) -> tuple[Variant, bool]:
+    """(the (reading, no_sink) run `run_id`'s links are read at, whether 'head' was
+    asked of a run without an alignment head: its predicting step is read then)."""
+    reading, no_sink = readings.get(run_id, ("predict", False))
+    first = views.get((0, run_id))
+    if reading == "head" and first is not None and not has_head(first):
+        return ("predict", no_sink), True
+    return (reading, no_sink), False
+
+
 def _aer_row(label: str, views: dict[tuple[int, int], PairView], golds: Sequence[Alignment],
-             run_id: int, readings: dict[int, tuple[str, bool]] | None,
+             run_id: int, readings: dict[int, tuple[str, bool]],
              sym: Symmetrization | None) -> list[Any]:
     """One row of corpus_aer_rows: run `run_id`'s links (symmetrised with `sym`'s reverse
-    run's, where given) over the pairs scored."""
-    preds, gold, other_side = [], [], False
-    for i, g in enumerate(golds):
-        v = views.get((i, run_id))
-        rev = views.get((i, sym.reverse)) if sym is not None else v
-        if v is None or v.aer is None or rev is None or rev.aer is None:
-            continue
-        preds.append(shown_view(views, i, run_id, g, readings, sym=sym).predicted)
-        gold.append(view_gold(v, g))
-        other_side = v.reversed
-    first = views.get((0, run_id))
-    no_head = (readings or {}).get(run_id, ("predict", False))[0] == "head" \
-        and first is not None and not has_head(first)
+    run's, where given) over the pairs scored (attention_aer.score_gold)."""
+    runs = [run_id] if sym is None else [run_id, sym.reverse]
+    scored = [i for i in range(len(golds))
+              if all(views.get((i, r)) is not None and views[(i, r)].forced is not None
+                     for r in runs)]
+    variant, no_head = _shown_reading(views, run_id, readings)
     notes = [NO_HEAD] if no_head else []
-    if not gold:
+    if not scored:
         return [label, 0, None, None, None, "; ".join(notes)]
-    c = corpus_aer(preds, gold)
-    notes += ["gold read from the other side"] if other_side else []
-    return [label, len(gold), c.aer, c.precision, c.recall, "; ".join(notes)]
+    own = [views[(i, run_id)] for i in scored]
+    reverse = None
+    if sym is not None:
+        reverse = ([views[(i, sym.reverse)].forced for i in scored],
+                   _shown_reading(views, sym.reverse, readings)[0])
+    scores = score_gold([v.forced for v in own], [view_gold(v, golds[i]) for i, v in
+                                                  zip(scored, own, strict=True)],
+                        [variant], reverse=reverse,
+                        heuristic=sym.heuristic if sym is not None else "grow-diag-final-and")
+    c = (scores.symmetrized if sym is not None else scores.readings[variant]).counts
+    notes += ["gold read from the other side"] if own[-1].reversed else []
+    return [label, len(scored), c.aer, c.precision, c.recall, "; ".join(notes)]
 
 
 def gold_baseline(ws: Workspace, run_id: int, words: Sequence[tuple[list[str], list[str]]],

@@ -5,10 +5,11 @@ both, one step earlier or the alignment head's rows, without the sink), one deco
 layer or head (`select_layer`), its links symmetrised with a reverse-direction run's
 (`symmetrized_view`), all three at once (`present_view`).
 
-The links of a reading are read off by core.evaluate.attention_aer.read_links and a
-subword run's gold-word attention comes from core.evaluate.attention_aer.word_attention:
-the steps `align` takes, so a pair's AER here is the one `align` counts. The whole set
-(several runs, the whole-set AER table) is core.services.attention_set.
+A gold pair forced on the gold's words (`gold_view`) keeps its forced pair
+(core.evaluate.attention_aer.GoldForcing) and reads its links, at every reading, through
+GoldForcing.links: the per-pair reading that attention_aer.score_gold counts for `align`
+and for the screen's whole-set table (core.services.attention_set), so a pair's links
+here are by construction the ones in the whole-set row.
 """
 from __future__ import annotations
 
@@ -20,9 +21,14 @@ import numpy as np
 
 from core.evaluate.aer import sentence_aer
 from core.evaluate.alignment import Alignment
-from core.evaluate.attention_aer import force_gold, read_links, symmetrize_with_reverse
+from core.evaluate.attention_aer import (
+    GoldForcing,
+    force_gold,
+    read_links,
+    symmetrize_with_reverse,
+)
 from core.evaluate.extract import argmax_alignment
-from core.evaluate.readings import ATTENTION_READINGS, READINGS, read_attention
+from core.evaluate.readings import read_attention
 from core.families import family_traits
 from core.infer.session import TranslationSession
 
@@ -60,10 +66,13 @@ class PairView:
     #: 'shift' and 'sum' give one row per target token, without it
     reading: str = "predict"
     no_sink: bool = False
-    #: subword models on gold pairs: the attention summed back to the gold words, one
-    #: tgt_words x src_words matrix per reading (core.evaluate.attention_aer, the `align`
-    #: command's route); None when the view is on the model's own tokens
-    word_readings: dict[str, np.ndarray] | None = None
+    #: a gold pair under forced decoding: the forced pair (attention_aer.force_gold), its
+    #: links at every reading are forced.links (what attention_aer.score_gold counts)
+    forced: GoldForcing | None = None
+    #: subword models on gold pairs: the view is in the gold's words, the attention
+    #: summed back from the pieces (tgt_words x src_words, no EOS row); False when the
+    #: view is on the model's own tokens
+    in_words: bool = False
     #: a run with an alignment head (model.alignment_head), forced decoding: the head's
     #: (tgt + 1) x src rows, the 'head' reading; None otherwise
     alignment: np.ndarray | None = None
@@ -165,26 +174,33 @@ def _token_view(session: TranslationSession, run_id: int, label: str, forced: An
 
 def gold_pair_view(session: TranslationSession, run_id: int, label: str,
                    pair: PairInput) -> PairView:
-    """A gold pair forced on the gold's own words (core.evaluate.attention_aer.force_gold:
-    the pass `align` reads, not the text tokenised again), its links and AER. With one
-    model token per gold word, the view is on those tokens (EOS row, positions, gates,
-    layers and heads kept); a subword run's is in the gold's words: the piece attention
-    summed back to words for every reading (GoldForcing.word_rows), tgt_words x
-    src_words, no EOS row, no per-piece extras."""
-    src, tgt = list(pair.gold_src), list(pair.gold_tgt)
-    forced = next(force_gold(session, [src], [tgt]))
+    """A gold pair forced alone on the gold's own words (force_gold), as gold_view
+    shows it."""
+    forced = next(force_gold(session, [list(pair.gold_src)], [list(pair.gold_tgt)]))
+    return gold_view(session, run_id, label, forced, pair.gold)
+
+
+def gold_view(session: TranslationSession, run_id: int, label: str, forced: GoldForcing,
+              gold: Alignment) -> PairView:
+    """The view of a gold pair forced on the gold's own words (core.evaluate.attention_aer.
+    force_gold: the pass `align` reads, not the text tokenised again), its links
+    (forced.links at the predicting step) and AER against `gold` (in the pair's
+    orientation). With one model token per gold word, the view is on those tokens (EOS
+    row, positions, gates, layers and heads kept); a subword run's is in the gold's words
+    (`in_words`): the piece attention summed back to words, tgt_words x src_words, no EOS
+    row, no per-piece extras."""
+    src, tgt = forced.src_words, forced.tgt_words
     if (len(forced.src_tokens), len(forced.tgt_tokens)) == (len(src), len(tgt)):
         view = _token_view(session, run_id, label, forced.result, forced.src_tokens,
                            forced.tgt_tokens)
     else:
-        readings = READINGS if session.first.config.model.alignment_head \
-            else ATTENTION_READINGS
-        rows = {r: np.asarray(forced.word_rows(r), dtype=np.float32) for r in readings}
-        view = PairView(run_id, label, rows["predict"], src, tgt, word_readings=rows,
+        view = PairView(run_id, label, np.asarray(forced.word_rows("predict"), dtype=np.float32),
+                        list(src), list(tgt), in_words=True,
                         layered=family_traits(session.first.config.model.family).layered,
                         note="subword attention summed to the gold words")
-        view.predicted = set(argmax_alignment(view.matrix).sure)
-    score_view(view, pair.gold)
+    view.forced = forced
+    view.predicted = set(forced.links("predict")[1].sure)
+    score_view(view, gold)
     return view
 
 
@@ -225,8 +241,8 @@ NO_HEAD = "no alignment head: predicting step shown"
 
 def has_head(view: PairView) -> bool:
     """Whether the view's run has an alignment head (reading 'head' can be shown)."""
-    return view.alignment is not None or (view.word_readings is not None
-                                          and "head" in view.word_readings)
+    return view.alignment is not None or (
+        view.forced is not None and getattr(view.forced.result, "alignment", None) is not None)
 
 
 def select_reading(view: PairView, gold: Alignment | None, reading: str = "predict",
@@ -247,17 +263,27 @@ def select_reading(view: PairView, gold: Alignment | None, reading: str = "predi
     full = np.asarray(view.matrix, dtype=np.float32)  # (tgt + 1) x src
     if reading == "head":
         full = view.alignment
-    if view.word_readings is not None:  # read on the pieces already, then summed to words
-        rows, links = read_links(view.word_readings[reading], view.src_tokens,
+    if view.forced is not None and view.selection == (None, None):
+        rows, links = view.forced.links(reading, no_sink)  # what score_gold counts
+    else:  # one layer or head, or a pair not forced on the gold's words
+        rows, links = read_links(read_attention(full, reading), view.src_tokens,  # tgt x src
                                  view.tgt_tokens, no_sink)
+    if view.in_words:  # the gold's words: no EOS row, no positions
         out = replace(view, matrix=np.ascontiguousarray(rows, dtype=np.float32),
                       reading=reading, no_sink=no_sink)
-        out.predicted = set(links.sure)
-        if view.aer is not None and gold is not None:
-            score_view(out, gold)
-        return out
-    rows, links = read_links(read_attention(full, reading), view.src_tokens,  # tgt x src
-                             view.tgt_tokens, no_sink)
+    else:
+        out = _read_view(view, full, rows, reading, no_sink)
+    out.predicted = set(links.sure)
+    if view.aer is not None and gold is not None:
+        score_view(out, gold)
+    return out
+
+
+def _read_view(view: PairView, full: np.ndarray, rows: np.ndarray, reading: str,
+               no_sink: bool) -> PairView:
+    """A copy of a view on the model's tokens showing `rows` (tgt x src, read from
+    `full`, (tgt + 1) x src, at `reading`): the EOS row kept where the reading keeps the
+    predicting step, local-p's positions moved with the rows."""
     matrix = rows if reading not in ("predict", "head") else np.vstack([rows, full[-1:]])
     positions = view.positions
     if positions is not None and reading == "shift":
@@ -266,12 +292,8 @@ def select_reading(view: PairView, gold: Alignment | None, reading: str = "predi
         positions = (positions[:-1] + positions[1:]) / 2
     elif positions is not None and reading == "previous":
         positions = np.concatenate([positions[:1], positions[:-2]])
-    out = replace(view, matrix=np.ascontiguousarray(matrix, dtype=np.float32),
-                  positions=positions, reading=reading, no_sink=no_sink)
-    out.predicted = set(links.sure)
-    if view.aer is not None and gold is not None:
-        score_view(out, gold)
-    return out
+    return replace(view, matrix=np.ascontiguousarray(matrix, dtype=np.float32),
+                   positions=positions, reading=reading, no_sink=no_sink)
 
 
 NO_SYMMETRISATION = "symmetrisation needs gold pairs under forced decoding"
