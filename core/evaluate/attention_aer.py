@@ -172,17 +172,17 @@ def reading_alignments(session, gold: GoldSet, variants: Sequence[Variant],
     """Alignments of the gold set for each (reading, no_sink) variant, from one forced
     decoding pass (score_gold)."""
     forced = force_gold(session, gold.src_tokens, gold.tgt_tokens, ctx=ctx)
-    scores = score_gold(forced, gold.alignments, variants, method, threshold)
+    scores = score_gold(forced, None, variants, method, threshold)  # links only
     return {v: row.links for v, row in scores.readings.items()}
 
 
 @dataclass
 class GoldRow:
     """One system's links of the gold pairs scored and their AER counts against the
-    gold (core.evaluate.aer.corpus_aer)."""
+    gold (core.evaluate.aer.corpus_aer; None when no gold links were given)."""
 
     links: list[Alignment]
-    counts: AERCounts
+    counts: AERCounts | None
 
 
 @dataclass
@@ -195,7 +195,7 @@ class GoldScores:
     symmetrized: GoldRow | None = None
 
 
-def score_gold(forced: Iterable[GoldForcing], golds: Sequence[Alignment],
+def score_gold(forced: Iterable[GoldForcing], golds: Sequence[Alignment] | None,
                variants: Sequence[Variant], method: str = "argmax", threshold: float = 0.3,
                reverse: tuple[Iterable[GoldForcing], Variant] | None = None,
                heuristic: str = "grow-diag-final-and") -> GoldScores:
@@ -205,7 +205,7 @@ def score_gold(forced: Iterable[GoldForcing], golds: Sequence[Alignment],
     (reading, no_sink) of `variants` (GoldForcing.links); with `reverse` = (the reverse-
     direction run's forced pairs, in ITS orientation; its variant), also that run's links
     and their symmetrisation by `heuristic` with the first variant's
-    (symmetrize_with_reverse)."""
+    (symmetrize_with_reverse). `golds` None: the links alone, no counts."""
     rows: dict[Variant, list[Alignment]] = {tuple(v): [] for v in variants}
     for pair in forced:  # a generator: each pair is read, then dropped
         for reading, no_sink in rows:
@@ -220,8 +220,8 @@ def score_gold(forced: Iterable[GoldForcing], golds: Sequence[Alignment],
     return scores
 
 
-def _row(links: list[Alignment], golds: Sequence[Alignment]) -> GoldRow:
-    return GoldRow(links, corpus_aer(links, list(golds)))
+def _row(links: list[Alignment], golds: Sequence[Alignment] | None) -> GoldRow:
+    return GoldRow(links, None if golds is None else corpus_aer(links, list(golds)))
 
 
 def reverse_gold(gold: GoldSet) -> GoldSet:
