@@ -97,10 +97,11 @@ class _Candidates(NamedTuple):
 
 class _Beams:
     """The beams of one batch of sentences in a beam search, with its named steps:
-    `step` (the model), `expand` (the 2k best candidates per sentence), `finish` (EOS
-    candidates become hypotheses), `advance` (the k best others stay alive), `prune`
-    (sentences that are done leave the batch), `results`. Rows of the tensors are
-    active sentence * k + beam."""
+    `step` (the model), `expand` (the 2k best candidates per sentence), `advance` (the
+    k best others stay alive), `step_flags` (what the host decides from, read once),
+    `finish` (EOS candidates become hypotheses, from the histories before advance),
+    `prune` (sentences that are done leave the batch), `results`. Rows of the tensors
+    are active sentence * k + beam."""
 
     def __init__(self, model: Seq2Seq, src: Tensor, src_lens: Tensor, k: int,
                  penalty: tuple[float, bool], max_len_ratio: float, max_len_abs: int,
