@@ -39,6 +39,7 @@ BENCH=(python3 main.py bench train --device "$DEVICE" --data "$PWD/.peer/tatoeba
   limited 120 python3 -m pytest -q -p no:cacheprovider -o addopts="" \
     tests/core/test_feed_decoder.py::test_fused_decoder_on_a_gpu_matches_the_step_graph \
     tests/core/test_feed_graphs.py tests/core/test_host_syncs.py \
+    tests/core/test_beam_host_reads.py::test_a_gpu_beam_step_waits_for_the_gpu_once \
     tests/core/test_jobs_and_checkpoints.py::test_resume_on_cuda_restores_the_generators \
     tests/core/test_distributed.py::test_torchrun_with_nccl_creates_one_run_and_trains; } \
     >> "$OUT/cudatests.log" 2>&1

@@ -6,6 +6,13 @@ length limit, min_len, shortlists, length penalties and the non-finite check are
 core.infer.search's (its module docstring); beam search reads the best alive score per
 sentence at every step (NaN wins torch's max and top-k) and, at the end, checks that
 every sentence finished.
+
+One read of the device a step: what the host decides (which candidates end, which
+sentences go on) comes from one small tensor, `_Beams.step_flags`, computed on the device
+after the step's beams advanced (advancing needs nothing from the host), and read with
+`host_read`; the finished hypotheses' histories follow in one `to_host` copy a history,
+only at steps where some end. Lists the host sends to the device go without a wait
+(`to_device`). On a GPU each read is a wait for the GPU's queue to drain.
 """
 from __future__ import annotations
 
@@ -20,11 +27,13 @@ from core.infer.search import (
     Hypothesis,
     NonFiniteScores,
     encoder_gates,
+    host_read,
     lp_divisor,
     max_output_lengths,
     new_hypothesis,
     prepare_inputs,
     shortlist_opts,
+    to_device,
     to_host,
 )
 from core.infer.topk import row_topk
@@ -67,9 +76,11 @@ def beam_search(
         logp, attn, pos, logp_row = beams.step()
         cands = beams.expand(logp, logp_row)
         now = beams.histories_now(attn, pos)
-        beams.finish(cands, now)
+        before = (beams.hist_tok, beams.hist_lp, cands.eos_lp, *now)  # advance replaces them
         rows, flat_tok = beams.advance(logp, logp_row, cands, now)
-        beams.prune(n_best, rows, flat_tok)
+        flags = host_read(beams.step_flags(cands))  # the step's one read of the device
+        beams.finish(flags, before)
+        beams.prune(n_best, flags, rows, flat_tok)
     return beams.results(n_best)
 
 
@@ -78,7 +89,7 @@ class _Candidates(NamedTuple):
     """The 2k best continuations of each active sentence (n_act x 2k, best first)."""
 
     lp: Tensor  # their scores (the beam's score + the word's log-prob)
-    beam: Tensor  # the beam each continues
+    rows: Tensor  # the alive row each continues (active sentence * k + beam)
     tok: Tensor  # the word (a candidate index with a shortlist)
     is_eos: Tensor
     eos_lp: Tensor  # per alive row: EOS's log-prob at this step
@@ -86,10 +97,11 @@ class _Candidates(NamedTuple):
 
 class _Beams:
     """The beams of one batch of sentences in a beam search, with its named steps:
-    `step` (the model), `expand` (the 2k best candidates per sentence), `finish` (EOS
-    candidates become hypotheses), `advance` (the k best others stay alive), `prune`
-    (sentences that are done leave the batch), `results`. Rows of the tensors are
-    active sentence * k + beam."""
+    `step` (the model), `expand` (the 2k best candidates per sentence), `advance` (the
+    k best others stay alive), `step_flags` (what the host decides from, read once),
+    `finish` (EOS candidates become hypotheses, from the histories before advance),
+    `prune` (sentences that are done leave the batch), `results`. Rows of the tensors
+    are active sentence * k + beam."""
 
     def __init__(self, model: Seq2Seq, src: Tensor, src_lens: Tensor, k: int,
                  penalty: tuple[float, bool], max_len_ratio: float, max_len_abs: int,
@@ -120,7 +132,17 @@ class _Beams:
         self.finished: list[list[Hypothesis]] = [[] for _ in range(n_sent)]
         self.t = 0
         self.onmt_style = False  # beam_search's onmt_style
-        self.best_is_eos: list[bool] = []  # per active sentence: this step's best candidate
+        self._first_rows = torch.zeros(0, 1, dtype=torch.long)  # see first_rows
+        rank = torch.arange(2 * k, device=device)  # a candidate's rank (advance's sort keys)
+        self._keys = (rank, rank + 2 * k, rank >= k)  # staying, leaving, past the k best
+
+    def first_rows(self, n_act: int) -> Tensor:
+        """n_act x 1: the first alive row of each active sentence (a * k), kept until the
+        number of active sentences changes."""
+        if self._first_rows.size(0) != n_act:
+            self._first_rows = torch.arange(0, n_act * self.k, self.k,
+                                            device=self.device).unsqueeze(1)
+        return self._first_rows
 
     def lp(self, length: int) -> float:
         """The divisor of a hypothesis of `length` scored tokens (EOS included)."""
@@ -151,60 +173,109 @@ class _Beams:
         rows x V sum). No EOS before min_len; only EOS at a sentence's length limit."""
         k, t, device = self.k, self.t, self.device
         per_row = min(2 * k, logp.size(-1))
-        eos_lp = logp[:, EOS].clone()  # rows of logp
+        eos_col = logp.select(1, EOS)  # a view: rows of logp
+        eos_lp = eos_col.clone()
         if t < self.min_len:  # no EOS before min_len, unless the row is at its length limit
             copies = k if logp_row is None else 1
             under = [t < self.limits[i] for i in self.active for _ in range(copies)]
             if all(under):  # no mask to copy to a GPU
-                logp[:, EOS] = NEG_INF
+                eos_col.fill_(NEG_INF)
             else:
-                logp[:, EOS].masked_fill_(torch.tensor(under, device=device), NEG_INF)
+                eos_col.masked_fill_(to_device(under, device, torch.bool), NEG_INF)
         row_lp, row_tok = row_topk(logp, per_row)  # rows of logp x per_row
         if t < self.min_len:
-            logp[:, EOS] = eos_lp  # the step's output as it was
+            eos_col.copy_(eos_lp)  # the step's output as it was
         if logp_row is not None:  # one row of logp per alive row
             row_lp, row_tok, eos_lp = row_lp[logp_row], row_tok[logp_row], eos_lp[logp_row]
-        # at a sentence's last step only EOS may follow
-        at_limit = [t >= self.limits[i] for i in self.active]
-        if any(at_limit):
-            rows_last = torch.tensor(at_limit, device=device).repeat_interleave(k)
-            row_lp[rows_last] = NEG_INF
-            row_lp[rows_last, 0] = eos_lp[rows_last]
-            row_tok[rows_last, 0] = EOS
+        self.only_eos_at_limit(row_lp, row_tok, eos_lp)
         row_lp = row_lp + self.alive_lp.view(-1, 1)  # candidate scores, rows x per_row
         n_act = len(self.active)
         top_lp, top_j = row_lp.view(n_act, k * per_row).topk(
             min(2 * k, k * per_row), dim=-1)  # n_act x 2k, best first
-        top_beam = torch.div(top_j, per_row, rounding_mode="floor")
+        top_rows = torch.div(top_j, per_row, rounding_mode="floor") + self.first_rows(n_act)
         top_tok = row_tok.view(n_act, k * per_row).gather(1, top_j)
-        return _Candidates(top_lp, top_beam, top_tok, top_tok == EOS, eos_lp)
+        return _Candidates(top_lp, top_rows, top_tok, top_tok == EOS, eos_lp)
+
+    def only_eos_at_limit(self, row_lp: Tensor, row_tok: Tensor, eos_lp: Tensor) -> None:
+        """At a sentence's last step only EOS may follow: its rows' candidates (alive
+        rows x per_row, in place) become EOS first, the others -inf. Without boolean
+        indexing (on a GPU a wait for the GPU: it counts the rows first)."""
+        at_limit = [self.t >= self.limits[i] for i in self.active]
+        if not any(at_limit):
+            return
+        if all(at_limit):  # no mask to copy to a GPU
+            row_lp.fill_(NEG_INF)
+            row_lp[:, 0] = eos_lp
+            row_tok[:, 0] = EOS
+            return
+        last = to_device([a for a in at_limit for _ in range(self.k)], self.device, torch.bool)
+        row_lp.masked_fill_(last.unsqueeze(1), NEG_INF)
+        row_lp[:, 0] = torch.where(last, eos_lp, row_lp[:, 0])
+        row_tok[:, 0].masked_fill_(last, EOS)
 
     def histories_now(self, attn: Tensor, pos: Tensor | None) -> tuple[Tensor, Tensor | None]:
         """The attention and position histories including this step, per alive row."""
-        attn_now = attn.float()[:, None, :]
+        attn_now = attn.float().unsqueeze(1)
         hist_attn = self.hist_attn
         hist_attn_now = attn_now if hist_attn is None else torch.cat([hist_attn, attn_now], 1)
         if pos is None:
             return hist_attn_now, None
-        pos_now = pos.float()[:, None]
+        pos_now = pos.float().unsqueeze(1)
         return hist_attn_now, pos_now if self.hist_pos is None else torch.cat(
             [self.hist_pos, pos_now], 1)
 
-    def finish(self, c: _Candidates, now: tuple[Tensor, Tensor | None]) -> None:
-        """EOS candidates among the k best become finished hypotheses."""
+    def advance(self, logp: Tensor, logp_row: Tensor | None, c: _Candidates,
+                now: tuple[Tensor, Tensor | None]) -> tuple[Tensor, Tensor]:
+        """The k best non-EOS candidates stay alive (stable order: rank, EOS last), or with
+        onmt_style the non-EOS among the k best only (the other rows at -inf); their
+        histories grow by this step. -> (the alive row each continues, its token ids)."""
         k = self.k
+        staying, leaving, late = self._keys
+        out = c.is_eos | late if self.onmt_style else c.is_eos
+        # the k smallest keys (all distinct), smallest first: a stable sort's first k
+        order = torch.where(out, leaving, staying).topk(k, dim=1, largest=False).indices
+        self.alive_lp = c.lp.masked_fill(out, NEG_INF).gather(1, order)
+        rows = c.rows.gather(1, order).view(-1)
+        flat_tok = c.tok.gather(1, order).view(-1)  # candidate indices (ids without a shortlist)
+        tok_lp = logp[rows if logp_row is None else logp_row[rows], flat_tok]
+        if self.out_vocab is not None:
+            flat_tok = self.step_opts["out_vocab"][flat_tok]
+        self.hist_tok = torch.cat([self.hist_tok.index_select(0, rows), flat_tok.unsqueeze(1)], 1)
+        self.hist_lp = torch.cat([self.hist_lp.index_select(0, rows), tok_lp.unsqueeze(1)], 1)
+        hist_attn_now, hist_pos_now = now
+        self.hist_attn = hist_attn_now.index_select(0, rows)
+        self.hist_pos = None if hist_pos_now is None else hist_pos_now.index_select(0, rows)
+        self.t += 1
+        return rows, flat_tok
+
+    def step_flags(self, c: _Candidates) -> Tensor:
+        """What the host decides a step from, in one small tensor to read after `advance`
+        (n_act x (k + 1), + 1 with onmt_style, fp32): per active sentence, for each of its k
+        best candidates the alive row it ends (EOS with a finite score) or -1; its best
+        alive score now (NaN wins the max); with onmt_style, 1 where its best candidate
+        is EOS."""
+        k = self.k
+        ends = c.is_eos[:, :k] & (c.lp[:, :k].abs() < math.inf)  # NaN and +-inf fail
+        parts = [torch.where(ends, c.rows[:, :k], -1).to(self.alive_lp.dtype),
+                 self.alive_lp.amax(dim=1, keepdim=True)]
         if self.onmt_style:
-            self.best_is_eos = c.is_eos[:, 0].tolist()
-        eos_rank = c.is_eos.clone()
-        eos_rank[:, k:] = False
-        eos_rank &= torch.isfinite(c.lp)
-        ends = eos_rank.nonzero()  # hypotheses x (active sentence, rank)
-        ended = ends[:, 0].tolist()
+            parts.append(c.is_eos[:, :1].to(self.alive_lp.dtype))
+        return torch.cat(parts, 1)
+
+    def finish(self, flags: list[list[float]], before: tuple[Tensor | None, ...]) -> None:
+        """EOS candidates among the k best become finished hypotheses. flags: step_flags'
+        values; before: the histories of the step's alive rows (tokens, log-probs, EOS's
+        log-prob, attention, positions) as they were before `advance`."""
+        ended: list[int] = []  # active sentence of each hypothesis, in candidate order
+        rows: list[int] = []  # its alive row
+        for a, sentence in enumerate(flags):
+            for row in sentence[:self.k]:
+                if row >= 0:
+                    ended.append(a)
+                    rows.append(int(row))
         if not ended:
             return
-        ended_rows = ends[:, 0] * k + c.beam[ends[:, 0], ends[:, 1]]
-        toks, lps, eos_lps, attns, poss = to_host(
-            ended_rows, self.hist_tok, self.hist_lp, c.eos_lp, *now)
+        toks, lps, eos_lps, attns, poss = to_host(to_device(rows, self.device), *before)
         eos_list = eos_lps.tolist()
         for j, a in enumerate(ended):
             i = self.active[a]
@@ -217,47 +288,19 @@ class _Beams:
                 )
             )
 
-    def advance(self, logp: Tensor, logp_row: Tensor | None, c: _Candidates,
-                now: tuple[Tensor, Tensor | None]) -> tuple[Tensor, Tensor]:
-        """The k best non-EOS candidates stay alive (stable order: rank, EOS last), or with
-        onmt_style the non-EOS among the k best only (the other rows at -inf); their
-        histories grow by this step. -> (the alive row each continues, its token ids)."""
-        k, device = self.k, self.device
-        n_act = len(self.active)
-        rank = torch.arange(c.lp.size(1), device=device)
-        out = c.is_eos | (rank >= k) if self.onmt_style else c.is_eos
-        order = (out.long() * (2 * k) + rank).argsort(dim=-1)[:, :k]
-        new_lp = c.lp.gather(1, order)
-        new_lp = new_lp.masked_fill(out.gather(1, order), NEG_INF)
-        new_beam = c.beam.gather(1, order)
-        new_tok = c.tok.gather(1, order)
-        rows = (torch.arange(n_act, device=device)[:, None] * k + new_beam).view(-1)
-        flat_tok = new_tok.view(-1)  # candidate indices (= token ids without a shortlist)
-        tok_lp = logp[rows if logp_row is None else logp_row[rows], flat_tok]
-        if self.out_vocab is not None:
-            flat_tok = self.step_opts["out_vocab"][flat_tok]
-        self.hist_tok = torch.cat([self.hist_tok[rows], flat_tok[:, None]], 1)
-        self.hist_lp = torch.cat([self.hist_lp[rows], tok_lp[:, None]], 1)
-        hist_attn_now, hist_pos_now = now
-        self.hist_attn = hist_attn_now[rows]
-        self.hist_pos = None if hist_pos_now is None else hist_pos_now[rows]
-        self.alive_lp = new_lp
-        self.t += 1
-        return rows, flat_tok
-
-    def done_sentences(self, n_best: int) -> list[int]:
+    def done_sentences(self, n_best: int, flags: list[list[float]]) -> list[int]:
         """Which active sentences go on: not those with n_best finished that no alive beam
-        can beat, nor those with no beam left. NonFiniteScores for a NaN or +inf best."""
+        can beat, nor those with no beam left. NonFiniteScores for a NaN or +inf best.
+        flags: step_flags' values."""
         keep: list[int] = []
-        best_alive_all = self.alive_lp.max(dim=1).values.tolist()
         for a, i in enumerate(self.active):
-            best_alive = best_alive_all[a]
+            best_alive = flags[a][self.k]
             if not best_alive < math.inf:  # NaN or +inf (-inf: no beam left)
                 raise NonFiniteScores(self.t, best_alive)
             if best_alive == NEG_INF:
                 continue
             if self.onmt_style:
-                if not (self.best_is_eos[a] and len(self.finished[i]) >= n_best):
+                if not (flags[a][self.k + 1] and len(self.finished[i]) >= n_best):
                     keep.append(a)
                 continue
             if len(self.finished[i]) >= n_best:
@@ -269,21 +312,24 @@ class _Beams:
             keep.append(a)
         return keep
 
-    def prune(self, n_best: int, rows: Tensor, flat_tok: Tensor) -> None:
+    def prune(self, n_best: int, flags: list[list[float]], rows: Tensor,
+              flat_tok: Tensor) -> None:
         """Sentences that are done leave the batch; the others' state follows their beams
-        (`rows`, from advance) and `flat_tok` is the next step's input."""
-        keep = self.done_sentences(n_best)
-        k, device = self.k, self.device
+        (`rows`, from advance) and `flat_tok` is the next step's input. flags:
+        step_flags' values."""
+        keep = self.done_sentences(n_best, flags)
+        k = self.k
         if len(keep) < len(self.active):
-            sel = torch.tensor(keep, dtype=torch.long, device=device)
-            row_sel = (sel[:, None] * k + torch.arange(k, device=device)).view(-1)
+            row_sel = to_device([a * k + j for a in keep for j in range(k)], self.device)
             self.enc = select_batch(self.enc, row_sel)
             self.active = [self.active[a] for a in keep]
-            self.alive_lp = self.alive_lp.index_select(0, sel)
+            self.alive_lp = self.alive_lp.view(-1).index_select(0, row_sel).view(-1, k)
             rows = rows.index_select(0, row_sel)
-            self.hist_tok, self.hist_lp = self.hist_tok[row_sel], self.hist_lp[row_sel]
-            self.hist_attn = self.hist_attn[row_sel]
-            self.hist_pos = None if self.hist_pos is None else self.hist_pos[row_sel]
+            self.hist_tok = self.hist_tok.index_select(0, row_sel)
+            self.hist_lp = self.hist_lp.index_select(0, row_sel)
+            self.hist_attn = self.hist_attn.index_select(0, row_sel)
+            self.hist_pos = None if self.hist_pos is None else self.hist_pos.index_select(
+                0, row_sel)
             flat_tok = flat_tok.index_select(0, row_sel)
         if self.active:
             self.state = select_batch(self.state, rows)

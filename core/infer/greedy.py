@@ -17,6 +17,7 @@ from core.infer.search import (
     new_hypothesis,
     prepare_inputs,
     shortlist_opts,
+    to_device,
     to_host,
 )
 from core.infer.topk import row_topk
@@ -64,12 +65,12 @@ def greedy(
             under = [t < limits[i] for i in active]
             short = best == EOS
             if not all(under):
-                short &= torch.tensor(under, device=device)
+                short &= to_device(under, device, torch.bool)
             best = torch.where(short, top[:, 1], best)
             best_lp = torch.where(short, top_lp[:, 1], best_lp)
         at_limit = [t >= limits[i] for i in active]
         if any(at_limit):
-            last = torch.tensor(at_limit, device=device)
+            last = to_device(at_limit, device, torch.bool)
             best = torch.where(last, torch.full_like(best, EOS), best)
             best_lp = torch.where(last, logp[:, EOS], best_lp)
         if out_vocab is not None:  # candidate index -> token id (EOS keeps its index)
@@ -86,7 +87,7 @@ def greedy(
         keep = [a for a, tok in enumerate(tokens) if tok != EOS]
         ended = [a for a, tok in enumerate(tokens) if tok == EOS]
         if ended:
-            toks, lps, attns, poss = to_host(torch.tensor(ended, device=device), hist_tok,
+            toks, lps, attns, poss = to_host(to_device(ended, device), hist_tok,
                                               hist_lp, hist_attn, hist_pos)
             for j, a in enumerate(ended):
                 i = active[a]
@@ -97,7 +98,7 @@ def greedy(
                 )
                 check_finite(out[i].log_prob, t)
         if len(keep) < len(active):
-            sel = torch.tensor(keep, dtype=torch.long, device=device)
+            sel = to_device(keep, device)
             enc, state = select_batch(enc, sel), select_batch(state, sel)
             hist_tok, hist_lp, hist_attn = hist_tok[sel], hist_lp[sel], hist_attn[sel]
             hist_pos = None if hist_pos is None else hist_pos[sel]

@@ -141,6 +141,23 @@ def to_host(rows: Tensor, *histories: Tensor | None) -> list[np.ndarray | None]:
     return out
 
 
+def host_read(values: Tensor) -> list:
+    """A small tensor's values (any shape, e.g. n_act x (k + 1)) as nested Python lists:
+    one device-to-host copy, on a GPU one wait for the GPU (beam search makes exactly one
+    a step, core.infer.beam)."""
+    return values.tolist()
+
+
+def to_device(values: list, device: torch.device, dtype: torch.dtype = torch.long) -> Tensor:
+    """A host list as a 1-D tensor on `device`. To a GPU it goes from pinned memory
+    without waiting: torch copies pageable host memory to a GPU only after the GPU's queue
+    has drained (a wait for the GPU per copy, as a read back would be)."""
+    host = torch.tensor(values, dtype=dtype)
+    if device.type != "cuda":
+        return host.to(device)
+    return host.pin_memory().to(device, non_blocking=True)
+
+
 def shortlist_opts(out_vocab: Tensor | None, device: torch.device) -> dict[str, Tensor]:
     """model.step's keyword for a shortlist `out_vocab` (K target ids, 1-D), moved to
     `device`: {} without one. ValueError unless the ids are sorted, unique and start with the specials 0..EOS (so that EOS's index among the
