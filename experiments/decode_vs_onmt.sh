@@ -14,7 +14,9 @@
 # (bench translate --shortlist), in the same round. Env AMP=1: the workbench also decodes
 # in bf16 (bench translate --amp, where the CPU has native bf16). Env INT8=1: the
 # workbench also decodes with int8 products (bench translate --int8, as translate --int8);
-# run it again with ATEN_CPU_CAPABILITY=avx2 for the AVX2 kernels.
+# Env AVX2=1: both tools run an AVX2-only CPU's kernels on this host (torch's own,
+# oneDNN's, MKL's and fbgemm's int8 kernels, which pick theirs from the CPU's flags
+# unless FBGEMM_ENABLE_INSTRUCTIONS caps them): what a laptop without AVX-512 runs.
 # On the GPU machine (gpu_figures.sh runs it so): DEVICE=cuda decodes on the GPU with both
 # tools (onmt_translate -gpu 0, bench translate --device cuda); DATA=DIR names the bench
 # split, ONMT=PATH the onmt_translate to run, PY the workbench's Python.
@@ -25,6 +27,10 @@ CKPT=$1; N=${2:-1000}; L=${3:-20}; ROUNDS=${4:-2}; B=${BATCH:-32}
 PY=${PY:-.venv/bin/python}
 PEERS=${PEERS:-$HOME/.cache/nmt-peers}
 D=${DATA:-$PEERS/tatoeba-es-en}; ONMT=${ONMT:-$PEERS/venv-onmt/bin/onmt_translate}
+if [ "${AVX2:-0}" = 1 ]; then
+  export ATEN_CPU_CAPABILITY=avx2 ONEDNN_MAX_CPU_ISA=AVX2 MKL_ENABLE_INSTRUCTIONS=AVX2 \
+         FBGEMM_ENABLE_INSTRUCTIONS=AVX2
+fi
 DEVICE=${DEVICE:-cpu}; ONMT_GPU=(); [ "$DEVICE" = cuda ] && ONMT_GPU=(-gpu 0)
 W=$(mktemp -d)
 # the bench split's first N sources: train pairs of <= 50 tokens a side, in file order
@@ -33,6 +39,7 @@ paste "$D/train.tok.es" "$D/train.tok.en" \
       if (ns>0 && ns<=50 && nt>0 && nt<=50 && k<n) {print $1; k++}}' > "$W/src.es"
 echo "# $($PY -c 'from core.train.device import machine_summary; print(machine_summary())')"
 echo "# $N sentences, output fixed at $L tokens, batch $B, 2 threads, $DEVICE; load $(cat /proc/loadavg)"
+[ "${AVX2:-0}" = 1 ] && echo "# AVX2-only kernels: ATEN_CPU_CAPABILITY=avx2 ONEDNN_MAX_CPU_ISA=AVX2 MKL_ENABLE_INSTRUCTIONS=AVX2 FBGEMM_ENABLE_INSTRUCTIONS=AVX2"
 head -"$B" "$W/src.es" > "$W/first.es"
 onmt() {  # onmt() SRC BEAM -> seconds by OpenNMT-py's own clock; output in $W/out.en
   TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD=1 OMP_NUM_THREADS=2 "$ONMT" -model "$CKPT" "${ONMT_GPU[@]}" \
