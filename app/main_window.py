@@ -22,7 +22,6 @@ from PySide6.QtWidgets import (
 )
 
 from app import workers
-from app.core_jobs import SessionCache, warm_up
 from app.error_hook import ErrorDialogHook
 from app.file_dialogs import ask_folder
 from app.gc_guard import collect_on_gui_thread
@@ -35,6 +34,8 @@ from app.panels.translate import TranslatePanel
 from app.widgets.status_label import StatusLabel
 from app.workers import JobManager
 from core.errors import WorkbenchError
+from core.services.translation import SessionCache
+from core.services.warm_up import warm_up
 from core.workspace.store import Workspace
 
 APP_NAME = "NMT Attention Workbench"

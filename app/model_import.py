@@ -10,8 +10,8 @@ from pathlib import Path
 from PySide6.QtWidgets import QInputDialog, QLineEdit, QMessageBox, QWidget
 
 from app.file_dialogs import ask_folder, ask_open_path
-from app.panel_jobs import import_model_job
 from app.workers import Job, JobManager
+from core.services.model_import import import_model_job
 from core.workspace.store import Workspace
 
 #: what File -> Import model... offers, in the order of core.services.model_import.KINDS

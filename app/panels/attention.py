@@ -26,7 +26,6 @@ from PySide6.QtWidgets import (
 )
 
 from app import workers
-from app.core_jobs import SessionCache, attention_job, baseline_job
 from app.panels.attention_heatmaps import PairHeatmaps
 from app.panels.attention_layers import LayerSelector
 from app.panels.attention_pairs import PairBrowser
@@ -37,8 +36,14 @@ from app.widgets.run_list import RunList, usable_runs
 from core.evaluate.aer import corpus_aer
 from core.evaluate.goldsets import list_gold_sets
 from core.services.alignment_runs import run_languages
-from core.services.attention_set import Symmetrization, corpus_aer_rows
+from core.services.attention_set import (
+    Symmetrization,
+    attention_views,
+    corpus_aer_rows,
+    gold_baseline,
+)
 from core.services.attention_view import PairInput, PairView
+from core.services.translation import SessionCache
 from core.workspace.store import Workspace
 
 
@@ -290,7 +295,7 @@ class AttentionPanel(PairBrowser, PairHeatmaps, LayerSelector, QWidget):
         pairs = list(enumerate(self.pairs))
         self.progress.setRange(0, len(pairs) * len(runs))
         self.progress.setValue(0)
-        self.job = self.jobs.submit(attention_job, self.workspace, self.sessions, runs, pairs,
+        self.job = self.jobs.submit(attention_views, self.workspace, self.sessions, runs, pairs,
                                     self.forced.isChecked(), name="Attention")
         job = self.job
         job.event.connect(lambda kind, data: job is self.job and self._on_event(kind, data))
@@ -302,7 +307,7 @@ class AttentionPanel(PairBrowser, PairHeatmaps, LayerSelector, QWidget):
             words = [(p.gold_src or p.source.split(), p.gold_tgt or p.target.split())
                      for p in self.pairs]
             self.baseline_job = self.jobs.submit(
-                baseline_job, self.workspace, run_ids[0], words, pairs=list(self.pairs),
+                gold_baseline, self.workspace, run_ids[0], words, pairs=list(self.pairs),
                 name="eflomal baseline")
             baseline = self.baseline_job
             baseline.finished.connect(

@@ -8,9 +8,9 @@ from PySide6.QtGui import QKeySequence, QShortcut
 from PySide6.QtWidgets import QComboBox, QLineEdit, QListWidget, QListWidgetItem, QPushButton
 
 from app import workers
-from app.core_jobs import pairs_job
 from app.panels.attention_layers import AVERAGE
 from core.evaluate.aer import percent_text
+from core.services.attention_set import pairs_job
 from core.services.attention_view import PairInput
 
 SOURCES = ("Gold set", "Test split", "Typed pairs")

@@ -26,11 +26,11 @@ from PySide6.QtWidgets import (
 )
 
 from app import workers
-from app.panel_jobs import import_job, load_job, split_job
 from app.panels.import_dialog import ImportDialog
 from app.panels.manage import install_corpus_actions
 from app.widgets.pair_table import PairTableModel
 from core.data.readers import FORMATS
+from core.services.corpora import import_corpus, load_job, split_job
 from core.textsafe import printable
 from core.workspace.store import Workspace
 
@@ -218,8 +218,8 @@ class CorporaPanel(QWidget):
     def import_corpus(self, fmt: str, paths: list[str], src_lang: str, tgt_lang: str,
                       options: dict[str, Any], name: str) -> workers.Job:
         """Import in a worker; a reader error (file, line, reason) opens a message box."""
-        job = self.jobs.submit(import_job, fmt, paths, src_lang, tgt_lang, options, name,
-                               self.workspace, name=f"Import {name}")
+        job = self.jobs.submit(import_corpus, self.workspace, fmt, paths, src_lang, tgt_lang,
+                               name, options, name=f"Import {name}")
         job.finished.connect(self._on_imported)
         self.last_import = job
         return job

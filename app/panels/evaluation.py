@@ -28,9 +28,7 @@ from PySide6.QtWidgets import (
 )
 
 from app import workers
-from app.core_jobs import SessionCache, evaluate_job, pairs_attention_job
 from app.file_dialogs import ask_folder, ask_save_path
-from app.panel_jobs import write_report_job
 from app.panels.figures import export_plot_dialog, figure_png
 from app.widgets.curves import CurvesPlot
 from app.widgets.heatmap import AttentionHeatmap
@@ -44,7 +42,10 @@ from core.evaluate.metrics import (
     length_table,
 )
 from core.evaluate.report import Table
+from core.services.attention_set import pairs_attention_job
 from core.services.attention_view import PairInput
+from core.services.eval_scores import evaluate_runs, write_report_job
+from core.services.translation import SessionCache
 from core.workspace.store import Workspace
 
 COLUMNS = ("Run", "Test set", "BLEU (test)", "chrF (test)", "TER (test)", "test perplexity",
@@ -350,12 +351,12 @@ class EvaluationPanel(QWidget):
         return names[0] if names else None
 
     def evaluate_selected(self, run_ids: list[int] | None = None, limit: int = 0) -> workers.Job | None:
-        """Evaluate `run_ids` (default: the selected runs) in a job (app.core_jobs.evaluate_job);
+        """Evaluate `run_ids` (default: the selected runs) in a job (core.services.eval_scores.evaluate_runs);
         the table refreshes when it ends."""
         run_ids = run_ids or self.selected_run_ids()
         if self.workspace is None or not run_ids:
             return None
-        self.job = self.jobs.submit(evaluate_job, self.workspace, self.sessions, run_ids,
+        self.job = self.jobs.submit(evaluate_runs, self.workspace, self.sessions, run_ids,
                                     self.beam.value(), self._gold_name(), limit=limit,
                                     name="Evaluate")
         self.job.event.connect(self._on_event)
@@ -397,7 +398,7 @@ class EvaluationPanel(QWidget):
     def write_report(self, path: str | Path) -> workers.Job:
         """The HTML report of the scores, one self-contained file with its plots
         embedded: the plots rendered here (Qt draws on the GUI thread), the file written
-        in a job (app.panel_jobs.write_report_job, its result the path); the button is
+        in a job (core.services.eval_scores.write_report_job, its result the path); the button is
         disabled until it ends, a failure shown as "Report failed"."""
         figures = [(caption, figure_png(item, 150)) for caption, item in (
             ("Dev perplexity", self.curves.plot), ("Dev BLEU", self.bleu_curves.plot),

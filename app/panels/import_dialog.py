@@ -29,10 +29,9 @@ from PySide6.QtWidgets import (
 
 from app import workers
 from app.file_dialogs import ask_open_path
-from app.panel_jobs import ImportPreview, preview_job
 from core.data.langid import ColumnGuess, language_name
 from core.errors import ConfigError
-from core.services.corpora import check_language_codes
+from core.services.corpora import ImportPreview, check_language_codes, preview_job
 
 FORMAT_LABELS = {
     "parallel": "Two line-parallel files (+ optional document ids)",

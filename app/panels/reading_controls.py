@@ -15,10 +15,10 @@ from PySide6.QtWidgets import (
 )
 
 from app import workers
-from app.panel_jobs import choose_readings_job
 from app.widgets.status_label import StatusLabel
 from core.config import RunConfig
 from core.services.alignment_runs import default_reading
+from core.services.reading_anchors import choose_readings_job
 from core.workspace.store import Workspace
 
 #: the reading selector: (label, core.evaluate.readings name)

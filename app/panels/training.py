@@ -26,7 +26,6 @@ from PySide6.QtWidgets import (
 )
 
 from app import workers
-from app.panel_jobs import alignment_head_run_job, create_run_job
 from app.panels.manage import install_run_actions
 from app.panels.training_curves import TrainingCurves
 from app.panels.training_form import RunForm
@@ -41,7 +40,12 @@ from app.panels.training_runs import (
 from app.widgets.status_label import StatusLabel
 from core.config import RunConfig
 from core.errors import ConfigError, WorkbenchError
-from core.services.training import cancel_queued, train_run
+from core.services.training import (
+    alignment_head_run_job,
+    cancel_queued,
+    create_run_job,
+    train_run,
+)
 from core.workspace.store import Workspace
 
 FLUSH_MS = 250  # how often buffered curve points are drawn
@@ -260,7 +264,7 @@ class TrainingPanel(RunForm, QWidget):
 
     # --- running -------------------------------------------------------------------------------
     def start(self, queue: bool = False) -> workers.Job | None:
-        """Create a run from the form in a job (app.panel_jobs.create_run_job), then train
+        """Create a run from the form in a job (core.services.training.create_run_job), then train
         it (now, or after the queued runs). Returns the creating job; None when the form
         is refused at once (or a run is being created)."""
         if self.workspace is None:
@@ -314,7 +318,7 @@ class TrainingPanel(RunForm, QWidget):
 
     def train_alignment_head(self) -> workers.Job | None:
         """A new run training an alignment head over the selected finished run, created
-        in a job (app.panel_jobs.alignment_head_run_job) and started then. Returns the
+        in a job (core.services.training.alignment_head_run_job) and started then. Returns the
         creating job, or None."""
         selected = self.selected_runs()
         if self.workspace is None or not selected:

@@ -30,7 +30,6 @@ from PySide6.QtWidgets import (
 )
 
 from app import workers
-from app.core_jobs import SessionCache, compare_job, translate_job
 from app.panels.translate_arithmetic import arithmetic_note, flag_note
 from app.panels.translate_attention import SentenceAttention
 from app.panels.translate_compare import (
@@ -48,7 +47,8 @@ from app.panels.translate_runs import first_choice, remember_runs
 from app.widgets.run_list import RunList, usable_runs
 from app.widgets.status_label import StatusLabel
 from core.services import translation
-from core.services.translation import Comparison
+from core.services.translation import Comparison, SessionCache
+from core.services.translation_jobs import compare_job, translate_job
 from core.workspace.store import Workspace
 
 STATUS_WIDTH = 260  # the progress bar's and status line's column

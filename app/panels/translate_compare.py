@@ -3,8 +3,8 @@ translated by the chosen model (typically context-aware) and by a baseline run; 
 sentence both outputs side by side, the words that differ highlighted (difflib on the
 words), a marker and a count of the sentences that differ, and a filter to show only them.
 
-The translating is core.services.translation.compare (app.core_jobs.compare_job runs
-it); here: `CompareControls`, the row of options, and `fill_comparison`, which writes a
+The translating is core.services.translation.compare (core.services.translation_jobs.
+compare_job runs it); here: `CompareControls`, the row of options, and `fill_comparison`, which writes a
 Comparison into the panel's table.
 """
 from __future__ import annotations

@@ -10,7 +10,6 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QTableWidget, QTableWidgetItem
 
 from app import workers
-from app.core_jobs import read_document_job
 from app.file_dialogs import ask_open_path
 from app.panels.translate_checks import clear_warnings
 from app.panels.translate_compare import TARGET, apply_filter, set_comparison_columns
@@ -19,6 +18,7 @@ from app.panels.translate_undo import EditHistory
 from app.widgets.diff_view import RichTextDelegate
 from core.evaluate.output_checks import OutputWarning
 from core.services import translation
+from core.services.translation_jobs import read_document_job
 
 DOC_FILTER = ("Documents (*.txt *.md *.docx *.tmx *.xlf *.xliff);;Text (*.txt *.md);;"
               "Word (*.docx);;TMX (*.tmx);;XLIFF (*.xlf *.xliff)")

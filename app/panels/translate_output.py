@@ -13,10 +13,10 @@ from PySide6.QtWidgets import QTableWidget
 
 from app import workers
 from app.file_dialogs import ask_save_path
-from app.panel_jobs import export_translation_job
 from core.formats.export import FILE_FILTER
 from core.services import translation
 from core.services.translation import Document
+from core.services.translation_jobs import export_translation_job
 
 #: the export dialog's file types: the translated Word document first, then the records
 EXPORT_FILTER = "Word document (*.docx);;" + FILE_FILTER
@@ -87,8 +87,8 @@ class ExportActions:
             self.export(path)
 
     def export(self, path: str | Path) -> workers.Job:
-        """Write sources and the (edited) targets in a job (app.panel_jobs.
-        export_translation_job: the records the `translate` command writes; a sentence
+        """Write sources and the (edited) targets in a job (core.services.
+        translation_jobs.export_translation_job: the records the `translate` command writes; a sentence
         whose target was edited keeps its text only; .docx and text: the translated
         document, its paragraphs kept) and record the export in the workspace under the
         run that translated. Export is disabled until it ends; the job's result is the

@@ -241,7 +241,7 @@ def run(args: argparse.Namespace) -> int:
     with Workspace.open(args.workspace, create=False) as ws:
         runs = [*args.run, *args.ensemble]
         session = translation.open_session(ws, runs, args.checkpoint, args.device)
-        arithmetic = apply_int8([session], args, say=False)
+        apply_int8([session], args, say=False)
         if args.amp:
             # lazy: a top-level import would load torch
             from core.train.device import amp_active, cpu_bf16_status
@@ -258,12 +258,13 @@ def run(args: argparse.Namespace) -> int:
                 ws, runs[0], *spec, log=lambda m: print(m, file=sys.stderr))
         src_lang, tgt_lang = session.first.src_pre.lang, session.first.tgt_pre.lang
         document = read_input(args, src_lang)
-        say_decoding(arithmetic)
         if args.target_context:
             translation.check_target_context(session)
-            note = session.target_context_note()
-            if note:
-                print(f"note: {note}", file=sys.stderr)
+        # lazy: a top-level import would load numpy, torch (the shortlist's store)
+        from core.services.translation_jobs import decoding_lines
+
+        for line in decoding_lines(session, args.target_context):  # the screen's lines too
+            print(line, file=sys.stderr)
 
         decoding = decoding_settings(session, beam=max(args.beam, args.n_best),
                                      unk_replace=args.unk_replace,

@@ -3,8 +3,8 @@ views of every pair under every run checked (`attention_views`, each run in its 
 orientation of the gold set; gold pairs forced in batches, as `align` forces them), and
 the whole-set AER table (`corpus_aer_rows`): core.evaluate.attention_aer.score_gold, the
 computation `align` prints, over the forced pairs the views hold; eflomal's links beside
-them (`gold_baseline`), in the gold's orientation. app/core_jobs.py runs these as the
-screen's jobs.
+them (`gold_baseline`), in the gold's orientation. The screens submit `pairs_job`,
+`attention_views`, `pairs_attention_job` and `gold_baseline` as jobs (app/workers.py).
 """
 from __future__ import annotations
 
@@ -39,6 +39,7 @@ from core.services.attention_view import (
     skipped_view,
     view_gold,
 )
+from core.services.test_pairs import run_test_pairs
 from core.services.translation import SessionCache
 from core.workspace.store import Workspace
 
@@ -219,3 +220,25 @@ def gold_baseline(ws: Workspace, run_id: int, words: Sequence[tuple[list[str], l
         return [a.swapped() for a in back]
     return alignment_runs.run_baseline_alignments(ws, run_id, [s for s, _ in words],
                                                   [t for _, t in words])
+
+
+def pairs_job(ws: Workspace, gold_name: str | None, run_id: int | None, limit: int,
+              ctx: JobContext) -> list[PairInput]:
+    """A gold set's pairs (`gold_name`), else the first `limit` pairs of the run's test
+    split (none for a run without a corpus, e.g. an imported one), read in a job: a big
+    corpus takes seconds to load, and its split may be created and saved on the way."""
+    ctx.progress(0, None, f"reading {gold_name or 'the test split'}")
+    if gold_name:
+        return gold_pairs(ws, gold_name, limit)
+    if run_id is None or ws.get_run(run_id).corpus_id is None:
+        return []  # an imported run has no test split: gold sets and typed pairs remain
+    return [PairInput(s, t) for s, t in run_test_pairs(ws, run_id, limit)]
+
+
+def pairs_attention_job(ws: Workspace, cache: SessionCache, runs: Sequence[tuple[int, str]],
+                        gold_name: str | None, run_id: int, limit: int, forced: bool,
+                        ctx: JobContext) -> tuple[list[PairInput], dict]:
+    """pairs_job then attention_views in one worker (the Evaluation screen's attention
+    tab): -> (pairs, {(pair index, run id): PairView})."""
+    pairs = pairs_job(ws, gold_name, run_id, limit, ctx)
+    return pairs, attention_views(ws, cache, runs, list(enumerate(pairs)), forced, ctx)

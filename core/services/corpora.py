@@ -1,13 +1,16 @@
 """Corpora for both fronts: import (read + store), the stored split (made or remade),
-statistics. `corpus import` / `corpus split` / `corpus stats` and the Corpora screen's
-jobs call these; training makes the default split through `ensure_split`."""
+statistics. `corpus import` / `corpus split` / `corpus stats` call these, and so do the
+Corpora screen's jobs (`import_corpus`, `load_job`, `split_job`, and the import dialog's
+`preview_job`: a file's first lines and its TSV columns guessed); training makes the
+default split through `ensure_split`."""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from core.data.langid import guess_tsv_columns
+from core.data.langid import ColumnGuess, guess_tsv_columns
 from core.data.readers import read_corpus
 from core.data.splits import split_corpus
 from core.errors import ConfigError, StoreError
@@ -133,3 +136,53 @@ def corpus_statistics(ws: Workspace, corpus_ref: int | str):
 
     corpus = ws.load_corpus(corpus_ref)
     return corpus, corpus_stats(corpus)
+
+
+def load_job(ws: Workspace, corpus_id: int, ctx: JobContext) -> tuple[Any, Any]:
+    """corpus_statistics in a job (the Corpora screen's): -> (corpus, statistics)."""
+    return corpus_statistics(ws, corpus_id)
+
+
+def split_job(ws: Workspace, corpus_id: int, seed: int, ratios: tuple[float, float, float],
+              ctx: JobContext | None = None) -> dict[str, int]:
+    """split_and_store in a job; -> {set name: pairs} of the split."""
+    return {k: len(v) for k, v in split_and_store(ws, corpus_id, seed, ratios).items()}
+
+
+PREVIEW_LINES = 8  # lines the import dialog previews
+
+
+@dataclass(frozen=True)
+class ImportPreview:
+    """What the import dialog shows of its first file: `lines` (its first lines, or
+    why it cannot be read) and, for a TSV file, `guess` (which column holds which
+    language; None when not guessed)."""
+
+    lines: list[str] | str
+    guess: ColumnGuess | None = None
+
+
+def first_lines(path: str, n: int = PREVIEW_LINES) -> list[str] | str:
+    """The first `n` lines of `path` (undecodable bytes replaced), or why it cannot
+    be read."""
+    try:
+        with open(path, encoding="utf-8", errors="replace") as handle:
+            lines = [next(handle, None) for _ in range(n)]
+    except OSError as exc:
+        return f"cannot read {path}: {exc.strerror}"
+    return [line.rstrip("\r\n") for line in lines if line is not None]
+
+
+def preview_job(path: str, tsv_languages: tuple[str, str] | None,
+                columns: tuple[int, int], ctx: JobContext) -> ImportPreview:
+    """The import dialog's preview of `path`; with `tsv_languages` (source, target) the
+    TSV columns guessed too (core.data.langid.guess_tsv_columns; `columns`, the
+    dialog's current (source, target) columns, kept when the text does not tell)."""
+    lines = first_lines(path)
+    guess = None
+    if tsv_languages is not None and all(tsv_languages) and Path(path).is_file():
+        try:
+            guess = guess_tsv_columns(path, *tsv_languages, default=columns)
+        except OSError:
+            guess = None  # the preview says why it cannot be read
+    return ImportPreview(lines, guess)

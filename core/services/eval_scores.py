@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from core.atomic import check_writable, write_text_atomic
-from core.errors import ConfigError, CorpusError
+from core.errors import ConfigError, CorpusError, OutputError
 from core.evaluate.goldsets import load_gold_set
 from core.evaluate.report import Table, decoding_table, write_html_report
 from core.infer.decoding import decoding_settings
@@ -305,3 +305,15 @@ def evaluate_runs(ws: Workspace, cache, run_ids: Sequence[int], beam: int, gold_
         ids += new
     ctx.progress(len(run_ids), len(run_ids), "evaluated")
     return ids
+
+
+def write_report_job(path: str | Path, tables: list[Table], figures: list[tuple[str, bytes]],
+                     title: str, decoding: dict[str, dict | None], ctx: JobContext) -> Path:
+    """The Evaluation screen's HTML report (core.evaluate.report.write_html_report: the
+    tables, the figures as PNG bytes rendered on the GUI thread), written in a job; ->
+    its path. A file that cannot be written raises OutputError, its message shown as it is."""
+    try:
+        return write_html_report(Path(path), tables, figures=figures, title=title,
+                                 decoding=decoding)
+    except OSError as exc:
+        raise exc if isinstance(exc, OutputError) else OutputError(str(exc)) from exc

@@ -19,6 +19,7 @@ from pathlib import Path
 
 from core.atomic import write_text_atomic
 from core.errors import ConfigError, WorkbenchError
+from core.jobs import JobContext
 from core.services.corpora import check_language_codes
 from core.train import artifacts
 from core.train.checkpoint import LAST, save_checkpoint
@@ -107,3 +108,12 @@ def provenance(ws: Workspace, run_ref: int | str) -> dict | None:
         return json.loads(path.read_text(encoding="utf-8"))
     except (ValueError, UnicodeDecodeError) as exc:
         raise WorkbenchError(f"{path}: damaged provenance record ({exc})") from None
+
+
+def import_model_job(ws: Workspace, path: str, name: str,
+                     languages: tuple[str, str] | None, ctx: JobContext) -> int:
+    """File -> Import model's job: import_model, its progress reported; -> the run's id."""
+    ctx.progress(0, 1, f"importing {Path(path).name}")
+    run_id = import_model(ws, path, name, languages)
+    ctx.progress(1, 1, "imported")
+    return run_id

@@ -138,3 +138,20 @@ def choose_by_anchors(ws: Workspace, run_ref: int | str, pairs: int = 2000,
     best = best_reading(table)
     store_reading(ws, info.id, best)  # on the config as it is now: reading took a while
     return best, table, total
+
+
+def choose_readings_job(ws: Workspace, run_ids: list[int], ctx: JobContext) -> list[str]:
+    """The Attention screen's "Choose readings": each run's reading chosen by anchor words
+    and stored (choose_by_anchors); -> one line per run: the reading and its share of
+    anchors, or why the run was left as it was."""
+    lines = []
+    for run_id in run_ids:
+        name = ws.get_run(run_id).name
+        try:
+            best, table, total = choose_by_anchors(ws, run_id, ctx=ctx)
+        except ConfigError as exc:
+            lines.append(f"{name}: unchanged ({exc})")
+            continue
+        lines.append(f"{name}: '{best}' ({100 * table[best]:.0f} % of {total} anchor words "
+                     "linked)")
+    return lines

@@ -471,3 +471,15 @@ def cancel_queued(ws: Workspace, run_ref: int | str) -> bool:
 def run_folder(ws: Workspace, run_ref: int | str) -> Path:
     """The folder of run `run_ref` (a name or an id); StoreError for an unknown run."""
     return ws.run_dir(ws.run_id(run_ref))
+
+
+def create_run_job(ws: Workspace, corpus_id: int, config: RunConfig, ctx: JobContext) -> int:
+    """create_run in a job (the Training screen's Start: its checks read the split)."""
+    return create_run(ws, corpus_id, config)
+
+
+def alignment_head_run_job(ws: Workspace, run_id: int, ctx: JobContext) -> int:
+    """A queued run training an alignment head over finished run `run_id`
+    (alignment_head_config, its defaults), created in a job; -> its id."""
+    corpus_id, config = alignment_head_config(ws, run_id)
+    return create_run(ws, corpus_id, config, config.name)

@@ -172,10 +172,9 @@ def test_the_eflomal_baseline_of_a_reversed_model_1_is_in_the_gold_orientation(
     text) and its links come back swapped, in the gold's orientation; a run of another
     pair gets no baseline. (eflomal seeds itself: it is replaced by a recorder that
     answers the gold links as the run reads them.)"""
-    from app.core_jobs import baseline_job
     from core.errors import ConfigError
     from core.jobs import JobContext
-    from core.services.attention_set import gold_pairs
+    from core.services.attention_set import gold_baseline, gold_pairs
 
     asked = []
 
@@ -195,6 +194,6 @@ def test_the_eflomal_baseline_of_a_reversed_model_1_is_in_the_gold_orientation(
     assert panel.baseline_alignments == gold.alignments
     assert table(panel)["eflomal grow-diag-final-and"][:2] == [str(len(gold)), "0.0"]
     with pytest.raises(ConfigError, match="es -> en run; gold set wpt03-trial is en -> fr"):
-        baseline_job(ws, ids["fwd"], [(["a"], ["b"])], JobContext(),
+        gold_baseline(ws, ids["fwd"], [(["a"], ["b"])], JobContext(),
                      pairs=gold_pairs(ws, "wpt03-trial", 1))
     window.close()

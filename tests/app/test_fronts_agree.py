@@ -7,10 +7,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from app.core_jobs import SessionCache, evaluate_job
 from core.cli import run_cli
 from core.jobs import JobContext
-from core.services.eval_scores import METRIC_KEYS
+from core.services.eval_scores import METRIC_KEYS, evaluate_runs
+from core.services.translation import SessionCache
 from core.workspace.store import Workspace
 from tests.app.conftest import job_result
 from tests.core.tiny_runs import tiny_transformer_config
@@ -38,7 +38,7 @@ def test_gui_job_and_cli_store_identical_evaluations(two_runs, run, capsys):
     capsys.readouterr()
     with Workspace.open(two_runs) as ws:
         run_id = ws.run_id(run)
-        [eval_id] = evaluate_job(ws, SessionCache(), [run_id], 2, None, JobContext())
+        [eval_id] = evaluate_runs(ws, SessionCache(), [run_id], 2, None, JobContext())
         cli, gui = ws.evaluations(run_id)[-2:]
         assert gui.id == eval_id
         n_test = len(ws.load_split("demo").assignment["test"])
@@ -63,7 +63,7 @@ def test_the_context_model_is_evaluated_document_by_document(two_runs, monkeypat
 
     monkeypatch.setattr(TranslationSession, "translate_documents", spy)
     with Workspace.open(two_runs) as ws:
-        evaluate_job(ws, SessionCache(), [ws.run_id("ctx")], 1, None, JobContext())
+        evaluate_runs(ws, SessionCache(), [ws.run_id("ctx")], 1, None, JobContext())
         corpus = ws.load_corpus("demo")
         test = ws.load_split("demo").assignment["test"]
         docs = {corpus.pairs[i].doc_id for i in test}
@@ -75,9 +75,9 @@ def test_a_tmx_gives_the_same_pairs_to_corpus_import_and_to_open_document(tmp_pa
     """One TMX parser: a file with region tags, a highlighted word, a formatting code, a
     pretty-printed segment and a unit lacking a language reads the same through corpus
     import (core.data.readers) and the Translate screen's "Open document"."""
-    from app.core_jobs import read_document_job
     from core.data.readers import read_corpus
     from core.formats.tmx_records import read_tmx
+    from core.services.translation_jobs import read_document_job
 
     p = tmp_path / "mem.tmx"
     p.write_text("""<?xml version="1.0"?>

@@ -60,7 +60,7 @@ def test_a_failed_evaluation_leaves_no_partial_progress(qtbot, trained_ws, monke
         ctx.emit("progress", done=1, total=3)
         raise WorkbenchError("the test split is empty")
 
-    monkeypatch.setattr("app.panels.evaluation.evaluate_job", failing)
+    monkeypatch.setattr("app.panels.evaluation.evaluate_runs", failing)
     jobs = workers.JobManager()
     panel = EvaluationPanel(jobs)
     qtbot.addWidget(panel)

@@ -137,14 +137,14 @@ def test_the_preview_and_column_guess_are_read_off_the_gui_thread(qtbot, tmp_pat
     (the guess may set the columns), then the guessed columns reach the dialog."""
     import threading
 
-    from app import panel_jobs
+    from core.services import corpora
 
     spanish, english = _demo_lines("es"), _demo_lines("en")
     en_es = tmp_path / "en-es.tsv"
     en_es.write_text("".join(f"{e}\t{s}\n" for e, s in zip(english, spanish, strict=True)),
                      encoding="utf-8")
     threads, release = [], threading.Event()
-    real_lines, real_guess = panel_jobs.first_lines, panel_jobs.guess_tsv_columns
+    real_lines, real_guess = corpora.first_lines, corpora.guess_tsv_columns
 
     def held_lines(path, *args):
         threads.append(threading.current_thread())
@@ -155,8 +155,8 @@ def test_the_preview_and_column_guess_are_read_off_the_gui_thread(qtbot, tmp_pat
         threads.append(threading.current_thread())
         return real_guess(*args, **kwargs)
 
-    monkeypatch.setattr(panel_jobs, "first_lines", held_lines)
-    monkeypatch.setattr(panel_jobs, "guess_tsv_columns", guess)
+    monkeypatch.setattr(corpora, "first_lines", held_lines)
+    monkeypatch.setattr(corpora, "guess_tsv_columns", guess)
     dialog = _dialog(qtbot, "tsv")
     dialog.src_lang.setText("es")
     dialog.tgt_lang.setText("en")
@@ -173,12 +173,12 @@ def test_the_preview_and_column_guess_are_read_off_the_gui_thread(qtbot, tmp_pat
 
 def test_a_preview_that_crashes_is_reported_and_the_dialog_stays_usable(qtbot, tmp_path,
                                                                         monkeypatch, errors):
-    from app import panel_jobs
+    from core.services import corpora
 
     def broken(path, *args):
         raise RuntimeError("decoder exploded")
 
-    monkeypatch.setattr(panel_jobs, "first_lines", broken)
+    monkeypatch.setattr(corpora, "first_lines", broken)
     source = tmp_path / "a.es"
     source.write_text("hola\n", encoding="utf-8")
     dialog = _dialog(qtbot)

@@ -129,10 +129,10 @@ def evaluation(qtbot, demo_ws):
 
 def test_the_html_report_is_written_off_the_gui_thread(qtbot, evaluation, tmp_path,
                                                        monkeypatch, errors):
-    from core.evaluate import report
+    from core.services import eval_scores
 
     threads, hold = [], threading.Event()
-    _recording(monkeypatch, report, "write_html_report", threads, hold)
+    _recording(monkeypatch, eval_scores, "write_html_report", threads, hold)
     job = evaluation.write_report(tmp_path / "report.html")
     qtbot.waitUntil(lambda: len(threads) == 1, timeout=10000)
     assert threads[0] is not threading.main_thread()

@@ -69,7 +69,8 @@ def test_attention_of_pairs_listed_before_never_shows_for_the_new_pairs(qtbot, t
     panel.models.set_checked(ids[:1])
     panel.pair_source.setCurrentText("Gold set")
     wait_for_pairs(qtbot, panel)
-    release, entered = _held(monkeypatch, attention_set, "pair_view")
+    # the gold pairs are forced in batches (attention_set.run_views): hold that
+    release, entered = _held(monkeypatch, attention_set, "force_gold")
     job = panel.compute()
     assert entered.wait(30)
     panel.pair_source.setCurrentText("Test split")

@@ -433,3 +433,30 @@ def test_the_int8_box_reaches_the_job_and_the_status_names_the_arithmetic(
     panel.int8.setChecked(True)
     panel.bf16.setChecked(True)
     assert not panel.int8.isChecked()
+
+
+def test_the_job_logs_the_lines_the_translate_command_prints(context_ws, tmp_path, capsys):
+    """One core function says what a translation will do (translation_jobs.decoding_lines):
+    the Translate screen's job logs the same 'decoding: ...' and 'note: ...' lines that
+    `translate --target-context` prints, for a context model with separate vocabularies."""
+    from core.cli import run_cli
+    from core.jobs import JobContext
+    from core.services.translation import SessionCache
+    from core.services.translation_jobs import translate_job
+    from core.workspace.store import Workspace
+
+    src = tmp_path / "doc.es"
+    src.write_text("\n".join(DOCUMENT[:2]) + "\n", encoding="utf-8")
+    capsys.readouterr()
+    assert run_cli(["--workspace", str(context_ws), "translate", "--run", "ctx", "--beam", "1",
+                    "--target-context", "--input", str(src)]) == 0
+    printed = [line for line in capsys.readouterr().err.splitlines()
+               if line.startswith(("decoding: ", "note: "))]
+    logged = []
+    ctx = JobContext([lambda e: logged.append(e.data["message"]) if e.kind == "log" else None])
+    with Workspace.open(context_ws) as ws:
+        translate_job(ws, SessionCache(), [ws.run_id("ctx")], DOCUMENT[:2], 1, False, ctx,
+                      target_context=True)
+    assert printed == ["decoding: fp32", printed[1]]
+    assert printed[1].startswith("note: 'ctx' has separate source and target vocabularies")
+    assert [m for m in logged if m.startswith(("decoding: ", "note: "))] == printed

@@ -33,6 +33,8 @@ def test_amp_decodes_the_output_layer_in_bf16_where_the_cpu_has_it(tmp_path, cap
     if amp_active(torch.device("cpu"), True):
         assert amp_dtypes == {torch.bfloat16}
         assert "no native bf16" not in err
+        # the line names the arithmetic that ran (it said fp32 under --amp once)
+        assert err.count("decoding: fp32") == err.count("decoding: bf16 autocast") == 1
     else:  # an AVX2-only CPU: said, and decoded in fp32
         assert amp_dtypes == {torch.float32} and amp_lines == fp32_lines
         assert "--amp: cpu has no native bf16" in err
@@ -48,4 +50,5 @@ def test_amp_decodes_the_output_layer_in_bf16_where_the_cpu_has_it(tmp_path, cap
                     "--input", str(src), "--output", str(out), "--amp"]) == 0
     assert set(seen) == {torch.float32}
     assert out.read_text(encoding="utf-8").splitlines() == fp32_lines
-    assert "--amp: cpu has no native bf16" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert "--amp: cpu has no native bf16" in err and "decoding: fp32" in err

@@ -1,0 +1,106 @@
+"""Translation as the Translate screen runs it, one job each (`fn(*args, ctx)` on a
+worker thread of app/workers.py): a document read, sentences translated by the run(s)
+or beside a baseline run, the result exported; and the lines both fronts say before a
+translation runs (`decoding_lines`: the `translate` command prints them, the screen's
+job logs them). What they compute is core.services.translation's.
+"""
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from core.errors import OutputError, WorkbenchError
+from core.formats.records import TranslationRecord
+from core.infer.decoding import decoding_settings
+from core.jobs import JobContext
+from core.services import translation
+from core.services.shortlist_store import load_shortlist
+from core.services.translation import SessionCache
+from core.workspace.store import Workspace
+
+
+def decoding_lines(session: Any, target_context: bool = False, amp: bool | None = None,
+                   int8: bool | None = None) -> list[str]:
+    """What a translation says before it runs: 'decoding: <the arithmetic>' ('int8 (x86
+    engine, ...)', 'bf16 autocast' or 'fp32'; `amp`, `int8`: None for the session's own
+    settings) and, with `target_context` on a context model whose vocabularies are
+    separate, 'note: <how its own translations become context>'."""
+    lines = [f"decoding: {session.path_text(amp, int8)}"]
+    note = session.target_context_note() if target_context and session.is_context_model \
+        else None
+    return lines + ([f"note: {note}"] if note else [])
+
+
+def read_document_job(path: str | Path, lang: str, ctx: JobContext) -> translation.Document:
+    """A document file as paragraphs of sentences (translation.read_document), read in a
+    job: a big .docx takes seconds to parse and split."""
+    ctx.progress(0, 1, f"reading {Path(path).name}")
+    return translation.read_document(path, lang)
+
+
+def translate_job(ws: Workspace, cache: SessionCache, run_ids: Sequence[int], sentences: list[str],
+                  beam: int, unk_replace: bool, ctx: JobContext,
+                  target_context: bool = False, amp: bool = False,
+                  shortlist: bool = False, int8: bool = False) -> list[Any]:
+    """Translate `sentences` with the run(s) (several = an ensemble); a context model
+    reads them as one document, with `target_context` seeing its own previous
+    translations as context instead of the previous source sentences; `amp`: in bf16
+    where the CPU has it; `shortlist`: over the first run's lexical shortlist (built
+    from its training split on first use); `int8`: int8 products (core.models.int8)."""
+    session = cache.get(ws, run_ids)
+    ctx.emit("log", message=f"loaded {', '.join(session.names)}")
+    lexicon = _shortlist(ws, run_ids[0], ctx) if shortlist else None
+    _emit_decoding(ctx, session, beam, unk_replace, target_context, amp, lexicon, int8)
+    return translation.translate(session, sentences, beam=beam, unk_replace=unk_replace,
+                                 ctx=ctx, target_context=target_context, amp=amp,
+                                 shortlist=lexicon, int8=int8)
+
+
+def compare_job(ws: Workspace, cache: SessionCache, run_ids: Sequence[int], baseline_id: int,
+                sentences: list[str], beam: int, unk_replace: bool, ctx: JobContext,
+                target_context: bool = False, amp: bool = False,
+                shortlist: bool = False, int8: bool = False) -> translation.Comparison:
+    """The run(s) and a baseline run on the same sentences (translation.compare); with
+    `shortlist`, each over its own run's shortlist."""
+    lists = ((_shortlist(ws, run_ids[0], ctx), _shortlist(ws, baseline_id, ctx))
+             if shortlist else (None, None))
+    session = cache.get(ws, run_ids)
+    _emit_decoding(ctx, session, beam, unk_replace, target_context, amp, lists[0], int8)
+    return translation.compare(session, cache.get(ws, [baseline_id]),
+                               sentences, beam=beam, unk_replace=unk_replace, ctx=ctx,
+                               target_context=target_context, amp=amp, shortlists=lists,
+                               int8=int8)
+
+
+def _emit_decoding(ctx: JobContext, session: Any, beam: int, unk_replace: bool,
+                   target_context: bool, amp: bool, shortlist: Any, int8: bool) -> None:
+    """The decoding_lines as 'log' events, and a 'decoding' event: the settings
+    (core.infer.decoding) an export of this translation records. `int8` is this job's
+    alone: the session, shared by the screens, keeps its own setting (fp32), so the
+    Attention and Evaluation screens never turn int8 silently."""
+    for line in decoding_lines(session, target_context, amp, int8):
+        ctx.emit("log", message=line)
+    ctx.emit("decoding", settings=decoding_settings(
+        session, beam=beam, amp=amp, shortlist=shortlist, unk_replace=unk_replace,
+        target_context=target_context, int8=int8))
+
+
+def _shortlist(ws: Workspace, run_id: int, ctx: JobContext):
+    """Run `run_id`'s lexical shortlist (its default size), progress logged to the job."""
+    return load_shortlist(ws, run_id, log=lambda m: ctx.emit("log", message=m))
+
+
+def export_translation_job(ws: Workspace | None, path: str | Path,
+                           records: Sequence[TranslationRecord], ctx: JobContext,
+                           **options: Any) -> list[Path]:
+    """The Translate screen's export: translation.export(ws, path, records, **options)
+    (the file written, the export noted in the workspace); -> the files written. A file
+    that cannot be written raises OutputError, its message shown as it is."""
+    ctx.progress(0, 1, f"writing {Path(path).name}")
+    try:
+        return translation.export(ws, path, records, **options)
+    except (OSError, ValueError) as exc:
+        if isinstance(exc, WorkbenchError):
+            raise
+        raise OutputError(str(exc)) from exc
