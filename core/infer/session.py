@@ -198,8 +198,8 @@ class TranslationSession:
 
     def ensure_fp32(self) -> None:
         """The members' fp32 weights, loaded again from their checkpoints where
-        drop_fp32 dropped them (new models: int8 is prepared again when asked for,
-        keeping its fp32 copies); nothing otherwise."""
+        drop_fp32 dropped them (new models, prepared for int8 again when the session
+        decodes in int8, keeping their fp32 copies); nothing otherwise."""
         if not self._released:
             return
         device = self.device
@@ -207,6 +207,8 @@ class TranslationSession:
                         for m in self.members]
         self._target_models = None
         self._released = False
+        if self.int8:  # a forced pass in int8 reads what prepare registers
+            self._prepare_int8()
 
     def _prepare_int8(self) -> None:
         """Every member's weights made int8 once (core.models.int8.prepare: a shipped
