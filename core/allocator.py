@@ -1,4 +1,5 @@
-"""The C allocator, told to keep freed memory for the next tensor.
+"""The C allocator, told to keep freed memory for the next tensor; oneDNN's cache of
+compiled products, told to keep fewer of them when decoding.
 
 glibc gives large freed blocks back to the kernel: blocks over its mmap threshold are
 unmapped at once, and free memory at the top of the heap is trimmed once it exceeds the
@@ -38,6 +39,28 @@ def _user_chose_allocator(env: dict[str, str]) -> bool:
         return True
     preload = env.get("LD_PRELOAD", "").lower()
     return any(name in preload for name in ("jemalloc", "tcmalloc", "mimalloc"))
+
+
+#: oneDNN's variable: how many compiled products (primitives) it keeps for reuse
+ONEDNN_CACHE_VARIABLES = ("ONEDNN_PRIMITIVE_CACHE_CAPACITY", "DNNL_PRIMITIVE_CACHE_CAPACITY")
+#: primitives kept when decoding (oneDNN's default: 1,024)
+DECODING_PRIMITIVES = 32
+
+
+def limit_onednn_cache(capacity: int = DECODING_PRIMITIVES) -> bool:
+    """Keep at most `capacity` oneDNN primitives, for a process that decodes: oneDNN
+    compiles one per product shape and keeps up to 1,024, and a beam search makes a
+    new shape for every product each time a sentence leaves the batch (the rows
+    change); at about 400 KB a primitive, fp32 translate of a 3,000-sentence document
+    held some 400 MB of them (docs/benchmarks.md, "Issue 50"). A step's products then
+    still find theirs; a shape seen again later is compiled again (about 0.3 ms).
+    oneDNN reads the variable when it makes its first primitive: call this before any
+    fp32 product. True when set; False, changing nothing, where the environment
+    already sets it."""
+    if any(name in os.environ for name in ONEDNN_CACHE_VARIABLES):
+        return False
+    os.environ[ONEDNN_CACHE_VARIABLES[0]] = str(capacity)
+    return True
 
 
 @functools.cache

@@ -221,8 +221,10 @@ def check_output(path: str, n_best: int, input_path: str | None = None) -> None:
 def run(args: argparse.Namespace) -> int:
     """`translate`: translate --input (or stdin) and write text, n-best lines, JSON lines or
     an export file; ConfigError on conflicting options. Returns 0."""
+    from core.allocator import limit_onednn_cache
     from core.train.device import check_device  # lazy: a top-level import would load torch
 
+    limit_onednn_cache()  # before any product: a document's search would keep ~400 MB
     limits.check_beam(max(args.beam, args.n_best), args.n_best)
     check_device(args.device)
     dictionary = load_dictionary(args.dictionary) if args.dictionary else None
