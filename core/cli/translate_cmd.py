@@ -224,7 +224,7 @@ def run(args: argparse.Namespace) -> int:
     from core.allocator import limit_onednn_cache
     from core.train.device import check_device  # lazy: a top-level import would load torch
 
-    limit_onednn_cache()  # before any product: a document's search would keep ~400 MB
+    limit_onednn_cache()  # before any product: a document's search would keep ~200 MB
     limits.check_beam(max(args.beam, args.n_best), args.n_best)
     check_device(args.device)
     dictionary = load_dictionary(args.dictionary) if args.dictionary else None
