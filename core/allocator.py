@@ -1,4 +1,5 @@
-"""The C allocator, told to keep freed memory for the next tensor.
+"""The C allocator, told to keep freed memory for the next tensor; oneDNN's caches of
+compiled products, told to keep fewer of them when decoding.
 
 glibc gives large freed blocks back to the kernel: blocks over its mmap threshold are
 unmapped at once, and free memory at the top of the heap is trimmed once it exceeds the
@@ -38,6 +39,35 @@ def _user_chose_allocator(env: dict[str, str]) -> bool:
         return True
     preload = env.get("LD_PRELOAD", "").lower()
     return any(name in preload for name in ("jemalloc", "tcmalloc", "mimalloc"))
+
+
+#: how many compiled products oneDNN keeps (its primitive cache; default 1,024), under
+#: its current and its older name
+ONEDNN_CACHE_VARIABLES = ("ONEDNN_PRIMITIVE_CACHE_CAPACITY", "DNNL_PRIMITIVE_CACHE_CAPACITY")
+#: how many prepared products torch's oneDNN binding (ideep) keeps (default 1,024)
+IDEEP_CACHE_VARIABLE = "LRU_CACHE_CAPACITY"
+#: products kept by each cache when decoding
+DECODING_PRIMITIVES = 32
+
+
+def limit_onednn_cache(capacity: int = DECODING_PRIMITIVES) -> bool:
+    """Keep at most `capacity` compiled products in oneDNN's cache and in torch's
+    (ideep's), for a process that decodes: each keeps one per product shape, up to
+    1,024, with its buffers, and a beam search makes new shapes all the time (a
+    product's rows change whenever a sentence leaves the batch, an encoder's with every
+    batch's length). fp32 translate of a 3,000-sentence document held some 200 MB in
+    them (docs/benchmarks.md, "Issue 50"). A step's products still find theirs; a shape
+    seen again later is compiled again (about 0.3 ms). Both are read when the first
+    product is made: call this before any fp32 product. True when it set one; a
+    variable the environment already sets is left as it is."""
+    changed = False
+    if not any(name in os.environ for name in ONEDNN_CACHE_VARIABLES):
+        os.environ[ONEDNN_CACHE_VARIABLES[0]] = str(capacity)
+        changed = True
+    if IDEEP_CACHE_VARIABLE not in os.environ:
+        os.environ[IDEEP_CACHE_VARIABLE] = str(capacity)
+        changed = True
+    return changed
 
 
 @functools.cache

@@ -221,8 +221,10 @@ def check_output(path: str, n_best: int, input_path: str | None = None) -> None:
 def run(args: argparse.Namespace) -> int:
     """`translate`: translate --input (or stdin) and write text, n-best lines, JSON lines or
     an export file; ConfigError on conflicting options. Returns 0."""
+    from core.allocator import limit_onednn_cache
     from core.train.device import check_device  # lazy: a top-level import would load torch
 
+    limit_onednn_cache()  # before any product: a document's search would keep ~200 MB
     limits.check_beam(max(args.beam, args.n_best), args.n_best)
     check_device(args.device)
     dictionary = load_dictionary(args.dictionary) if args.dictionary else None
@@ -256,6 +258,8 @@ def run(args: argparse.Namespace) -> int:
 
             session.shortlist = load_shortlist(
                 ws, runs[0], *spec, log=lambda m: print(m, file=sys.stderr))
+        if args.int8 and session.drop_fp32():  # only searches follow: no fp32 copies
+            arithmetic = session.path_text()
         src_lang, tgt_lang = session.first.src_pre.lang, session.first.tgt_pre.lang
         document = read_input(args, src_lang)
         if args.target_context:
@@ -298,7 +302,11 @@ def run(args: argparse.Namespace) -> int:
                                         src_lang, tgt_lang)
             for line in warning_lines(checks, name, unit):
                 print(f"warning: {line}", file=sys.stderr)
-        records = [translation.to_record(t, i) for i, t in enumerate(flat)]
+        # attention only where the output holds it (JSON lines): as lists it would cost
+        # more than the translation itself (to_record)
+        attention = args.json or Path(args.output or "").suffix.lower() == ".jsonl"
+        records = [translation.to_record(t, i, attention=attention)
+                   for i, t in enumerate(flat)]
         path = write_output(args, [], records, src_lang, tgt_lang, document, decoding)
         if path is not None:
             translation.record_export(ws, runs[0], document.name, path)

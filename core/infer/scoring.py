@@ -68,7 +68,12 @@ class ForcedScorer:
 
     @classmethod
     def for_session(cls, session: Any) -> ForcedScorer:
-        """The scorer of a TranslationSession (its ensemble when it has several runs)."""
+        """The scorer of a TranslationSession (its ensemble when it has several runs),
+        with the session's fp32 weights loaded again where int8 decoding dropped them
+        (forced passes read some of them in fp32: TranslationSession.ensure_fp32)."""
+        ensure_fp32 = getattr(session, "ensure_fp32", None)
+        if ensure_fp32 is not None:
+            ensure_fp32()
         f = session.first
         return cls(session.models, f.src_vocab, f.tgt_vocab, f.src_pre, f.tgt_pre,
                    session.context_sentences, session.context_following,

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -64,6 +64,8 @@ class TranslationSession:
     #: products against the weight matrices in int8 with per-row scales
     #: (core.models.int8; translate --int8, the Translate screen's box); set by use_int8
     int8: bool = False
+    #: whether drop_fp32 dropped the members' fp32 copies of their int8 weights
+    _released: bool = field(default=False, init=False, repr=False)
 
     @classmethod
     def open(cls, workspace, run_refs: Sequence[int | str], which: str = "best",
@@ -162,13 +164,51 @@ class TranslationSession:
 
     def use_int8(self, on: bool = True) -> str:
         """Decode (and force) with int8 products from now on, or in fp32 again (`on`
-        False): the session's own setting, for a session used by one command (the
-        GUI's shared sessions pass `int8` per call instead). Returns the line naming the
-        path that will run. ConfigError off the CPU or without a quantized engine."""
+        False; models whose fp32 copies were dropped are loaded again first): the
+        session's own setting, for a session used by one command (the GUI's shared
+        sessions pass `int8` per call instead). Returns the line naming the path that
+        will run. ConfigError off the CPU or without a quantized engine."""
         if on:
             self._prepare_int8()
+        else:
+            self.ensure_fp32()
         self.int8 = bool(on)
         return self.path_text()
+
+    def drop_fp32(self) -> int:
+        """For a session that only searches in int8 (translate --int8): one int8 search of
+        a one-word sentence packs the weights searches use, then each member drops its
+        fp32 copies of them (core.models.int8.release) and a second such search checks
+        that nothing reads them in fp32. Any later fp32 work (precision without int8,
+        forced scoring, a shortlist) loads the members again first (ensure_fp32).
+        Returns the bytes dropped: 0 with int8 off or a shortlist (which reads the output
+        layer's rows in fp32), or where the check failed (the models are then loaded
+        again and decode as without this call)."""
+        if not self.int8 or self.shortlist is not None or self.device.type != "cpu":
+            return 0
+        self.translate(["a"], beam=2)
+        freed = sum(int8.release(m)[1] for m in self.models)
+        self._released = freed > 0
+        try:
+            self.translate(["a"], beam=2)
+        except RuntimeError:  # a search read a dropped weight in fp32: keep fp32 copies
+            self.ensure_fp32()
+            return 0
+        return freed
+
+    def ensure_fp32(self) -> None:
+        """The members' fp32 weights, loaded again from their checkpoints where
+        drop_fp32 dropped them (new models, prepared for int8 again when the session
+        decodes in int8, keeping their fp32 copies); nothing otherwise."""
+        if not self._released:
+            return
+        device = self.device
+        self.members = [load_model(m.checkpoint.parent, m.checkpoint.name, device)
+                        for m in self.members]
+        self._target_models = None
+        self._released = False
+        if self.int8:  # a forced pass in int8 reads what prepare registers
+            self._prepare_int8()
 
     def _prepare_int8(self) -> None:
         """Every member's weights made int8 once (core.models.int8.prepare: a shipped
@@ -202,6 +242,8 @@ class TranslationSession:
         q8 = self.int8 if q8 is None else q8
         if q8:
             self._prepare_int8()
+        else:
+            self.ensure_fp32()
         amp = (self.amp if amp is None else amp) and not q8
         try:
             with autocast(self.device, amp), int8.products(q8):
@@ -228,6 +270,8 @@ class TranslationSession:
         ConfigError for a beam beyond core.limits.MAX_BEAM."""
         limits.check_beam(beam, option="the beam size")
         options.setdefault("shortlist", self.shortlist)
+        if options["shortlist"] is not None:  # reads the output layer's rows in fp32
+            self.ensure_fp32()
         if self.is_context_model:
             return self.translate_documents([sentences], beam=beam, unk_replace=unk_replace,
                                             dictionary=dictionary, ctx=ctx,
@@ -250,6 +294,8 @@ class TranslationSession:
         source ids by token string when the run's vocabularies differ)."""
         limits.check_beam(beam, option="the beam size")
         options.setdefault("shortlist", self.shortlist)
+        if options["shortlist"] is not None:  # reads the output layer's rows in fp32
+            self.ensure_fp32()
         if not self.is_context_model:
             if target_context:
                 raise ConfigError(self._no_target_context())
@@ -306,7 +352,7 @@ class TranslationSession:
         for a model with model.ctx_side 'target') and, when it uses following
         sentences, `following` (the next source sentences, in order); none given is a
         document edge ('<doc>', core.data.context)."""
-        scorer = ForcedScorer.for_session(self)
+        scorer = ForcedScorer.for_session(self)  # fp32 weights again (ensure_fp32)
         s_tok, t_tok = scorer.source_tokens(source), scorer.target_tokens(target)
         item = scorer.item(source, target, context or [], following or [])
         tgt_ids = item.tgt

@@ -187,7 +187,7 @@ class LuongModel(Seq2Seq):
             pairs = self._feed_weights(with_embedding=True)
             return [t for w, b in pairs for t in (w.t().contiguous(), b)]
 
-        flat = matmul.kept(self, key, build)
+        flat = matmul.kept(self, key, build, sources=params)
         return [(flat[i].t(), flat[i + 1]) for i in range(0, len(flat), 2)]
 
     def _autocast_dtype(self) -> torch.dtype | None:

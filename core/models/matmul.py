@@ -101,7 +101,12 @@ _built = WeakIdKeyDictionary()
 _steps = [0]
 
 
-def kept(owner: object, key: object, build: Callable[[], list[Tensor]]) -> list[Tensor]:
+#: the key of a kept entry that no longer changes (freeze_kept)
+FROZEN = object()
+
+
+def kept(owner: object, key: object, build: Callable[[], list[Tensor]],
+         sources: list[Tensor] | None = None) -> list[Tensor]:
     """Weights that decoding builds from Parameters (Luong's concatenated cell weights),
     each N x K: `build()`'s, for `owner`, kept across searches until `key` (the
     Parameters' versions and storages, a dtype) changes or an optimiser steps. A search's
@@ -109,8 +114,12 @@ def kept(owner: object, key: object, build: Callable[[], list[Tensor]]) -> list[
     for each search, a weight would be packed afresh too, for about what its products
     save in one search. Not seen, as for packed Parameters: a change through `.data`
     (the version counter does not move; nothing in the workbench writes so). An optimiser
-    step on another thread while `build` runs leaves the result unkept (_steps)."""
+    step on another thread while `build` runs leaves the result unkept (_steps).
+    `sources`: the Parameters `build` reads (freeze_kept names them). A frozen entry
+    (freeze_kept) is returned as it is, whatever `key`."""
     entry = _kept.get(owner)
+    if entry is not None and entry[0] is FROZEN:
+        return entry[1]
     if entry is None or entry[0] != key:
         steps = _steps[0]
         weights = build()
@@ -118,9 +127,21 @@ def kept(owner: object, key: object, build: Callable[[], list[Tensor]]) -> list[
             return weights
         for w in weights:  # a view's products see its base (_inference_weight)
             _built[w if w._base is None else w._base] = True
-        entry = _kept[owner] = (key, weights)
+        entry = _kept[owner] = (key, weights, list(sources or []))
     int8.cover(owner, entry[1])  # packed per row for a model prepared for int8
     return entry[1]
+
+
+def freeze_kept(owner: object, stand_in: Callable[[Tensor], Tensor]) -> list[Tensor]:
+    """Replace each weight kept for `owner` by `stand_in(weight)` and keep the entry from
+    now on, whatever key `kept` is given (core.models.int8.release: the weights become
+    shape-only stand-ins of their int8 forms). Returns the Parameters they were built
+    from (kept's `sources`); nothing for an owner without kept weights."""
+    entry = _kept.get(owner)
+    if entry is None:
+        return []
+    _kept[owner] = (FROZEN, [stand_in(w) for w in entry[1]], [])
+    return entry[2]
 
 
 def in_search() -> bool:

@@ -98,7 +98,8 @@ def pick_checkpoint(run_dir: Path, which: str = "best") -> Path:
         if best:
             # The newest best file carries the current best-k ranking (an older one only
             # knows the ranking at its own step, before later improvements).
-            entries = ckpt.best_entries(ckpt.load_checkpoint(best[-1]).get("best"), run_dir, best[-1])
+            entries = ckpt.best_entries(ckpt.load_checkpoint(best[-1], mapped=True).get("best"),
+                                        run_dir, best[-1])
             ranked = [run_dir / name for _, _, name in sorted(entries) if (run_dir / name).exists()]
             return ranked[0] if ranked else best[-1]
         which = "last"
@@ -135,7 +136,8 @@ def load_model(run_dir: str | Path, which: str = "best", device: str | torch.dev
     if text is None:
         raise CheckpointError(f"{run_dir}: the vocabularies ({SRC_VOCAB}, {TGT_VOCAB}) are missing")
     src_vocab, tgt_vocab, src_pre, tgt_pre = text
-    state = ckpt.check_checkpoint(ckpt.load_checkpoint(path, map_location=device), path,
+    state = ckpt.check_checkpoint(ckpt.load_checkpoint(path, map_location=device, mapped=True),
+                                  path,
                                   ckpt.NEEDED_TO_LOAD, run_config, (len(src_vocab), len(tgt_vocab)))
     config = RunConfig.from_dict(state["config"], source=str(path))
     if run_config and "alignment_reading" in run_config:  # measured (or reset) after training
@@ -148,7 +150,8 @@ def load_model(run_dir: str | Path, which: str = "best", device: str | torch.dev
     ckpt.check_finite_weights(model.state_dict(), path)
     model.to(device).eval()
     scales = state.get(SCALES_KEY) or {}
-    compact = {name: (state["model"][name], s) for name, s in scales.items()
+    # copies: the file stays mapped while a tensor of it lives (load_checkpoint)
+    compact = {name: (state["model"][name].clone(), s.clone()) for name, s in scales.items()
                if name in state["model"]}
     return LoadedModel(model, config, src_vocab, tgt_vocab, src_pre, tgt_pre, path,
                        int(state["position"]["step"]), compact)

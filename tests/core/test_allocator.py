@@ -58,3 +58,47 @@ def test_the_entry_point_applies_it_before_any_command():
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           cwd=ROOT, timeout=120, check=True)
     assert done.stdout.strip().splitlines()[-1] == "1"
+
+
+def test_decoding_keeps_fewer_onednn_primitives_unless_the_user_chose(monkeypatch):
+    from core.allocator import DECODING_PRIMITIVES, limit_onednn_cache
+
+    for name in ("ONEDNN_PRIMITIVE_CACHE_CAPACITY", "DNNL_PRIMITIVE_CACHE_CAPACITY",
+                 "LRU_CACHE_CAPACITY"):
+        monkeypatch.delenv(name, raising=False)
+    assert limit_onednn_cache() is True
+    assert os.environ["ONEDNN_PRIMITIVE_CACHE_CAPACITY"] == str(DECODING_PRIMITIVES) == "32"
+    assert os.environ["LRU_CACHE_CAPACITY"] == "32"
+    assert limit_onednn_cache() is False  # set: left as it is
+    monkeypatch.setenv("ONEDNN_PRIMITIVE_CACHE_CAPACITY", "500")
+    monkeypatch.delenv("LRU_CACHE_CAPACITY")
+    assert limit_onednn_cache() is True
+    assert (os.environ["ONEDNN_PRIMITIVE_CACHE_CAPACITY"], os.environ["LRU_CACHE_CAPACITY"]) \
+        == ("500", "32")
+    monkeypatch.delenv("ONEDNN_PRIMITIVE_CACHE_CAPACITY")
+    monkeypatch.setenv("DNNL_PRIMITIVE_CACHE_CAPACITY", "7")  # oneDNN's older name
+    assert limit_onednn_cache() is False
+    assert "ONEDNN_PRIMITIVE_CACHE_CAPACITY" not in os.environ
+
+
+def test_translate_limits_the_cache_before_its_first_product():
+    """In a fresh process: the capacity is set by the time `translate` loads a model
+    (a missing run stops it right after), and a command that does not decode leaves
+    oneDNN's default."""
+    code = ("import os, main\n"
+            "os.environ.pop('ONEDNN_PRIMITIVE_CACHE_CAPACITY', None)\n"
+            "os.environ.pop('LRU_CACHE_CAPACITY', None)\n"
+            "main.main(['--workspace', os.environ['WS'], 'corpus', 'list'])\n"
+            "print('CACHE', os.environ.get('ONEDNN_PRIMITIVE_CACHE_CAPACITY'), "
+            "os.environ.get('LRU_CACHE_CAPACITY'))\n"
+            "main.main(['--workspace', os.environ['WS'], 'translate', '--run', 'x'])\n"
+            "print('CACHE', os.environ.get('ONEDNN_PRIMITIVE_CACHE_CAPACITY'), "
+            "os.environ.get('LRU_CACHE_CAPACITY'))\n")
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as ws:
+        env = {k: v for k, v in os.environ.items() if "CACHE_CAPACITY" not in k}
+        done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                              cwd=ROOT, timeout=120, env={**env, "WS": ws + "/w"})
+    seen = [line.split()[1:] for line in done.stdout.splitlines() if line.startswith("CACHE ")]
+    assert seen == [["None", "None"], ["32", "32"]], done.stderr
