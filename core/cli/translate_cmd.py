@@ -33,6 +33,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from core import limits
+from core.allocator import limit_onednn_cache
 from core.atomic import check_writable, write_text_atomic
 from core.cli.progress import StderrProgress
 from core.data.textio import CONVERT_TO_UTF8, read_bytes, read_lines, read_stream
@@ -221,7 +222,6 @@ def check_output(path: str, n_best: int, input_path: str | None = None) -> None:
 def run(args: argparse.Namespace) -> int:
     """`translate`: translate --input (or stdin) and write text, n-best lines, JSON lines or
     an export file; ConfigError on conflicting options. Returns 0."""
-    from core.allocator import limit_onednn_cache
     from core.train.device import check_device  # lazy: a top-level import would load torch
 
     limit_onednn_cache()  # before any product: a document's search would keep ~200 MB
@@ -258,8 +258,8 @@ def run(args: argparse.Namespace) -> int:
 
             session.shortlist = load_shortlist(
                 ws, runs[0], *spec, log=lambda m: print(m, file=sys.stderr))
-        if args.int8 and session.drop_fp32():  # only searches follow: no fp32 copies
-            arithmetic = session.path_text()
+        if args.int8:  # only searches follow: no fp32 copies (the decoding line says so)
+            session.drop_fp32()
         src_lang, tgt_lang = session.first.src_pre.lang, session.first.tgt_pre.lang
         document = read_input(args, src_lang)
         if args.target_context:

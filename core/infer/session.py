@@ -33,7 +33,7 @@ from core.infer.translate import (
     translate_sentences,
 )
 from core.jobs import JobContext
-from core.models import int8
+from core.models import int8, int8_release
 from core.train.artifacts import LoadedModel, imported_kind, load_model
 from core.train.device import amp_active, autocast
 
@@ -178,7 +178,7 @@ class TranslationSession:
     def drop_fp32(self) -> int:
         """For a session that only searches in int8 (translate --int8): one int8 search of
         a one-word sentence packs the weights searches use, then each member drops its
-        fp32 copies of them (core.models.int8.release) and a second such search checks
+        fp32 copies of them (core.models.int8_release.release) and a second such search checks
         that nothing reads them in fp32. Any later fp32 work (precision without int8,
         forced scoring, a shortlist) loads the members again first (ensure_fp32).
         Returns the bytes dropped: 0 with int8 off or a shortlist (which reads the output
@@ -187,7 +187,7 @@ class TranslationSession:
         if not self.int8 or self.shortlist is not None or self.device.type != "cpu":
             return 0
         self.translate(["a"], beam=2)
-        freed = sum(int8.release(m)[1] for m in self.models)
+        freed = sum(int8_release.release(m)[1] for m in self.models)
         self._released = freed > 0
         try:
             self.translate(["a"], beam=2)
@@ -228,7 +228,8 @@ class TranslationSession:
         'int8 (x86 engine, ...)', 'bf16 autocast' or 'fp32'."""
         if self.int8 if q8 is None else q8:
             self._prepare_int8()
-            return int8.status_text([m.model for m in self.members])
+            models = [m.model for m in self.members]
+            return int8.status_text(models, sum(int8_release.released(m)[1] for m in models))
         return "bf16 autocast" if amp_active(self.device, self.amp if amp is None else amp) \
             else "fp32"
 

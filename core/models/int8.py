@@ -8,7 +8,7 @@ an encoder LSTM's inside torch's own kernel, are never packed). A shipped int8 r
 (core.train.compact) gives its own int8 rows and scales, packed as they are; any other
 weight is quantised per row here the same way (scale = max|w[r]| / 127). The packed
 copies sit beside the fp32 Parameters (keyed by identity), so the fp32 path stays as it
-was. A model used only for int8 searches (translate --int8) can then be `release`d:
+was. A model used only for int8 searches (translate --int8) can then be released (core.models.int8_release):
 the fp32 copies of the weights its searches packed are dropped, and any later fp32 read
 of one fails (a RuntimeError) rather than computing with other values; its owner
 (core.infer.session) reloads the checkpoint for fp32 work.
@@ -56,8 +56,6 @@ _sources = WeakIdKeyDictionary()
 _packed = WeakIdKeyDictionary()
 #: models prepared: model -> (matrices prepared, of them from the checkpoint's own rows)
 _prepared = WeakIdKeyDictionary()
-#: models released (release): model -> (matrices whose fp32 copy was dropped, bytes)
-_released = WeakIdKeyDictionary()
 _state = threading.local()
 
 
@@ -168,69 +166,6 @@ def packed_for(weight: Tensor):
     return entry
 
 
-def release(model: nn.Module) -> tuple[int, int]:
-    """Drop `model`'s fp32 copies of the weights that int8 products have packed so far
-    (call it after an int8 search, which packs what searches use): the model then holds
-    their int8 rows and scales only. Each such Parameter keeps its shape but its storage
-    is freed (torch raises on any read: an fp32 product can no longer run with it);
-    weights built from Parameters for the search (core.models.matmul.kept: Luong's
-    concatenated cell weights) become shape-only stand-ins on the 'meta' device that
-    find the same packed form, and the Parameters they were built from are freed too.
-    Kept: embedding tables (a lookup reads them), weights not packed (an encoder's
-    nn.LSTM inside torch's own kernel) and Parameters sharing a storage. Returns
-    (matrices dropped, bytes freed); (0, 0) for a model not prepared, or a second time."""
-    from core.models import matmul  # matmul imports this module
-
-    if model not in _prepared or model in _released:
-        return 0, 0
-    embeddings = {id(m.weight) for m in model.modules() if isinstance(m, nn.Embedding)}
-    storages: dict[int, int] = {}
-    for t in [*model.parameters(), *model.buffers()]:
-        ptr = t.untyped_storage().data_ptr()
-        storages[ptr] = storages.get(ptr, 0) + 1
-    built_from: list[Tensor] = []
-    replaced: list[Tensor] = []  # kept weights made stand-ins: their memory goes with them
-
-    def stand_in(w: Tensor) -> Tensor:
-        out = _stand_in(w)
-        if out is not w:
-            replaced.append(w)
-        return out
-
-    for module in model.modules():
-        built_from += matmul.freeze_kept(module, stand_in)
-    count = len(replaced)
-    freed = sum(w.untyped_storage().nbytes() for w in replaced)
-    del replaced[:]
-    for p in [*model.parameters(), *built_from]:
-        whole = (p.storage_offset() == 0 and p.untyped_storage().nbytes()
-                 == p.numel() * p.element_size() and p.untyped_storage().nbytes() > 0)
-        if (not whole or id(p) in embeddings or storages.get(p.untyped_storage().data_ptr()) != 1
-                or not (p in _packed or any(p is b for b in built_from))):
-            continue
-        freed += p.untyped_storage().nbytes()
-        p.untyped_storage().resize_(0)
-        count += 1
-    _released[model] = (count, freed)
-    return count, freed
-
-
-def _stand_in(w: Tensor) -> Tensor:
-    """A packed weight -> a tensor of its shape on the 'meta' device (no memory) that
-    packed_for maps to the same packed form; any other weight as it is."""
-    base = w if w._base is None else w._base
-    if base not in _packed or base.shape != w.shape:
-        return w
-    meta = torch.empty(w.shape, dtype=w.dtype, device="meta")
-    _sources[meta], _packed[meta] = _sources[base], _packed[base]
-    return meta
-
-
-def released(model: nn.Module) -> tuple[int, int]:
-    """(matrices, bytes) `release` dropped for `model`; (0, 0) if it was not released."""
-    return _released.get(model, (0, 0))
-
-
 def linear(x: Tensor, packed, bias: Tensor | None = None) -> Tensor:
     """x: ... x K (float), packed: an N x K weight -> ... x N fp32 (+ bias)."""
     rows = x.reshape(-1, x.size(-1)).float().contiguous()
@@ -293,12 +228,12 @@ def rnn_step(rnn: nn.RNNBase, x: Tensor, hidden):
     return inp[:, None], ((h, torch.stack(cs)) if lstm else h)
 
 
-def status_text(models: list[nn.Module]) -> str:
+def status_text(models: list[nn.Module], dropped: int = 0) -> str:
     """One line naming the path: 'int8 (x86 engine, 11 weight matrices, 9 with the
-    checkpoint's own int8 rows and scales)'."""
+    checkpoint's own int8 rows and scales)'; `dropped`: the bytes of fp32 copies
+    core.models.int8_release freed, said when any."""
     count = sum(_prepared.get(m, (0, 0))[0] for m in models)
     stored = sum(_prepared.get(m, (0, 0))[1] for m in models)
-    dropped = sum(released(m)[1] for m in models)
     return (f"int8 ({engine()} engine, {count} weight matrices, per-row scales; "
             f"{stored} as stored in the checkpoint"
             + (f"; their fp32 copies dropped, {dropped / 2**20:.1f} MiB" if dropped else "")

@@ -134,9 +134,10 @@ def kept(owner: object, key: object, build: Callable[[], list[Tensor]],
 
 def freeze_kept(owner: object, stand_in: Callable[[Tensor], Tensor]) -> list[Tensor]:
     """Replace each weight kept for `owner` by `stand_in(weight)` and keep the entry from
-    now on, whatever key `kept` is given (core.models.int8.release: the weights become
-    shape-only stand-ins of their int8 forms). Returns the Parameters they were built
-    from (kept's `sources`); nothing for an owner without kept weights."""
+    now on, whatever key `kept` is given (core.models.int8_release.release: the weights
+    become shape-only stand-ins of their int8 forms, each out x in as the weight).
+    Returns the Parameters they were built from (kept's `sources`); nothing for an owner
+    without kept weights."""
     entry = _kept.get(owner)
     if entry is None:
         return []

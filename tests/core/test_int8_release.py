@@ -1,4 +1,4 @@
-"""translate --int8 without the fp32 copies (core.models.int8.release,
+"""translate --int8 without the fp32 copies (core.models.int8_release.release,
 TranslationSession.drop_fp32): the model keeps only the int8 form of every matrix its
 searches compute in int8, translates exactly as before the copies were dropped, fails
 loudly on an fp32 read of a dropped weight, and any fp32 work afterwards (int8 off,
@@ -11,9 +11,9 @@ import torch
 
 from core.cli import run_cli
 from core.config import ModelConfig
-from core.infer.search import beam_search
+from core.infer.beam import beam_search
 from core.infer.session import TranslationSession
-from core.models import int8
+from core.models import int8, int8_release
 from core.models.registry import build_model
 from core.services import translation
 from core.services.demo import DEMO_DIR, ensure_demo_workspace
@@ -66,7 +66,7 @@ def test_dropping_the_fp32_copies_keeps_every_int8_translation(demo_root, run, l
     assert fp32_bytes_of_packed(model) > 0  # until now fp32 and int8 side by side
     freed = session.drop_fp32()
     assert session.members[0].model is model  # converted in place: no second model
-    count, _ = int8.released(model)
+    count, _ = int8_release.released(model)
     assert count > 0 and freed > 0
     assert fp32_bytes_of_packed(model) == 0
     left = sum(p.untyped_storage().nbytes() for p in model.parameters())
@@ -118,7 +118,7 @@ def test_nothing_is_dropped_without_int8_or_with_a_shortlist(demo_root):
     session = session_of(demo_root, "tatoeba-rnnsearch")
     session.translate(sentences("es", 2), beam=2, int8=True)  # the GUI's way
     assert session.drop_fp32() == 0
-    assert int8.released(session.members[0].model) == (0, 0)
+    assert int8_release.released(session.members[0].model) == (0, 0)
     session.use_int8(True)
     session.shortlist = object()  # any shortlist: drop_fp32 does not look inside
     assert session.drop_fp32() == 0
@@ -144,11 +144,11 @@ def test_every_family_searches_the_same_after_release(family, extra):
             return [(h[0].tokens, h[0].log_prob) for h in beam_search(model, src, lens, beam=3)]
 
     before = search()
-    count, freed = int8.release(model)
+    count, freed = int8_release.release(model)
     assert count >= 3 and freed > 0
     assert fp32_bytes_of_packed(model) == 0
     assert search() == before
-    assert int8.release(model) == (0, 0)  # once
+    assert int8_release.release(model) == (0, 0)  # once
 
 
 def test_translate_keeps_attention_only_for_json_lines(demo_root, tmp_path, monkeypatch):
