@@ -262,3 +262,63 @@ def glob_on_gold(qtbot, trained_ws, errors):
     qtbot.waitUntil(lambda: panel.heatmaps[0].matrix.size > 0, timeout=10000)
     yield window, panel
     window.close()
+
+
+@pytest.fixture
+def glob_attention(glob_on_gold):
+    """The Attention screen of `glob_on_gold`: run 'glob' computed on the demo gold set,
+    its first listed pair shown."""
+    return glob_on_gold[1]
+
+
+@pytest.fixture
+def copied_ws(tmp_path, trained_ws):
+    """A copy of the trained workspace (corpus 'demo', runs 1: glob, 2: locp) plus an
+    unused corpus 'spare'."""
+    import shutil
+
+    from core.data.readers import read_parallel
+    from core.workspace.store import Workspace
+
+    root = tmp_path / "ws"
+    shutil.copytree(trained_ws, root)
+    with Workspace.open(root) as ws:
+        ws.add_corpus(read_parallel(DEMO / "gold.es", DEMO / "gold.en", "es", "en",
+                                    name="spare"), "spare", format="parallel")
+    return root
+
+
+def shown_heatmap(qtbot, src, tgt, matrix=None, size=(520, 420)):
+    """An AttentionHeatmap shown at `size` (width, height) with `matrix` (len(tgt) x
+    len(src); zeros when None) over the tokens `src` (columns) and `tgt` (rows)."""
+    import numpy as np
+
+    from app.widgets.heatmap import AttentionHeatmap
+
+    h = AttentionHeatmap()
+    qtbot.addWidget(h)
+    h.resize(*size)
+    h.show()
+    qtbot.waitExposed(h)
+    h.set_matrix(np.zeros((len(tgt), len(src))) if matrix is None else matrix, src, tgt)
+    return h
+
+
+@pytest.fixture
+def save_dialog(monkeypatch):
+    """Replace the save dialog by the user's answers: append (typed name, chosen filter)
+    to the first list, one per dialog; the second records the folder each dialog opened
+    in. An export's dpi question is answered 96."""
+    from PySide6.QtWidgets import QFileDialog
+
+    answers: list[tuple[str, str]] = []
+    opened_in: list[str] = []
+
+    def fake(parent, caption, start, filters, selected="", *args):
+        opened_in.append(start)
+        return answers.pop(0)
+
+    monkeypatch.setattr(QFileDialog, "getSaveFileName", staticmethod(fake))
+    monkeypatch.setattr("app.panels.figures.QInputDialog.getInt",
+                        staticmethod(lambda *a, **k: (96, True)))
+    return answers, opened_in

@@ -1,7 +1,7 @@
 """Helpers for tests that read pictures the workbench draws: text bands of a screenshot;
 a figure's PNG, SVG (rendered by Qt's SVG renderer) and PDF (rendered by QtPdf) as
 pixels of one size; and comparisons of such pixels (a colour's mask, the overlap of two
-masks, the layout's difference)."""
+masks, the layout's difference, the pixels of one colour in a rectangle)."""
 from __future__ import annotations
 
 import numpy as np
@@ -106,3 +106,16 @@ def coarse_difference(a: np.ndarray, b: np.ndarray, block: int = 4) -> float:
     def coarse(p: np.ndarray) -> np.ndarray:
         return p[:h, :w].reshape(h // block, block, w // block, block, 3).mean(axis=(1, 3))
     return float(np.abs(coarse(a) - coarse(b)).mean())
+
+
+def colour_count(image: QImage, rect: QRectF, colour: QColor, tolerance: int = 40) -> int:
+    """How many pixels of `image` inside `rect` (cut to the image) are `colour`, within
+    `tolerance` (the sum of the red, green and blue differences)."""
+    r = rect.toAlignedRect().intersected(image.rect())
+
+    def near(c: QColor) -> bool:
+        return (abs(c.red() - colour.red()) + abs(c.green() - colour.green())
+                + abs(c.blue() - colour.blue())) < tolerance
+
+    return sum(1 for x in range(r.left(), r.right()) for y in range(r.top(), r.bottom())
+               if near(image.pixelColor(x, y)))

@@ -1,6 +1,7 @@
 """The Attention screen's reading selector (core.evaluate.readings): the heatmap shows the
 attention read one step later (no EOS row), its AER follows; a subword run's view is in
-the gold's words. (The whole-set table and `align --reading` are one computation,
+the gold's words; "alignment head" over a run without one says so in the title and in
+both tables' notes, whole in their tooltips. (The whole-set table and `align --reading` are one computation,
 core.evaluate.attention_aer.score_gold: tests/core/test_attention_view.py.)"""
 from __future__ import annotations
 
@@ -105,3 +106,16 @@ def test_subword_runs_are_shown_and_scored_in_the_gold_words(tmp_path):
         assert shown.matrix.shape == view.matrix.shape and shown.row_labels == view.row_labels
         assert shown.predicted == links, reading
         assert shown.aer == pytest.approx(sentence_aer(links, gold.alignments[k]).aer)
+
+
+def test_alignment_head_reading_without_a_head_says_what_is_shown(glob_attention):
+    panel = glob_attention
+    panel.reading.setCurrentIndex(panel.reading.findData("head"))
+    title = panel.heatmaps[0].plot.titleLabel.text
+    assert "no alignment head" in title and "predicting step" in title
+    note = panel.aer_table.item(0, 4)
+    assert note.text().startswith("no alignment head: predicting step shown")
+    assert note.toolTip() == note.text()  # the whole note, however narrow the column
+    whole_set = panel.corpus_table.item(0, 5)
+    assert whole_set.text().startswith("no alignment head")
+    assert whole_set.toolTip() == whole_set.text()

@@ -1,5 +1,5 @@
 """BLEU by length shows how many sentences each bucket holds, and marks a bucket of
-fewer than 10 (issue 48, the researcher's wish): under the bars and in the HTML report."""
+fewer than 10: under the bars and in the HTML report."""
 from __future__ import annotations
 
 from html.parser import HTMLParser

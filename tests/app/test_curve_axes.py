@@ -1,11 +1,11 @@
-"""The training and evaluation curves' axes and legend (issue 48 item 7): plain numbers,
-no SI scale factor, at least two labels on a log axis, a legend away from the newest
-points. The labels checked are the ones pyqtgraph draws (AxisItem.generateDrawSpecs)."""
+"""The training and evaluation curves as drawn: a series of one point is visible; the axes
+show plain numbers, no SI scale factor, at least two labels on a log axis; the legend
+stays away from the newest points. The labels checked are the ones pyqtgraph draws (AxisItem.generateDrawSpecs)."""
 from __future__ import annotations
 
 import numpy as np
 from PySide6.QtCore import QPointF
-from PySide6.QtGui import QImage, QPainter
+from PySide6.QtGui import QColor, QImage, QPainter
 
 from app.widgets.curves import CurvesPlot, log_ticks, plain_number
 
@@ -94,3 +94,21 @@ def test_legend_leaves_the_newest_points_free(qtbot):
     shown(qtbot, falling)
     qtbot.wait(50)
     assert not _legend_covers(falling, 4000, 12.0)
+
+
+def test_single_point_series_is_drawn(qtbot):
+    plot = CurvesPlot("Dev perplexity", "perplexity", log_y=True)
+    qtbot.addWidget(plot)
+    plot.resize(400, 300)
+    plot.show()
+    qtbot.waitExposed(plot)
+    plot.add_points("1: tiny", "dev_ppl", [15], [42.0])
+    qtbot.wait(50)
+    colour = QColor(plot.colour_of("1: tiny"))
+    image = plot.plot_widget.grab().toImage()
+    view = plot.plot.getViewBox()
+    centre = plot.plot_widget.mapFromScene(view.mapViewToScene(QPointF(15, np.log10(42.0))))
+    near = [image.pixelColor(centre.x() + dx, centre.y() + dy)
+            for dx in range(-2, 3) for dy in range(-2, 3)]
+    assert any(abs(c.red() - colour.red()) + abs(c.green() - colour.green())
+               + abs(c.blue() - colour.blue()) < 40 for c in near)

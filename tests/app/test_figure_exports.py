@@ -1,10 +1,12 @@
 """Exported figures show what the screen shows: the SVG (rendered by Qt's SVG renderer)
 and the PDF (rendered by QtPdf) of a heatmap or a bar plot are compared, pixel for
-pixel after scaling to the same size, with the PNG of the same figure. And the
-Evaluation screen's "Export heatmaps" writes a figure for every view."""
+pixel after scaling to the same size, with the PNG of the same figure. The save dialog's
+chosen type decides the format of a name typed without a suffix (a typed suffix wins).
+And the Evaluation screen's "Export heatmaps" writes a figure for every view."""
 from __future__ import annotations
 
 import re
+import xml.etree.ElementTree as ET
 
 import numpy as np
 import pyqtgraph as pg
@@ -19,6 +21,7 @@ from app.widgets.heatmap import AttentionHeatmap
 from app.widgets.heatmap_legend import GOLD
 from core.evaluate.alignment import Alignment
 from core.services.attention_view import PairInput, PairView
+from tests.app.conftest import shown_heatmap
 from tests.app.pictures import (
     coarse_difference,
     colour_mask,
@@ -223,3 +226,25 @@ def test_flattened_strokes_keep_their_place_under_nested_transforms():
     assert '<text x="1" y="1">kept</text>' in out
     assert flatten_non_scaling_strokes(b'<svg xmlns="http://www.w3.org/2000/svg"/>') == \
         b'<svg xmlns="http://www.w3.org/2000/svg"/>'
+
+
+def test_export_follows_the_chosen_filter(qtbot, tmp_path, save_dialog, errors):
+    from app.panels.figures import export_dialog
+
+    answers, opened_in = save_dialog
+    h = shown_heatmap(qtbot, ["a", "b"], ["x", "y"])
+    answers += [(str(tmp_path / "typed"), "SVG (*.svg)"),              # no suffix: SVG
+                (str(tmp_path / "attention.png"), "PDF (*.pdf)"),     # the default's: PDF
+                (str(tmp_path / "named.pdf"), "SVG (*.svg)"),         # the typed name wins
+                (str(tmp_path / "plain"), "PNG image (*.png)")]
+    written = [export_dialog(h, h.export, "attention") for _ in range(4)]
+    assert errors == []
+    assert written == [tmp_path / "typed.svg", tmp_path / "attention.pdf",
+                       tmp_path / "named.pdf", tmp_path / "plain.png"]
+    assert ET.fromstring((tmp_path / "typed.svg").read_bytes()).tag.endswith("svg")
+    assert (tmp_path / "attention.pdf").read_bytes()[:5] == b"%PDF-"
+    assert (tmp_path / "named.pdf").read_bytes()[:5] == b"%PDF-"
+    assert (tmp_path / "plain.png").read_bytes()[:4] == b"\x89PNG"
+    assert not (tmp_path / "attention.png").exists()
+    # the next dialog for figures opens where the last figure went (item 12)
+    assert opened_in[-1].startswith(str(tmp_path))

@@ -1,4 +1,4 @@
-"""app/ only presents and drives (issue #47): the jobs the screens submit to the
+"""app/ only presents and drives: the jobs the screens submit to the
 JobManager are core functions (core/services/), so no module of app/ defines a function
 that takes the job runner's `ctx`; a screen file builds widgets and reacts to results."""
 from __future__ import annotations

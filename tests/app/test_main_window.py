@@ -1,3 +1,9 @@
+"""The main window and its workspace: five screens and five menus, the device named; a
+corpus imported from the Corpora screen is listed, searched and counted, and a split of
+it stored; an import without a language code, a new split under trained runs, a last
+workspace that is gone and an emptied database are refused in a message; the last
+workspace is remembered; a closed window leaves no top-level widget; `gui` takes the
+workspace before or after its name."""
 from __future__ import annotations
 
 import gc

@@ -1,4 +1,4 @@
-"""Issue #47, one room per concept: every function of the screens (app/panels/: their
+"""One room per concept in the screens: every function of the screens (app/panels/: their
 constructors, `_build_*` methods and slots) short enough to read at once, at most 60 lines
 (the 500-line limit of every module is tests/core/test_code_shape.py's)."""
 from __future__ import annotations

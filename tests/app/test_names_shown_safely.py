@@ -1,4 +1,4 @@
-"""Lists of the GUI show stored names without control characters (#13 item 5)."""
+"""Lists of the GUI show stored names without control characters."""
 from __future__ import annotations
 
 import json

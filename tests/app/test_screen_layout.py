@@ -1,4 +1,4 @@
-"""Every screen is usable at 1280 x 720 (issue 48, items 5 and 6): each table and list has
+"""Every screen is usable at 1280 x 720: each table and list has
 room for three rows, each table column is whole and at least as wide as its header;
 on the Attention screen four models' heatmaps get fair shares of the room (at 1400 x 900
 too), no title clipped; File › Export figure writes all of them as one figure, the SVG

@@ -1,13 +1,16 @@
 """Results of a job that the user has since made stale (another document opened, other
-pairs listed) never reach the screen: they would be shown beside sentences they are not
-the translation or the attention of, and exported so."""
+pairs listed, another corpus chosen) never reach the screen: they would be shown beside
+sentences they are not the translation or the attention of, and exported so; a stale
+corpus load that fails opens no dialog. Results that are still right stay: a new run in
+the lists (the runs refreshed after training) keeps the Attention screen's results, while
+other pairs clear its heatmaps and tables together."""
 from __future__ import annotations
 
 import threading
 
 from app import workers
 from app.main_window import MainWindow
-from tests.app.conftest import job_result, start_run
+from tests.app.conftest import job_result, shown_panel, start_run
 
 
 def _window(qtbot, root) -> MainWindow:
@@ -208,6 +211,58 @@ def test_a_pair_with_markup_characters_is_shown_as_written(qtbot, trained_ws, er
     doc.setHtml(panel.pair_label.text())
     assert doc.toPlainText().split("\n") == ["1. si a <b y c> d, <unk> & fin",
                                              "if a <b and c> d, <i>x</i> & end"]
+    assert errors == []
+    panel.jobs.shutdown()
+    panel.workspace.close()
+
+
+def test_a_new_run_keeps_the_results_shown(glob_attention):
+    panel = glob_attention
+    rows = panel.corpus_table.rowCount()
+    shown = panel.heatmaps[0].matrix.copy()
+    aer = panel.corpus_table.item(0, 2).text()
+    assert rows == 1 and panel.aer_table.rowCount() == 1
+    panel.refresh()  # what the main window does when a training run ends
+    assert panel.corpus_table.rowCount() == rows and panel.corpus_table.item(0, 2).text() == aer
+    assert panel.aer_table.rowCount() == 1
+    assert panel.heatmaps[0].matrix.shape == shown.shape
+    # other pairs: no result of the old ones stays, heatmaps included
+    panel.pair_source.setCurrentText("Test split")
+    assert panel.corpus_table.rowCount() == 0 and panel.aer_table.rowCount() == 0
+    assert panel.heatmaps[0].matrix.size == 0
+
+
+def test_a_stale_corpus_load_neither_shows_nor_complains(qtbot, copied_ws, errors, monkeypatch):
+    """Choosing another corpus (or deleting the one being read) while its load job runs:
+    the late result is not shown over the newer choice, and its failure opens no dialog."""
+    import threading
+
+    from app.panels import corpora
+
+    release = threading.Event()
+    real = corpora.load_job
+    held = {"id": None}
+
+    def gated(workspace, corpus_id, ctx):
+        if corpus_id == held["id"]:  # this corpus reads slowly, then finds it was deleted
+            release.wait(20)
+            raise KeyError(f"no corpus with id {corpus_id}")
+        return real(workspace, corpus_id, ctx)
+
+    monkeypatch.setattr(corpora, "load_job", gated)
+    panel = next(shown_panel(qtbot, corpora.CorporaPanel, copied_ws, 1400, 900))
+    ids = [panel.corpus_list.item(i).data(0x0100) for i in range(panel.corpus_list.count())]
+    qtbot.waitUntil(lambda: panel.corpus is not None, timeout=10000)
+    assert panel.corpus.name == "demo"
+    held["id"] = ids[1]  # spare
+    panel.corpus_list.setCurrentRow(1)
+    slow = panel.jobs.jobs[-1]
+    panel.corpus_list.setCurrentRow(0)  # demo again, while spare is still being read
+    qtbot.waitUntil(lambda: panel.jobs.jobs[-1].done, timeout=10000)
+    release.set()
+    qtbot.waitUntil(lambda: slow.done, timeout=10000)
+    qtbot.wait(50)
+    assert panel.corpus.name == "demo" and panel.stats_label.text().startswith("<table")
     assert errors == []
     panel.jobs.shutdown()
     panel.workspace.close()

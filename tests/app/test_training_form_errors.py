@@ -1,4 +1,4 @@
-"""The training form refuses what the CLI refuses, with the same message (#13 item 12)."""
+"""The training form refuses what the CLI refuses, with the same message."""
 from __future__ import annotations
 
 import pytest

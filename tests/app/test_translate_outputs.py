@@ -1,5 +1,6 @@
 """The Translate screen gives the translated document back in its own form, under the
-name the user typed, and copies targets to the clipboard."""
+name the user typed (in the chosen type's format when the name has no suffix), and copies
+targets to the clipboard."""
 from __future__ import annotations
 
 import docx
@@ -89,3 +90,17 @@ def test_selected_targets_go_to_the_clipboard_in_row_order(qtbot):
     panel.copy_button.click()  # every target
     assert QGuiApplication.clipboard().text() == "One.\nTwo.\nThree.\nFour."
     assert "Copied 4 targets" in panel.status.text()
+
+
+def test_translation_export_follows_the_chosen_filter(qtbot, tmp_path, save_dialog,
+                                                      errors):
+    answers, _ = save_dialog
+    jobs = workers.JobManager()
+    panel = TranslatePanel(jobs)
+    qtbot.addWidget(panel)
+    panel.set_sentences(["Hola."], ["Hello."])
+    answers.append((str(tmp_path / "doc"), "XLIFF 1.2 (*.xlf *.xliff)"))
+    export_chosen(qtbot, panel)
+    assert errors == []
+    assert b"<xliff" in (tmp_path / "doc.xlf").read_bytes()
+    jobs.shutdown()

@@ -1,5 +1,5 @@
 """What the translator and the researcher expected on the Translate and Evaluation
-screens (issue 48): undo / redo of target edits (Edit menu), rows flagged where the
+screens: undo / redo of target edits (Edit menu), rows flagged where the
 output may invent or drop content, and the decoding settings in the exports' metadata
 and the HTML report's header."""
 from __future__ import annotations

@@ -1,3 +1,8 @@
+"""The workbench's widgets on their own: the attention heatmap (target rows x source
+columns, token ticks, hover readout, gold markers on their links, the p_t line, PNG at
+its dpi, SVG and PDF exports, BMP refused), the curves (runs overlaid, bad values
+skipped, the debiased moving average) and the pair table (rows served on demand,
+filtered, a million rows in chunks)."""
 from __future__ import annotations
 
 import xml.etree.ElementTree as ET

@@ -1,3 +1,8 @@
+"""The JobManager (app/workers.py): a job's events and result reach the GUI thread; an
+exception fails the job with its traceback, a user error with its message only; jobs
+are cancelled, paused and resumed; a queue runs its jobs one after another, a queued
+job waits for a job of its queue started at once and, cancelled, never runs; a job is
+seen done only once its result is delivered."""
 from __future__ import annotations
 
 import threading

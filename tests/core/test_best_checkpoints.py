@@ -1,4 +1,4 @@
-"""Best-k checkpoints: write the new file first, then delete; rows equal files (#13 item 9)."""
+"""Best-k checkpoints: write the new file first, then delete; rows equal files."""
 from __future__ import annotations
 
 import pytest

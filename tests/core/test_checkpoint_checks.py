@@ -1,4 +1,4 @@
-"""A checkpoint is checked against its run before it is used (#13 item 14)."""
+"""A checkpoint is checked against its run before it is used."""
 from __future__ import annotations
 
 import shutil

@@ -1,4 +1,4 @@
-"""One room per concept (issue #47): no module of core/ or app/ over MAX_MODULE_LINES lines
+"""One room per concept: no module of core/ or app/ over MAX_MODULE_LINES lines
 and no function of theirs over MAX_FUNCTION_LINES lines, each offender named (the screens'
 own, shorter limit on their functions is tests/app/test_module_sizes.py's)."""
 from __future__ import annotations

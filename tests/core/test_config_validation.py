@@ -1,5 +1,5 @@
 """Every config field checked with its allowed range before a run exists; data too
-small to train on refused, saying why (#13 items 12, 13)."""
+small to train on refused, saying why."""
 from __future__ import annotations
 
 import dataclasses

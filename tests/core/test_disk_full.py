@@ -1,4 +1,4 @@
-"""A full disk (#13 item 11): the error says the disk is full, with the space free and
+"""A full disk: the error says the disk is full, with the space free and
 needed; nothing half-written stays; a healthy database is never called damaged; the
 next command works. The disk is made "full" by patching the writes to fail with ENOSPC
 and, for SQLite, with PRAGMA max_page_count (a genuine SQLITE_FULL)."""

@@ -1,4 +1,4 @@
-"""Issue #14: every public function of core/ has a docstring, and one whose signature
+"""Docstrings of the code: every public function of core/ has a docstring, and one whose signature
 passes tensors names their shapes; every public class and function of app/ has one
 too (Qt's virtual methods it overrides aside).
 

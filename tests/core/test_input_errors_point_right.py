@@ -1,4 +1,4 @@
-"""Errors point at the right file and line (#13 item 16)."""
+"""Errors point at the right file and line."""
 from __future__ import annotations
 
 import argparse

@@ -1,4 +1,4 @@
-"""Input limits (#13 item 2): giant and crafted inputs end in a one-line error naming
+"""Input limits: giant and crafted inputs end in a one-line error naming
 the file, the limit and how to raise it, with bounded memory. The bombs are real files
 (tests/core/bombs.py); their reading runs in a subprocess that reports its own peak
 resident memory."""

@@ -1,5 +1,4 @@
-"""Names and text from the workspace reach the terminal without control characters
-(#13 item 5)."""
+"""Names and text from the workspace reach the terminal without control characters."""
 from __future__ import annotations
 
 import pytest

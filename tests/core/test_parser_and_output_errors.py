@@ -1,4 +1,4 @@
-"""Parsers and output paths give clear errors, not tracebacks (#13 item 15)."""
+"""Parsers and output paths give clear errors, not tracebacks."""
 from __future__ import annotations
 
 import io

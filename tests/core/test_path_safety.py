@@ -1,4 +1,4 @@
-"""Names from files and the database stay inside their folder (issue #13, item 1)."""
+"""Names from files and the database stay inside their folder."""
 from __future__ import annotations
 
 from pathlib import Path

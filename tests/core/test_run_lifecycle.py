@@ -1,4 +1,4 @@
-"""Stopping, locking and recovering runs (#13 items 6, 7): SIGTERM like SIGINT, one
+"""Stopping, locking and recovering runs: SIGTERM like SIGINT, one
 trainer per run, runs of a killed process marked 'interrupted' on the next open."""
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Over-long sentences (#13 item 3): a line over NMT_WB_MAX_LINE_CHARS is an error
+"""Over-long sentences: a line over NMT_WB_MAX_LINE_CHARS is an error
 naming file and line; a sentence over NMT_WB_MAX_SENTENCE_TOKENS is cut to its first
 tokens, translated, and said so; never a silent empty output."""
 from __future__ import annotations

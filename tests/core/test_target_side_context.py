@@ -1,4 +1,4 @@
-"""A context encoder on the target side (model.ctx_side = 'target', #18 item 1): the
+"""A context encoder on the target side (model.ctx_side = 'target'): the
 previous target sentence, embedded with the target embeddings, through the same context
 encoder and gate; the reference in training and scoring, the model's own translation
 when translating."""

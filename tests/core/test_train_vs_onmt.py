@@ -1,4 +1,4 @@
-"""core/tooling/train_vs_onmt.py (run as experiments/train_vs_onmt.py): issue 17's
+"""core/tooling/train_vs_onmt.py (run as experiments/train_vs_onmt.py): the
 training comparison with OpenNMT-py in one command. Its parsing, its ratios and verdict, and the order of the sides by round."""
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """Which TSV column is which language: guessed from the text (core.data.langid) when the
-user gives no column order, shown, and doubted aloud (issue 48, item 3). The files are
+user gives no column order, shown, and doubted aloud. The files are
 built from the bundled demo corpus, Spanish and English line by line."""
 from __future__ import annotations
 

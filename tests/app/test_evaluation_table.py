@@ -1,0 +1,80 @@
+"""The Evaluation screen's table and HTML report: each header says what its column holds (and
+explains it on hover), a column nothing fills is hidden, AER is in percent with one decimal
+as the command line's `align` and `demo` tables print it, and the report is one
+self-contained file with its figures inside."""
+from __future__ import annotations
+
+import pytest
+
+from tests.app.conftest import job_result, shown_panel
+
+
+@pytest.fixture
+def scored_ws(demo_ws, tiny):
+    from core.workspace.store import Workspace
+
+    with Workspace.open(demo_ws) as ws:
+        run = ws.create_run("scored", tiny("scored", 5).to_dict(), 1)
+        ws.update_run(run, status="finished", device="cpu")
+        ws.add_evaluation(run, "test", {"bleu": 12.345, "chrf": 40.0, "ter": 80.5,
+                                        "perplexity": 35.5, "best_dev_ppl": 31.25,
+                                        "aer": 0.70312, "sentences": 46})
+    return demo_ws
+
+
+def test_headers_aer_in_percent_and_a_self_contained_report(qtbot, scored_ws, tmp_path):
+    from app.panels.evaluation import METRIC_KEYS, OPTIONAL_KEYS, EvaluationPanel
+    from core.evaluate.aer import percent_text
+    from core.workspace.store import Workspace
+
+    panel = next(shown_panel(qtbot, EvaluationPanel, scored_ws, 1600, 900))
+    optional = [2 + METRIC_KEYS.index(k) for k in OPTIONAL_KEYS]
+    assert all(panel.table.isColumnHidden(c) for c in optional)  # nothing fills them yet
+    with Workspace.open(scored_ws) as ws:  # a contrastive evaluation and its gates
+        run = ws.list_runs()[0].id
+        ws.add_evaluation(run, "contrastive:pron.json", {"contrastive_accuracy": 62.5,
+                                                         "examples": 8})
+        ws.add_evaluation(run, "gates:pron.json", {"mean_gate watched words": 0.41234,
+                                                   "mean_gate other words": 0.9})
+    panel.refresh()
+    header = panel.table.horizontalHeader()
+    texts = [panel.table.horizontalHeaderItem(c).text() for c in range(panel.table.columnCount())]
+    assert texts == ["Run", "Test set", "BLEU (test)", "chrF (test)", "TER (test)",
+                     "test perplexity", "best dev perplexity", "AER % (gold set)",
+                     "contrastive %", "gate: watched / other", "test sentences"]
+    for c, text in enumerate(texts):  # each header is drawn whole, with an explanation
+        assert header.sectionSize(c) >= header.fontMetrics().horizontalAdvance(text)
+        assert panel.table.horizontalHeaderItem(c).toolTip()
+    by_test = {panel.table.item(r, 1).text(): {t: panel.table.item(r, c).text()
+                                                for c, t in enumerate(texts)}
+               for r in range(panel.table.rowCount())}
+    cells = by_test["test"]
+    assert cells["AER % (gold set)"] == "70.3" == percent_text(0.70312)
+    assert cells["best dev perplexity"] == "31.25" and cells["test perplexity"] == "35.5"
+    assert by_test["contrastive:pron.json"]["contrastive %"] == "62.5"
+    assert by_test["gates:pron.json"]["gate: watched / other"] == "0.412 / 0.900"
+    assert not any(panel.table.isColumnHidden(c) for c in range(len(texts)))
+    assert by_test["gates:pron.json"]["BLEU (test)"] == "–"
+    # the HTML report: the same numbers, one file with its figures inside
+    folder = tmp_path / "out"
+    folder.mkdir()
+    report = job_result(qtbot, panel.write_report(folder / "report.html"))
+    assert [p.name for p in folder.iterdir()] == ["report.html"]
+    html = report.read_text(encoding="utf-8")
+    assert "<th>AER % (gold set)</th>" in html and "<td>70.3</td>" in html
+    assert html.count('src="data:image/png;base64,') == 3
+    panel.jobs.shutdown()
+    panel.workspace.close()
+
+
+def test_cli_tables_use_the_same_aer_convention(demo_ws):
+    """`align` and `demo` print aer_table: AER, precision and recall in %, one decimal."""
+    from core.evaluate.attention_aer import aer_table
+    from core.evaluate.goldsets import load_gold_set
+    from core.workspace.store import Workspace
+
+    with Workspace.open(demo_ws) as ws:
+        gold = load_gold_set(ws, "demo-gold")
+    table = aer_table({"gold itself": gold.alignments}, gold)
+    assert "| gold itself | 0.0 | 100.0 | 100.0 |" in table.to_markdown()
+    assert "<td>0.0</td><td>100.0</td><td>100.0</td>" in table.to_html()
