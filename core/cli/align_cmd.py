@@ -106,7 +106,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=run)
 
 
-def _gold(ws, args: argparse.Namespace, src_lang: str, tgt_lang: str):
+def _gold(ws: Workspace, args: argparse.Namespace, src_lang: str, tgt_lang: str):
     files = (args.gold_src, args.gold_tgt, args.gold_links)
     if any(files):
         if not all(files):
@@ -211,7 +211,7 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _choose_by_anchors(ws, info, args: argparse.Namespace) -> int:
+def _choose_by_anchors(ws: Workspace, info, args: argparse.Namespace) -> int:
     """Print each reading's share of anchor words linked to their twin and store the best
     as the run's reading."""
     # imported when called: tests patch the name where it is defined

@@ -141,7 +141,7 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def with_shortlists(ws, sessions: dict, run_ids: dict, spec: str, log):
+def with_shortlists(ws: Workspace, sessions: dict, run_ids: dict, spec: str, log):
     """Give each session its first run's shortlist; system names get ' +shortlist SPEC'."""
     per_word, frequent = parse_spec(spec)
     renamed, ids = {}, {}
@@ -152,7 +152,7 @@ def with_shortlists(ws, sessions: dict, run_ids: dict, spec: str, log):
     return renamed, ids
 
 
-def run_contrastive(ws, args: argparse.Namespace, log) -> int:
+def run_contrastive(ws: Workspace, args: argparse.Namespace, log) -> int:
     """Each --run is its own system (the ensemble of the first --run with --ensemble
     runs is one more, as in the sentence-level evaluation)."""
     path = Path(args.contrastive)

@@ -247,7 +247,7 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _shared_run(ws, dist, corpus: str, config: RunConfig) -> int:
+def _shared_run(ws: Workspace, dist, corpus: str, config: RunConfig) -> int:
     """Rank 0 creates the run; every rank learns its id (a collective on the rank's own
     device, so it works under NCCL as under gloo)."""
     # lazy: a top-level import would load numpy, sacremoses, sentencepiece, torch

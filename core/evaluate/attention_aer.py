@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -38,6 +38,9 @@ from core.evaluate.report import Table
 from core.evaluate.symmetrize import symmetrize_corpus
 from core.infer.scoring import ForcedItem, ForcedScorer
 from core.jobs import JobContext
+
+if TYPE_CHECKING:  # annotations only: importing the session would load torch
+    from core.infer.session import TranslationSession
 
 METHODS = ("argmax", "threshold")
 Variant = tuple[str, bool]  # (reading, no_sink): core.evaluate.readings
@@ -101,7 +104,8 @@ class GoldForcing:
                           method, threshold)
 
 
-def force_gold(session, src_words: Sequence[list[str]], tgt_words: Sequence[list[str]],
+def force_gold(session: TranslationSession,
+               src_words: Sequence[list[str]], tgt_words: Sequence[list[str]],
                batch_size: int = 32, ctx: JobContext | None = None) -> Iterator[GoldForcing]:
     """Each (source, target) pair of gold words force-decoded by the session, in order,
     `batch_size` pairs at a time: the one forced pass over gold pairs that `align`
@@ -155,7 +159,7 @@ def read_links(rows: np.ndarray, src_words: Sequence[str], tgt_words: Sequence[s
     return rows, alignments_from_attention([rows], method, threshold)[0]
 
 
-def attention_alignments(session, gold: GoldSet, method: str = "argmax",
+def attention_alignments(session: TranslationSession, gold: GoldSet, method: str = "argmax",
                          threshold: float = 0.3, ctx: JobContext | None = None,
                          reading: str = "predict", no_sink: bool = False) -> list[Alignment]:
     """(src, tgt) alignments of the gold sentences read off the session's forced
@@ -166,7 +170,7 @@ def attention_alignments(session, gold: GoldSet, method: str = "argmax",
                               ctx)[(reading, no_sink)]
 
 
-def reading_alignments(session, gold: GoldSet, variants: Sequence[Variant],
+def reading_alignments(session: TranslationSession, gold: GoldSet, variants: Sequence[Variant],
                        method: str = "argmax", threshold: float = 0.3,
                        ctx: JobContext | None = None) -> dict[Variant, list[Alignment]]:
     """Alignments of the gold set for each (reading, no_sink) variant, from one forced

@@ -41,6 +41,7 @@ from core.workspace.gold_folders import (
     SRC_FILE,
     TGT_FILE,
 )
+from core.workspace.store import Workspace
 
 FORMATS = ("pharaoh", "talp", "wpt")
 _NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
@@ -51,7 +52,7 @@ _NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
 GoldSet = AlignmentCorpus
 
 
-def gold_root(ws) -> Path:
+def gold_root(ws: Workspace) -> Path:
     """`<workspace>/gold`; `ws` is a core.workspace.store.Workspace (or anything with
     `.root`).
     StoreError when it leads outside the workspace through a link (core.safepath)."""
@@ -118,7 +119,7 @@ def read_gold_files(src_path: str | Path, tgt_path: str | Path, links_path: str 
     return src, tgt, read_gold_links(links_path, fmt, one_based, swap, src, tgt)
 
 
-def import_gold_set(ws, name: str, src_path: str | Path, tgt_path: str | Path,
+def import_gold_set(ws: Workspace, name: str, src_path: str | Path, tgt_path: str | Path,
                     links_path: str | Path, fmt: str = "pharaoh", one_based: bool = False,
                     swap: bool = False, src_lang: str = "", tgt_lang: str = "",
                     replace: bool = False) -> GoldSet:
@@ -176,7 +177,7 @@ def _write_folder(folder: Path, gold: GoldSet, meta: dict, replace: bool) -> Non
         raise
 
 
-def list_gold_sets(ws) -> list[str]:
+def list_gold_sets(ws: Workspace) -> list[str]:
     """Names of the workspace's gold sets (complete folders only), sorted."""
     root = gold_root(ws)
     if not root.is_dir():
@@ -185,7 +186,7 @@ def list_gold_sets(ws) -> list[str]:
                   if p.is_dir() and not p.name.startswith(".") and (p / META_FILE).exists())
 
 
-def load_gold_set(ws, name: str) -> GoldSet:
+def load_gold_set(ws: Workspace, name: str) -> GoldSet:
     """The stored gold set `name` (links re-checked against the sentences); StoreError
     when its folder is a link out of the workspace."""
     folder = gold_root(ws) / _check_name(name)
@@ -204,7 +205,7 @@ def load_gold_set(ws, name: str) -> GoldSet:
                    meta.get("tgt_lang", ""))
 
 
-def delete_gold_set(ws, name: str) -> None:
+def delete_gold_set(ws: Workspace, name: str) -> None:
     """Remove gold set `name` and its folder; ConfigError when there is no such set."""
     folder = gold_root(ws) / _check_name(name)
     if not (folder / META_FILE).exists():

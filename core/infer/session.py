@@ -36,6 +36,7 @@ from core.jobs import JobContext
 from core.models import int8, int8_release
 from core.train.artifacts import LoadedModel, imported_kind, load_model
 from core.train.device import amp_active, autocast
+from core.workspace.store import Workspace
 
 
 @dataclass
@@ -68,7 +69,7 @@ class TranslationSession:
     _released: bool = field(default=False, init=False, repr=False)
 
     @classmethod
-    def open(cls, workspace, run_refs: Sequence[int | str], which: str = "best",
+    def open(cls, workspace: Workspace, run_refs: Sequence[int | str], which: str = "best",
              device: str | torch.device = "cpu") -> TranslationSession:
         """Load runs `run_refs` (names or ids) of `workspace` at checkpoint `which` on
         `device`; several form an ensemble. ConfigError for none or differing vocabularies."""

@@ -15,6 +15,7 @@ import re
 import tempfile
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from core.config import RunConfig
 from core.data.readers import check_same_length
@@ -26,6 +27,9 @@ from core.evaluate.baseline import align_with_training
 from core.evaluate.readings import READINGS, default_reading  # noqa: F401 (re-exported)
 from core.services.corpora import load_split_corpora
 from core.workspace.store import Workspace
+
+if TYPE_CHECKING:  # annotations only: importing the session would load torch
+    from core.infer.session import TranslationSession
 
 
 def baseline_training_text(ws: Workspace, run_info, src_pre, tgt_pre, corpus: str | None = None,
@@ -144,7 +148,8 @@ def run_baseline_alignments(ws: Workspace, run_ref: int | str, src_words: Sequen
     return eflomal_systems(gold, train_src, train_tgt, heuristic)[f"eflomal {heuristic}"]
 
 
-def attention_systems(session, name: str, gold, readings: Sequence[str], no_sink: bool,
+def attention_systems(session: TranslationSession,
+                      name: str, gold, readings: Sequence[str], no_sink: bool,
                       method: str = "argmax", threshold: float = 0.0
                       ) -> dict[str, list[Alignment]]:
     """The run's attention alignments of the gold sentences (forced decoding,
@@ -160,7 +165,7 @@ def attention_systems(session, name: str, gold, readings: Sequence[str], no_sink
             for (reading, sink), row in scores.readings.items()}
 
 
-def symmetrized_systems(session, name: str, reverse, reverse_name: str, gold,
+def symmetrized_systems(session: TranslationSession, name: str, reverse, reverse_name: str, gold,
                         heuristic: str, method: str = "argmax", threshold: float = 0.0,
                         reading: str | None = None, no_sink: bool = False
                         ) -> dict[str, list[Alignment]]:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from core.errors import ConfigError
 from core.evaluate.alignment import Alignment
@@ -42,6 +42,9 @@ from core.services.attention_view import (
 from core.services.test_pairs import run_test_pairs
 from core.services.translation import SessionCache
 from core.workspace.store import Workspace
+
+if TYPE_CHECKING:  # annotations only: importing the session would load torch
+    from core.infer.session import TranslationSession
 
 
 def gold_pairs(ws: Workspace, gold_name: str, limit: int = 0) -> list[PairInput]:
@@ -95,7 +98,8 @@ def attention_views(ws: Workspace, cache: SessionCache, runs: Sequence[tuple[int
     return out
 
 
-def run_views(session, run_id: int, label: str, pairs: Sequence[tuple[int, PairInput]],
+def run_views(session: TranslationSession,
+              run_id: int, label: str, pairs: Sequence[tuple[int, PairInput]],
               forced: bool, ctx: JobContext) -> Iterator[tuple[int, PairView]]:
     """(pair index, view) of each pair under one run, the pairs in the run's orientation:
     gold pairs under forced decoding forced on the gold's words in batches

@@ -4,14 +4,17 @@ systems (core.evaluate.doclevel), stored as evaluations '<test>:documents'."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from core.errors import ConfigError
 from core.jobs import JobContext
 from core.workspace.store import Workspace
 
+if TYPE_CHECKING:  # annotations only: importing the session would load torch
+    from core.infer.session import TranslationSession
 
-def system_info(session):
+
+def system_info(session: TranslationSession):
     """The doc-level table's description of a session's model (strategy, context layers)."""
     from core.evaluate.doclevel import SystemInfo  # lazy: a top-level import would load sacrebleu
 

@@ -19,7 +19,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from core.atomic import check_writable, write_text_atomic
 from core.errors import ConfigError, CorpusError, OutputError
@@ -29,6 +29,9 @@ from core.infer.decoding import decoding_settings
 from core.jobs import JobContext
 from core.services.test_pairs import evaluation_pairs
 from core.workspace.store import Workspace
+
+if TYPE_CHECKING:  # annotations only: importing the session would load torch
+    from core.infer.session import TranslationSession
 
 #: the keys of a stored sentence-level evaluation (Workspace.add_evaluation metrics);
 #: 'aer' / 'aer_sentences' / 'aer_reading' (core.evaluate.readings) only with a gold set
@@ -71,7 +74,8 @@ def bucket_label(lo: int, hi: int | None) -> str:
     return f"{lo}-{hi - 1}" if hi is not None else f"{lo}+"
 
 
-def translate_pairs(session, pairs: Sequence, beam: int, ctx: JobContext | None = None
+def translate_pairs(session: TranslationSession,
+                    pairs: Sequence, beam: int, ctx: JobContext | None = None
                     ) -> list[str]:
     """Detokenised translations of the pairs' sources; a context model translates the
     pairs document by document, a pair without a document as a document of its own (as
@@ -92,7 +96,8 @@ def translate_pairs(session, pairs: Sequence, beam: int, ctx: JobContext | None 
     return hyps
 
 
-def forced_perplexity(session, pairs: Sequence, batch_size: int = 32) -> float | None:
+def forced_perplexity(session: TranslationSession,
+                      pairs: Sequence, batch_size: int = 32) -> float | None:
     """Teacher-forced perplexity of the references (EOS counted), pairs with an empty
     side skipped; context models get each pair's previous source sentence(s) (target
     sentences for model.ctx_side 'target') and, with model.ctx_following > 0, its

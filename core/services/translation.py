@@ -13,7 +13,7 @@ import threading
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from core import limits
 from core.atomic import write_text_atomic
@@ -27,6 +27,9 @@ from core.formats.tmx_records import read_tmx
 from core.formats.xliff import read_xliff
 from core.jobs import JobContext
 from core.workspace.store import Workspace
+
+if TYPE_CHECKING:  # annotations only: importing the session would load torch
+    from core.infer.session import TranslationSession
 
 #: suffixes `read_document` reads: TMX/XLIFF segments, or text split into sentences
 DOCUMENT_SUFFIXES = (".txt", ".md", ".docx", ".tmx", ".xlf", ".xliff")
@@ -158,7 +161,8 @@ def read_lines(data: bytes, name: str) -> Document:
 
 
 # --- translating --------------------------------------------------------------------------
-def translate(session, sentences: list[str], *, beam: int = 5, unk_replace: bool = False,
+def translate(session: TranslationSession,
+              sentences: list[str], *, beam: int = 5, unk_replace: bool = False,
               dictionary: dict[str, str] | None = None, ctx: JobContext | None = None,
               target_context: bool = False, amp: bool | None = None,
               shortlist: Any = None, int8: bool | None = None) -> list[Any]:
@@ -176,12 +180,13 @@ def translate(session, sentences: list[str], *, beam: int = 5, unk_replace: bool
                              amp=amp, shortlist=shortlist or session.shortlist, int8=int8)
 
 
-def translate_document(session, document: Document, **options: Any) -> list[list[Any]]:
+def translate_document(session: TranslationSession,
+                       document: Document, **options: Any) -> list[list[Any]]:
     """`translate` on the document's sentences, grouped back into its paragraphs."""
     return document.regroup(translate(session, document.sentences, **options))
 
 
-def check_target_context(session) -> None:
+def check_target_context(session: TranslationSession) -> None:
     """Target-side context needs a context model (ConfigError naming the run if not)."""
     if not session.is_context_model:
         raise ConfigError(f"target-side context works with context models (family concat "
@@ -191,7 +196,7 @@ def check_target_context(session) -> None:
                           "off or choose a context model")
 
 
-def n_best_lines(session, sentences: list[str], beam: int, n_best: int,
+def n_best_lines(session: TranslationSession, sentences: list[str], beam: int, n_best: int,
                  batch_size: int | None = None) -> list[str]:
     """Moses-style n-best lines 'i ||| translation ||| score' (i 0-based) of a
     sentence-level run or ensemble (see n_best_lists)."""
@@ -200,7 +205,7 @@ def n_best_lines(session, sentences: list[str], beam: int, n_best: int,
             for text, score in hyps]
 
 
-def n_best_records(session, sentences: list[str], beam: int, n_best: int,
+def n_best_records(session: TranslationSession, sentences: list[str], beam: int, n_best: int,
                    batch_size: int | None = None) -> list[TranslationRecord]:
     """The n-best lists as TranslationRecords (for JSON lines): one per hypothesis,
     best first; id = the sentence's number (1-based, as to_record's), meta['rank'] =
@@ -212,7 +217,7 @@ def n_best_records(session, sentences: list[str], beam: int, n_best: int,
             for rank, (text, score) in enumerate(hyps, start=1)]
 
 
-def n_best_lists(session, sentences: list[str], beam: int, n_best: int,
+def n_best_lists(session: TranslationSession, sentences: list[str], beam: int, n_best: int,
                  batch_size: int | None = None) -> list[list[tuple[str, float]]]:
     """Per sentence, its up to `n_best` best (detokenised translation, log-probability;
     for runs imported from OpenNMT-py its score, as onmt_translate reports it: search's
@@ -307,7 +312,7 @@ class Comparison:
         return sum(self.differs(r) for r in range(len(self.main)))
 
 
-def compare(session, baseline_session, sentences: list[str], *, beam: int = 5,
+def compare(session: TranslationSession, baseline_session, sentences: list[str], *, beam: int = 5,
             unk_replace: bool = False, ctx: JobContext | None = None,
             target_context: bool = False, amp: bool | None = None,
             shortlists: tuple[Any, Any] = (None, None), int8: bool | None = None

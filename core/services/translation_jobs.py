@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from core.errors import OutputError, WorkbenchError
 from core.formats.records import TranslationRecord
@@ -19,8 +19,12 @@ from core.services.shortlist_store import load_shortlist
 from core.services.translation import SessionCache
 from core.workspace.store import Workspace
 
+if TYPE_CHECKING:  # annotations only: importing the session would load torch
+    from core.infer.session import TranslationSession
 
-def decoding_lines(session: Any, target_context: bool = False, amp: bool | None = None,
+
+def decoding_lines(session: TranslationSession,
+                   target_context: bool = False, amp: bool | None = None,
                    int8: bool | None = None) -> list[str]:
     """What a translation says before it runs: 'decoding: <the arithmetic>' ('int8 (x86
     engine, ...)', 'bf16 autocast' or 'fp32'; `amp`, `int8`: None for the session's own
@@ -73,7 +77,7 @@ def compare_job(ws: Workspace, cache: SessionCache, run_ids: Sequence[int], base
                                int8=int8)
 
 
-def _emit_decoding(ctx: JobContext, session: Any, beam: int, unk_replace: bool,
+def _emit_decoding(ctx: JobContext, session: TranslationSession, beam: int, unk_replace: bool,
                    target_context: bool, amp: bool, shortlist: Any, int8: bool) -> None:
     """The decoding_lines as 'log' events, and a 'decoding' event: the settings
     (core.infer.decoding) an export of this translation records. `int8` is this job's
