@@ -102,7 +102,7 @@ def main() -> None:
         for n in names:
             total = AERCounts()
             for i in range(len(gold)):
-                def keep(lk, i=i):
+                def keep(lk, i=i, kind=kind):
                     return link_kind(src[i], tgt[i], lk) == kind
                 total += sentence_counts(*restrict(systems[n][i], gold[i], keep))
             by_kind[kind][n] = total
