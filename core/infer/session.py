@@ -204,8 +204,8 @@ class TranslationSession:
         if not self._released:
             return
         device = self.device
-        self.members = [load_model(m.checkpoint.parent, m.checkpoint.name, device)
-                        for m in self.members]
+        self.members = [load_model(m.checkpoint.parent, m.checkpoint.name, device,
+                                   run_config=m.run_config) for m in self.members]
         self._target_models = None
         self._released = False
         if self.int8:  # a forced pass in int8 reads what prepare registers

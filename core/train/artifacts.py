@@ -85,6 +85,9 @@ class LoadedModel:
     #: (q rows x cols int8, scales rows float16)}, for int8 inference
     #: (core.models.int8.prepare); empty for other checkpoints
     compact: dict = field(default_factory=dict)
+    #: the run's stored config it was checked against (load_model's `run_config`), so
+    #: that a reload checks and reads it the same way (its remembered alignment reading)
+    run_config: dict | None = None
 
 
 def pick_checkpoint(run_dir: Path, which: str = "best") -> Path:
@@ -154,4 +157,4 @@ def load_model(run_dir: str | Path, which: str = "best", device: str | torch.dev
     compact = {name: (state["model"][name].clone(), s.clone()) for name, s in scales.items()
                if name in state["model"]}
     return LoadedModel(model, config, src_vocab, tgt_vocab, src_pre, tgt_pre, path,
-                       int(state["position"]["step"]), compact)
+                       int(state["position"]["step"]), compact, run_config)

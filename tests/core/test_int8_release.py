@@ -112,6 +112,28 @@ def test_fp32_work_after_dropping_reloads_the_checkpoint(demo_root):
         (forced_fp32.log_prob, forced_fp32.attention.tobytes())
 
 
+def test_a_reload_keeps_the_run_s_remembered_reading(demo_root):
+    """The checkpoint a reload reads is checked against the run's stored config as the
+    first load was, so the reading `align --remember` stored (which the checkpoint does
+    not hold) is still the run's after fp32 work made the session load it again."""
+    from core.services.alignment_runs import forget_reading, store_reading
+
+    with Workspace.open(demo_root, create=False) as ws:
+        run_id = ws.get_run("tatoeba-rnnsearch").id
+        store_reading(ws, run_id, "shift")
+    try:
+        session = session_of(demo_root, "tatoeba-rnnsearch")
+        assert session.members[0].config.alignment_reading == "shift"
+        session.use_int8(True)
+        assert session.drop_fp32() > 0
+        assert session.use_int8(False) == "fp32"
+        session.force("Compré una mesa nueva.", "I bought a new table.")  # reloads
+        assert session.members[0].config.alignment_reading == "shift"
+    finally:
+        with Workspace.open(demo_root, create=False) as ws:
+            assert forget_reading(ws, run_id) == "shift"
+
+
 def test_nothing_is_dropped_without_int8_or_with_a_shortlist(demo_root):
     """The GUI's shared sessions ask int8 per call and never drop; a shortlist reads the
     output layer's rows in fp32."""
