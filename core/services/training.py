@@ -17,7 +17,6 @@ from __future__ import annotations
 import dataclasses
 import time
 from collections.abc import Callable, Sequence
-from pathlib import Path
 
 from core.config import RunConfig
 from core.data.batching import BatchPlan
@@ -466,11 +465,6 @@ def cancel_queued(ws: Workspace, run_ref: int | str) -> bool:
         return False
     ws.update_run(run_id, status="cancelled")
     return True
-
-
-def run_folder(ws: Workspace, run_ref: int | str) -> Path:
-    """The folder of run `run_ref` (a name or an id); StoreError for an unknown run."""
-    return ws.run_dir(ws.run_id(run_ref))
 
 
 def create_run_job(ws: Workspace, corpus_id: int, config: RunConfig, ctx: JobContext) -> int:

@@ -12,31 +12,18 @@ import torch
 from core.cli import run_cli
 from core.config import ModelConfig
 from core.infer.decoding import decoding_settings
-from core.infer.session import TranslationSession
 from core.models import int8
 from core.models.registry import build_model
-from core.services.demo import DEMO_DIR, ensure_demo_workspace
-from core.workspace.store import Workspace
+from core.services.demo import ensure_demo_workspace
+from tests.core.demo_sessions import sentences, session_of
 
 pytestmark = pytest.mark.skipif(not int8.available(), reason="torch has no quantized engine")
-
-SOURCES = {"es": DEMO_DIR / "demo.es", "en": DEMO_DIR / "en-fr" / "demo.en"}
 
 
 @pytest.fixture(scope="module")
 def demo_root(tmp_path_factory):
     """The demo workspace with its seven bundled (int8) runs."""
     return ensure_demo_workspace(tmp_path_factory.mktemp("int8") / "demo")
-
-
-def session_of(root, name: str) -> TranslationSession:
-    with Workspace.open(root, create=False) as ws:
-        return TranslationSession.open(ws, [name])
-
-
-def sentences(lang: str, n: int = 40) -> list[str]:
-    return [s.strip() for s in SOURCES[lang].read_text(encoding="utf-8").splitlines()
-            if s.strip()][:n]
 
 
 def test_a_bundled_int8_run_is_packed_from_its_own_rows_and_scales(demo_root):
@@ -67,7 +54,7 @@ def test_int8_translations_stay_close_to_fp32(demo_root, run, lang, least_same):
     products really ran in int8 (measured: luong 53/60, rnnsearch 53/60, transformer
     44/60 identical)."""
     session = session_of(demo_root, run)
-    lines = sentences(lang)
+    lines = sentences(lang, 40)
     fp32 = session.translate(lines, beam=5)
     session.use_int8(True)
     q8 = session.translate(lines, beam=5)

@@ -12,32 +12,20 @@ import torch
 from core.cli import run_cli
 from core.config import ModelConfig
 from core.infer.beam import beam_search
-from core.infer.session import TranslationSession
 from core.models import int8, int8_release
 from core.models.registry import build_model
 from core.services import translation
-from core.services.demo import DEMO_DIR, ensure_demo_workspace
+from core.services.demo import ensure_demo_workspace
 from core.workspace.store import Workspace
+from tests.core.demo_sessions import sentences, session_of
 
 pytestmark = pytest.mark.skipif(not int8.available(), reason="torch has no quantized engine")
-
-SOURCES = {"es": DEMO_DIR / "demo.es", "en": DEMO_DIR / "en-fr" / "demo.en"}
 
 
 @pytest.fixture(scope="module")
 def demo_root(tmp_path_factory):
     """The demo workspace with its bundled (int8) runs."""
     return ensure_demo_workspace(tmp_path_factory.mktemp("int8-release") / "demo")
-
-
-def session_of(root, name: str) -> TranslationSession:
-    with Workspace.open(root, create=False) as ws:
-        return TranslationSession.open(ws, [name])
-
-
-def sentences(lang: str, n: int = 12) -> list[str]:
-    return [s.strip() for s in SOURCES[lang].read_text(encoding="utf-8").splitlines()
-            if s.strip()][:n]
 
 
 def fp32_bytes_of_packed(model: torch.nn.Module) -> int:
@@ -60,7 +48,7 @@ def test_dropping_the_fp32_copies_keeps_every_int8_translation(demo_root, run, l
     session = session_of(demo_root, run)
     model = session.members[0].model
     total = sum(p.untyped_storage().nbytes() for p in model.parameters())
-    lines = sentences(lang)
+    lines = sentences(lang, 12)
     session.use_int8(True)
     before = summary(session.translate(lines, beam=5))
     assert fp32_bytes_of_packed(model) > 0  # until now fp32 and int8 side by side
