@@ -21,7 +21,11 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from core.services.demo_bundle import bundle_run, share_bundle_files  # noqa: E402
+from core.services.demo_bundle import (  # noqa: E402
+    bundle_run,
+    share_bundle_files,
+    share_stage1_weights,
+)
 from core.workspace.store import Workspace  # noqa: E402
 
 TATOEBA = {"ref-tatoeba-luong": "tatoeba-luong", "ref-tatoeba-rnnsearch": "tatoeba-rnnsearch",
@@ -165,6 +169,8 @@ def main() -> int:
                   f"{size / 2**20:.1f} MiB, {extra}")
     saved = share_bundle_files(Path(args.out))
     print(f"shared sentencepiece models: {saved / 2**20:.1f} MiB saved")
+    saved = share_stage1_weights(Path(args.out))
+    print(f"stage-1 weights shared by two-stage runs: {saved / 2**20:.1f} MiB saved")
     if args.pair != "es-en":
         score_in_demo(Path(args.out), list(runs.values()))
     return 0

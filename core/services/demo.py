@@ -26,8 +26,10 @@ from core.config import RunConfig, load_preset
 from core.data.readers import read_corpus
 from core.errors import StoreError
 from core.evaluate.goldsets import import_gold_set, list_gold_sets, load_gold_set
+from core.services.bundle_weights import BASE_KEY, bundle_checkpoint_state
 from core.services.training import ensure_split
 from core.train import artifacts
+from core.train import checkpoint as ckpt
 from core.workspace.paths import APP_NAME, BUNDLED_MARK  # noqa: F401 (re-exported)
 from core.workspace.store import Workspace
 
@@ -214,7 +216,11 @@ def install_bundled_run(ws: Workspace, bundle: Path, corpus_id: int) -> int:
     run_id = ws.create_run(name, meta["config"], corpus_id)
     folder = ws.run_dir(run_id)
     for name_in_run, f in bundle_files(bundle, meta).items():
-        shutil.copy2(f, folder / name_in_run)
+        if name_in_run == meta["checkpoint"] and meta.get(BASE_KEY):
+            # weights shared with its stage-1 run's bundle: installed whole
+            ckpt.save_checkpoint(folder / name_in_run, bundle_checkpoint_state(bundle, meta))
+        else:
+            shutil.copy2(f, folder / name_in_run)
     (folder / BUNDLED_MARK).write_text(
         f"installed from the bundle {bundle.name}; trained on a corpus outside this "
         "workspace (see its README)\n", encoding="utf-8")

@@ -27,6 +27,7 @@ from typing import Any
 from core.atomic import write_bytes_atomic, write_text_atomic
 from core.infer.session import TranslationSession
 from core.jobs import JobContext
+from core.services.bundle_weights import share_base_weights
 from core.services.demo import (
     BUNDLE_CURVES,
     BUNDLE_META,
@@ -76,6 +77,22 @@ def share_bundle_files(models_dir: Path = MODELS_DIR) -> int:
         if shared != meta.get("shared_files", {}):
             meta["shared_files"] = shared
             write_text_atomic(bundle / BUNDLE_META, json.dumps(meta, indent=2))
+    return saved
+
+
+def share_stage1_weights(models_dir: Path = MODELS_DIR) -> int:
+    """Store once the weights a two-stage bundle holds alike with its stage-1 run's bundle
+    (the bundle whose `source_run` is the run's train.init_from): see
+    core.services.bundle_weights. Idempotent; returns how many bytes it saved."""
+    bundles = {b: json.loads((b / BUNDLE_META).read_text(encoding="utf-8"))
+               for b in bundled_models(models_dir)}
+    by_source = {m.get("source_run"): b for b, m in bundles.items() if m.get("source_run")}
+    saved = 0
+    for bundle, meta in bundles.items():
+        init_from = meta["config"].get("train", {}).get("init_from")
+        base = by_source.get(init_from) if init_from else None
+        if base is not None and base != bundle:
+            saved += share_base_weights(bundle, meta, base, bundles[base])
     return saved
 
 
