@@ -7,11 +7,14 @@ of each run's best checkpoint, with its stored scores in meta.json.
 
 es-en: the Tatoeba runs; reads the evaluations experiments/ref_tatoeba_eval.sh stored
 (test split and the 459 demo pairs, beam 5). en-fr: the Hansards alignment showcase (the
-guided Luong runs' alignment-head runs, both directions); reads the test-split evaluations
-experiments/ref_hansards_eval.sh stored and measures the AER of each run's own reading on
-the bundled WPT-03 trial gold (resources/demo/wpt03). Writes one folder per run
-(core.services.demo_bundle.bundle_run), then stores the sentencepiece models the bundles share
-once (share_bundle_files).
+guided Luong runs' alignment-head runs, both directions, and the unsupervised contrast
+run); reads the test-split evaluations experiments/ref_hansards_eval.sh stored.
+en-fr-context: the sentence Transformer and the target-context model trained over it.
+For both English-French pairs it then measures each bundle as a user meets it, installed
+in a fresh demo workspace (score_in_demo). Writes one folder per run
+(core.services.demo_bundle.bundle_run), then stores once the sentencepiece models the
+bundles share (share_bundle_files) and the stage-1 weights of the two-stage runs
+(share_stage1_weights).
 """
 from __future__ import annotations
 
@@ -31,9 +34,11 @@ from core.workspace.store import Workspace  # noqa: E402
 TATOEBA = {"ref-tatoeba-luong": "tatoeba-luong", "ref-tatoeba-rnnsearch": "tatoeba-rnnsearch",
            "ref-tatoeba-guided": "tatoeba-luong-guided"}
 HANSARDS = {"ref-hansards-demo-head": "hansards-luong-guided-head",
-            "ref-hansards-demo-head-fren": "hansards-luong-guided-head-fr-en"}
+            "ref-hansards-demo-head-fren": "hansards-luong-guided-head-fr-en",
+            "ref-hansards-demo-luong": "hansards-luong"}
+# G-tgt-long: the stage 2 trained over the resumed G-sentence (demo_enfr.sh longer)
 CONTEXT = {"G-sentence": "hansards-subs-transformer",
-           "G-tgt": "hansards-subs-context-target"}
+           "G-tgt-long": "hansards-subs-context-target"}
 RUNS = {"es-en": TATOEBA, "en-fr": HANSARDS, "en-fr-context": CONTEXT}
 TRAINED_ON = {
     "es-en": "Tatoeba es-en (manythings.org/anki 2018-05-13, CC-BY 2.0 FR), 114,206 "

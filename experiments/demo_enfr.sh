@@ -6,6 +6,12 @@
 #              vocabularies, MAX_MINUTES of training loop each, one thread each, together),
 #              and the sentence-level Transformer of experiment G (exp_g_train.sh sentence);
 #   heads      an alignment head over each guided run (ref_head.sh, HEAD_STEPS updates);
+#   contrast   the unsupervised contrast run (ref_hansards.sh demo-luong: no guidance, 1 x 256,
+#              CONTRAST_MINUTES), its reading chosen by anchors (no gold), then its
+#              evaluation (test BLEU, every reading on the trial gold);
+#   longer     the context pair trained longer (second session): G-sentence resumed to
+#              SENTENCE_MINUTES in all, then a new target-context stage 2 'G-tgt-long' over
+#              it (CTX_MINUTES);
 #   context    the two-stage target-context model over the sentence model (exp_g_train.sh
 #              tgt, CTX_MINUTES);
 #   eval       test BLEU and AER of every reading on the WPT-03 trial gold beside eflomal
@@ -13,7 +19,8 @@
 #              held-out contrastive set and documents (exp_g_eval.sh);
 #   bundle     python experiments/bundle_demo.py --pair en-fr (and the context runs).
 # Usage: experiments/demo_enfr.sh STEP ...   Env: WS (/work/enfr/ws), GWS (/work/enfr/ws-g),
-#   MAX_MINUTES (62), HEAD_STEPS (2000), CTX_MINUTES (45), DATA (../shared/data).
+#   MAX_MINUTES (62), HEAD_STEPS (2000), CTX_MINUTES (45; 60 for 'longer'), DATA (../shared/data),
+#   CONTRAST_MINUTES (60), SENTENCE_MINUTES (80).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PY=${PY:-.venv/bin/python}
@@ -36,13 +43,32 @@ for step in "$@"; do
       THREADS=1 bash experiments/ref_head.sh ref-hansards-demo-guided-fren \
           ref-hansards-demo-head-fren --max-steps "$HEAD_STEPS"
       wait ;;
+    contrast)
+      THREADS=1 MAX_MINUTES=${CONTRAST_MINUTES:-60} bash experiments/ref_hansards.sh demo-luong
+      $PY main.py --workspace "$WS" align --run ref-hansards-demo-luong --choose-by-anchors --remember
+      OUT=$WS-out BASELINE=0 bash experiments/ref_hansards_eval.sh ref-hansards-demo-luong ;;
+    longer)
+      log=$GWS-logs/G-sentence.log
+      echo "== G-sentence resume start $(date -Is), load $(cat /proc/loadavg)" >> "$log"
+      $PY main.py --workspace "$GWS" train --resume G-sentence \
+          --max-minutes "${SENTENCE_MINUTES:-80}" --threads 1 --quiet >> "$log" 2>&1
+      echo "== G-sentence resume end $(date -Is), load $(cat /proc/loadavg)" >> "$log"
+      log=$GWS-logs/G-tgt-long.log
+      echo "== G-tgt-long start $(date -Is), load $(cat /proc/loadavg)" >> "$log"
+      $PY main.py --workspace "$GWS" train --name G-tgt-long --preset context-tgt-cpu \
+          --set model.strategy=ts --set train.stage=2 --init-from G-sentence \
+          --corpus docs-hansards-subs --set data.pretokenized=true --set train.amp=true \
+          --max-minutes "${CTX_MINUTES:-60}" --max-steps 0 --epochs 100 --valid-every 500 \
+          --threads 1 --quiet >> "$log" 2>&1
+      echo "== G-tgt-long end $(date -Is), load $(cat /proc/loadavg)" >> "$log" ;;
     context)
       WS=$GWS GDATA=$GWS-data LOGS=$GWS-logs MAX_MINUTES=${CTX_MINUTES:-45} \
           bash experiments/exp_g_train.sh tgt ;;
     eval)
       OUT=$WS-out SYM="ref-hansards-demo-head ref-hansards-demo-head-fren" \
           bash experiments/ref_hansards_eval.sh ref-hansards-demo-head ref-hansards-demo-head-fren
-      WS=$GWS GDATA=$GWS-data OUT=$GWS-out bash experiments/exp_g_eval.sh G-sentence G-tgt ;;
+      WS=$GWS GDATA=$GWS-data OUT=$GWS-out bash experiments/exp_g_eval.sh G-sentence \
+          "$(if $PY main.py --workspace "$GWS" runs list | grep -q G-tgt-long; then echo G-tgt-long; else echo G-tgt; fi)" ;;
     bundle)
       $PY experiments/bundle_demo.py --pair en-fr --workspace "$WS"
       $PY experiments/bundle_demo.py --pair en-fr-context --workspace "$GWS" ;;
