@@ -60,8 +60,9 @@ def share_base_weights(bundle: Path, meta: dict[str, Any], base_bundle: Path,
                        base_meta: dict[str, Any]) -> int:
     """Store in `bundle` only the tensors that differ from `base_bundle`'s checkpoint and
     name the base in its meta.json (meta is updated in place). A bundle already sharing is
-    left alone. Returns the bytes its checkpoint lost."""
-    if meta.get(BASE_KEY):
+    left alone, and so is one whose base itself shares (no chains: a bundle reads at most
+    one other). Returns the bytes its checkpoint lost."""
+    if meta.get(BASE_KEY) or base_meta.get(BASE_KEY):
         return 0
     path, base_path = bundle / meta["checkpoint"], base_bundle / base_meta["checkpoint"]
     state, base = load_checkpoint(path), load_checkpoint(base_path)

@@ -10,7 +10,7 @@ import pytest
 import torch
 
 from core.errors import CheckpointError
-from core.services.bundle_weights import BASE_KEY, bundle_checkpoint_state
+from core.services.bundle_weights import BASE_KEY, bundle_checkpoint_state, share_base_weights
 from core.services.demo import BUNDLE_META, ensure_demo_workspace
 from core.services.demo_bundle import share_stage1_weights, strip_checkpoint
 from core.train.checkpoint import load_checkpoint, save_checkpoint
@@ -71,6 +71,10 @@ def test_a_stage2_bundle_keeps_only_its_own_tensors_and_installs_whole(shared_pa
     assert child_meta[BASE_KEY]["bundle"] == "toy-base"
     assert BASE_KEY not in json.loads((base / BUNDLE_META).read_text())
     assert share_stage1_weights(models) == 0  # idempotent
+    # no chains: a bundle over one that itself shares keeps all its tensors
+    grandchild = _bundle(tmp_path / "other", "toy-grandchild", "grand-run", "child-run")
+    grand_meta = json.loads((grandchild / BUNDLE_META).read_text())
+    assert share_base_weights(grandchild, grand_meta, child, child_meta) == 0
 
     _assert_same_state(bundle_checkpoint_state(child, child_meta), before)
     root = ensure_demo_workspace(tmp_path / "demo", models_dir=models)
