@@ -45,14 +45,14 @@ def test_a_bundled_int8_run_is_packed_from_its_own_rows_and_scales(demo_root):
 
 @pytest.mark.parametrize(("run", "lang", "least_same"), [
     ("tatoeba-luong", "es", 0.8), ("tatoeba-rnnsearch", "es", 0.8),
-    # 25 of the 40 English sentences with torch's AVX2 kernels (their fp32 differs too)
-    ("hansards-subs-transformer", "en", 0.55),
+    ("hansards-subs-transformer", "en", 0.75),
 ])
 def test_int8_translations_stay_close_to_fp32(demo_root, run, lang, least_same):
     """On the demo sentences (beam 5): most translations identical, their log-probs
-    within 0.3 (median under 0.1) and their attention within 0.1, yet not equal: the
-    products really ran in int8 (measured: luong 53/60, rnnsearch 53/60, transformer
-    44/60 identical)."""
+    within 0.05 a target token (median under 0.1 a sentence) and their attention within
+    0.1, yet not equal: the products really ran in int8 (measured on 40 sentences, on
+    AVX-512 and AVX2-only kernels alike: luong 37, rnnsearch 35, transformer 33
+    identical; at most 0.014, 0.028 and 0.024 a token)."""
     session = session_of(demo_root, run)
     lines = sentences(lang, 40)
     fp32 = session.translate(lines, beam=5)
@@ -61,7 +61,8 @@ def test_int8_translations_stay_close_to_fp32(demo_root, run, lang, least_same):
     same = [(a, b) for a, b in zip(fp32, q8, strict=True) if a.text == b.text]
     assert len(same) >= least_same * len(lines)
     gaps = [abs(a.log_prob - b.log_prob) for a, b in same]
-    assert max(gaps) < 0.3 and np.median(gaps) < 0.1
+    per_token = [gap / max(1, len(a.target_ids)) for gap, (a, _) in zip(gaps, same, strict=True)]
+    assert max(per_token) < 0.05 and np.median(gaps) < 0.1
     assert max(gaps) > 1e-4
     assert max(float(np.abs(a.attention - b.attention).max()) for a, b in same) < 0.1
 
