@@ -37,6 +37,9 @@ bench-vs-onmt: $(STAMP)
 # the README's pictures, from the demo workspace, at 1400 x 900 and 1280 x 720
 screenshots: $(STAMP)
 	$(PY) -m app.screenshots docs/screenshots
+	@# lossless: Qt's PNGs are about a quarter larger, and the repository has 45 MB in all
+	@if command -v optipng >/dev/null; then optipng -quiet -o2 docs/screenshots/*.png; \
+	else echo "optipng not found: the pictures are not recompressed (apt install optipng)"; fi
 
 # On a CUDA machine: every training and inference path once on the GPU (core/tooling/
 # device_check.py). The GPU image has Python 3.12 and torch but no package index: run

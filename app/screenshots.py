@@ -251,7 +251,12 @@ def english_french_shots(app, window, out: Path, tmp: Path) -> list[Path]:
     from core.services.demo import EN_FR_DIR, WPT03_GOLD
 
     en_fr, fr_en = _runs_of_pair(window, "en", "fr"), _runs_of_pair(window, "fr", "en")
-    heads = [r for r in en_fr if RunConfig.from_dict(r.config).model.alignment_head]
+    def self_taught(r) -> bool:  # an aligner-free head (guided by runs' own attention)
+        return bool(RunConfig.from_dict(r.config).train.guide_runs)
+
+    # the heads over the guided runs first; the aligner-free one is the contrast below
+    heads = sorted((r for r in en_fr if RunConfig.from_dict(r.config).model.alignment_head),
+                   key=self_taught)
     written = []
     window.resize(1400, 900)
     if heads:
@@ -264,8 +269,13 @@ def english_french_shots(app, window, out: Path, tmp: Path) -> list[Path]:
         wait(app, att.load_pairs())
         # the head run and its reverse side by side, the reverse one read from the
         # other side of the gold (its own orientation)
-        reverse_heads = [r for r in fr_en if RunConfig.from_dict(r.config).model.alignment_head]
-        att.models.set_checked([heads[0].id] + [r.id for r in reverse_heads[:1]])
+        reverse_heads = [r for r in fr_en if RunConfig.from_dict(r.config).model.alignment_head
+                         and not self_taught(r)]
+        # and the unsupervised contrast run (its attention never guided), when bundled
+        unguided = [r for r in en_fr if r.family in ("luong", "rnnsearch") and (
+            self_taught(r) or not RunConfig.from_dict(r.config).train.guided_alignment)]
+        att.models.set_checked([heads[0].id] + [r.id for r in reverse_heads[:1]]
+                               + [r.id for r in unguided[:1]])
         reverse = att.symmetrize.run.findData(fr_en[0].id) if fr_en else -1
         if reverse >= 0:
             att.symmetrize.run.setCurrentIndex(reverse)

@@ -8,7 +8,8 @@ of each run's best checkpoint, with its stored scores in meta.json.
 es-en: the Tatoeba runs; reads the evaluations experiments/ref_tatoeba_eval.sh stored
 (test split and the 459 demo pairs, beam 5). en-fr: the Hansards alignment showcase (the
 guided Luong runs' alignment-head runs, both directions, and the unsupervised contrast
-run); reads the test-split evaluations experiments/ref_hansards_eval.sh stored.
+run with its aligner-free head); reads the test-split evaluations
+experiments/ref_hansards_eval.sh stored.
 en-fr-context: the sentence Transformer and the target-context model trained over it.
 For both English-French pairs it then measures each bundle as a user meets it, installed
 in a fresh demo workspace (score_in_demo). Writes one folder per run
@@ -35,7 +36,7 @@ TATOEBA = {"ref-tatoeba-luong": "tatoeba-luong", "ref-tatoeba-rnnsearch": "tatoe
            "ref-tatoeba-guided": "tatoeba-luong-guided"}
 HANSARDS = {"ref-hansards-demo-head": "hansards-luong-guided-head",
             "ref-hansards-demo-head-fren": "hansards-luong-guided-head-fr-en",
-            "ref-hansards-demo-luong": "hansards-luong"}
+            "ref-hansards-demo-luong-selfhead3": "hansards-luong-selfhead"}
 # G-tgt-long: the stage 2 trained over the resumed G-sentence (demo_enfr.sh longer)
 CONTEXT = {"G-sentence": "hansards-subs-transformer",
            "G-tgt-long": "hansards-subs-context-target"}

@@ -6,9 +6,11 @@
 #              vocabularies, MAX_MINUTES of training loop each, one thread each, together),
 #              and the sentence-level Transformer of experiment G (exp_g_train.sh sentence);
 #   heads      an alignment head over each guided run (ref_head.sh, HEAD_STEPS updates);
-#   contrast   the unsupervised contrast run (ref_hansards.sh demo-luong: no guidance, 1 x 256,
-#              CONTRAST_MINUTES), its reading chosen by anchors (no gold), then its
-#              evaluation (test BLEU, every reading on the trial gold);
+#   contrast   the unsupervised contrast runs (ref_hansards.sh demo-luong demo-luong-fren: no
+#              guidance, 1 x 256, CONTRAST_MINUTES or 2 epochs), the en -> fr one's
+#              evaluation (test BLEU, every reading on the trial gold), then three rounds of
+#              aligner-free heads over the two (selfhead_rounds.sh: readings chosen by
+#              anchors, no gold); the bundle ships the en -> fr run's third-round head run;
 #   longer     the context pair trained longer (second session): G-sentence resumed to
 #              SENTENCE_MINUTES in all, then a new target-context stage 2 'G-tgt-long' over
 #              it (CTX_MINUTES);
@@ -19,7 +21,7 @@
 #              held-out contrastive set and documents (exp_g_eval.sh);
 #   bundle     python experiments/bundle_demo.py --pair en-fr (and the context runs).
 # Usage: experiments/demo_enfr.sh STEP ...   Env: WS (/work/enfr/ws), GWS (/work/enfr/ws-g),
-#   MAX_MINUTES (62), HEAD_STEPS (2000), CTX_MINUTES (45; 60 for 'longer'), DATA (../shared/data),
+#   MAX_MINUTES (62), HEAD_STEPS (2000), CTX_MINUTES (45; 50 for 'longer'), DATA (../shared/data),
 #   CONTRAST_MINUTES (60), SENTENCE_MINUTES (80).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -45,8 +47,10 @@ for step in "$@"; do
       wait ;;
     contrast)
       THREADS=1 MAX_MINUTES=${CONTRAST_MINUTES:-60} bash experiments/ref_hansards.sh demo-luong
-      $PY main.py --workspace "$WS" align --run ref-hansards-demo-luong --choose-by-anchors --remember
-      OUT=$WS-out BASELINE=0 bash experiments/ref_hansards_eval.sh ref-hansards-demo-luong ;;
+      THREADS=1 MAX_MINUTES=${CONTRAST_MINUTES:-60} bash experiments/ref_hansards.sh demo-luong-fren
+      OUT=$WS-out BASELINE=0 bash experiments/ref_hansards_eval.sh ref-hansards-demo-luong
+      PARALLEL=0 HEAD_STEPS=$HEAD_STEPS bash experiments/selfhead_rounds.sh \
+          ref-hansards-demo-luong ref-hansards-demo-luong-fren 3 ;;
     longer)
       log=$GWS-logs/G-sentence.log
       echo "== G-sentence resume start $(date -Is), load $(cat /proc/loadavg)" >> "$log"
@@ -58,7 +62,7 @@ for step in "$@"; do
       $PY main.py --workspace "$GWS" train --name G-tgt-long --preset context-tgt-cpu \
           --set model.strategy=ts --set train.stage=2 --init-from G-sentence \
           --corpus docs-hansards-subs --set data.pretokenized=true --set train.amp=true \
-          --max-minutes "${CTX_MINUTES:-60}" --max-steps 0 --epochs 100 --valid-every 500 \
+          --max-minutes "${CTX_MINUTES:-50}" --max-steps 0 --epochs 100 --valid-every 500 \
           --threads 1 --quiet >> "$log" 2>&1
       echo "== G-tgt-long end $(date -Is), load $(cat /proc/loadavg)" >> "$log" ;;
     context)
