@@ -8,14 +8,16 @@ resources/demo/models, or --models DIR), drives each screen as a user would (cor
 selected; training curves of every run; a document translated; the attention of the
 bundled runs on a gold pair, with gold and eflomal; the runs evaluated on the demo test
 split) and saves each screen at 1400 x 900 as `<screen>.png` and at 1280 x 720 as
-`<screen>-1280x720.png`. Then a fourth run, a small Transformer trained here for
-COMPARISON_STEPS steps (the demo has three runs; this one only fills the layout, its
-attention means nothing), joins them on the Attention screen: `attention-4-models.png`
-(and `-1280x720`), the four-model comparison, and `attention-4-models-figure.png`, the
-comparison as File › Export figure › "All checked models" writes it.
+`<screen>-1280x720.png`. Then four models of one pair on the Attention screen:
+`attention-4-models.png` (and `-1280x720`), and `attention-4-models-figure.png`, the
+comparison as File › Export figure › "All checked models" writes it: the bundle's four
+English -> French runs on a WPT-03 trial pair, or (a bundle without them, such as the
+tests' toy runs) its es -> en runs and a small Transformer trained here for
+COMPARISON_STEPS steps, whose attention means nothing.
 With English-French runs in the bundle it also saves `attention-hansards.png` (the
 Hansards runs with their alignment heads on a WPT-03 trial pair, symmetrised, beside
-eflomal) and `translate-context.png` (the target-context model beside its sentence-level
+eflomal), `attention-layers.png` (one head of one decoder layer of the sentence
+Transformer beside a Luong run's head, on the team's documents) and `translate-context.png` (the target-context model beside its sentence-level
 baseline on one of the team's English documents), and `translate-docx.png`, a Word
 document's round trip: a Spanish letter (.docx: a heading, bold and italic runs, a blank
 paragraph, a bulleted list) opened on the Translate screen, translated by the last
@@ -44,6 +46,8 @@ LETTER = ("Ayer compré una mesa nueva para la cocina. Es pequeña pero muy boni
           "días.\n")
 GOLD_PAIR = 3  # which gold pair the Attention screen shows
 WPT03_PAIR = 2  # which WPT-03 trial pair attention-hansards.png shows
+FOUR_MODELS_PAIR = 5  # a 12-word WPT-03 pair: four heatmaps of it stay readable
+LAYERS_PAIR = 1  # which pair of the team's documents attention-layers.png shows
 #: the team's English document translate-context.png shows (resources/demo/en-fr)
 CONTEXT_DOCUMENT = "d05"
 COMPARISON_STEPS = 30  # training steps of the fourth run of the four-model picture
@@ -94,19 +98,45 @@ def comparison_run(workspace: Workspace) -> int:
     return run_id
 
 
-def shoot_comparison(app, window, out: Path) -> list[Path]:
-    """The Attention screen with four models checked (comparison_run the fourth), at
-    both sizes, and the comparison exported as one figure."""
+def show_wpt03_pair(app, window, run_ids: list[int], baseline: bool = True,
+                    pair: int = WPT03_PAIR) -> None:
+    """The Attention screen with `run_ids` checked on WPT-03 trial pair `pair`."""
+    from core.services.demo import WPT03_GOLD
+
     att = window.attention
-    comparison_run(window.workspace)
-    window._refresh_runs()  # the new run listed; the pairs are read again
-    while att.loading_pairs:
-        app.processEvents()
-        time.sleep(0.02)
-    att.models.set_checked([r.id for r in _runs_of_pair(window, "es", "en")][:4])
+    window.tabs.setCurrentWidget(att)
+    att.baseline.setChecked(False)  # no eflomal job for the old pairs' runs
+    att.models.set_checked([])
+    att.pair_source.setCurrentText("Gold set")
+    att.gold_set.setCurrentText(WPT03_GOLD)
+    wait(app, att.load_pairs())
+    att.models.set_checked(run_ids)
+    att.baseline.setChecked(baseline)
     wait(app, att.compute())
     wait(app, getattr(att, "baseline_job", None))
-    att.pair_list.setCurrentRow(GOLD_PAIR)
+    att.pair_list.setCurrentRow(pair)
+
+
+def shoot_comparison(app, window, out: Path) -> list[Path]:
+    """The Attention screen with four models checked, at both sizes, and the comparison
+    exported as one figure: the bundle's four English -> French runs (two Luong runs with
+    their heads, the two Transformers) on a WPT-03 trial pair; with a bundle that has
+    not four, its es -> en runs and a fourth trained here (comparison_run)."""
+    att = window.attention
+    en_fr = _runs_of_pair(window, "en", "fr")
+    if len(en_fr) >= 4:
+        show_wpt03_pair(app, window, [r.id for r in en_fr][:4], baseline=False,
+                        pair=FOUR_MODELS_PAIR)
+    else:
+        comparison_run(window.workspace)
+        window._refresh_runs()  # the new run listed; the pairs are read again
+        while att.loading_pairs:
+            app.processEvents()
+            time.sleep(0.02)
+        att.models.set_checked([r.id for r in _runs_of_pair(window, "es", "en")][:4])
+        wait(app, att.compute())
+        wait(app, getattr(att, "baseline_job", None))
+        att.pair_list.setCurrentRow(GOLD_PAIR)
     window.tabs.setCurrentWidget(att)
     written = []
     for width, height, suffix in SIZES:
@@ -245,12 +275,14 @@ def _runs_of_pair(window, src: str, tgt: str) -> list:
 
 
 def english_french_shots(app, window, out: Path, tmp: Path) -> list[Path]:
-    """attention-hansards.png and translate-context.png, when the bundle has the runs."""
+    """attention-hansards.png, attention-layers.png and translate-context.png, when the
+    bundle has the runs."""
     from core.config import RunConfig
     from core.families import family_traits
-    from core.services.demo import EN_FR_DIR, WPT03_GOLD
+    from core.services.demo import EN_FR_DIR
 
     en_fr, fr_en = _runs_of_pair(window, "en", "fr"), _runs_of_pair(window, "fr", "en")
+
     def self_taught(r) -> bool:  # an aligner-free head (guided by runs' own attention)
         return bool(RunConfig.from_dict(r.config).train.guide_runs)
 
@@ -261,12 +293,6 @@ def english_french_shots(app, window, out: Path, tmp: Path) -> list[Path]:
     window.resize(1400, 900)
     if heads:
         att = window.attention
-        window.tabs.setCurrentWidget(att)
-        att.baseline.setChecked(False)  # no eflomal job for the old pairs' runs
-        att.models.set_checked([])
-        att.pair_source.setCurrentText("Gold set")
-        att.gold_set.setCurrentText(WPT03_GOLD)
-        wait(app, att.load_pairs())
         # the head run and its reverse side by side, the reverse one read from the
         # other side of the gold (its own orientation)
         reverse_heads = [r for r in fr_en if RunConfig.from_dict(r.config).model.alignment_head
@@ -274,8 +300,8 @@ def english_french_shots(app, window, out: Path, tmp: Path) -> list[Path]:
         # and the unsupervised contrast run (its attention never guided), when bundled
         unguided = [r for r in en_fr if r.family in ("luong", "rnnsearch") and (
             self_taught(r) or not RunConfig.from_dict(r.config).train.guided_alignment)]
-        att.models.set_checked([heads[0].id] + [r.id for r in reverse_heads[:1]]
-                               + [r.id for r in unguided[:1]])
+        show_wpt03_pair(app, window, [heads[0].id] + [r.id for r in reverse_heads[:1]]
+                        + [r.id for r in unguided[:1]], baseline=False)
         reverse = att.symmetrize.run.findData(fr_en[0].id) if fr_en else -1
         if reverse >= 0:
             att.symmetrize.run.setCurrentIndex(reverse)
@@ -284,6 +310,22 @@ def english_french_shots(app, window, out: Path, tmp: Path) -> list[Path]:
         wait(app, getattr(att, "baseline_job", None))
         att.pair_list.setCurrentRow(WPT03_PAIR)
         written.append(shoot(app, window, out, "attention-hansards"))
+    transformers = [r for r in en_fr if r.family == "transformer"]
+    if heads and transformers:
+        # one head of one decoder layer of the sentence Transformer beside the head run, on
+        # a pair of the team's documents (the 'Test split' of the en-fr demo corpus): a
+        # subword model's layers are kept on its own pieces, not on a word-level gold
+        att = window.attention
+        window.tabs.setCurrentWidget(att)
+        att.baseline.setChecked(False)
+        att.models.set_checked([transformers[0].id, heads[0].id])
+        att.pair_source.setCurrentText("Test split")
+        wait(app, att.load_pairs())
+        wait(app, att.compute())
+        att.pair_list.setCurrentRow(LAYERS_PAIR)
+        layered = next(i for i, v in enumerate(att.base) if v is not None and v.layered)
+        att.set_layer(layered, 1, 0)
+        written.append(shoot(app, window, out, "attention-layers"))
     context = [r for r in en_fr if family_traits(r.family).context]
     sentence = [r for r in en_fr if not family_traits(r.family).context
                 and r.family.startswith("transformer")]
