@@ -298,7 +298,7 @@ def english_french_shots(app, window, out: Path, tmp: Path) -> list[Path]:
         reverse_heads = [r for r in fr_en if RunConfig.from_dict(r.config).model.alignment_head
                          and not self_taught(r)]
         # and the unsupervised contrast run (its attention never guided), when bundled
-        unguided = [r for r in en_fr if r.family in ("luong", "rnnsearch") and (
+        unguided = [r for r in en_fr if family_traits(r.family).alignment_head and (
             self_taught(r) or not RunConfig.from_dict(r.config).train.guided_alignment)]
         show_wpt03_pair(app, window, [heads[0].id] + [r.id for r in reverse_heads[:1]]
                         + [r.id for r in unguided[:1]], baseline=False)
@@ -310,7 +310,8 @@ def english_french_shots(app, window, out: Path, tmp: Path) -> list[Path]:
         wait(app, getattr(att, "baseline_job", None))
         att.pair_list.setCurrentRow(WPT03_PAIR)
         written.append(shoot(app, window, out, "attention-hansards"))
-    transformers = [r for r in en_fr if r.family == "transformer"]
+    transformers = [r for r in en_fr if family_traits(r.family).layered
+                    and not family_traits(r.family).context]
     if heads and transformers:
         # one head of one decoder layer of the sentence Transformer beside the head run, on
         # a pair of the team's documents (the 'Test split' of the en-fr demo corpus): a
