@@ -13,7 +13,7 @@
 #              anchors, no gold); the bundle ships the en -> fr run's third-round head run;
 #   longer     the context pair trained longer (second session): G-sentence resumed to
 #              SENTENCE_MINUTES in all, then a new target-context stage 2 'G-tgt-long' over
-#              it (CTX_MINUTES);
+#              it (CTX_MINUTES), resumed to 88 minutes in all;
 #   context    the two-stage target-context model over the sentence model (exp_g_train.sh
 #              tgt, CTX_MINUTES);
 #   eval       test BLEU and AER of every reading on the WPT-03 trial gold beside eflomal
@@ -64,6 +64,12 @@ for step in "$@"; do
           --corpus docs-hansards-subs --set data.pretokenized=true --set train.amp=true \
           --max-minutes "${CTX_MINUTES:-50}" --max-steps 0 --epochs 100 --valid-every 500 \
           --threads 1 --quiet >> "$log" 2>&1
+      # resumed (the contrastive accuracy kept rising under a flat dev perplexity): 88
+      # minutes in all, the last 13 on two threads (RESULTS H, second session)
+      $PY main.py --workspace "$GWS" train --resume G-tgt-long --max-minutes 75 \
+          --threads 1 --quiet >> "$log" 2>&1
+      $PY main.py --workspace "$GWS" train --resume G-tgt-long --max-minutes 88 \
+          --threads 2 --quiet >> "$log" 2>&1
       echo "== G-tgt-long end $(date -Is), load $(cat /proc/loadavg)" >> "$log" ;;
     context)
       WS=$GWS GDATA=$GWS-data LOGS=$GWS-logs MAX_MINUTES=${CTX_MINUTES:-45} \
