@@ -1,22 +1,16 @@
 """Per-language text preprocessing with sacremoses: punctuation normalisation,
-optional lowercasing, optional accent/ASCII folding, tokenisation and its inverse,
-and optional truecasing.
+optional lowercasing, optional accent/ASCII folding, tokenisation and its inverse.
 
 The steps only ever return new strings/lists: the caller keeps the raw text (a
 SentencePair is never modified) so outputs can be shown next to what the user wrote.
 """
 from __future__ import annotations
 
-import os
-import tempfile
 import unicodedata
-from collections.abc import Iterable
-from pathlib import Path
 from typing import Any
 
-from sacremoses import MosesDetokenizer, MosesPunctNormalizer, MosesTokenizer, MosesTruecaser
+from sacremoses import MosesDetokenizer, MosesPunctNormalizer, MosesTokenizer
 
-from core.atomic import write_bytes_atomic
 from core.data.conventions import CONVENTIONS, from_model, to_model
 
 
@@ -26,19 +20,11 @@ def fold_accents(text: str) -> str:
     return "".join(c for c in unicodedata.normalize("NFKD", text) if not unicodedata.combining(c))
 
 
-def train_truecaser(tokenized: Iterable[list[str]]) -> MosesTruecaser:
-    """A Moses truecaser trained on tokenised sentences (lists of tokens)."""
-    truecaser = MosesTruecaser()
-    truecaser.train([list(tokens) for tokens in tokenized])
-    return truecaser
-
-
 class Preprocessor:
     """Text <-> tokens for one language.
 
     normalize(text): punctuation normalisation, then lowercase / accent folding when on.
-    tokenize(text):  normalize, Moses-tokenise (no HTML escaping), truecase if a
-                     truecaser is set (ignored when lowercasing).
+    tokenize(text):  normalize, Moses-tokenise (no HTML escaping).
     detokenize(tokens): Moses detokenisation back to a sentence.
     `pretokenized=True` splits on whitespace instead of Moses (already tokenised
     corpora such as the Hansards release).
@@ -50,7 +36,7 @@ class Preprocessor:
     def __init__(
         self, lang: str, lowercase: bool = False, fold_accents: bool = False,
         normalize_punct: bool = True, pretokenized: bool = False,
-        truecaser: MosesTruecaser | None = None, convention: str | None = None,
+        convention: str | None = None,
     ) -> None:
         if convention is not None and convention not in CONVENTIONS:
             raise ValueError(f"unknown text convention {convention!r}; known: "
@@ -60,7 +46,6 @@ class Preprocessor:
         self.fold_accents = fold_accents
         self.normalize_punct = normalize_punct
         self.pretokenized = pretokenized
-        self.truecaser = truecaser
         self.convention = convention
         self._tok = MosesTokenizer(lang=lang)
         self._detok = MosesDetokenizer(lang=lang)
@@ -71,8 +56,7 @@ class Preprocessor:
         `lang` (an imported model told its languages, core.services.model_import)."""
         return Preprocessor(lang, lowercase=self.lowercase, fold_accents=self.fold_accents,
                             normalize_punct=self.normalize_punct,
-                            pretokenized=self.pretokenized, truecaser=self.truecaser,
-                            convention=self.convention)
+                            pretokenized=self.pretokenized, convention=self.convention)
 
     def normalize(self, text: str) -> str:
         """The text as the model's side sees it before tokenising: punctuation normalised,
@@ -102,14 +86,12 @@ class Preprocessor:
 
     def tokenize(self, text: str) -> list[str]:
         """`normalize`d text split into tokens: on spaces when pretokenized, else by Moses
-        (no escaping); then truecased when a truecaser is set and not lowercasing."""
+        (no escaping)."""
         text = self.model_text(text)
         if self.pretokenized or self.convention is not None:
             tokens = text.split()
         else:
             tokens = self._tok.tokenize(text, escape=False)
-        if self.truecaser is not None and not self.lowercase:
-            tokens = self.truecaser.truecase(" ".join(tokens))
         return tokens
 
     def detokenize(self, tokens: list[str]) -> str:
@@ -122,8 +104,7 @@ class Preprocessor:
         return self._detok.detokenize(list(tokens), unescape=False)
 
     def to_dict(self) -> dict[str, Any]:
-        """Settings to save beside a model (the truecaser model is saved separately
-        with `save_truecaser`)."""
+        """Settings to save beside a model."""
         out = {
             "lang": self.lang, "lowercase": self.lowercase, "fold_accents": self.fold_accents,
             "normalize_punct": self.normalize_punct, "pretokenized": self.pretokenized,
@@ -133,28 +114,9 @@ class Preprocessor:
         return out
 
     @classmethod
-    def from_dict(cls, raw: dict[str, Any], truecaser: MosesTruecaser | None = None) -> Preprocessor:
-        """The Preprocessor of a `to_dict` result, with `truecaser` (not saved in the dict)."""
-        return cls(**raw, truecaser=truecaser)
+    def from_dict(cls, raw: dict[str, Any]) -> Preprocessor:
+        """The Preprocessor of a `to_dict` result."""
+        return cls(**raw)
 
     def __repr__(self) -> str:
-        return f"Preprocessor({self.to_dict()}, truecaser={self.truecaser is not None})"
-
-
-def save_truecaser(truecaser: MosesTruecaser, path: str | Path) -> None:
-    """Write the truecaser's model file atomically (sacremoses writes to a scratch
-    file, whose bytes are then renamed into place)."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, scratch = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".scratch", dir=path.parent)
-    os.close(fd)
-    try:
-        truecaser.save_model(scratch)
-        write_bytes_atomic(path, Path(scratch).read_bytes())
-    finally:
-        os.unlink(scratch)
-
-
-def load_truecaser(path: str | Path) -> MosesTruecaser:
-    """A Moses truecaser model loaded from `path`."""
-    return MosesTruecaser(load_from=str(path))
+        return f"Preprocessor({self.to_dict()})"

@@ -13,7 +13,7 @@ from core.data.context import (
 )
 from core.data.corpus import Corpus, SentencePair
 from core.data.filters import apply_filters, filter_duplicates, filter_length, filter_ratio
-from core.data.preprocess import Preprocessor, fold_accents, train_truecaser
+from core.data.preprocess import Preprocessor, fold_accents
 from core.data.splits import Splits, split_corpus
 from core.data.stats import corpus_stats, format_stats
 from core.data.vocab import Vocab
@@ -202,9 +202,3 @@ def test_preprocessor_tokenize_detokenize():
     assert pre.tokenize("edited HANSARD * NUMBER 1") == ["edited", "HANSARD", "*", "NUMBER", "1"]
     assert Preprocessor.from_dict(es.to_dict()).to_dict() == es.to_dict()
 
-
-def test_truecaser_restores_usual_case():
-    tc = train_truecaser([["The", "house", "is", "red", "."], ["A", "red", "house", "."],
-                          ["the", "house", "."], ["Paris", "is", "big", "."]] * 3)
-    pre = Preprocessor("en", truecaser=tc)
-    assert pre.tokenize("House in Paris.") == ["house", "in", "Paris", "."]
