@@ -9,6 +9,7 @@ from PySide6.QtWidgets import QComboBox, QLineEdit, QListWidget, QListWidgetItem
 
 from app import workers
 from app.panels.attention_layers import AVERAGE
+from app.panels.gold_sets_dialog import GoldSetsDialog
 from core.evaluate.aer import percent_text
 from core.services.attention_set import pairs_job
 from core.services.attention_view import PairInput
@@ -31,6 +32,9 @@ class PairBrowser:
         self.gold_set = QComboBox()
         self.gold_set.setMinimumWidth(110)
         self.gold_set.currentIndexChanged.connect(lambda _=None: self.load_pairs())
+        self.gold_sets_button = QPushButton("Gold sets…")
+        self.gold_sets_button.setToolTip("List, import or remove the workspace's gold alignments")
+        self.gold_sets_button.clicked.connect(lambda: self.manage_gold_sets())
         self.src_edit, self.tgt_edit = QLineEdit(), QLineEdit()
         self.src_edit.setPlaceholderText("source sentence")
         self.tgt_edit.setPlaceholderText("reference translation (for forced decoding)")
@@ -41,6 +45,23 @@ class PairBrowser:
         self.sort.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
         self.sort.setMinimumContentsLength(12)  # the list keeps its width for the pairs
         self.sort.currentIndexChanged.connect(lambda _=None: self._fill_pair_list())
+
+    def manage_gold_sets(self) -> GoldSetsDialog | None:
+        """The Gold sets dialog (app.panels.gold_sets_dialog); the screen rereads the sets
+        after an import or removal, and shows a newly imported set's pairs."""
+        if self.workspace is None:
+            return None
+        checked = self.models.checked()
+        langs = self.langs.get(checked[0], ("", "")) if checked else ("", "")
+        dialog = GoldSetsDialog(self.workspace, langs, self)
+        dialog.changed.connect(self.refresh)
+        dialog.imported_set.connect(self._show_gold_set)
+        dialog.exec()
+        return dialog
+
+    def _show_gold_set(self, name: str) -> None:
+        self.gold_set.setCurrentText(name)
+        self.pair_source.setCurrentIndex(SOURCES.index("Gold set"))
 
     def _build_pair_list(self) -> None:
         """The pair list, Previous / Next and their keys."""

@@ -29,85 +29,36 @@ from PySide6.QtWidgets import (
 
 from app import workers
 from app.file_dialogs import ask_folder, ask_save_path
+from app.panels.evaluation_table import (
+    AER_COLUMN,
+    COLUMNS,
+    HEADER_TIPS,
+    METRIC_KEYS,
+    OPTIONAL_KEYS,
+    aer_tooltip,
+    bucket_tick,
+    heatmap_path,
+    length_systems,
+    shown_cells,
+)
 from app.panels.figures import export_plot_dialog, figure_png
 from app.widgets.curves import CurvesPlot
 from app.widgets.heatmap import AttentionHeatmap
 from app.widgets.run_colours import PALETTE, label_colour
 from core.evaluate.aer import PERCENT_FORMAT, percent_text
-from core.evaluate.goldsets import list_gold_sets
+from core.evaluate.goldsets import gold_set_for
 from core.evaluate.metrics import (
     MIN_BUCKET_SENTENCES,
-    bucket_count,
     bucket_start,
     length_table,
 )
 from core.evaluate.report import Table
+from core.services.alignment_runs import run_languages
 from core.services.attention_set import pairs_attention_job
 from core.services.attention_view import PairInput
 from core.services.eval_scores import evaluate_runs, write_report_job
 from core.services.translation import SessionCache
 from core.workspace.store import Workspace
-
-COLUMNS = ("Run", "Test set", "BLEU (test)", "chrF (test)", "TER (test)", "test perplexity",
-           "best dev perplexity", "AER % (gold set)", "contrastive %",
-           "gate: watched / other", "test sentences")
-METRIC_KEYS = ("bleu", "chrf", "ter", "perplexity", "best_dev_ppl", "aer",
-               "contrastive_accuracy", "gates", "sentences")
-#: keys of evaluations stored before both fronts shared core.services.eval_scores
-LEGACY_KEYS = {"best_dev_ppl": "ppl"}
-HEADER_TIPS = (
-    "The run, or the runs of an ensemble", "The set the run was scored on",
-    "sacreBLEU on the test split (higher is better)", "chrF on the test split (higher is better)",
-    "Translation edit rate on the test split (lower is better)",
-    "Teacher-forced perplexity of the test references (lower is better)",
-    "The lowest perplexity on the dev set during training (lower is better)",
-    "Alignment error rate of the attention against the gold set, in % (lower is better)",
-    "Contrastive set (evaluate --contrastive): the share of examples whose correct "
-    "translation scored higher than every contrastive one",
-    "Context models (evaluate --contrastive --gates): the mean gate lambda at the watched "
-    "source words (pronouns) and at the other words; lower = drew more on the context",
-    "Sentences of the test split translated")
-AER_COLUMN = COLUMNS[2 + METRIC_KEYS.index("aer")]
-#: columns shown only while some evaluation fills them (contrastive sets, gates)
-OPTIONAL_KEYS = ("contrastive_accuracy", "gates")
-
-
-def _shown(metrics: dict[str, Any]) -> list[Any]:
-    """The metric cells of a row, as the columns say: AER (a stored fraction) in %;
-    evaluations stored under older keys are read through LEGACY_KEYS."""
-    values = [metrics.get(k, metrics.get(LEGACY_KEYS.get(k, ""))) for k in METRIC_KEYS]
-    aer = METRIC_KEYS.index("aer")
-    if isinstance(values[aer], int | float):
-        values[aer] = 100 * float(values[aer])
-    watched, other = (metrics.get(f"mean_gate {k}") for k in ("watched words", "other words"))
-    if watched is not None or other is not None:
-        values[METRIC_KEYS.index("gates")] = " / ".join(
-            "–" if v is None else f"{v:.3f}" for v in (watched, other))
-    return values
-
-
-def length_systems(rows: list[tuple[Any, dict[str, Any], str]]
-                   ) -> list[tuple[str, dict[str, Any], dict[str, int]]]:
-    """(label, BLEU by bucket, sentences by bucket) of the rows (run ids, metrics, label)
-    whose evaluation has BLEU by length (sentences unknown: {} for older evaluations)."""
-    return [(label, m["bleu_by_length"], m.get("bucket_sizes") or {}) for _, m, label in rows
-            if isinstance(m.get("bleu_by_length"), dict) and m["bleu_by_length"]]
-
-
-def bucket_tick(bucket: str, sizes: list[int | None]) -> str:
-    """A bucket's label under its bars: '10-19', its sentences on a second line, '*'
-    when too few for its BLEU to mean much (core.evaluate.metrics.FEW_SENTENCES)."""
-    count = bucket_count(sizes)
-    if count is None:
-        return bucket
-    small = any(n is not None and 0 < n < MIN_BUCKET_SENTENCES for n in sizes)
-    return f"{bucket}\nn={count}{'*' if small else ''}"
-
-
-def heatmap_path(folder: Path, run_id: int, name: str, index: int) -> Path:
-    """Where "Export heatmaps" writes pair `index`'s (from 0) heatmap under run `run_id`."""
-    safe = "".join(c if c.isalnum() or c in "-_" else "_" for c in name)
-    return folder / f"{run_id}-{safe}-{index + 1:03d}.png"
 
 
 class EvaluationPanel(QWidget):
@@ -250,7 +201,7 @@ class EvaluationPanel(QWidget):
         filled: set[int] = set()  # columns some row has a value in
         for row, (run_ids, test, metrics) in enumerate(rows):
             label = " + ".join(f"{i}: {names.get(i, '?')}" for i in run_ids)
-            cells: list[Any] = [label, test or "–"] + _shown(metrics)
+            cells: list[Any] = [label, test or "–"] + shown_cells(metrics)
             filled.update(col for col, value in enumerate(cells) if value is not None)
             for col, value in enumerate(cells):
                 item = QTableWidgetItem()
@@ -262,6 +213,8 @@ class EvaluationPanel(QWidget):
                 else:
                     item.setText("–" if value is None else str(value))
                 item.setData(Qt.ItemDataRole.UserRole, (run_ids, metrics, label))
+                if COLUMNS[col] == AER_COLUMN and value is not None:
+                    item.setToolTip(aer_tooltip(metrics))
                 self.table.setItem(row, col, item)
         # the context-model columns only when some evaluation has them
         for key in OPTIONAL_KEYS:
@@ -346,9 +299,12 @@ class EvaluationPanel(QWidget):
             self.by_length.setXRange(-0.6, len(buckets) - 0.4, padding=0)
 
     # --- jobs ---------------------------------------------------------------------------------------
-    def _gold_name(self) -> str | None:
-        names = list_gold_sets(self.workspace) if self.workspace is not None else []
-        return names[0] if names else None
+    def _gold_name(self, run_id: int) -> str | None:
+        """The gold set of run `run_id`'s language pair (either way round), None when the
+        workspace has none (goldsets.gold_set_for)."""
+        if self.workspace is None:
+            return None
+        return gold_set_for(self.workspace, run_languages(self.workspace, self.workspace.get_run(run_id)))
 
     def evaluate_selected(self, run_ids: list[int] | None = None, limit: int = 0) -> workers.Job | None:
         """Evaluate `run_ids` (default: the selected runs) in a job (core.services.eval_scores.evaluate_runs);
@@ -357,7 +313,7 @@ class EvaluationPanel(QWidget):
         if self.workspace is None or not run_ids:
             return None
         self.job = self.jobs.submit(evaluate_runs, self.workspace, self.sessions, run_ids,
-                                    self.beam.value(), self._gold_name(), limit=limit,
+                                    self.beam.value(), None, limit=limit,
                                     name="Evaluate")
         self.job.event.connect(self._on_event)
         self.job.finished.connect(lambda _ids: self.refresh())
@@ -386,7 +342,7 @@ class EvaluationPanel(QWidget):
         rows = []
         for run_ids, test, m in self.rows():
             label = " + ".join(f"{i}: {names.get(i, '?')}" for i in run_ids)
-            rows.append([label, test or None, *_shown(m)])
+            rows.append([label, test or None, *shown_cells(m)])
         tables = [Table(list(COLUMNS), rows, title="Scores", formats={AER_COLUMN: PERCENT_FORMAT})]
         systems = length_systems(
             [(run_ids, m, " + ".join(f"{i}: {names.get(i, '?')}" for i in run_ids))
@@ -458,7 +414,7 @@ class EvaluationPanel(QWidget):
             return None
         runs = [(r, f"{r}: {names.get(r, '?')}") for r in run_ids]
         job = self.jobs.submit(pairs_attention_job, self.workspace, self.sessions, runs,
-                               self._gold_name() or None, run_ids[0], n, True,
+                               self._gold_name(run_ids[0]), run_ids[0], n, True,
                                name="Export heatmaps")
         job.finished.connect(lambda result: self._write_heatmaps(result[1], result[0], folder,
                                                                  dpi, names))

@@ -33,6 +33,7 @@ from core.evaluate.aer import PERCENT_FORMAT, AERCounts, corpus_aer
 from core.evaluate.alignment import Alignment
 from core.evaluate.alignment import AlignmentCorpus as GoldSet
 from core.evaluate.extract import aggregate_subwords, argmax_alignment, threshold_alignment
+from core.evaluate.goldsets import NO_MATCH, REVERSED, gold_orientation, orientation_note
 from core.evaluate.readings import drop_sink, read_attention, reading_source
 from core.evaluate.report import Table
 from core.evaluate.symmetrize import symmetrize_corpus
@@ -232,32 +233,6 @@ def reverse_gold(gold: GoldSet) -> GoldSet:
     """The gold set seen from the other side (target -> source)."""
     return GoldSet(gold.name, gold.tgt_tokens, gold.src_tokens,
                    [a.swapped() for a in gold.alignments], gold.tgt_lang, gold.src_lang)
-
-
-SAME, REVERSED, NO_MATCH = "same", "reversed", "no match"
-
-
-def _pair(langs: Sequence[str]) -> tuple[str, str]:
-    return langs[0].strip().lower(), langs[1].strip().lower()
-
-
-def gold_orientation(run_langs: Sequence[str], gold_langs: Sequence[str]) -> str:
-    """How a run translating run_langs = (source, target) reads a gold set of gold_langs:
-    SAME (its pairs as they are; also when a language is not known), REVERSED (the
-    gold's target is the run's source: reverse_gold) or NO_MATCH (another language pair:
-    its attention on these pairs means nothing)."""
-    run, gold = _pair(run_langs), _pair(gold_langs)
-    if not all(run + gold) or run == gold:
-        return SAME
-    return REVERSED if run == gold[::-1] else NO_MATCH
-
-
-def orientation_note(run_langs: Sequence[str], gold_name: str, gold_langs: Sequence[str]
-                     ) -> str:
-    """'es -> en run; gold set wpt03-trial is en -> fr': why a run is not scored on a gold
-    set."""
-    return (f"{run_langs[0]} -> {run_langs[1]} run; gold set {gold_name} is "
-            f"{gold_langs[0]} -> {gold_langs[1]}")
 
 
 def gold_for_run(gold: GoldSet, run_langs: Sequence[str]) -> GoldSet:

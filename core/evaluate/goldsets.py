@@ -20,6 +20,7 @@ import re
 import shutil
 import tempfile
 import time
+from collections.abc import Sequence
 from pathlib import Path
 
 from core.atomic import write_text_atomic
@@ -177,6 +178,59 @@ def _write_folder(folder: Path, gold: GoldSet, meta: dict, replace: bool) -> Non
         raise
 
 
+SAME, REVERSED, NO_MATCH = "same", "reversed", "no match"
+
+
+def _pair(langs: Sequence[str]) -> tuple[str, str]:
+    return langs[0].strip().lower(), langs[1].strip().lower()
+
+
+def gold_orientation(run_langs: Sequence[str], gold_langs: Sequence[str]) -> str:
+    """How a run translating run_langs = (source, target) reads a gold set of gold_langs:
+    SAME (its pairs as they are; also when a language is not known), REVERSED (the
+    gold's target is the run's source: reverse_gold) or NO_MATCH (another language pair:
+    its attention on these pairs means nothing)."""
+    run, gold = _pair(run_langs), _pair(gold_langs)
+    if not all(run + gold) or run == gold:
+        return SAME
+    return REVERSED if run == gold[::-1] else NO_MATCH
+
+
+def orientation_note(run_langs: Sequence[str], gold_name: str, gold_langs: Sequence[str]
+                     ) -> str:
+    """'es -> en run; gold set wpt03-trial is en -> fr': why a run is not scored on a gold
+    set."""
+    return (f"{run_langs[0]} -> {run_langs[1]} run; gold set {gold_name} is "
+            f"{gold_langs[0]} -> {gold_langs[1]}")
+
+
+def gold_set_languages(ws: Workspace, name: str) -> tuple[str, str]:
+    """(source, target) languages gold set `name` was imported with ('' where not told)."""
+    meta_path = inside(gold_root(ws) / _check_name(name), META_FILE, "gold set meta", StoreError)
+    meta = json.loads(meta_path.read_text(encoding="utf-8"))
+    return str(meta.get("src_lang", "")), str(meta.get("tgt_lang", ""))
+
+
+def gold_set_for(ws: Workspace, run_langs: Sequence[str], preferred: str | None = None
+                 ) -> str | None:
+    """The gold set a run translating run_langs = (source, target) is scored on:
+    `preferred` when its pair is the run's (either way round), else the first such set
+    by name; a set of unknown languages only when no set names the run's pair; None when
+    no set fits (another pair's attention AER would be a number that means nothing)."""
+    names = list_gold_sets(ws)
+    if preferred in names:
+        names.remove(preferred)
+        names.insert(0, preferred)
+    known, unknown = [], []
+    for name in names:
+        langs = gold_set_languages(ws, name)
+        if gold_orientation(run_langs, langs) == NO_MATCH:
+            continue
+        (known if all(_pair(langs)) and all(_pair(run_langs)) else unknown).append(name)
+    found = known or unknown
+    return found[0] if found else None
+
+
 def list_gold_sets(ws: Workspace) -> list[str]:
     """Names of the workspace's gold sets (complete folders only), sorted."""
     root = gold_root(ws)
@@ -194,7 +248,8 @@ def load_gold_set(ws: Workspace, name: str) -> GoldSet:
     if not (folder / META_FILE).exists():
         known = ", ".join(list_gold_sets(ws)) or "none yet"
         raise ConfigError(f"{ws.root}: no gold set named {name!r} (known: {known}); import "
-                          "one with `align --gold-set NAME ...` or the Attention panel")
+                          "one with `align --gold-set NAME ...` or the Attention screen's "
+                          "Gold sets… button")
     def part(name: str) -> Path:  # a file of the set linked out of it is not read
         return inside(folder, name, f"gold set {name!r} file", StoreError)
 
@@ -206,8 +261,13 @@ def load_gold_set(ws: Workspace, name: str) -> GoldSet:
 
 
 def delete_gold_set(ws: Workspace, name: str) -> None:
-    """Remove gold set `name` and its folder; ConfigError when there is no such set."""
+    """Remove gold set `name` and its folder; ConfigError when there is no such set. The
+    folder is first renamed aside (an OSError there leaves the set whole and listed),
+    then deleted; what a kill leaves is a `.NAME.tmp-PID-removed` leftover that the next
+    open of the workspace removes (core.workspace.gold_folders)."""
     folder = gold_root(ws) / _check_name(name)
     if not (folder / META_FILE).exists():
         raise ConfigError(f"{ws.root}: no gold set named {name!r}")
-    remove_tree(folder)  # a link goes itself, its target stays
+    aside = folder.with_name(f".{folder.name}.tmp-{os.getpid()}-removed")
+    os.replace(folder, aside)  # a link is renamed itself, its target stays
+    remove_tree(aside)

@@ -14,17 +14,15 @@ from typing import TYPE_CHECKING, Any
 
 from core.errors import ConfigError
 from core.evaluate.alignment import Alignment
-from core.evaluate.attention_aer import (
+from core.evaluate.attention_aer import Variant, force_gold, score_gold
+from core.evaluate.goldsets import (
     NO_MATCH,
     REVERSED,
     SAME,
-    Variant,
-    force_gold,
     gold_orientation,
+    load_gold_set,
     orientation_note,
-    score_gold,
 )
-from core.evaluate.goldsets import load_gold_set
 from core.jobs import JobContext
 from core.services import alignment_runs
 from core.services.attention_view import (
@@ -59,7 +57,7 @@ def gold_pairs(ws: Workspace, gold_name: str, limit: int = 0) -> list[PairInput]
 def run_orientation(ws: Workspace, run_id: int, pairs: Sequence[tuple[int, PairInput]]
                     ) -> tuple[str, str]:
     """(orientation, note) of run `run_id` on gold pairs `pairs`
-    (core.evaluate.attention_aer.gold_orientation: same, reversed or no match; the note
+    (core.evaluate.goldsets.gold_orientation: same, reversed or no match; the note
     says why a run of another language pair is not computed). Pairs without languages
     (typed, the test split) are read as they are."""
     if not pairs or not all(pairs[0][1].langs):

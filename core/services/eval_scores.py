@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from core.atomic import check_writable, write_text_atomic
 from core.errors import ConfigError, CorpusError, OutputError
-from core.evaluate.goldsets import load_gold_set
+from core.evaluate.goldsets import gold_set_for, load_gold_set
 from core.evaluate.report import Table, decoding_table, write_html_report
 from core.infer.decoding import decoding_settings
 from core.jobs import JobContext
@@ -34,7 +34,8 @@ if TYPE_CHECKING:  # annotations only: importing the session would load torch
     from core.infer.session import TranslationSession
 
 #: the keys of a stored sentence-level evaluation (Workspace.add_evaluation metrics);
-#: 'aer' / 'aer_sentences' / 'aer_reading' (core.evaluate.readings) only with a gold set
+#: 'aer' / 'aer_sentences' / 'aer_reading' (core.evaluate.readings) / 'aer_gold' (its
+#: name) only with a gold set
 METRIC_KEYS = ("bleu", "bleu_signature", "chrf", "ter", "tokenized_bleu", "perplexity",
                "best_dev_ppl", "beam", "sentences", "bleu_by_length", "bucket_sizes",
                "decoding")
@@ -281,7 +282,8 @@ def evaluate_and_store(ws: Workspace, sessions: dict[str, Any], run_ids: dict[st
                 reading = "predict"
             found = attention_alignments(session, gold, reading=reading)
             counts = corpus_aer(found, gold.alignments)
-            s.metrics.update(aer=counts.aer, aer_sentences=len(gold), aer_reading=reading)
+            s.metrics.update(aer=counts.aer, aer_sentences=len(gold), aer_reading=reading,
+                             aer_gold=gold.name)
         ids.append(ws.add_evaluation(s.run_ids, test_name, s.metrics))
     return systems, lengths, ids
 
@@ -292,8 +294,13 @@ def evaluate_runs(ws: Workspace, cache, run_ids: Sequence[int], beam: int, gold_
     `evaluate --run R --test test` does (evaluate_and_store: the same translation,
     document grouping for context models, metrics and keys), with the AER of its forced
     attention on gold set `gold_name` when given; sessions from `cache`
-    (core.services.translation.SessionCache). Returns the evaluation ids."""
-    gold = load_gold_set(ws, gold_name) if gold_name else None
+    (core.services.translation.SessionCache). Returns the evaluation ids.
+    Each run's AER is read on the gold set of its own language pair (goldsets.gold_set_for:
+    `gold_name` when it fits, read from the other side for a run of the reversed pair);
+    a run no gold set fits gets no AER, rather than another pair's meaningless one."""
+    # lazy: a top-level import would load numpy, sacremoses, sentencepiece, torch
+    from core.evaluate.attention_aer import gold_for_run
+
     ids: list[int] = []
     for k, run_id in enumerate(run_ids):
         ctx.check_cancelled()
@@ -305,6 +312,8 @@ def evaluate_runs(ws: Workspace, cache, run_ids: Sequence[int], beam: int, gold_
             raise ConfigError(f"run {info.name!r}: the test split is empty; import a bigger "
                               "corpus")
         sessions = {info.name: cache.get(ws, [run_id])}
+        gold_set = gold_set_for(ws, (src_lang, tgt_lang), preferred=gold_name)
+        gold = gold_for_run(load_gold_set(ws, gold_set), (src_lang, tgt_lang)) if gold_set else None
         _, _, new = evaluate_and_store(ws, sessions, {info.name: [run_id]}, pairs, test_name,
                                        src_lang, tgt_lang, beam, gold=gold, ctx=ctx)
         ids += new

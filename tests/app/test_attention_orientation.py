@@ -197,3 +197,34 @@ def test_the_eflomal_baseline_of_a_reversed_model_1_is_in_the_gold_orientation(
         gold_baseline(ws, ids["fwd"], [(["a"], ["b"])], JobContext(),
                      pairs=gold_pairs(ws, "wpt03-trial", 1))
     window.close()
+
+
+def test_the_evaluation_reads_each_run_on_the_gold_set_of_its_pair(pairs_ws, capsys, tmp_path):
+    """evaluate_runs (the Evaluation screen's Evaluate): the en->es run reads the es->en
+    demo gold from the other side, at the AER `align` prints, even when another pair's
+    set is asked for; in a workspace whose only gold set is of another pair, a run gets no
+    AER rather than a meaningless one."""
+    import shutil
+
+    from core.evaluate.goldsets import delete_gold_set
+    from core.jobs import JobContext
+    from core.services.eval_scores import evaluate_runs
+    from core.services.translation import SessionCache
+    from core.workspace.store import Workspace
+
+    with Workspace.open(pairs_ws, create=False) as ws:
+        [eval_id] = evaluate_runs(ws, SessionCache(), [ws.run_id("rev")], 1, "wpt03-trial",
+                                  JobContext(), limit=3)
+        metrics = next(e.metrics for e in ws.evaluations() if e.id == eval_id)
+    assert metrics["aer_gold"] == "demo-gold" and metrics["aer_sentences"] == 56
+    align = cli_aer(pairs_ws, capsys, "--run", "rev", "--gold-set", "demo-gold")
+    assert 100 * metrics["aer"] == pytest.approx(list(align.values())[0], abs=0.05)
+    other = tmp_path / "only-en-fr"
+    shutil.copytree(pairs_ws, other)
+    with Workspace.open(other, create=False) as ws:
+        for name in ("demo-gold", "demo-gold-rev"):
+            delete_gold_set(ws, name)
+        [eval_id] = evaluate_runs(ws, SessionCache(), [ws.run_id("fwd")], 1, None,
+                                  JobContext(), limit=3)
+        metrics = next(e.metrics for e in ws.evaluations() if e.id == eval_id)
+    assert "aer" not in metrics and "aer_gold" not in metrics and metrics["sentences"] == 3

@@ -1,4 +1,4 @@
-"""How a run reads a gold set of a language pair (core.evaluate.attention_aer): as it is,
+"""How a run reads a gold set of a language pair (core.evaluate.goldsets): as it is,
 from the other side (a run of the reversed pair), or not at all (another pair); and the
 symmetrisation with a reverse-direction run's links given in that run's orientation."""
 from __future__ import annotations
@@ -8,16 +8,15 @@ import pytest
 from core.errors import ConfigError
 from core.evaluate.aer import corpus_aer
 from core.evaluate.alignment import Alignment
-from core.evaluate.attention_aer import (
+from core.evaluate.attention_aer import gold_for_run, symmetrize_with_reverse
+from core.evaluate.goldsets import (
     NO_MATCH,
     REVERSED,
     SAME,
-    gold_for_run,
+    GoldSet,
     gold_orientation,
     orientation_note,
-    symmetrize_with_reverse,
 )
-from core.evaluate.goldsets import GoldSet
 
 GOLD = GoldSet("wpt", [["the", "house"], ["yes"]], [["la", "maison", "bleue"], ["oui"]],
                [Alignment({(0, 0), (1, 1)}, {(1, 2)}), Alignment({(0, 0)})], "en", "fr")

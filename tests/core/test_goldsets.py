@@ -6,7 +6,14 @@ from pathlib import Path
 import pytest
 
 from core.errors import AlignmentError, ConfigError
-from core.evaluate.goldsets import import_gold_set, list_gold_sets, load_gold_set
+from core.evaluate.goldsets import (
+    delete_gold_set,
+    gold_set_for,
+    gold_set_languages,
+    import_gold_set,
+    list_gold_sets,
+    load_gold_set,
+)
 from core.workspace.store import Workspace
 
 DEMO = Path(__file__).resolve().parents[2] / "resources" / "demo"
@@ -94,3 +101,26 @@ def test_bundled_demo_gold_set_imports_with_its_documented_counts(ws):
     assert gold.n_sure == 528
     assert gold.n_possible == 528 + 183
     assert gold.src_tokens[0] == "Compré una mesa nueva para la cocina .".split()
+
+
+def test_each_run_is_scored_on_the_gold_set_of_its_own_pair(ws, tmp_path):
+    """gold_set_for: the preferred set only when its pair is the run's (either way round),
+    else the first fitting set by name; a set of unknown languages only when no set
+    names the run's pair; None when nothing fits."""
+    src, tgt = write(tmp_path / "s", ["a b"]), write(tmp_path / "t", ["x y"])
+    links = write(tmp_path / "l", ["0-0 1-1"])
+    for name, langs in (("b-en-fr", ("en", "fr")), ("c-es-en", ("es", "en")),
+                        ("d-en-es", ("en", "es")), ("a-unknown", ("", ""))):
+        import_gold_set(ws, name, src, tgt, links, src_lang=langs[0], tgt_lang=langs[1])
+    assert gold_set_for(ws, ("en", "fr")) == "b-en-fr"
+    assert gold_set_for(ws, ("fr", "en")) == "b-en-fr"  # read from the other side
+    assert gold_set_for(ws, ("en", "es")) == "c-es-en"  # the first by name of the two
+    assert gold_set_for(ws, ("en", "es"), preferred="d-en-es") == "d-en-es"
+    assert gold_set_for(ws, ("es", "en"), preferred="b-en-fr") == "c-es-en"  # not its pair
+    assert gold_set_for(ws, ("de", "en")) == "a-unknown"
+    assert gold_set_languages(ws, "d-en-es") == ("en", "es")
+    delete_gold_set(ws, "a-unknown")
+    assert gold_set_for(ws, ("de", "en")) is None
+    assert list_gold_sets(ws) == ["b-en-fr", "c-es-en", "d-en-es"]
+    with pytest.raises(ConfigError, match="no gold set named 'a-unknown'"):
+        delete_gold_set(ws, "a-unknown")
