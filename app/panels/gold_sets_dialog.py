@@ -60,6 +60,9 @@ class GoldImportDialog(QDialog):
         for fmt in FORMATS:
             self.format.addItem(FORMAT_LABELS.get(fmt, fmt), fmt)
         self.one_based = QCheckBox("Link indices start at 1")
+        self.one_based.setToolTip("Pharaoh links only: TALP and WPT links are 1-based by definition")
+        self.format.currentIndexChanged.connect(
+            lambda _=None: self.one_based.setEnabled(self.format.currentData() == "pharaoh"))
         self.swap = QCheckBox("Links are written target first (e.g. English first)")
         self.name = QLineEdit()
         self.name.setPlaceholderText("letters, digits, '.', '_' or '-'")
@@ -100,7 +103,8 @@ class GoldImportDialog(QDialog):
         name = self.name.text().strip()
         try:
             import_gold_set(self.workspace, name, *paths, fmt=self.format.currentData(),
-                            one_based=self.one_based.isChecked(), swap=self.swap.isChecked(),
+                            one_based=self.one_based.isEnabled() and self.one_based.isChecked(),
+                            swap=self.swap.isChecked(),
                             src_lang=self.src_lang.text().strip(),
                             tgt_lang=self.tgt_lang.text().strip())
         except (WorkbenchError, OSError, UnicodeError) as exc:  # the user's files or name

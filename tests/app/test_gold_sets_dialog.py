@@ -47,6 +47,8 @@ def test_import_lists_stores_and_shows_the_set_as_align_does(qtbot, panel, monke
 
     def answer_import(form: GoldImportDialog):
         fill(form, *WPT03.files, WPT03.fmt, "trial")
+        seen["one_based_box"] = form.one_based.isEnabled()  # TALP is 1-based by definition
+        form.one_based.setChecked(True)  # a stale tick from Pharaoh must not shift the links
         form.accept()
         return QDialog.DialogCode.Accepted if form.imported else QDialog.DialogCode.Rejected
 
@@ -61,7 +63,7 @@ def test_import_lists_stores_and_shows_the_set_as_align_does(qtbot, panel, monke
     demo = load_gold_set(panel.workspace, "demo-gold")
     panel.manage_gold_sets()
     assert seen["before"] == [["demo-gold", "es → en", "56", str(demo.n_sure), str(demo.n_possible)]]
-    assert seen["imported"] == "trial"
+    assert seen["imported"] == "trial" and seen["one_based_box"] is False
     trial = load_gold_set(panel.workspace, "trial")
     assert seen["after"][1] == ["trial", "en → fr", "37", str(trial.n_sure), str(trial.n_possible)]
     # counted from the file itself: 'i-j' sure, 'ipj' possible (possible includes sure)
