@@ -18,6 +18,8 @@ Two kinds of documents, both lowercased and tokenised like the Hansards release:
   OUT_DIR/contrastive in the released layout with K = 1 context (`evaluate
   --contrastive OUT_DIR/contrastive`), and again as OUT_DIR/contrastive-other-context
   with every example's previous sentence taken from another film (the context ablation).
+  The dev documents' examples form OUT_DIR/contrastive-dev, the set by which a context
+  run's checkpoint is chosen.
 
 The split is stored explicitly (ws.save_split), so every run on the corpus shares it.
 """
@@ -81,6 +83,31 @@ def subtitle_part(e: int, n: int) -> str | None:
     return "train"
 
 
+def contrastive_files(examples: list[dict], tok) -> tuple[dict[str, list[str]], int]:
+    """The released layout's lines (K = 1: the sentence just before) of these examples,
+    and how many were left out because Moses split their two lines differently."""
+    files: dict[str, list[str]] = {k: [] for k in (
+        "OpenSubs.current.src", "OpenSubs.current.trg", "OpenSubs.c1.context.src", "OpenSubs.c1.context.trg")}
+    left_out = 0
+    for ex in examples:
+        good, bad = tok(ex["good"], "fr"), tok(ex["bad"], "fr")
+        if len(good.split()) != len(bad.split()):
+            left_out += 1
+            continue
+        src, ps, pt = tok(ex["src"], "en"), tok(ex["prev_src"][-1], "en"), tok(ex["prev_trg"][-1], "fr")
+        files["OpenSubs.current.src"] += [src, src]
+        files["OpenSubs.current.trg"] += [good, bad]
+        files["OpenSubs.c1.context.src"] += [ps, ps]
+        files["OpenSubs.c1.context.trg"] += [pt, pt]
+    return files, left_out
+
+
+def write_contrastive(folder: Path, files: dict[str, list[str]]) -> None:
+    folder.mkdir(exist_ok=True)
+    for name, lines in files.items():
+        write_text_atomic(folder / name, "\n".join(lines) + "\n")
+
+
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("workspace")
@@ -125,33 +152,23 @@ def main() -> int:
     print(f"{CORPUS}: {len(en)} pairs; " + ", ".join(f"{k} {len(v)}" for k, v in assign.items()),
           file=sys.stderr)
 
-    # the held-out contrastive set, released layout, K = 1 (the sentence just before)
+    # the held-out contrastive set, and the dev documents' examples as a dev set (to
+    # choose a context run's checkpoint by what it is for, never by the held-out set)
+    dev = [ex for e, ex in enumerate(examples) if subtitle_part(e, len(examples)) == "dev"]
     held = [ex for e, ex in enumerate(examples) if subtitle_part(e, len(examples)) in ("test", "held")]
-    files: dict[str, list[str]] = {k: [] for k in (
-        "OpenSubs.current.src", "OpenSubs.current.trg", "OpenSubs.c1.context.src", "OpenSubs.c1.context.trg")}
-    left_out = 0
-    for ex in held:
-        good, bad = tok(ex["good"], "fr"), tok(ex["bad"], "fr")
-        if len(good.split()) != len(bad.split()):  # Moses split the two lines differently
-            left_out += 1
-            continue
-        src, ps, pt = tok(ex["src"], "en"), tok(ex["prev_src"][-1], "en"), tok(ex["prev_trg"][-1], "fr")
-        files["OpenSubs.current.src"] += [src, src]
-        files["OpenSubs.current.trg"] += [good, bad]
-        files["OpenSubs.c1.context.src"] += [ps, ps]
-        files["OpenSubs.c1.context.trg"] += [pt, pt]
-    # the same examples with another film's previous sentence (example i gets example
-    # i + n/2's): a context model that uses the context should lose accuracy here
-    half = len(files["OpenSubs.current.src"]) // 4 * 2
-    shuffled = dict(files)
-    for name in ("OpenSubs.c1.context.src", "OpenSubs.c1.context.trg"):
-        shuffled[name] = files[name][half:] + files[name][:half]
-    for folder, content in (("contrastive", files), ("contrastive-other-context", shuffled)):
-        (out / folder).mkdir(exist_ok=True)
-        for name, lines in content.items():
-            write_text_atomic(out / folder / name, "\n".join(lines) + "\n")
-    print(f"held-out contrastive set: {len(held) - left_out} examples "
-          f"({left_out} left out: the two lines tokenise differently)", file=sys.stderr)
+    for folder, chosen in (("contrastive", held), ("contrastive-dev", dev)):
+        files, left_out = contrastive_files(chosen, tok)
+        write_contrastive(out / folder, files)
+        print(f"{folder}: {len(chosen) - left_out} examples "
+              f"({left_out} left out: the two lines tokenise differently)", file=sys.stderr)
+        if folder == "contrastive":
+            # the same examples with another film's previous sentence (example i gets
+            # example i + n/2's): a context model that uses the context should lose here
+            half = len(files["OpenSubs.current.src"]) // 4 * 2
+            shuffled = dict(files)
+            for name in ("OpenSubs.c1.context.src", "OpenSubs.c1.context.trg"):
+                shuffled[name] = files[name][half:] + files[name][:half]
+            write_contrastive(out / "contrastive-other-context", shuffled)
     return 0
 
 
