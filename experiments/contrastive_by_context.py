@@ -63,7 +63,8 @@ def main() -> int:
     ap.add_argument("workspace")
     ap.add_argument("set_dir")
     ap.add_argument("other_dir")
-    ap.add_argument("--run", action="append", required=True)
+    ap.add_argument("--run", action="append", required=True,
+                    help="a run, or RUN@CHECKPOINT for a checkpoint file of the run other than its best")
     ap.add_argument("--report")
     ap.add_argument("--limit", type=int, default=0, help="only the first N examples (a quick check)")
     args = ap.parse_args()
@@ -81,8 +82,9 @@ def main() -> int:
     columns, margins, gate_rows = ["examples"], {}, []
     with Workspace.open(args.workspace, create=False) as ws:
         for ref in args.run:
-            session = open_session(ws, [ref], "best", "cpu")
-            name = ws.get_run(ref).name
+            ref, _, which = ref.partition("@")  # RUN@CHECKPOINT: that checkpoint, not 'best'
+            session = open_session(ws, [ref], which or "best", "cpu")
+            name = ws.get_run(ref).name + (f"@{which}" if which else "")
             side = "tgt" if session.context_side == "target" else "src"
             for label, exs in (("", examples), (" other ctx", other)):
                 if label and not session.context_sentences:

@@ -34,7 +34,8 @@ from core.workspace.store import Workspace  # noqa: E402
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("workspace")
-    ap.add_argument("--run", action="append", required=True)
+    ap.add_argument("--run", action="append", required=True,
+                    help="a run, or RUN@CHECKPOINT for a checkpoint file of the run other than its best")
     ap.add_argument("--max-sentences", type=int, default=400)
     ap.add_argument("--beam", type=int, default=5)
     ap.add_argument("--report")
@@ -56,8 +57,9 @@ def main() -> int:
               file=sys.stderr)
         systems, infos = {}, {}
         for ref in args.run:
-            session = open_session(ws, [ref], "best", "cpu")
-            name = ws.get_run(ref).name
+            ref, _, which = ref.partition("@")  # RUN@CHECKPOINT: that checkpoint, not 'best'
+            session = open_session(ws, [ref], which or "best", "cpu")
+            name = ws.get_run(ref).name + (f"@{which}" if which else "")
             t0 = time.time()
             out = session.translate_documents([[s for s, _ in d] for d in documents],
                                               beam=args.beam)

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Experiment G (Issue 18 item 3): evaluate the runs of exp_g_train.sh.
-# Usage: experiments/exp_g_eval.sh RUN ...   (e.g. G-sentence G-concat G-ws G-ts G-tgt; the
+# Usage: experiments/exp_g_eval.sh RUN ...   (RUN or RUN@CHECKPOINT-FILE; e.g. G-sentence G-ws G-tgt; the
 #   first is the baseline of the BLEU deltas). Writes to $OUT (default /tmp/g-out):
 #   - contrastive.md: accuracy per pronoun on the held-out contrastive set (3,290
 #     examples, K = 1), with the previous sentence and with another film's, split by
