@@ -4,6 +4,8 @@
     runs rename OLD NEW
     runs delete NAME|ID [--yes]
     runs import PATH [--name NAME]   an outside model as a run (core.services.model_import)
+    runs average RUN CKPT CKPT ... [--out NAME] [--replace]
+                                     the mean of checkpoints of a run (core.train.averaging)
 
 `runs delete` prints what goes (core.services.manage, the text of the GUI's dialog), then
 asks on a terminal; without a terminal it needs --yes. A run that is training is refused.
@@ -60,6 +62,18 @@ def register(sub: argparse._SubParsersAction) -> None:
                      "checkpoint names none; gold sets and corpora are matched by it)")
     imp.add_argument("--tgt-lang", default=None, help="the model's target language code")
     imp.set_defaults(func=run_import)
+
+    avg = cmds.add_parser(
+        "average", help="write the mean of several checkpoints of a run as a new checkpoint",
+        description="Average the weights of several checkpoints of one run into a new "
+        "checkpoint file of the run, to translate, align and evaluate with "
+        "(--checkpoint NAME); it holds no optimiser state, so training does not resume from it.")
+    avg.add_argument("run", metavar="RUN", help="run name or id")
+    avg.add_argument("checkpoints", metavar="CKPT", nargs="+",
+                     help="checkpoint file names of the run (best-00001000.pt, last, best)")
+    avg.add_argument("--out", default="averaged.pt", help="the new file's name (default averaged.pt)")
+    avg.add_argument("--replace", action="store_true", help="replace a file of that name")
+    avg.set_defaults(func=run_average)
 
 
 def _open(args: argparse.Namespace) -> Workspace:
@@ -131,6 +145,21 @@ def run_import(args: argparse.Namespace) -> int:
     if "xx" in (src, tgt):
         print("note: the model does not say its languages: import it again with --src-lang "
               "and --tgt-lang to score it on gold sets of its pair")
+    return 0
+
+
+def run_average(args: argparse.Namespace) -> int:
+    """`runs average`: the mean of the run's checkpoints written as a new one; returns 0."""
+    from core.train.artifacts import pick_checkpoint  # loads torch: not for every command
+    from core.train.averaging import average_checkpoints  # loads torch: not for every command
+
+    with _open(args) as ws:
+        run = ws.get_run(args.run)
+        run_dir = ws.run_dir(run.id)
+        names = [pick_checkpoint(run_dir, which).name for which in args.checkpoints]
+        path = average_checkpoints(run_dir, names, args.out, replace=args.replace)
+    print(f"run {run.id} {printable(run.name)!r}: {path.name} = the mean of {', '.join(names)}; "
+          f"use it with --checkpoint {path.name}")
     return 0
 
 
