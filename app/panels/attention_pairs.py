@@ -51,9 +51,7 @@ class PairBrowser:
         after an import or removal, and shows a newly imported set's pairs."""
         if self.workspace is None:
             return None
-        checked = self.models.checked()
-        langs = self.langs.get(checked[0], ("", "")) if checked else ("", "")
-        dialog = GoldSetsDialog(self.workspace, langs, self)
+        dialog = GoldSetsDialog(self.workspace, self)
         dialog.changed.connect(self.refresh)
         dialog.imported_set.connect(self._show_gold_set)
         dialog.exec()

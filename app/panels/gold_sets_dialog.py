@@ -67,8 +67,9 @@ class GoldImportDialog(QDialog):
         self.name = QLineEdit()
         self.name.setPlaceholderText("letters, digits, '.', '_' or '-'")
         self.src_lang, self.tgt_lang = QLineEdit(languages[0]), QLineEdit(languages[1])
-        for edit in (self.src_lang, self.tgt_lang):
+        for edit, example in ((self.src_lang, "e.g. en"), (self.tgt_lang, "e.g. fr")):
             edit.setMaximumWidth(80)
+            edit.setPlaceholderText(example)
         form = QFormLayout()
         form.addRow("Source sentences (tokenised)", self.src)
         form.addRow("Target sentences (tokenised)", self.tgt)
@@ -100,13 +101,18 @@ class GoldImportDialog(QDialog):
             workers.show_error(self, "Import gold alignments",
                                "Choose the source sentences, the target sentences and the links.")
             return
+        langs = (self.src_lang.text().strip(), self.tgt_lang.text().strip())
+        if not all(langs):
+            workers.show_error(self, "Import gold alignments",
+                               "Give the languages of the two sides (e.g. en and fr): the "
+                               "Attention and Evaluation screens match gold sets to runs by them.")
+            return
         name = self.name.text().strip()
         try:
             import_gold_set(self.workspace, name, *paths, fmt=self.format.currentData(),
                             one_based=self.one_based.isEnabled() and self.one_based.isChecked(),
                             swap=self.swap.isChecked(),
-                            src_lang=self.src_lang.text().strip(),
-                            tgt_lang=self.tgt_lang.text().strip())
+                            src_lang=langs[0], tgt_lang=langs[1])
         except (WorkbenchError, OSError, UnicodeError) as exc:  # the user's files or name
             workers.show_error(self, "Import gold alignments", str(exc))
             return
@@ -121,13 +127,11 @@ class GoldSetsDialog(QDialog):
     changed = Signal()
     imported_set = Signal(str)
 
-    def __init__(self, workspace: Workspace, languages: tuple[str, str] = ("", ""),
-                 parent: QWidget | None = None):
-        """`languages`: the pair an import offers first (the screen's first run's)."""
+    def __init__(self, workspace: Workspace, parent: QWidget | None = None):
         super().__init__(parent)
         self.setWindowTitle("Gold alignment sets")
         self.setMinimumSize(560, 300)
-        self.workspace, self.languages = workspace, languages
+        self.workspace = workspace
         self.table = QTableWidget(0, len(COLUMNS))
         self.table.setHorizontalHeaderLabels(COLUMNS)
         self.table.setEditTriggers(QTableWidget.EditTrigger.NoEditTriggers)
@@ -172,7 +176,7 @@ class GoldSetsDialog(QDialog):
 
     def import_set(self) -> str | None:
         """The import form; the new set's name when one was imported."""
-        dialog = GoldImportDialog(self.workspace, self.languages, self)
+        dialog = GoldImportDialog(self.workspace, parent=self)
         if dialog.exec() != QDialog.DialogCode.Accepted:
             return None
         self.refresh()

@@ -1,7 +1,7 @@
 """The Attention screen's Gold sets… dialog (app.panels.gold_sets_dialog): the sets with
 their counts; an import from three files gives the same set `align --gold-set` stores and
-the screen shows its pairs; a bad link file is named, nothing is stored and the form
-stays open; Remove asks first and takes the set off the screen."""
+the screen shows its pairs; missing languages or a bad link file are named, nothing is
+stored and the form stays open; Remove asks first and takes the set off the screen."""
 from __future__ import annotations
 
 import pytest
@@ -86,7 +86,13 @@ def test_a_bad_link_file_is_named_and_nothing_is_stored(qtbot, panel, tmp_path, 
     links.write_text("\n".join(good) + "\n", encoding="utf-8")
     form = GoldImportDialog(panel.workspace)
     qtbot.addWidget(form)
-    fill(form, src, tgt, links, "talp", "broken")
+    fill(form, src, tgt, links, "talp", "broken", langs=("en", ""))
+    form.accept()  # the screens match sets to runs by their languages: both are needed
+    assert [m for _, m, _ in errors] == ["Give the languages of the two sides (e.g. en and fr): "
+                                         "the Attention and Evaluation screens match gold sets "
+                                         "to runs by them."]
+    errors.clear()
+    form.tgt_lang.setText("fr")
     form.accept()
     assert form.imported is None and form.result() != QDialog.DialogCode.Accepted
     [(title, message, _)] = errors
