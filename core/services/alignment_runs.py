@@ -48,7 +48,7 @@ def baseline_training_text(ws: Workspace, run_info, src_pre, tgt_pre, corpus: st
         check_same_length(Path(src_file), Path(tgt_file), src, tgt)
         pairs = list(zip(src, tgt, strict=True))
     elif corpus:
-        pairs = [(p.src, p.tgt) for p in ws.load_corpus(corpus).pairs]
+        pairs = baseline_corpus_pairs(ws, run_info, corpus)
     else:
         if run_info.corpus_id is None:
             raise ConfigError(f"run {run_info.name!r} has no corpus: give --baseline-corpus "
@@ -84,14 +84,47 @@ def run_languages(ws: Workspace, run_info) -> tuple[str, str]:
     return "", ""
 
 
+def baseline_corpus_pairs(ws: Workspace, run_info, corpus: int | str) -> list[tuple[str, str]]:
+    """The (source, target) sentences of workspace `corpus` in run `run_info`'s direction
+    (`align --baseline-corpus`): as stored for a corpus of the run's pair, swapped for
+    one of the reversed pair, so eflomal always aligns the run's source to its target;
+    ConfigError for a corpus of another pair (unknown languages pass)."""
+    info = ws.get_corpus(corpus)
+    pair, run_pair = (info.src_lang, info.tgt_lang), run_languages(ws, run_info)
+    stored = ws.load_corpus(info.id).pairs
+    if other_pair(ws, run_info, pair) is None:
+        return [(p.src, p.tgt) for p in stored]
+    if pair == run_pair[::-1]:
+        return [(p.tgt, p.src) for p in stored]
+    raise ConfigError(
+        f"--baseline-corpus {info.name!r} is {pair_text(pair)}, but run {run_info.name!r} "
+        f"translates {pair_text(run_pair)}: the baseline aligns the run's own languages; name "
+        f"a corpus of {pair_text(run_pair)} (or {pair_text(run_pair[::-1])}), or give "
+        "--baseline-src/--baseline-tgt")
+
+
+def pair_text(pair: Sequence[str]) -> str:
+    """('en', 'fr') -> 'en->fr'."""
+    return f"{pair[0]}->{pair[1]}"
+
+
+def other_pair(ws: Workspace, run_info, want: Sequence[str]) -> tuple[str, str] | None:
+    """Run `run_info`'s (source, target) languages when they and `want` are known and
+    differ, else None: a run or a pair whose languages are not known passes."""
+    have = run_languages(ws, run_info)
+    if all(have) and all(want) and have != tuple(want):
+        return have
+    return None
+
+
 def check_reverse_direction(ws: Workspace, run_info, reverse_info) -> None:
     """ConfigError unless `reverse_info`'s run translates the other way round from
     `run_info`'s (tgt->src), as `align --reverse-run` needs; runs whose languages are
     not known pass."""
     src, tgt = run_languages(ws, run_info)
-    rev_src, rev_tgt = run_languages(ws, reverse_info)
-    if not all((src, tgt, rev_src, rev_tgt)) or (rev_src, rev_tgt) == (tgt, src):
+    if other_pair(ws, reverse_info, (tgt, src)) is None:
         return
+    rev_src, rev_tgt = run_languages(ws, reverse_info)
     raise ConfigError(
         f"--reverse-run {reverse_info.name!r} translates {rev_src}->{rev_tgt}, but --run "
         f"{run_info.name!r} translates {src}->{tgt}: the reverse run must translate "

@@ -30,6 +30,7 @@ from core.jobs import JobCancelled, JobContext, JobEvent
 from core.models.alignment_head import freeze_all_but_head, load_base
 from core.models.two_stage import freeze_for_stage2, load_stage1
 from core.runlock import RunLock
+from core.services.alignment_runs import other_pair, pair_text
 from core.services.attention_links import attention_guide_links, guide_run_names
 from core.services.corpora import DEFAULT_RATIOS, ensure_split, load_split_corpora  # noqa: F401 (re-exported)
 from core.train import artifacts, guidance
@@ -61,6 +62,7 @@ def create_run(ws: Workspace, corpus_ref: int | str, config: RunConfig, name: st
     # caps): the arithmetic estimate of core.train.footprint, microseconds for any size
     check_fits(config, config.data.src_vocab_size, config.data.tgt_vocab_size, device)
     corpus = ws.get_corpus(corpus_ref)
+    check_pairs(ws, config, corpus)
     # cheap enough for the GUI thread: the stored split's sizes, or the pair count
     sizes = ws.split_sizes(corpus.id)
     if sizes is not None:
@@ -87,6 +89,48 @@ def check_init_from(ws: Workspace, config: RunConfig) -> None:
             "stage 2 of two-stage training from a sentence-level 'transformer' run (e.g. "
             "--preset context-ts-cpu or context-tgt-ts-cpu --init-from RUN); leave "
             "--init-from out otherwise")
+
+
+def check_pairs(ws: Workspace, config: RunConfig, corpus) -> None:
+    """ConfigError when a run this one builds on translates another language pair than
+    `corpus` (runs whose languages are not known pass): a stage-2 run's train.init_from
+    run (its vocabularies are reused), or train.guide_runs, whose first run must
+    translate the corpus's pair and second the reverse."""
+    pair = (corpus.src_lang, corpus.tgt_lang)
+    if config.train.stage == 2:
+        check_base_pair(ws, _stage1_run(ws, config), corpus,
+                        f"train.init_from (--init-from) = {config.train.init_from!r}: run",
+                        "a stage-2 run keeps its base run's vocabularies; start from a run "
+                        f"trained on a {pair_text(pair)} corpus, or train on a corpus of the "
+                        "base run's pair")
+    if not config.train.guide_runs or config.train.guided_alignment <= 0:
+        return
+    names = guide_run_names(config.train.guide_runs)
+    for name, want in zip(names, (pair, pair[::-1]), strict=False):
+        try:
+            info = ws.get_run(name)
+        except StoreError as exc:
+            raise ConfigError(f"train.guide_runs (--guide-runs): {exc} Name a trained run of "
+                              "this workspace.") from None
+        have = other_pair(ws, info, want)
+        if have:
+            role = "first" if want == pair else "second (reverse)"
+            raise ConfigError(
+                f"train.guide_runs (--guide-runs) = {config.train.guide_runs!r}: run {name!r} "
+                f"translates {pair_text(have)}, but corpus {corpus.name!r} is {pair_text(pair)}, "
+                f"so the {role} guide run must translate {pair_text(want)}; give 'RUN' or "
+                f"'RUN,REVERSE' with RUN a {pair_text(pair)} run and REVERSE a "
+                f"{pair_text(pair[::-1])} run")
+
+
+def check_base_pair(ws: Workspace, base, corpus, what: str, fix: str) -> None:
+    """ConfigError '<what> <base run> translates X, but corpus C is Y: <fix>' when run
+    `base` translates another pair than `corpus` (unknown languages pass)."""
+    pair = (corpus.src_lang, corpus.tgt_lang)
+    have = other_pair(ws, base, pair)
+    if have:
+        raise ConfigError(f"{what} {base.name!r} translates {pair_text(have)}, but corpus "
+                          f"{corpus.name!r} is {pair_text(pair)}: {fix}")
 
 
 def check_split_sizes(corpus_name: str, assignment: dict[str, list[int]],
@@ -252,6 +296,9 @@ def alignment_head_config(ws: Workspace, run_ref: int | str, name: str = "",
             raise ConfigError(f"run {base.name!r} was trained on a corpus of this workspace: its "
                               "head trains on that corpus; leave out --corpus")
         corpus_id = ws.corpus_id(corpus)
+        check_base_pair(ws, base, ws.get_corpus(corpus_id), "run",
+                        "its head learns the links of the pair it translates; name a corpus of "
+                        "that pair with --corpus")
     if corpus_id is None:
         raise ConfigError(f"run {base.name!r} has no corpus to train the head on (an imported "
                           "run): name one with --corpus NAME")
