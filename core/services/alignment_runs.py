@@ -28,6 +28,10 @@ from core.evaluate.readings import READINGS, default_reading  # noqa: F401 (re-e
 from core.services.corpora import load_split_corpora
 from core.workspace.store import Workspace
 
+#: what run_languages gives for a language not known: nothing, or 'xx' (an imported
+#: model that does not say its languages, core.services.onmt_import / marian_import)
+UNKNOWN_LANGS = ("", "xx")
+
 if TYPE_CHECKING:  # annotations only: importing the session would load torch
     from core.infer.session import TranslationSession
 
@@ -110,11 +114,11 @@ def pair_text(pair: Sequence[str]) -> str:
 
 def other_pair(ws: Workspace, run_info, want: Sequence[str]) -> tuple[str, str] | None:
     """Run `run_info`'s (source, target) languages when they and `want` are known and
-    differ, else None: a run or a pair whose languages are not known passes."""
+    differ, else None: a run or a pair whose languages are not known ('', or 'xx' as an
+    imported model that does not say them) passes."""
     have = run_languages(ws, run_info)
-    if all(have) and all(want) and have != tuple(want):
-        return have
-    return None
+    known = all(lang not in UNKNOWN_LANGS for lang in (*have, *want))
+    return have if known and have != tuple(want) else None
 
 
 def check_reverse_direction(ws: Workspace, run_info, reverse_info) -> None:

@@ -143,13 +143,13 @@ def test_guide_runs_of_the_pair_and_its_reverse_are_accepted_and_unknown_ones_re
         create_run(pairs, "demo", config, "guided-2")
 
 
-def imported_run(ws: Workspace, src: str, tgt: str) -> str:
+def imported_run(ws: Workspace, src: str, tgt: str, name: str = "imported") -> str:
     """A run with no corpus whose preprocess.json says src -> tgt (as `runs import`)."""
-    add_runs(ws, None, "imported")
-    info = ws.get_run("imported")
+    add_runs(ws, None, name)
     vocab = Vocab([*SPECIALS, "a"])
-    save_artifacts(ws.run_dir(info.id), vocab, vocab, Preprocessor(src), Preprocessor(tgt))
-    return "imported"
+    save_artifacts(ws.run_dir(ws.run_id(name)), vocab, vocab, Preprocessor(src),
+                   Preprocessor(tgt))
+    return name
 
 
 def test_alignment_head_on_a_corpus_of_another_pair_is_refused(pairs):
@@ -160,6 +160,8 @@ def test_alignment_head_on_a_corpus_of_another_pair_is_refused(pairs):
                                      "es->en: its head learns the links of the pair")
     corpus_id, config = alignment_head_config(pairs, run, corpus="en-fr")
     assert (corpus_id, config.train.init_from) == (pairs.corpus_id("en-fr"), "imported")
+    unsaid = imported_run(pairs, "xx", "xx", "unsaid")  # a model that names no languages
+    assert alignment_head_config(pairs, unsaid, corpus="demo")[0] == 1
 
 
 # ------------------------------------------------------------------ align, rebuild
