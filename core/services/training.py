@@ -101,7 +101,7 @@ def check_pairs(ws: Workspace, config: RunConfig, corpus) -> None:
         check_base_pair(ws, _stage1_run(ws, config), corpus,
                         f"train.init_from (--init-from) = {config.train.init_from!r}: run",
                         "a stage-2 run keeps its base run's vocabularies; start from a run "
-                        f"trained on a {pair_text(pair)} corpus, or train on a corpus of the "
+                        f"that translates {pair_text(pair)}, or train on a corpus of the "
                         "base run's pair")
     if not config.train.guide_runs or config.train.guided_alignment <= 0:
         return
@@ -119,8 +119,8 @@ def check_pairs(ws: Workspace, config: RunConfig, corpus) -> None:
                 f"train.guide_runs (--guide-runs) = {config.train.guide_runs!r}: run {name!r} "
                 f"translates {pair_text(have)}, but corpus {corpus.name!r} is {pair_text(pair)}, "
                 f"so the {role} guide run must translate {pair_text(want)}; give 'RUN' or "
-                f"'RUN,REVERSE' with RUN a {pair_text(pair)} run and REVERSE a "
-                f"{pair_text(pair[::-1])} run")
+                f"'RUN,REVERSE', RUN translating {pair_text(pair)} and REVERSE "
+                f"{pair_text(pair[::-1])}")
 
 
 def check_base_pair(ws: Workspace, base, corpus, what: str, fix: str) -> None:
