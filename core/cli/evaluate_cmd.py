@@ -30,6 +30,7 @@ from core.infer.decoding import decoding_settings
 from core.infer.shortlist import parse_spec
 from core.jobs import JobContext
 from core.services import contrastive_eval, doc_eval, eval_scores, test_pairs
+from core.services.language_pairs import check_one_pair
 from core.services.shortlist_store import load_shortlist
 from core.train.device import check_device
 from core.workspace.store import Workspace
@@ -102,7 +103,7 @@ def run(args: argparse.Namespace) -> int:
                 raise ConfigError("--int8 is not available with --contrastive yet (its "
                                   "scores are stored by system name): leave one of them out")
             return run_contrastive(ws, args, log)
-        test_pairs.check_one_pair(ws, args.run, args.ensemble or ())  # one test set for all
+        check_one_pair(ws, args.run, args.ensemble or ())  # one test set for all
         sessions, run_ids = test_pairs.open_systems(ws, args.run, args.ensemble or (),
                                                  args.checkpoint, args.device)
         if args.shortlist:

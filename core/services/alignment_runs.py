@@ -20,17 +20,14 @@ from typing import TYPE_CHECKING
 from core.config import RunConfig
 from core.data.readers import check_same_length
 from core.data.textio import CONVERT_TO_UTF8, read_lines
-from core.errors import ConfigError, OutputError, StoreError
+from core.errors import ConfigError, OutputError
 from core.evaluate.aer import corpus_aer
 from core.evaluate.alignment import Alignment, AlignmentCorpus, write_pharaoh
 from core.evaluate.baseline import align_with_training
 from core.evaluate.readings import READINGS, default_reading  # noqa: F401 (re-exported)
 from core.services.corpora import load_split_corpora
+from core.services.language_pairs import other_pair, pair_text, run_languages
 from core.workspace.store import Workspace
-
-#: what run_languages gives for a language not known: nothing, or 'xx' (an imported
-#: model that does not say its languages, core.services.onmt_import / marian_import)
-UNKNOWN_LANGS = ("", "xx")
 
 if TYPE_CHECKING:  # annotations only: importing the session would load torch
     from core.infer.session import TranslationSession
@@ -69,25 +66,6 @@ def baseline_training_text(ws: Workspace, run_info, src_pre, tgt_pre, corpus: st
     return src_tok, tgt_tok
 
 
-def run_languages(ws: Workspace, run_info) -> tuple[str, str]:
-    """(source language, target language) run `run_info` translates: its corpus's, else
-    those its preprocessing was saved with; '' where unknown. Cheap (no vocabulary is
-    read when the run has a corpus): the Attention screen asks it for every run."""
-    # lazy: a top-level import would load sacremoses, sentencepiece, torch
-    from core.train.artifacts import load_text_side
-
-    if run_info.corpus_id is not None:
-        try:
-            corpus = ws.get_corpus(run_info.corpus_id)
-            return corpus.src_lang, corpus.tgt_lang
-        except StoreError:  # the corpus was deleted
-            pass
-    text = load_text_side(ws.run_dir(run_info.id))
-    if text is not None:
-        return text[2].lang, text[3].lang
-    return "", ""
-
-
 def baseline_corpus_pairs(ws: Workspace, run_info, corpus: int | str) -> list[tuple[str, str]]:
     """The (source, target) sentences of workspace `corpus` in run `run_info`'s direction
     (`align --baseline-corpus`): as stored for a corpus of the run's pair, swapped for
@@ -105,20 +83,6 @@ def baseline_corpus_pairs(ws: Workspace, run_info, corpus: int | str) -> list[tu
         f"translates {pair_text(run_pair)}: the baseline aligns the run's own languages; name "
         f"a corpus of {pair_text(run_pair)} (or {pair_text(run_pair[::-1])}), or give "
         "--baseline-src/--baseline-tgt")
-
-
-def pair_text(pair: Sequence[str]) -> str:
-    """('en', 'fr') -> 'en->fr'."""
-    return f"{pair[0]}->{pair[1]}"
-
-
-def other_pair(ws: Workspace, run_info, want: Sequence[str]) -> tuple[str, str] | None:
-    """Run `run_info`'s (source, target) languages when they and `want` are known and
-    differ, else None: a run or a pair whose languages are not known ('', or 'xx' as an
-    imported model that does not say them) passes."""
-    have = run_languages(ws, run_info)
-    known = all(lang not in UNKNOWN_LANGS for lang in (*have, *want))
-    return have if known and have != tuple(want) else None
 
 
 def check_reverse_direction(ws: Workspace, run_info, reverse_info) -> None:

@@ -14,6 +14,7 @@ from core.errors import ConfigError
 from core.evaluate.gates import contrastive_gate_profile, watched_words
 from core.evaluate.report import Table
 from core.jobs import JobContext
+from core.services.language_pairs import UNKNOWN_LANGS, check_one_pair
 from core.workspace.store import Workspace
 
 #: how Voita et al. (2019) join the sentences of a JSON contrastive set
@@ -80,13 +81,9 @@ def contrastive_languages(path: Path) -> tuple[str, str]:
 
 
 def check_contrastive_pair(ws: Workspace, runs: Sequence[int | str], path: Path) -> None:
-    """ConfigError unless every run translates the first run's pair (test_pairs.
+    """ConfigError unless every run translates the first run's pair (language_pairs.
     check_one_pair) and that pair is the set's, on each side the set tells
     (contrastive_languages; runs whose languages are not known pass)."""
-    # lazy: these load the word-alignment evaluation and the translation sessions
-    from core.services.alignment_runs import UNKNOWN_LANGS
-    from core.services.test_pairs import check_one_pair
-
     pair = check_one_pair(ws, runs, what="one contrastive set tests one language pair")
     told = contrastive_languages(path)
     if any(t and p not in UNKNOWN_LANGS and t != p for t, p in zip(told, pair, strict=True)):

@@ -33,26 +33,6 @@ def open_systems(ws: Workspace, runs: Sequence[str | int], ensemble: Sequence[st
     return sessions, run_ids
 
 
-def check_one_pair(ws: Workspace, runs: Sequence[str | int], ensemble: Sequence[str | int] = (),
-                   what: str = "the table compares systems on one test set") -> tuple[str, str]:
-    """The first run's (source, target) languages; ConfigError when another run (or an
-    `ensemble` run) translates another pair (runs whose languages are not known pass)."""
-    # lazy: alignment_runs loads the word-alignment evaluation
-    from core.services.alignment_runs import other_pair, pair_text, run_languages
-
-    first = ws.get_run(runs[0])
-    pair = run_languages(ws, first)
-    for option, ref in [*(("--run", r) for r in runs[1:]), *(("--ensemble", r) for r in ensemble)]:
-        info = ws.get_run(ref)
-        have = other_pair(ws, info, pair)
-        if have:
-            raise ConfigError(
-                f"{option} {info.name!r} translates {pair_text(have)}, but the first --run "
-                f"{first.name!r} translates {pair_text(pair)}: {what}; evaluate runs of "
-                "each language pair in a call of their own")
-    return pair
-
-
 def evaluation_pairs(ws: Workspace, run_info, split: str | None = None, src: str | Path | None = None,
                ref: str | Path | None = None, max_sentences: int = 0
                ) -> tuple[list, str, str, str]:

@@ -30,9 +30,9 @@ from core.jobs import JobCancelled, JobContext, JobEvent
 from core.models.alignment_head import freeze_all_but_head, load_base
 from core.models.two_stage import freeze_for_stage2, load_stage1
 from core.runlock import RunLock
-from core.services.alignment_runs import other_pair, pair_text
 from core.services.attention_links import attention_guide_links, guide_run_names
 from core.services.corpora import DEFAULT_RATIOS, ensure_split, load_split_corpora  # noqa: F401 (re-exported)
+from core.services.language_pairs import check_base_pair, check_guide_runs
 from core.train import artifacts, guidance
 from core.train.checkpoint import LAST
 from core.train.device import check_threads, describe_device, pick_device
@@ -62,7 +62,15 @@ def create_run(ws: Workspace, corpus_ref: int | str, config: RunConfig, name: st
     # caps): the arithmetic estimate of core.train.footprint, microseconds for any size
     check_fits(config, config.data.src_vocab_size, config.data.tgt_vocab_size, device)
     corpus = ws.get_corpus(corpus_ref)
-    check_pairs(ws, config, corpus)
+    if config.train.stage == 2:  # its base run's vocabularies are reused
+        check_base_pair(ws, _stage1_run(ws, config), corpus,
+                        f"train.init_from (--init-from) = {config.train.init_from!r}: run",
+                        "a stage-2 run keeps its base run's vocabularies; start from a run "
+                        f"that translates {corpus.src_lang}->{corpus.tgt_lang}, or train on a "
+                        "corpus of the base run's pair")
+    if config.train.guide_runs and config.train.guided_alignment > 0:
+        check_guide_runs(ws, config.train.guide_runs, guide_run_names(config.train.guide_runs),
+                         corpus)
     # cheap enough for the GUI thread: the stored split's sizes, or the pair count
     sizes = ws.split_sizes(corpus.id)
     if sizes is not None:
@@ -89,48 +97,6 @@ def check_init_from(ws: Workspace, config: RunConfig) -> None:
             "stage 2 of two-stage training from a sentence-level 'transformer' run (e.g. "
             "--preset context-ts-cpu or context-tgt-ts-cpu --init-from RUN); leave "
             "--init-from out otherwise")
-
-
-def check_pairs(ws: Workspace, config: RunConfig, corpus) -> None:
-    """ConfigError when a run this one builds on translates another language pair than
-    `corpus` (runs whose languages are not known pass): a stage-2 run's train.init_from
-    run (its vocabularies are reused), or train.guide_runs, whose first run must
-    translate the corpus's pair and second the reverse."""
-    pair = (corpus.src_lang, corpus.tgt_lang)
-    if config.train.stage == 2:
-        check_base_pair(ws, _stage1_run(ws, config), corpus,
-                        f"train.init_from (--init-from) = {config.train.init_from!r}: run",
-                        "a stage-2 run keeps its base run's vocabularies; start from a run "
-                        f"that translates {pair_text(pair)}, or train on a corpus of the "
-                        "base run's pair")
-    if not config.train.guide_runs or config.train.guided_alignment <= 0:
-        return
-    names = guide_run_names(config.train.guide_runs)
-    for name, want in zip(names, (pair, pair[::-1]), strict=False):
-        try:
-            info = ws.get_run(name)
-        except StoreError as exc:
-            raise ConfigError(f"train.guide_runs (--guide-runs): {exc} Name a trained run of "
-                              "this workspace.") from None
-        have = other_pair(ws, info, want)
-        if have:
-            role = "first" if want == pair else "second (reverse)"
-            raise ConfigError(
-                f"train.guide_runs (--guide-runs) = {config.train.guide_runs!r}: run {name!r} "
-                f"translates {pair_text(have)}, but corpus {corpus.name!r} is {pair_text(pair)}, "
-                f"so the {role} guide run must translate {pair_text(want)}; give 'RUN' or "
-                f"'RUN,REVERSE', RUN translating {pair_text(pair)} and REVERSE "
-                f"{pair_text(pair[::-1])}")
-
-
-def check_base_pair(ws: Workspace, base, corpus, what: str, fix: str) -> None:
-    """ConfigError '<what> <base run> translates X, but corpus C is Y: <fix>' when run
-    `base` translates another pair than `corpus` (unknown languages pass)."""
-    pair = (corpus.src_lang, corpus.tgt_lang)
-    have = other_pair(ws, base, pair)
-    if have:
-        raise ConfigError(f"{what} {base.name!r} translates {pair_text(have)}, but corpus "
-                          f"{corpus.name!r} is {pair_text(pair)}: {fix}")
 
 
 def check_split_sizes(corpus_name: str, assignment: dict[str, list[int]],

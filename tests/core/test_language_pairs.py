@@ -16,8 +16,9 @@ from core.data.preprocess import Preprocessor
 from core.data.readers import read_parallel
 from core.data.vocab import SPECIALS, Vocab
 from core.errors import ConfigError
-from core.services import contrastive_eval, test_pairs
+from core.services import contrastive_eval
 from core.services.alignment_runs import baseline_training_text
+from core.services.language_pairs import check_one_pair
 from core.services.training import alignment_head_config, create_run
 from core.train.artifacts import save_artifacts
 from core.workspace.store import Workspace
@@ -74,8 +75,8 @@ def test_evaluate_refuses_runs_of_another_pair_than_the_first(pairs, capsys, mod
 
 
 def test_runs_of_one_pair_pass_and_give_it(pairs):
-    assert test_pairs.check_one_pair(pairs, ["es-en", "es-en-2"]) == ("es", "en")
-    assert test_pairs.check_one_pair(pairs, ["en-fr"]) == ("en", "fr")
+    assert check_one_pair(pairs, ["es-en", "es-en-2"]) == ("es", "en")
+    assert check_one_pair(pairs, ["en-fr"]) == ("en", "fr")
 
 
 def test_contrastive_refuses_runs_of_another_pair_and_a_set_of_another_pair(pairs, capsys):
