@@ -97,7 +97,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="also align with the eflomal statistical aligner")
     p.add_argument("--baseline-corpus", metavar="NAME",
                    help="workspace corpus eflomal trains on (default: the run's corpus, "
-                   "train split)")
+                   "train split): of the run's language pair, or of the reverse pair (read "
+                   "the other way round)")
     p.add_argument("--baseline-src", metavar="FILE", help="raw source text eflomal trains on")
     p.add_argument("--baseline-tgt", metavar="FILE", help="raw target text eflomal trains on")
     p.add_argument("--symmetrize", default="grow-diag-final-and", choices=HEURISTICS,

@@ -30,6 +30,7 @@ from core.infer.decoding import decoding_settings
 from core.infer.shortlist import parse_spec
 from core.jobs import JobContext
 from core.services import contrastive_eval, doc_eval, eval_scores, test_pairs
+from core.services.language_pairs import check_one_pair
 from core.services.shortlist_store import load_shortlist
 from core.train.device import check_device
 from core.workspace.store import Workspace
@@ -102,6 +103,7 @@ def run(args: argparse.Namespace) -> int:
                 raise ConfigError("--int8 is not available with --contrastive yet (its "
                                   "scores are stored by system name): leave one of them out")
             return run_contrastive(ws, args, log)
+        check_one_pair(ws, args.run, args.ensemble or ())  # one test set for all
         sessions, run_ids = test_pairs.open_systems(ws, args.run, args.ensemble or (),
                                                  args.checkpoint, args.device)
         if args.shortlist:
@@ -160,6 +162,8 @@ def run_contrastive(ws: Workspace, args: argparse.Namespace, log) -> int:
     with_context = [len(e.context_src) for e in examples if e.context_src]
     log(f"{path.name}: {len(examples)} examples, {len(with_context)} with source context "
         f"({sum(with_context) / max(1, len(with_context)):.2f} sentences on average)")
+    # before the models load: runs of one pair, the set's own where it tells one
+    contrastive_eval.check_contrastive_pair(ws, [*args.run, *(args.ensemble or ())], path)
     sessions, run_ids = test_pairs.open_systems(ws, args.run, args.ensemble or (),
                                              args.checkpoint, args.device)
     reports = contrastive_eval.contrastive_and_store(ws, sessions, run_ids, path, examples,

@@ -20,12 +20,13 @@ from typing import TYPE_CHECKING
 from core.config import RunConfig
 from core.data.readers import check_same_length
 from core.data.textio import CONVERT_TO_UTF8, read_lines
-from core.errors import ConfigError, OutputError, StoreError
+from core.errors import ConfigError, OutputError
 from core.evaluate.aer import corpus_aer
 from core.evaluate.alignment import Alignment, AlignmentCorpus, write_pharaoh
 from core.evaluate.baseline import align_with_training
 from core.evaluate.readings import READINGS, default_reading  # noqa: F401 (re-exported)
 from core.services.corpora import load_split_corpora
+from core.services.language_pairs import other_pair, pair_text, run_languages
 from core.workspace.store import Workspace
 
 if TYPE_CHECKING:  # annotations only: importing the session would load torch
@@ -48,7 +49,7 @@ def baseline_training_text(ws: Workspace, run_info, src_pre, tgt_pre, corpus: st
         check_same_length(Path(src_file), Path(tgt_file), src, tgt)
         pairs = list(zip(src, tgt, strict=True))
     elif corpus:
-        pairs = [(p.src, p.tgt) for p in ws.load_corpus(corpus).pairs]
+        pairs = baseline_corpus_pairs(ws, run_info, corpus)
     else:
         if run_info.corpus_id is None:
             raise ConfigError(f"run {run_info.name!r} has no corpus: give --baseline-corpus "
@@ -65,23 +66,23 @@ def baseline_training_text(ws: Workspace, run_info, src_pre, tgt_pre, corpus: st
     return src_tok, tgt_tok
 
 
-def run_languages(ws: Workspace, run_info) -> tuple[str, str]:
-    """(source language, target language) run `run_info` translates: its corpus's, else
-    those its preprocessing was saved with; '' where unknown. Cheap (no vocabulary is
-    read when the run has a corpus): the Attention screen asks it for every run."""
-    # lazy: a top-level import would load sacremoses, sentencepiece, torch
-    from core.train.artifacts import load_text_side
-
-    if run_info.corpus_id is not None:
-        try:
-            corpus = ws.get_corpus(run_info.corpus_id)
-            return corpus.src_lang, corpus.tgt_lang
-        except StoreError:  # the corpus was deleted
-            pass
-    text = load_text_side(ws.run_dir(run_info.id))
-    if text is not None:
-        return text[2].lang, text[3].lang
-    return "", ""
+def baseline_corpus_pairs(ws: Workspace, run_info, corpus: int | str) -> list[tuple[str, str]]:
+    """The (source, target) sentences of workspace `corpus` in run `run_info`'s direction
+    (`align --baseline-corpus`): as stored for a corpus of the run's pair, swapped for
+    one of the reversed pair, so eflomal always aligns the run's source to its target;
+    ConfigError for a corpus of another pair (unknown languages pass)."""
+    info = ws.get_corpus(corpus)
+    pair, run_pair = (info.src_lang, info.tgt_lang), run_languages(ws, run_info)
+    stored = ws.load_corpus(info.id).pairs
+    if other_pair(ws, run_info, pair) is None:
+        return [(p.src, p.tgt) for p in stored]
+    if pair == run_pair[::-1]:
+        return [(p.tgt, p.src) for p in stored]
+    raise ConfigError(
+        f"--baseline-corpus {info.name!r} is {pair_text(pair)}, but run {run_info.name!r} "
+        f"translates {pair_text(run_pair)}: the baseline aligns the run's own languages; name "
+        f"a corpus of {pair_text(run_pair)} (or {pair_text(run_pair[::-1])}), or give "
+        "--baseline-src/--baseline-tgt")
 
 
 def check_reverse_direction(ws: Workspace, run_info, reverse_info) -> None:
@@ -89,9 +90,9 @@ def check_reverse_direction(ws: Workspace, run_info, reverse_info) -> None:
     `run_info`'s (tgt->src), as `align --reverse-run` needs; runs whose languages are
     not known pass."""
     src, tgt = run_languages(ws, run_info)
-    rev_src, rev_tgt = run_languages(ws, reverse_info)
-    if not all((src, tgt, rev_src, rev_tgt)) or (rev_src, rev_tgt) == (tgt, src):
+    if other_pair(ws, reverse_info, (tgt, src)) is None:
         return
+    rev_src, rev_tgt = run_languages(ws, reverse_info)
     raise ConfigError(
         f"--reverse-run {reverse_info.name!r} translates {rev_src}->{rev_tgt}, but --run "
         f"{run_info.name!r} translates {src}->{tgt}: the reverse run must translate "

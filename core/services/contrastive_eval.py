@@ -14,10 +14,13 @@ from core.errors import ConfigError
 from core.evaluate.gates import contrastive_gate_profile, watched_words
 from core.evaluate.report import Table
 from core.jobs import JobContext
+from core.services.language_pairs import UNKNOWN_LANGS, check_one_pair
 from core.workspace.store import Workspace
 
 #: how Voita et al. (2019) join the sentences of a JSON contrastive set
 EOS_SEPARATOR = "_eos"
+#: a folder named after a language pair (two-letter codes): 'en-fr', 'de-en'
+_PAIR_NAME = re.compile(r"([a-z]{2})-([a-z]{2})")
 
 
 def _joined_with_eos(path: Path) -> bool:
@@ -65,6 +68,31 @@ def contrastive_examples(path: Path, separator: str | None = None, k: int = 1,
     return read_json_set(path, separator=separator or None)
 
 
+def contrastive_languages(path: Path) -> tuple[str, str]:
+    """(source, target) languages a contrastive set tells, '' where it does not: the
+    name of its folder (a ContraPro-style folder itself, or the folder a JSON file is
+    in) when that is two language codes ('en-fr', as resources/demo/en-fr/); else French
+    targets for a ContraPro-style folder, whose reader tests il/elle/ils/elles."""
+    folder = path if path.is_dir() else path.parent
+    named = _PAIR_NAME.fullmatch(folder.name.lower())
+    if named:
+        return named[1], named[2]
+    return ("", "fr") if path.is_dir() else ("", "")
+
+
+def check_contrastive_pair(ws: Workspace, runs: Sequence[int | str], path: Path) -> None:
+    """ConfigError unless every run translates the first run's pair (language_pairs.
+    check_one_pair) and that pair is the set's, on each side the set tells
+    (contrastive_languages; runs whose languages are not known pass)."""
+    pair = check_one_pair(ws, runs, what="one contrastive set tests one language pair")
+    told = contrastive_languages(path)
+    if any(t and p not in UNKNOWN_LANGS and t != p for t, p in zip(told, pair, strict=True)):
+        shown = "->".join(t or "?" for t in told)
+        raise ConfigError(
+            f"{path}: the contrastive set is {shown}, but run {ws.get_run(runs[0]).name!r} "
+            f"translates {pair[0]}->{pair[1]}: score it with runs of the set's pair")
+
+
 def contrastive_score_fn(session: Any):
     """ScoreFn(sources, contexts, targets) -> log-probabilities, for a session (its
     ensemble when it has several runs), on the one forced pipeline; a context model sees
@@ -90,6 +118,8 @@ def contrastive_and_store(ws: Workspace, sessions: dict[str, Any], run_ids: dict
     # lazy: a top-level import would load numpy, sacremoses, sentencepiece, torch
     from core.evaluate.contrastive import contrastive_accuracy
 
+    check_contrastive_pair(ws, list(dict.fromkeys(i for ids in run_ids.values() for i in ids)),
+                           path)
     reports = {}
     for name, session in sessions.items():
         if log:

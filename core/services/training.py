@@ -32,6 +32,7 @@ from core.models.two_stage import freeze_for_stage2, load_stage1
 from core.runlock import RunLock
 from core.services.attention_links import attention_guide_links, guide_run_names
 from core.services.corpora import DEFAULT_RATIOS, ensure_split, load_split_corpora  # noqa: F401 (re-exported)
+from core.services.language_pairs import check_base_pair, check_guide_runs
 from core.train import artifacts, guidance
 from core.train.checkpoint import LAST
 from core.train.device import check_threads, describe_device, pick_device
@@ -61,6 +62,15 @@ def create_run(ws: Workspace, corpus_ref: int | str, config: RunConfig, name: st
     # caps): the arithmetic estimate of core.train.footprint, microseconds for any size
     check_fits(config, config.data.src_vocab_size, config.data.tgt_vocab_size, device)
     corpus = ws.get_corpus(corpus_ref)
+    if config.train.stage == 2:  # its base run's vocabularies are reused
+        check_base_pair(ws, _stage1_run(ws, config), corpus,
+                        f"train.init_from (--init-from) = {config.train.init_from!r}: run",
+                        "a stage-2 run keeps its base run's vocabularies; start from a run "
+                        f"that translates {corpus.src_lang}->{corpus.tgt_lang}, or train on a "
+                        "corpus of the base run's pair")
+    if config.train.guide_runs and config.train.guided_alignment > 0:
+        check_guide_runs(ws, config.train.guide_runs, guide_run_names(config.train.guide_runs),
+                         corpus)
     # cheap enough for the GUI thread: the stored split's sizes, or the pair count
     sizes = ws.split_sizes(corpus.id)
     if sizes is not None:
@@ -252,6 +262,9 @@ def alignment_head_config(ws: Workspace, run_ref: int | str, name: str = "",
             raise ConfigError(f"run {base.name!r} was trained on a corpus of this workspace: its "
                               "head trains on that corpus; leave out --corpus")
         corpus_id = ws.corpus_id(corpus)
+        check_base_pair(ws, base, ws.get_corpus(corpus_id), "run",
+                        "its head learns the links of the pair it translates; name a corpus of "
+                        "that pair with --corpus")
     if corpus_id is None:
         raise ConfigError(f"run {base.name!r} has no corpus to train the head on (an imported "
                           "run): name one with --corpus NAME")

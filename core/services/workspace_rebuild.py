@@ -258,20 +258,37 @@ def _index_run(ws: Workspace, folder: Path, report: RebuildReport) -> None:
 def _run_corpus(ws: Workspace, meta: dict[str, Any], folder: Path,
                 report: RebuildReport) -> int | None:
     """The run's corpus: the one its RUN_META names (by id, else by name), else the
-    workspace's only corpus, else none (said in the report)."""
-    corpora = {r["id"]: r["name"] for r in ws._query("SELECT id, name FROM corpora")}
+    workspace's only corpus when its languages are those the run's preprocess.json was
+    saved with, else none (said in the report)."""
+    rows = ws._query("SELECT id, name, src_lang, tgt_lang FROM corpora")
+    corpora = {r["id"]: r["name"] for r in rows}
     cid = meta.get("corpus_id")
     if isinstance(cid, int) and cid in corpora:
         return cid
     by_name = [i for i, n in corpora.items() if n == meta.get("corpus")]
     if by_name:
         return by_name[0]
-    if len(corpora) == 1:
-        return next(iter(corpora))
-    report.notes.append(f"{folder}: which corpus it was trained on is not known; it keeps "
-                        "its checkpoints and translates, but cannot be resumed or evaluated on "
-                        "a corpus split")
+    langs = _run_languages(folder)
+    if len(rows) == 1 and langs == (rows[0]["src_lang"], rows[0]["tgt_lang"]):
+        return rows[0]["id"]
+    why = "which corpus it was trained on is not known"
+    if len(rows) == 1:
+        run = "->".join(langs) if langs else "of languages not known (no preprocess.json)"
+        why = (f"its corpus is not in the workspace, and the only corpus, {rows[0]['name']!r}, "
+               f"is {rows[0]['src_lang']}->{rows[0]['tgt_lang']} while the run is {run}")
+    report.notes.append(f"{folder}: {why}; it keeps its checkpoints and translates, but "
+                        "cannot be resumed or evaluated on a corpus split")
     return None
+
+
+def _run_languages(folder: Path) -> tuple[str, str] | None:
+    """(source, target) languages the run's preprocess.json was saved with, or None
+    when it has none or it cannot be read."""
+    try:
+        raw = json.loads((folder / "preprocess.json").read_text(encoding="utf-8"))
+        return str(raw["src"]["lang"]), str(raw["tgt"]["lang"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
 
 
 def _restore_best(ws: Workspace, rid: int, folder: Path, state: dict[str, Any] | None) -> None:

@@ -1,0 +1,101 @@
+"""Which language pair a run translates, and the checks that keep a run with data and
+runs of its own pair: a ConfigError of one line naming the runs, the corpus and their
+pairs otherwise. A run or pair whose languages are not known ('' or 'xx') passes.
+
+    src, tgt = run_languages(ws, run_info)            # its corpus's, else its preprocess.json's
+    other_pair(ws, run_info, ("en", "fr"))            # its pair when known and not en->fr
+    check_one_pair(ws, ["a", "b"])                    # `evaluate`: the runs share a pair
+    check_base_pair(ws, base, corpus, what, fix)      # a stage-2 run's base, a head's corpus
+    check_guide_runs(ws, spec, ["fwd", "rev"], corpus)  # train.guide_runs: pair, reverse
+"""
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from core.errors import ConfigError, StoreError
+from core.workspace.store import Workspace
+
+#: what run_languages gives for a language not known: nothing, or 'xx' (an imported
+#: model that does not say its languages, core.services.onmt_import / marian_import)
+UNKNOWN_LANGS = ("", "xx")
+
+
+def run_languages(ws: Workspace, run_info) -> tuple[str, str]:
+    """(source language, target language) run `run_info` translates: its corpus's, else
+    those its preprocessing was saved with; '' where unknown. Cheap (no vocabulary is
+    read when the run has a corpus): the Attention screen asks it for every run."""
+    # lazy: a top-level import would load sacremoses, sentencepiece, torch
+    from core.train.artifacts import load_text_side
+
+    if run_info.corpus_id is not None:
+        try:
+            corpus = ws.get_corpus(run_info.corpus_id)
+            return corpus.src_lang, corpus.tgt_lang
+        except StoreError:  # the corpus was deleted
+            pass
+    text = load_text_side(ws.run_dir(run_info.id))
+    if text is not None:
+        return text[2].lang, text[3].lang
+    return "", ""
+
+
+def pair_text(pair: Sequence[str]) -> str:
+    """('en', 'fr') -> 'en->fr'."""
+    return f"{pair[0]}->{pair[1]}"
+
+
+def other_pair(ws: Workspace, run_info, want: Sequence[str]) -> tuple[str, str] | None:
+    """Run `run_info`'s (source, target) languages when they and `want` are known and
+    differ, else None: a run or a pair whose languages are not known ('', or 'xx' as an
+    imported model that does not say them) passes."""
+    have = run_languages(ws, run_info)
+    known = all(lang not in UNKNOWN_LANGS for lang in (*have, *want))
+    return have if known and have != tuple(want) else None
+
+
+def check_one_pair(ws: Workspace, runs: Sequence[str | int], ensemble: Sequence[str | int] = (),
+                   what: str = "the table compares systems on one test set") -> tuple[str, str]:
+    """The first run's (source, target) languages; ConfigError when another run (or an
+    `ensemble` run) translates another pair (runs whose languages are not known pass)."""
+    first = ws.get_run(runs[0])
+    pair = run_languages(ws, first)
+    for option, ref in [*(("--run", r) for r in runs[1:]), *(("--ensemble", r) for r in ensemble)]:
+        info = ws.get_run(ref)
+        have = other_pair(ws, info, pair)
+        if have:
+            raise ConfigError(
+                f"{option} {info.name!r} translates {pair_text(have)}, but the first --run "
+                f"{first.name!r} translates {pair_text(pair)}: {what}; evaluate runs of "
+                "each language pair in a call of their own")
+    return pair
+
+
+def check_base_pair(ws: Workspace, base, corpus, what: str, fix: str) -> None:
+    """ConfigError '<what> <base run> translates X, but corpus C is Y: <fix>' when run
+    `base` translates another pair than `corpus`."""
+    pair = (corpus.src_lang, corpus.tgt_lang)
+    have = other_pair(ws, base, pair)
+    if have:
+        raise ConfigError(f"{what} {base.name!r} translates {pair_text(have)}, but corpus "
+                          f"{corpus.name!r} is {pair_text(pair)}: {fix}")
+
+
+def check_guide_runs(ws: Workspace, spec: str, names: Sequence[str], corpus) -> None:
+    """ConfigError unless train.guide_runs = `spec` (its run `names`) are runs of the
+    workspace, the first translating `corpus`'s pair and the second the reverse."""
+    pair = (corpus.src_lang, corpus.tgt_lang)
+    for name, want in zip(names, (pair, pair[::-1]), strict=False):
+        try:
+            info = ws.get_run(name)
+        except StoreError as exc:
+            raise ConfigError(f"train.guide_runs (--guide-runs): {exc} Name a trained run of "
+                              "this workspace.") from None
+        have = other_pair(ws, info, want)
+        if have:
+            role = "first" if want == pair else "second (reverse)"
+            raise ConfigError(
+                f"train.guide_runs (--guide-runs) = {spec!r}: run {name!r} translates "
+                f"{pair_text(have)}, but corpus {corpus.name!r} is {pair_text(pair)}, so the "
+                f"{role} guide run must translate {pair_text(want)}; give 'RUN' or "
+                f"'RUN,REVERSE', RUN translating {pair_text(pair)} and REVERSE "
+                f"{pair_text(pair[::-1])}")
