@@ -249,6 +249,7 @@ class AttentionPanel(PairBrowser, PairHeatmaps, LayerSelector, QWidget):
         the whole-set table and the heatmaps at once; models checked since the last
         computation are computed (the others' results are kept until then)."""
         checked = self.models.checked()
+        self.follow_default_gold_set()
         self._offer_reverse_runs()
         self._layout_heatmaps(max(2, len(checked)))
         self._fill_pair_list()

@@ -66,6 +66,19 @@ class PairBrowser:
             return current
         return gold_set_for(self.workspace, self.langs.get(checked[0], ("", ""))) or current
 
+    def follow_default_gold_set(self) -> None:
+        """After the checked runs changed: where the user chose no gold set and the one
+        shown fits none of them, show (and read) default_gold_set's."""
+        current = self.gold_set.currentText()
+        pick = self.default_gold_set(current)
+        if pick == current:
+            return
+        self.gold_set.blockSignals(True)
+        self.gold_set.setCurrentText(pick)
+        self.gold_set.blockSignals(False)
+        if self.pair_source.currentText() == "Gold set":
+            self.load_pairs()
+
     def manage_gold_sets(self) -> GoldSetsDialog | None:
         """The Gold sets dialog (app.panels.gold_sets_dialog); the screen rereads the sets
         after an import or removal, and shows a newly imported set's pairs."""

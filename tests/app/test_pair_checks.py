@@ -153,15 +153,21 @@ def test_the_attention_screen_opens_on_the_gold_set_of_its_first_checked_run(
         qtbot, three_pairs_ws, errors):
     """The two newest runs (en->fr, fr->en) are checked; the gold set box showed the
     first set by name, the es->en 'demo-gold', and every view was skipped. Now it shows
-    the en->fr set; a set the user picks stays through a refresh."""
+    the en->fr set, and follows the checked runs until the user picks a set: that one
+    stays."""
     panel = next(shown_panel(qtbot, AttentionPanel, three_pairs_ws, 1400))
     wait_for_pairs(qtbot, panel)
     assert panel.models.checked() == [2, 3]
     assert panel.gold_set.currentText() == "wpt03-trial"
     assert len(panel.pairs) == len(load_gold_set(panel.workspace, "wpt03-trial"))
-    panel.gold_set.setCurrentText("demo-gold")  # the user's choice
-    panel.refresh()
+    panel.models.set_checked([1])  # es->en: the default follows
     assert panel.gold_set.currentText() == "demo-gold"
+    wait_for_pairs(qtbot, panel)
+    assert len(panel.pairs) == len(load_gold_set(panel.workspace, "demo-gold"))
+    panel.gold_set.setCurrentText("wpt03-trial")  # the user's choice
+    panel.models.set_checked([1, 3])
+    panel.refresh()
+    assert panel.gold_set.currentText() == "wpt03-trial"
     panel.set_workspace(panel.workspace)  # reopened: the default again
     assert panel.gold_set.currentText() == "wpt03-trial"
     wait_for_pairs(qtbot, panel)
