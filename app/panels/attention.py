@@ -210,6 +210,7 @@ class AttentionPanel(PairBrowser, PairHeatmaps, LayerSelector, QWidget):
         self.workspace = workspace
         self.sessions.clear()
         self.typed = []
+        self.gold_chosen = False  # the user's choice of a gold set is this workspace's
         self._pairs_from = None  # another workspace's pairs: read again
         self.refresh()
 
@@ -230,8 +231,9 @@ class AttentionPanel(PairBrowser, PairHeatmaps, LayerSelector, QWidget):
         self.gold_set.clear()
         if self.workspace is not None:
             self.gold_set.addItems(list_gold_sets(self.workspace))
-        if current:
-            self.gold_set.setCurrentText(current)
+        pick = self.default_gold_set(current)
+        if pick:
+            self.gold_set.setCurrentText(pick)
         self.gold_set.blockSignals(False)
         if self.gold_set.count() == 0 and self.pair_source.currentIndex() == 0:
             self.pair_source.blockSignals(True)
@@ -247,6 +249,7 @@ class AttentionPanel(PairBrowser, PairHeatmaps, LayerSelector, QWidget):
         the whole-set table and the heatmaps at once; models checked since the last
         computation are computed (the others' results are kept until then)."""
         checked = self.models.checked()
+        self.follow_default_gold_set()
         self._offer_reverse_runs()
         self._layout_heatmaps(max(2, len(checked)))
         self._fill_pair_list()

@@ -11,6 +11,7 @@ from app import workers
 from app.panels.attention_layers import AVERAGE
 from app.panels.gold_sets_dialog import GoldSetsDialog
 from core.evaluate.aer import percent_text
+from core.evaluate.goldsets import gold_set_for
 from core.services.attention_set import pairs_job
 from core.services.attention_view import PairInput
 
@@ -31,7 +32,8 @@ class PairBrowser:
         self.pair_source.currentIndexChanged.connect(lambda _=None: self.load_pairs())
         self.gold_set = QComboBox()
         self.gold_set.setMinimumWidth(110)
-        self.gold_set.currentIndexChanged.connect(lambda _=None: self.load_pairs())
+        self.gold_set.currentIndexChanged.connect(lambda _=None: self._gold_set_chosen())
+        self.gold_chosen = False  # a set was chosen (not the screen's default_gold_set)
         self.gold_sets_button = QPushButton("Gold sets…")
         self.gold_sets_button.setToolTip("List, import or remove the workspace's gold alignments")
         self.gold_sets_button.clicked.connect(lambda: self.manage_gold_sets())
@@ -45,6 +47,37 @@ class PairBrowser:
         self.sort.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
         self.sort.setMinimumContentsLength(12)  # the list keeps its width for the pairs
         self.sort.currentIndexChanged.connect(lambda _=None: self._fill_pair_list())
+
+    def _gold_set_chosen(self) -> None:
+        """A set chosen in the box (the screen's own choices block its signals): it stays."""
+        self.gold_chosen = True
+        self.load_pairs()
+
+    def default_gold_set(self, current: str) -> str:
+        """The gold set the box shows after a refresh: `current` when it was chosen or
+        fits a checked run's language pair (either way round); else the set of the first
+        checked run's pair (goldsets.gold_set_for: on opening the demo, its newest runs
+        translate en->fr, and the es->en 'demo-gold', first by name, fits neither)."""
+        checked = self.models.checked()
+        if self.workspace is None or self.gold_chosen or not checked:
+            return current
+        if current and any(gold_set_for(self.workspace, self.langs.get(r, ("", "")),
+                                        preferred=current) == current for r in checked):
+            return current
+        return gold_set_for(self.workspace, self.langs.get(checked[0], ("", ""))) or current
+
+    def follow_default_gold_set(self) -> None:
+        """After the checked runs changed: where the user chose no gold set and the one
+        shown fits none of them, show (and read) default_gold_set's."""
+        current = self.gold_set.currentText()
+        pick = self.default_gold_set(current)
+        if pick == current:
+            return
+        self.gold_set.blockSignals(True)
+        self.gold_set.setCurrentText(pick)
+        self.gold_set.blockSignals(False)
+        if self.pair_source.currentText() == "Gold set":
+            self.load_pairs()
 
     def manage_gold_sets(self) -> GoldSetsDialog | None:
         """The Gold sets dialog (app.panels.gold_sets_dialog); the screen rereads the sets

@@ -46,16 +46,14 @@ from app.widgets.curves import CurvesPlot
 from app.widgets.heatmap import AttentionHeatmap
 from app.widgets.run_colours import PALETTE, label_colour
 from core.evaluate.aer import PERCENT_FORMAT, percent_text
-from core.evaluate.goldsets import gold_set_for
 from core.evaluate.metrics import (
     MIN_BUCKET_SENTENCES,
     bucket_start,
     length_table,
 )
 from core.evaluate.report import Table
-from core.services.alignment_runs import run_languages
 from core.services.attention_set import pairs_attention_job
-from core.services.attention_view import PairInput
+from core.services.attention_view import PairInput, view_gold
 from core.services.eval_scores import evaluate_runs, write_report_job
 from core.services.translation import SessionCache
 from core.workspace.store import Workspace
@@ -299,13 +297,6 @@ class EvaluationPanel(QWidget):
             self.by_length.setXRange(-0.6, len(buckets) - 0.4, padding=0)
 
     # --- jobs ---------------------------------------------------------------------------------------
-    def _gold_name(self, run_id: int) -> str | None:
-        """The gold set of run `run_id`'s language pair (either way round), None when the
-        workspace has none (goldsets.gold_set_for)."""
-        if self.workspace is None:
-            return None
-        return gold_set_for(self.workspace, run_languages(self.workspace, self.workspace.get_run(run_id)))
-
     def evaluate_selected(self, run_ids: list[int] | None = None, limit: int = 0) -> workers.Job | None:
         """Evaluate `run_ids` (default: the selected runs) in a job (core.services.eval_scores.evaluate_runs);
         the table refreshes when it ends."""
@@ -394,9 +385,10 @@ class EvaluationPanel(QWidget):
             self.export_heatmaps(folder, n)
 
     def export_heatmaps(self, folder: str | Path, n: int, dpi: int = 150) -> workers.Job | None:
-        """Forced attention of the first `n` gold-set sentences (or test sentences) under
-        each selected run, written as `<folder>/<run>-<name>-<k>.png` when the job ends;
-        None when some of those files exist and the user keeps them."""
+        """Forced attention of the first `n` sentences of each selected run's own gold set
+        (the one of its language pair, core.services.attention_set.pairs_attention_job),
+        else of its own test split, written as `<folder>/<run>-<name>-<k>.png` when the
+        job ends; None when some of those files exist and the user keeps them."""
         run_ids = self.selected_run_ids()
         if self.workspace is None or not run_ids:
             return None
@@ -413,26 +405,47 @@ class EvaluationPanel(QWidget):
                 QMessageBox.StandardButton.No) != QMessageBox.StandardButton.Yes:
             return None
         runs = [(r, f"{r}: {names.get(r, '?')}") for r in run_ids]
-        job = self.jobs.submit(pairs_attention_job, self.workspace, self.sessions, runs,
-                               self._gold_name(run_ids[0]), run_ids[0], n, True,
-                               name="Export heatmaps")
-        job.finished.connect(lambda result: self._write_heatmaps(result[1], result[0], folder,
-                                                                 dpi, names))
+        job = self.jobs.submit(pairs_attention_job, self.workspace, self.sessions, runs, n,
+                               True, name="Export heatmaps")
+        job.finished.connect(lambda result: self._heatmaps_done(result[1], result[0], runs,
+                                                                folder, dpi, names))
         return job
 
-    def _write_heatmaps(self, views: dict, pairs: list[PairInput], folder: str | Path, dpi: int,
-                        names: dict[int, str]) -> list[Path]:
+    def _heatmaps_done(self, views: dict, pairs: dict[int, list[PairInput]],
+                       runs: list[tuple[int, str]], folder: str | Path, dpi: int,
+                       names: dict[int, str]) -> None:
+        """Write the heatmaps; the runs that got none are named in a message (a run of
+        a pair no gold set or test split is of, e.g. an imported run with no gold set)."""
+        written = self._write_heatmaps(views, pairs, folder, dpi, names)
+        left = [f"{label}: no gold set of its language pair and no test split"
+                for run_id, label in runs if not pairs.get(run_id)] + self.last_skipped
+        if left and not self.last_failed:  # a failure has its error dialog
+            QMessageBox.information(self, "Export heatmaps",
+                                    f"{len(written)} heatmaps written to {folder}; none for:\n"
+                                    + "\n".join(left))
+
+    def _write_heatmaps(self, views: dict, pairs: dict[int, list[PairInput]],
+                        folder: str | Path, dpi: int, names: dict[int, str]) -> list[Path]:
+        """One PNG per computed view, on `pairs[run]` (each run's own pairs, with their
+        gold links turned to the run's orientation); a view not computed (a run of
+        another language pair: `skipped`) is not drawn, its note kept in last_skipped."""
         folder = Path(folder)
         heatmap = AttentionHeatmap()  # drawn off screen, one figure at a time
         heatmap.resize(720, 560)
-        written = []
+        written: list[Path] = []
+        skipped = {(run_id, view.label): view.note for (_, run_id), view in views.items()
+                   if view.skipped}
+        self.last_skipped = [f"{label}: {note}" for (_, label), note in sorted(skipped.items())]
+        drawn = sorted((key, view) for key, view in views.items() if not view.skipped)
+        self.last_failed = False
         try:
-            for (index, run_id), view in sorted(views.items()):
+            for (index, run_id), view in drawn:
                 # </s> labels a row only where the matrix has it (word-level views of
                 # subword models have none), as on the Attention screen
                 heatmap.set_matrix(view.matrix, view.src_tokens, view.row_labels)
-                if pairs[index].gold is not None:
-                    heatmap.set_gold(pairs[index].gold.sure, pairs[index].gold.possible)
+                gold = view_gold(view, pairs[run_id][index].gold)
+                if gold is not None:
+                    heatmap.set_gold(gold.sure, gold.possible)
                 heatmap.set_predicted(view.predicted)
                 title = f"{view.label} — sentence {index + 1}"
                 if view.aer is not None:
@@ -441,7 +454,8 @@ class EvaluationPanel(QWidget):
                 path = heatmap_path(folder, run_id, names.get(run_id, ""), index)
                 written.append(heatmap.export(path, dpi))
         except (OSError, ValueError) as exc:  # a slot of the job's end: reported here
-            done = f" ({len(written)} of {len(views)} written)" if written else ""
+            self.last_failed = True
+            done = f" ({len(written)} of {len(drawn)} written)" if written else ""
             workers.show_error(self, "Export heatmaps failed", f"{exc}{done}")
         finally:
             heatmap.deleteLater()

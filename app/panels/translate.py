@@ -47,6 +47,7 @@ from app.panels.translate_runs import first_choice, remember_runs
 from app.widgets.run_list import RunList, usable_runs
 from app.widgets.status_label import StatusLabel
 from core.services import translation
+from core.services.alignment_runs import run_languages
 from core.services.translation import Comparison, SessionCache
 from core.services.translation_jobs import compare_job, translate_job
 from core.workspace.store import Workspace
@@ -107,6 +108,8 @@ class TranslatePanel(DocumentRows, TargetEdits, ExportActions, QWidget):
         self.job: workers.Job | None = None
         self.export_job: workers.Job | None = None  # the latest export
         self.window_of: dict[int, int] = {}
+        self.runs: list = []  # the usable runs listed
+        self.run_langs: dict[int, tuple[str, str]] = {}  # run -> (source, target) language
 
     def _build_decoding_options(self) -> None:
         """Open document, the model list and the decoding options (beam, <unk>
@@ -118,6 +121,7 @@ class TranslatePanel(DocumentRows, TargetEdits, ExportActions, QWidget):
         self.models = RunList()
         self.models.setToolTip("Check one run, or several (same vocabularies) for an ensemble")
         self.models.changed.connect(self._update_buttons)
+        self.models.changed.connect(self._offer_baselines)
         self.options = DecodingOptions()
         self.beam, self.unk = self.options.beam, self.options.unk
         self.bf16, self.int8 = self.options.bf16, self.options.int8
@@ -218,10 +222,18 @@ class TranslatePanel(DocumentRows, TargetEdits, ExportActions, QWidget):
         """List the workspace's usable runs (the run checked first: translate_runs.first_choice)."""
         runs = usable_runs(self.workspace)
         self.window_of = {r.id: int(r.config.get("model", {}).get("window", 0)) for r in runs}
+        self.runs = runs
+        self.run_langs = {r.id: run_languages(self.workspace, r) for r in runs}
         self.models.set_runs(runs)
-        self.compare.set_runs(runs)
         if runs and not self.models.checked():
             self.models.set_checked(first_choice(self.workspace, runs))
+        self._offer_baselines()
+
+    def _offer_baselines(self) -> None:
+        """The baselines offered: the runs of the first checked run's language pair."""
+        checked = self.models.checked()
+        pair = self.run_langs.get(checked[0], ("", "")) if checked else ("", "")
+        self.compare.set_runs(self.runs, self.run_langs, pair)
 
     def _update_buttons(self) -> None:
         busy = self.job is not None and not self.job.done

@@ -25,7 +25,7 @@ from PySide6.QtWidgets import (
 
 from app.widgets.diff_view import RICH_ROLE, diff_pair
 from core.families import family_traits
-from core.services.translation import Comparison
+from core.services.translation import Comparison, same_pair
 
 TARGET, BASELINE, MARK = 1, 2, 3  # table columns of a comparison (0 = source)
 DIFFERS = "\u2260"  # the marker of a sentence whose outputs differ
@@ -56,10 +56,15 @@ class CompareControls(QWidget):
         row.addWidget(self.baseline, 1)
         row.addWidget(self.only_differing)
 
-    def set_runs(self, runs: Sequence[Any]) -> None:
-        """Every usable run (see run_list.usable_runs) can be the baseline; sentence-level ones come first, the
-        newest sentence-level Transformer (else any sentence-level run) is preselected."""
+    def set_runs(self, runs: Sequence[Any], langs: dict[int, tuple[str, str]] | None = None,
+                 pair: tuple[str, str] = ("", "")) -> None:
+        """The usable runs (see run_list.usable_runs) that translate `pair` (the checked
+        run's (source, target), langs = {run: its pair}; a pair not known fits any) can be
+        the baseline: a baseline of another pair would translate the text as another
+        language. Sentence-level ones first; the newest sentence-level Transformer (else
+        any sentence-level run) is preselected, a choice still offered is kept."""
         keep = self.baseline_id()
+        runs = [r for r in runs if same_pair((langs or {}).get(r.id, ("", "")), pair)]
         ordered = sorted(runs, key=lambda r: (family_traits(r.family).context, -r.id))
         self.baseline.clear()
         for run in ordered:

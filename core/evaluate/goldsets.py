@@ -196,11 +196,11 @@ def gold_orientation(run_langs: Sequence[str], gold_langs: Sequence[str]) -> str
     return REVERSED if run == gold[::-1] else NO_MATCH
 
 
-def orientation_note(run_langs: Sequence[str], gold_name: str, gold_langs: Sequence[str]
-                     ) -> str:
+def orientation_note(run_langs: Sequence[str], gold_name: str, gold_langs: Sequence[str],
+                     kind: str = "gold set") -> str:
     """'es -> en run; gold set wpt03-trial is en -> fr': why a run is not scored on a gold
-    set."""
-    return (f"{run_langs[0]} -> {run_langs[1]} run; gold set {gold_name} is "
+    set (`kind` 'test split': 'es -> en run; test split demo-en-fr:test is en -> fr')."""
+    return (f"{run_langs[0]} -> {run_langs[1]} run; {kind} {gold_name} is "
             f"{gold_langs[0]} -> {gold_langs[1]}")
 
 

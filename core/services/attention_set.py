@@ -20,6 +20,7 @@ from core.evaluate.goldsets import (
     REVERSED,
     SAME,
     gold_orientation,
+    gold_set_for,
     load_gold_set,
     orientation_note,
 )
@@ -56,16 +57,18 @@ def gold_pairs(ws: Workspace, gold_name: str, limit: int = 0) -> list[PairInput]
 
 def run_orientation(ws: Workspace, run_id: int, pairs: Sequence[tuple[int, PairInput]]
                     ) -> tuple[str, str]:
-    """(orientation, note) of run `run_id` on gold pairs `pairs`
-    (core.evaluate.goldsets.gold_orientation: same, reversed or no match; the note
+    """(orientation, note) of run `run_id` on the pairs `pairs` of a gold set or a test
+    split (core.evaluate.goldsets.gold_orientation: same, reversed or no match; the note
     says why a run of another language pair is not computed). Pairs without languages
-    (typed, the test split) are read as they are."""
+    (typed) are read as they are."""
     if not pairs or not all(pairs[0][1].langs):
         return SAME, ""
     langs = alignment_runs.run_languages(ws, ws.get_run(run_id))
-    gold = pairs[0][1]
-    found = gold_orientation(langs, gold.langs)
-    return found, orientation_note(langs, gold.gold_name, gold.langs) if found == NO_MATCH else ""
+    first = pairs[0][1]
+    found = gold_orientation(langs, first.langs)
+    kind = "gold set" if first.gold is not None else "test split"
+    return found, (orientation_note(langs, first.gold_name, first.langs, kind)
+                   if found == NO_MATCH else "")
 
 
 def attention_views(ws: Workspace, cache: SessionCache, runs: Sequence[tuple[int, str]],
@@ -78,6 +81,7 @@ def attention_views(ws: Workspace, cache: SessionCache, runs: Sequence[tuple[int
     out: dict[tuple[int, int], PairView] = {}
     plan = [(run_id, label, *run_orientation(ws, run_id, pairs)) for run_id, label in runs]
     total = len(pairs) * sum(found != NO_MATCH for _, _, found, _ in plan)
+    kind = "gold" if pairs and pairs[0][1].gold is not None else "test"
     done = 0
     for run_id, label, found, note in plan:
         if found == NO_MATCH:
@@ -88,7 +92,7 @@ def attention_views(ws: Workspace, cache: SessionCache, runs: Sequence[tuple[int
         for index, view in run_views(session, run_id, label, own, forced, ctx):
             if found == REVERSED:
                 view = replace(view, reversed=True)
-                view.note = joined(view.note, "gold pairs read from the other side")
+                view.note = joined(view.note, f"{kind} pairs read from the other side")
             out[(index, run_id)] = view
             done += 1
             if done % 8 == 0 or done == total:
@@ -227,20 +231,35 @@ def gold_baseline(ws: Workspace, run_id: int, words: Sequence[tuple[list[str], l
 def pairs_job(ws: Workspace, gold_name: str | None, run_id: int | None, limit: int,
               ctx: JobContext) -> list[PairInput]:
     """A gold set's pairs (`gold_name`), else the first `limit` pairs of the run's test
-    split (none for a run without a corpus, e.g. an imported one), read in a job: a big
+    split (none for a run without a corpus, e.g. an imported one) with its corpus's
+    languages and the split's name (so a run of another pair is skipped and one of the
+    reversed pair reads them from the other side, as on gold pairs), read in a job: a big
     corpus takes seconds to load, and its split may be created and saved on the way."""
     ctx.progress(0, None, f"reading {gold_name or 'the test split'}")
     if gold_name:
         return gold_pairs(ws, gold_name, limit)
     if run_id is None or ws.get_run(run_id).corpus_id is None:
         return []  # an imported run has no test split: gold sets and typed pairs remain
-    return [PairInput(s, t) for s, t in run_test_pairs(ws, run_id, limit)]
+    pairs, langs, name = run_test_pairs(ws, run_id, limit)
+    return [PairInput(s, t, langs=langs, gold_name=name) for s, t in pairs]
 
 
 def pairs_attention_job(ws: Workspace, cache: SessionCache, runs: Sequence[tuple[int, str]],
-                        gold_name: str | None, run_id: int, limit: int, forced: bool,
-                        ctx: JobContext) -> tuple[list[PairInput], dict]:
-    """pairs_job then attention_views in one worker (the Evaluation screen's attention
-    tab): -> (pairs, {(pair index, run id): PairView})."""
-    pairs = pairs_job(ws, gold_name, run_id, limit, ctx)
-    return pairs, attention_views(ws, cache, runs, list(enumerate(pairs)), forced, ctx)
+                        limit: int, forced: bool, ctx: JobContext
+                        ) -> tuple[dict[int, list[PairInput]], dict]:
+    """Each run on pairs of its own language pair (the Evaluation screen's Export
+    heatmaps): the first `limit` pairs of the gold set of its pair (goldsets.gold_set_for,
+    read from the other side by a run of the reversed pair), else of its own test split;
+    runs on the same gold set computed together. -> ({run id: its pairs (none for a run
+    without either)}, {(pair index, run id): PairView})."""
+    groups: dict[tuple[str | None, int | None], list[tuple[int, str]]] = {}
+    for run_id, label in runs:
+        gold = gold_set_for(ws, alignment_runs.run_languages(ws, ws.get_run(run_id)))
+        groups.setdefault((gold, None if gold else run_id), []).append((run_id, label))
+    pairs_of: dict[int, list[PairInput]] = {}
+    views: dict[tuple[int, int], PairView] = {}
+    for (gold, own), members in groups.items():
+        pairs = pairs_job(ws, gold, own, limit, ctx)
+        pairs_of.update({run_id: pairs for run_id, _ in members})
+        views.update(attention_views(ws, cache, members, list(enumerate(pairs)), forced, ctx))
+    return pairs_of, views

@@ -80,8 +80,11 @@ def evaluation_pairs(ws: Workspace, run_info, split: str | None = None, src: str
     return list(pairs), name, src_lang, tgt_lang
 
 
-def run_test_pairs(ws: Workspace, run_id: int, limit: int = 0) -> list[tuple[str, str]]:
+def run_test_pairs(ws: Workspace, run_id: int, limit: int = 0
+                   ) -> tuple[list[tuple[str, str]], tuple[str, str], str]:
     """(source, reference) of run `run_id`'s corpus's test split (the split training
-    used; the first `limit` pairs, 0 = all): the Attention screen's "Test split" pairs."""
-    pairs, _, _, _ = evaluation_pairs(ws, ws.get_run(run_id), "test", max_sentences=limit)
-    return [(p.src, p.tgt) for p in pairs]
+    used; the first `limit` pairs, 0 = all), the corpus's (source, target) languages and
+    the split's name ('corpus:test'): the Attention screen's "Test split" pairs."""
+    pairs, name, src_lang, tgt_lang = evaluation_pairs(ws, ws.get_run(run_id), "test",
+                                                       max_sentences=limit)
+    return [(p.src, p.tgt) for p in pairs], (src_lang, tgt_lang), name.split("[:")[0]

@@ -312,14 +312,36 @@ class Comparison:
         return sum(self.differs(r) for r in range(len(self.main)))
 
 
+def same_pair(a: Sequence[str], b: Sequence[str]) -> bool:
+    """True when language pairs a and b = (source, target) are the same (case aside), or
+    a language of either is not known ('')."""
+    a, b = [x.strip().lower() for x in a], [x.strip().lower() for x in b]
+    return not all(a + b) or a == b
+
+
+def check_baseline_pair(pairs: tuple[Sequence[str], Sequence[str]], names: tuple[str, str]
+                        ) -> None:
+    """ConfigError when the baseline (names[1], translating pairs[1] = (source, target))
+    translates another language pair than the model it is compared with (names[0],
+    pairs[0]): it would read the text as another language."""
+    if not same_pair(*pairs):
+        (src, tgt), (b_src, b_tgt) = pairs
+        raise ConfigError(f"baseline {names[1]!r} translates {b_src} -> {b_tgt}, {names[0]!r} "
+                          f"{src} -> {tgt}: choose a baseline run of {src} -> {tgt}")
+
+
 def compare(session: TranslationSession, baseline_session, sentences: list[str], *, beam: int = 5,
             unk_replace: bool = False, ctx: JobContext | None = None,
             target_context: bool = False, amp: bool | None = None,
-            shortlists: tuple[Any, Any] = (None, None), int8: bool | None = None
+            shortlists: tuple[Any, Any] = (None, None), int8: bool | None = None,
+            pairs: tuple[Sequence[str], Sequence[str]] = (("", ""), ("", ""))
             ) -> Comparison:
     """Translate `sentences` with `session` (a context model reads them as one document),
     then with the baseline, both in the same arithmetic (`amp`, `int8`). Events: 'translation' for the first, 'baseline_translation'
-    for the second, 'progress' over both."""
+    for the second, 'progress' over both. `pairs` = the (source, target) languages of
+    the session's run and of the baseline's: a baseline of another pair is a ConfigError
+    (it would translate the text as another language), before anything is translated."""
+    check_baseline_pair(pairs, (" + ".join(session.names), " + ".join(baseline_session.names)))
     ctx = ctx or JobContext()
     n = len(sentences)
     main = translate(session, sentences, beam=beam, unk_replace=unk_replace,

@@ -65,8 +65,15 @@ def compare_job(ws: Workspace, cache: SessionCache, run_ids: Sequence[int], base
                 sentences: list[str], beam: int, unk_replace: bool, ctx: JobContext,
                 target_context: bool = False, amp: bool = False,
                 shortlist: bool = False, int8: bool = False) -> translation.Comparison:
-    """The run(s) and a baseline run on the same sentences (translation.compare); with
+    """The run(s) and a baseline run on the same sentences (translation.compare: a
+    baseline of another language pair than the first run's is a ConfigError); with
     `shortlist`, each over its own run's shortlist."""
+    # lazy: alignment_runs loads the aligners' modules
+    from core.services.alignment_runs import run_languages
+
+    run, base = ws.get_run(run_ids[0]), ws.get_run(baseline_id)
+    pairs = (run_languages(ws, run), run_languages(ws, base))
+    translation.check_baseline_pair(pairs, (run.name, base.name))  # before a model loads
     lists = ((_shortlist(ws, run_ids[0], ctx), _shortlist(ws, baseline_id, ctx))
              if shortlist else (None, None))
     session = cache.get(ws, run_ids)
@@ -74,7 +81,7 @@ def compare_job(ws: Workspace, cache: SessionCache, run_ids: Sequence[int], base
     return translation.compare(session, cache.get(ws, [baseline_id]),
                                sentences, beam=beam, unk_replace=unk_replace, ctx=ctx,
                                target_context=target_context, amp=amp, shortlists=lists,
-                               int8=int8)
+                               int8=int8, pairs=pairs)
 
 
 def _emit_decoding(ctx: JobContext, session: TranslationSession, beam: int, unk_replace: bool,

@@ -194,7 +194,8 @@ def test_export_heatmaps_writes_views_with_and_without_an_eos_row(qtbot, tmp_pat
     with_eos = np.vstack([_matrix(), np.full((1, 8), 0.125, dtype=np.float32)])
     tokens = PairView(2, "2: word", with_eos, src, tgt)  # 10 x 8: the last row is </s>
     pairs = [PairInput("a", "b", Alignment(sure={(0, 0), (7, 8)}))]
-    written = panel._write_heatmaps({(0, 1): words, (0, 2): tokens}, pairs, tmp_path, 96,
+    written = panel._write_heatmaps({(0, 1): words, (0, 2): tokens}, {1: pairs, 2: pairs},
+                                    tmp_path, 96,
                                     {1: "bpe", 2: "word"})
     jobs.shutdown()
     assert errors == []
