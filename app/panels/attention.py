@@ -35,7 +35,7 @@ from app.panels.symmetrize_control import SymmetrizeControl
 from app.widgets.run_list import RunList, usable_runs
 from core.evaluate.aer import corpus_aer
 from core.evaluate.goldsets import list_gold_sets
-from core.services.alignment_runs import run_languages
+from core.services.alignment_runs import baseline_note, run_languages
 from core.services.attention_set import (
     Symmetrization,
     attention_views,
@@ -88,6 +88,7 @@ class AttentionPanel(PairBrowser, PairHeatmaps, LayerSelector, QWidget):
         self._pairs_from: tuple | None = None
         self._asking: tuple | None = None
         self.baseline_alignments: list | None = None
+        self.baseline_note = ""  # what the eflomal row says of its training data
         self.baseline_job: workers.Job | None = None
 
     def _build_model_controls(self) -> None:
@@ -317,11 +318,12 @@ class AttentionPanel(PairBrowser, PairHeatmaps, LayerSelector, QWidget):
                 name="eflomal baseline")
             baseline = self.baseline_job
             baseline.finished.connect(
-                lambda links: baseline is self.baseline_job and self._baseline_done(links))
+                lambda found: baseline is self.baseline_job and self._baseline_done(*found))
         return self.job
 
-    def _baseline_done(self, alignments: list) -> None:
+    def _baseline_done(self, alignments: list, training_pairs: int) -> None:
         self.baseline_alignments = list(alignments)
+        self.baseline_note = baseline_note(training_pairs)
         self._fill_corpus_table()
 
     def _on_event(self, kind: str, data: dict) -> None:
@@ -367,6 +369,6 @@ class AttentionPanel(PairBrowser, PairHeatmaps, LayerSelector, QWidget):
         if self.baseline_alignments is not None and len(self.baseline_alignments) == len(golds):
             c = corpus_aer(self.baseline_alignments, golds)
             rows.append(["eflomal grow-diag-final-and", len(golds), c.aer, c.precision, c.recall,
-                         ""])
+                         self.baseline_note])
         fill_table(self.corpus_table, rows, range(2, 5))
 

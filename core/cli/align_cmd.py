@@ -196,6 +196,9 @@ def run(args: argparse.Namespace) -> int:
         if train_src is not None:
             print(f"eflomal: aligning {len(train_src)} training pairs + {len(gold)} gold "
                   "pairs", file=sys.stderr)
+            if len(train_src) < alignment.MIN_BASELINE_PAIRS:
+                print(f"note: eflomal {alignment.baseline_note(len(train_src))}",
+                      file=sys.stderr)
             systems.update(alignment.eflomal_systems(gold, train_src, train_tgt, args.symmetrize))
         print(aer_table(systems, gold).to_markdown())
         if args.remember:

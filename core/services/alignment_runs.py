@@ -129,12 +129,29 @@ def eflomal_systems(gold, train_src: Sequence[list[str]], train_tgt: Sequence[li
             f"eflomal {heuristic}": gold_al.symmetrized(heuristic)}
 
 
+#: eflomal trained on fewer pairs than this (besides the gold's) is no fair baseline for a
+#: run trained on a real corpus (a bundled run's training corpus is not shipped: the
+#: demo's en-fr corpora hold no training pairs, the es-en one about 400)
+MIN_BASELINE_PAIRS = 1000
+
+
+def baseline_note(training_pairs: int) -> str:
+    """What the eflomal row says of its training data: how many pairs, and a warning
+    below MIN_BASELINE_PAIRS."""
+    note = f"trained on {training_pairs:,} pairs + the gold's"
+    if training_pairs < MIN_BASELINE_PAIRS:
+        note += (f": too few for a fair baseline (under {MIN_BASELINE_PAIRS:,}); align a "
+                 "corpus of the pair with `align --baseline-corpus`")
+    return note
+
+
 def run_baseline_alignments(ws: Workspace, run_ref: int | str, src_words: Sequence[list[str]],
                             tgt_words: Sequence[list[str]],
-                            heuristic: str = "grow-diag-final-and") -> list[Alignment]:
+                            heuristic: str = "grow-diag-final-and") -> tuple[list[Alignment], int]:
     """The baseline beside a run's attention (the Attention screen): eflomal on the run's
-    training split with the given sentences appended, symmetrised by `heuristic`; one
-    Alignment per given sentence pair."""
+    training split with the given sentences appended, symmetrised by `heuristic`; ->
+    (one Alignment per given sentence pair, the training pairs eflomal learned from
+    besides them)."""
     # lazy: a top-level import would load sacremoses, sentencepiece, torch
     from core.train.artifacts import load_text_side
 
@@ -146,7 +163,8 @@ def run_baseline_alignments(ws: Workspace, run_ref: int | str, src_words: Sequen
     _, _, src_pre, tgt_pre = text
     train_src, train_tgt = baseline_training_text(ws, info, src_pre, tgt_pre)
     gold = AlignmentCorpus(src_tokens=list(src_words), tgt_tokens=list(tgt_words))
-    return eflomal_systems(gold, train_src, train_tgt, heuristic)[f"eflomal {heuristic}"]
+    links = eflomal_systems(gold, train_src, train_tgt, heuristic)[f"eflomal {heuristic}"]
+    return links, len(train_src)
 
 
 def attention_systems(session: TranslationSession,

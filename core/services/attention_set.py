@@ -210,20 +210,21 @@ def _aer_row(label: str, views: dict[tuple[int, int], PairView], golds: Sequence
 
 
 def gold_baseline(ws: Workspace, run_id: int, words: Sequence[tuple[list[str], list[str]]],
-                  ctx: JobContext, pairs: Sequence[PairInput] = ()) -> list[Alignment]:
+                  ctx: JobContext, pairs: Sequence[PairInput] = ()) -> tuple[list[Alignment], int]:
     """eflomal alignments of the given (source words, target words) pairs, trained on the
     run's corpus (core.services.alignment_runs.run_baseline_alignments); gold `pairs` of the
     run's reversed language pair are aligned from the other side and turned back, those
-    of another pair are a ConfigError (run_orientation)."""
+    of another pair are a ConfigError (run_orientation). -> (the alignments, the training
+    pairs eflomal learned from besides the given ones)."""
     found, note = run_orientation(ws, run_id, list(enumerate(pairs)))
     if found == NO_MATCH:
         raise ConfigError(f"eflomal baseline: {note}; check a run of the gold set's pair "
                           "first")
     ctx.progress(0, None, "training eflomal on the run's corpus")
     if found == REVERSED:
-        back = alignment_runs.run_baseline_alignments(ws, run_id, [t for _, t in words],
-                                                      [s for s, _ in words])
-        return [a.swapped() for a in back]
+        back, trained = alignment_runs.run_baseline_alignments(ws, run_id, [t for _, t in words],
+                                                               [s for s, _ in words])
+        return [a.swapped() for a in back], trained
     return alignment_runs.run_baseline_alignments(ws, run_id, [s for s, _ in words],
                                                   [t for _, t in words])
 

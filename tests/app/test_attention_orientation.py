@@ -180,7 +180,7 @@ def test_the_eflomal_baseline_of_a_reversed_model_1_is_in_the_gold_orientation(
 
     def recorder(ws, run_id, src_words, tgt_words):
         asked.append((src_words, tgt_words))
-        return list(reverse_gold(load_gold_set(ws, "demo-gold")).alignments)
+        return list(reverse_gold(load_gold_set(ws, "demo-gold")).alignments), 412
 
     monkeypatch.setattr("core.services.alignment_runs.run_baseline_alignments", recorder)
     window, panel, ws, ids = screen(qtbot, pairs_ws, "demo-gold", ["rev"])
@@ -192,7 +192,10 @@ def test_the_eflomal_baseline_of_a_reversed_model_1_is_in_the_gold_orientation(
     gold = load_gold_set(ws, "demo-gold")
     assert asked == [(gold.tgt_tokens, gold.src_tokens)]
     assert panel.baseline_alignments == gold.alignments
-    assert table(panel)["eflomal grow-diag-final-and"][:2] == [str(len(gold)), "0.0"]
+    row = table(panel)["eflomal grow-diag-final-and"]
+    assert row[:2] == [str(len(gold)), "0.0"]
+    assert row[-1] == ("trained on 412 pairs + the gold's: too few for a fair baseline (under "
+                       "1,000); align a corpus of the pair with `align --baseline-corpus`")
     with pytest.raises(ConfigError, match="es -> en run; gold set wpt03-trial is en -> fr"):
         gold_baseline(ws, ids["fwd"], [(["a"], ["b"])], JobContext(),
                      pairs=gold_pairs(ws, "wpt03-trial", 1))

@@ -186,3 +186,24 @@ def test_invalid_utf8_says_convert_not_lenient(tiny_ws, tmp_path, capsys, monkey
     # commands that have a lenient mode still offer it
     with pytest.raises(CorpusError, match="read it in lenient mode"):
         decode_text(b"Adi\xf3s", "x.txt")
+
+
+def test_an_eflomal_baseline_on_too_few_pairs_says_so(tiny_ws, tmp_path, capsys, monkeypatch):
+    """eflomal on a handful of pairs is printed with a note naming how many and what to do
+    (the demo's corpora hold a few hundred pairs or none, the runs learned from far more)."""
+    seen = []
+
+    def fake_eflomal(gold, train_src, train_tgt, heuristic):
+        seen.append(len(train_src))
+        return {f"eflomal {heuristic}": [a for a in gold.alignments]}
+
+    monkeypatch.setattr("core.services.alignment_runs.eflomal_systems", fake_eflomal)
+    src, tgt = tmp_path / "b.es", tmp_path / "b.en"
+    src.write_text("Hola .\nAdiós .\nSí .\n", encoding="utf-8")
+    tgt.write_text("Hello .\nBye .\nYes .\n", encoding="utf-8")
+    assert align(tiny_ws, *GOLD, "--baseline", "eflomal", "--baseline-src", str(src),
+                 "--baseline-tgt", str(tgt)) == 0
+    err = capsys.readouterr().err
+    assert seen == [3]
+    assert ("note: eflomal trained on 3 pairs + the gold's: too few for a fair baseline "
+            "(under 1,000); align a corpus of the pair with `align --baseline-corpus`") in err
