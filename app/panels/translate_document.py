@@ -18,6 +18,7 @@ from app.panels.translate_undo import EditHistory
 from app.widgets.diff_view import RichTextDelegate
 from core.evaluate.output_checks import OutputWarning
 from core.services import translation
+from core.services.language_pairs import UNKNOWN_LANGS, run_languages
 from core.services.translation_jobs import read_document_job
 
 DOC_FILTER = ("Documents (*.txt *.md *.docx *.tmx *.xlf *.xliff);;Text (*.txt *.md);;"
@@ -50,11 +51,13 @@ class DocumentRows:
         self._usual_ratio = 1.0  # output characters per source character, measured
 
     def _source_lang(self) -> str:
-        """The source language of the first checked run's corpus ('en' without one)."""
+        """The source language of the first checked run whose language is known (its
+        corpus's, else the one its preprocessing was saved with: an imported or bundled
+        run), the sentence splitter's rules; 'en' when none is known."""
         for run_id in self.models.checked():
-            run = self.workspace.get_run(run_id)
-            if run.corpus_id is not None:
-                return self.workspace.get_corpus(run.corpus_id).src_lang
+            src = run_languages(self.workspace, self.workspace.get_run(run_id))[0]
+            if src not in UNKNOWN_LANGS:
+                return src
         return "en"
 
     def _choose_document(self) -> None:

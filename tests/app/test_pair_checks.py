@@ -202,3 +202,33 @@ def test_core_refuses_a_baseline_of_another_pair(three_pairs_ws):
         assert not cache._sessions  # refused before a model was loaded
         same = compare_job(ws, cache, [1], 1, ["La casa es verde."], 1, False, JobContext())
     assert same.n_differ() == 0 and len(same.main) == 1
+
+
+def test_a_document_is_split_by_the_rules_of_the_checked_runs_source_language(
+        qtbot, three_pairs_ws, tmp_path, monkeypatch):
+    """A run without a corpus (imported, or a bundled one) splits a document by the source
+    language its preprocessing was saved with, not English."""
+    root = tmp_path / "ws"
+    shutil.copytree(three_pairs_ws, root)
+    with Workspace.open(root, create=False) as ws:
+        enfr = ws.get_run("fren")
+        alone = ws.create_run("fren-alone", enfr.config, None)
+        for path in ws.run_dir(enfr.id).iterdir():
+            if path.is_file():
+                shutil.copy2(path, ws.run_dir(alone) / path.name)
+        ws.update_run(alone, status="finished")
+    from core.services import translation
+
+    asked, read = [], translation.read_document
+    monkeypatch.setattr(translation, "read_document",
+                        lambda path, lang: asked.append(lang) or read(path, lang))
+    doc = tmp_path / "doc.txt"
+    doc.write_text("Il est venu. Elle est partie.\n", encoding="utf-8")
+    panel = next(shown_panel(qtbot, TranslatePanel, root, 1200))
+    panel.models.set_checked([alone])
+    assert panel._source_lang() == "fr"
+    job = panel.open_document(doc)
+    qtbot.waitUntil(lambda: job.done, timeout=10000)
+    assert asked == ["fr"] and panel.table.rowCount() == 2
+    panel.jobs.shutdown()
+    panel.workspace.close()
