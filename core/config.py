@@ -134,6 +134,8 @@ RULES: dict[str, Rule] = {
     "train.valid_every": _int(0, limits.MAX_STEPS, hint="0 validates only at the end"),
     "train.early_stop_patience": _int(0, limits.MAX_STEPS, hint="0 = off"),
     "train.keep_best": _int(0, 1000),
+    "train.keep_every": _int(0, limits.MAX_STEPS, hint="0 = off; e.g. 500 with valid_every "
+                             "500 keeps every validation's checkpoint"),
     "train.seed": _int(0, 2**32 - 1), "train.device": TEXT,
     "train.threads": _int(0, MAX_THREADS, hint="0 = torch's default; at most the "
                           "machine's CPU threads when it trains"), "train.amp": BOOL,
@@ -324,6 +326,9 @@ class TrainConfig:
     valid_every: int = 500
     early_stop_patience: int = 0  # validations without dev-perplexity gain; 0 = off
     keep_best: int = 2
+    # also keep the checkpoint of each validation whose step is a multiple of this, as
+    # step-<step>.pt (to choose among or average later: `runs average`); 0 = off
+    keep_every: int = 0
     seed: int = 1234
     device: str = "auto"  # auto | cpu | cuda | cuda:N
     threads: int = 0  # CPU threads; 0 = torch default

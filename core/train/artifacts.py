@@ -2,7 +2,8 @@
 
     runs/<id>/src.vocab, tgt.vocab   vocabularies (core.data.vocab; sentencepiece models beside)
     runs/<id>/preprocess.json        the two Preprocessors' settings
-    runs/<id>/last.pt, best-*.pt     checkpoints (core.train.checkpoint)
+    runs/<id>/last.pt, best-*.pt     checkpoints (core.train.checkpoint); step-*.pt kept by
+                                     train.keep_every, averages (core.train.averaging)
     runs/<id>/imported.json          an imported run's provenance (core.services.model_import)
 """
 from __future__ import annotations

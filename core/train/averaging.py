@@ -25,7 +25,7 @@ from core.train import checkpoint as ckpt
 from core.train.compact import SCALES_KEY
 
 #: names training writes and rewrites (core.train.checkpoint): an average never takes them
-RESERVED = re.compile(r"^(last|best-\d+)\.pt$")
+RESERVED = re.compile(r"^(last|best-\d+|step-\d+)\.pt$")
 
 
 def average_checkpoints(run_dir: str | Path, names: Sequence[str], out_name: str,

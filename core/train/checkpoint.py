@@ -67,6 +67,12 @@ def save_checkpoint(path: str | Path, payload: dict[str, Any]) -> Path:
     return write_bytes_atomic(path, buffer.getvalue())
 
 
+def keep_copy(last: Path, step: int) -> Path:
+    """A copy of checkpoint `last` kept as step-<step>.pt beside it (train.keep_every),
+    written atomically; training never deletes it."""
+    return write_bytes_atomic(last.with_name(f"step-{step:08d}.pt"), last.read_bytes())
+
+
 def load_checkpoint(path: str | Path, map_location: str | torch.device = "cpu",
                     mapped: bool = False) -> dict[str, Any]:
     """The checkpoint dict, loaded weights_only onto `map_location`; CheckpointError when

@@ -279,6 +279,9 @@ class _Training:
                 self.ctx.emit("checkpoint", step=self.step, path=str(best), which="best",
                               dev_ppl=dev_ppl, dropped=[str(p) for p in self.keeper.dropped])
         self.save_last()
+        if self.is_main and tc.keep_every and self.step % tc.keep_every == 0:
+            kept = ckpt.keep_copy(self.run_dir / ckpt.LAST, self.step)
+            self.ctx.emit("log", message=f"kept {kept.name} (train.keep_every)")
         return bool(tc.early_stop_patience) and self.bad_validations >= tc.early_stop_patience
 
     def done(self) -> bool:

@@ -88,3 +88,32 @@ def test_what_cannot_be_averaged_is_refused(run_dir):
     with pytest.raises(CheckpointError, match="int8.pt: holds shipped int8 weights"):
         average_checkpoints(run_dir, ["int8.pt", "last.pt"], "bad")
     assert not (run_dir / "bad.pt").exists()
+
+
+def test_keep_every_keeps_the_checkpoints_to_average(tmp_path):
+    """train.keep_every = 4 with a validation every 2 updates keeps the checkpoints of
+    updates 4 and 8 as step-*.pt (the best-k pruning never touches them); each loads at its
+    step, and `runs average` takes them."""
+    from core.jobs import JobContext
+    from core.services.demo import demo_config, import_demo_corpus
+    from core.services.training import create_run, train_run
+
+    with Workspace.open(tmp_path / "ws") as ws:
+        config = demo_config("kept", dict(emb_size=16, hidden_size=24), max_steps=8,
+                             valid_every=2, device="cpu")
+        config.data.dev_sample = 0
+        config.train.keep_every, config.train.keep_best = 4, 1
+        run = create_run(ws, import_demo_corpus(ws), config, "kept")
+        assert train_run(ws, run, JobContext()).status == "finished"
+        folder = ws.run_dir(run)
+    kept = sorted(p.name for p in folder.glob("step-*.pt"))
+    assert kept == ["step-00000004.pt", "step-00000008.pt"]
+    assert len(list(folder.glob("best-*.pt"))) == 1
+    assert load_model(folder, "step-00000004.pt").step == 4
+    kept8, last = load_checkpoint(folder / "step-00000008.pt"), load_checkpoint(folder / "last.pt")
+    assert kept8["position"]["step"] == last["position"]["step"] == 8
+    assert all(torch.equal(kept8["model"][k], v) for k, v in last["model"].items())
+    avg = load_checkpoint(average_checkpoints(folder, kept, "avg.pt"))
+    assert avg["averaged_from"] == [["step-00000004.pt", 4], ["step-00000008.pt", 8]]
+    with pytest.raises(ConfigError, match="training writes checkpoints of that name"):
+        average_checkpoints(folder, kept, "step-00000012.pt")
