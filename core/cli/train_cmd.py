@@ -43,6 +43,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="stop after this many minutes of training (summed over resumes)")
     p.add_argument("--epochs", type=int)
     p.add_argument("--valid-every", type=int)
+    p.add_argument("--keep-every", type=int, metavar="N",
+                   help="also keep each validation's checkpoint at a multiple of N updates as "
+                   "step-<N>.pt (train.keep_every), to choose among or average (`runs average`)")
     p.add_argument("--init-from", metavar="RUN",
                    help="two-stage training: the stage-1 run (only with train.stage = 2, as "
                    "the context-ts-cpu and context-tgt-ts-cpu presets set)")
@@ -83,7 +86,8 @@ def build_config(args: argparse.Namespace) -> RunConfig:
     for field, value in (("device", args.device), ("threads", args.threads),
                          ("max_steps", args.max_steps), ("max_minutes", args.max_minutes),
                          ("epochs", args.epochs),
-                         ("valid_every", args.valid_every), ("init_from", args.init_from),
+                         ("valid_every", args.valid_every), ("keep_every", args.keep_every),
+                         ("init_from", args.init_from),
                          ("guide_runs", args.guide_runs)):
         if value is not None:
             raw["train"][field] = value
@@ -92,7 +96,8 @@ def build_config(args: argparse.Namespace) -> RunConfig:
     return RunConfig.from_dict(raw, source=args.config or f"preset {args.preset or 'luong-cpu'}")
 
 
-RESUME_OVERRIDES = ("max_steps", "max_minutes", "epochs", "valid_every", "device", "threads")
+RESUME_OVERRIDES = ("max_steps", "max_minutes", "epochs", "valid_every", "keep_every", "device",
+                    "threads")
 
 
 def resume_config(ws: Workspace, run_id: int, args: argparse.Namespace) -> RunConfig | None:
@@ -102,8 +107,8 @@ def resume_config(ws: Workspace, run_id: int, args: argparse.Namespace) -> RunCo
     Model, data and optimiser settings cannot change on resume."""
     if args.set or args.config or args.preset or args.init_from or args.corpus or args.guide_runs:
         raise ConfigError("--resume continues a run with its own configuration: only "
-                          "--max-steps, --max-minutes, --epochs, --valid-every, --device and "
-                          "--threads may be given with it")
+                          "--max-steps, --max-minutes, --epochs, --valid-every, --keep-every, "
+                          "--device and --threads may be given with it")
     given = {f: getattr(args, f) for f in RESUME_OVERRIDES if getattr(args, f) is not None}
     if not given:
         return None
@@ -127,11 +132,11 @@ def _alignment_head_run(ws: Workspace, args: argparse.Namespace) -> int:
     if args.set or args.config or args.preset or args.init_from or args.distributed:
         raise ConfigError("--alignment-head RUN trains over RUN's own corpus and settings: only "
                           "--name, --guide-runs, --max-steps, --max-minutes, --valid-every, "
-                          "--device and --threads may be given with it (and --corpus for "
-                          "an imported run)")
+                          "--keep-every, --device and --threads may be given with it (and "
+                          "--corpus for an imported run)")
     corpus_id, config = alignment_head_config(ws, args.alignment_head, args.name or "",
                                               args.max_steps or 3000, corpus=args.corpus)
-    for field in ("max_minutes", "valid_every", "device", "threads", "guide_runs"):
+    for field in ("max_minutes", "valid_every", "keep_every", "device", "threads", "guide_runs"):
         if getattr(args, field) is not None:
             setattr(config.train, field, getattr(args, field))
     config.validate()

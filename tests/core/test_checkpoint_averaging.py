@@ -117,3 +117,7 @@ def test_keep_every_keeps_the_checkpoints_to_average(tmp_path):
     assert avg["averaged_from"] == [["step-00000004.pt", 4], ["step-00000008.pt", 8]]
     with pytest.raises(ConfigError, match="training writes checkpoints of that name"):
         average_checkpoints(folder, kept, "step-00000012.pt")
+    # a resumed run may keep them from now on (a bookkeeping option, as the budget)
+    assert run_cli(["--workspace", str(tmp_path / "ws"), "train", "--resume", "kept",
+                    "--max-steps", "12", "--keep-every", "6", "--quiet"]) == 0
+    assert sorted(p.name for p in folder.glob("step-*.pt")) == kept + ["step-00000012.pt"]
