@@ -41,6 +41,10 @@ HANSARDS = {"ref-hansards-demo-head": "hansards-luong-guided-head",
 CONTEXT = {"G-sentence": "hansards-subs-transformer",
            "G-tgt-long": "hansards-subs-context-target"}
 RUNS = {"es-en": TATOEBA, "en-fr": HANSARDS, "en-fr-context": CONTEXT}
+#: a run bundled at another checkpoint than its best by dev perplexity: G-tgt-long's
+#: update 29,500, kept by train.keep_every and chosen by its contrastive accuracy on the
+#: dev documents (experiments/contrastive_checkpoints.py; RESULTS H, third session)
+CHECKPOINT = {"G-tgt-long": "step-00029500.pt"}
 TRAINED_ON = {
     "es-en": "Tatoeba es-en (manythings.org/anki 2018-05-13, CC-BY 2.0 FR), 114,206 "
              "training pairs; not bundled",
@@ -167,7 +171,7 @@ def main() -> int:
             extra = {"trained_on_pairs": TRAINED_ON[args.pair], "source_run": run,
                      **scores(ws, info.id)}
             # the Hansards runs read and write ordinary text (core.data.conventions)
-            meta = bundle_run(ws, info.id, Path(args.out) / name, which="best",
+            meta = bundle_run(ws, info.id, Path(args.out) / name, which=CHECKPOINT.get(run, "best"),
                               weights="int8", extra=extra, name=name,
                               convention=None if args.pair == "es-en" else "hansards")
             size = sum(f.stat().st_size for f in (Path(args.out) / name).iterdir())
