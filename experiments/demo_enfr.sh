@@ -13,7 +13,8 @@
 #              anchors, no gold); the bundle ships the en -> fr run's third-round head run;
 #   longer     the context pair trained longer (second session): G-sentence resumed to
 #              SENTENCE_MINUTES in all, then a new target-context stage 2 'G-tgt-long' over
-#              it (CTX_MINUTES), resumed to 88 minutes in all;
+#              it (CTX_MINUTES), resumed to 88 minutes in all, then (third session) to 135
+#              keeping a checkpoint every 500 updates, chosen on the dev documents' pronouns;
 #   context    the two-stage target-context model over the sentence model (exp_g_train.sh
 #              tgt, CTX_MINUTES);
 #   eval       test BLEU and AER of every reading on the WPT-03 trial gold beside eflomal
@@ -22,7 +23,7 @@
 #   bundle     python experiments/bundle_demo.py --pair en-fr (and the context runs).
 # Usage: experiments/demo_enfr.sh STEP ...   Env: WS (/work/enfr/ws), GWS (/work/enfr/ws-g),
 #   MAX_MINUTES (62), HEAD_STEPS (2000), CTX_MINUTES (45; 50 for 'longer'), DATA (../shared/data),
-#   CONTRAST_MINUTES (60), SENTENCE_MINUTES (80).
+#   CONTRAST_MINUTES (60), SENTENCE_MINUTES (80), CTX_CHECKPOINT (step-00029500.pt).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PY=${PY:-.venv/bin/python}
@@ -70,6 +71,19 @@ for step in "$@"; do
           --threads 1 --quiet >> "$log" 2>&1
       $PY main.py --workspace "$GWS" train --resume G-tgt-long --max-minutes 88 \
           --threads 2 --quiet >> "$log" 2>&1
+      # third session: to 135 minutes, a checkpoint kept every 500 updates (then, copies
+      # of last.pt after each validation: what --keep-every does now), the bundled one
+      # chosen on the dev documents' contrastive examples, never the held-out ones
+      $PY main.py --workspace "$GWS" train --resume G-tgt-long --max-minutes 135 \
+          --keep-every 500 --threads 1 --quiet >> "$log" 2>&1
+      run_dir=$($PY -c "import sys; sys.path.insert(0, '.'); from core.workspace.store import Workspace
+with Workspace.open('$GWS', create=False) as ws: print(ws.run_dir(ws.run_id('G-tgt-long')))")
+      kept=$(cd "$run_dir" && ls step-*.pt | sort)
+      $PY main.py --workspace "$GWS" runs average G-tgt-long $(echo "$kept" | tail -10) \
+          --out averaged-last10.pt --replace
+      $PY experiments/contrastive_checkpoints.py "$GWS" G-tgt-long "$GWS-data/contrastive-dev" \
+          best-00017500.pt best-00020000.pt averaged-last10.pt $kept \
+          --report "$GWS-out/dev-choice.md"
       echo "== G-tgt-long end $(date -Is), load $(cat /proc/loadavg)" >> "$log" ;;
     context)
       WS=$GWS GDATA=$GWS-data LOGS=$GWS-logs MAX_MINUTES=${CTX_MINUTES:-45} \
@@ -77,8 +91,10 @@ for step in "$@"; do
     eval)
       OUT=$WS-out SYM="ref-hansards-demo-head ref-hansards-demo-head-fren" \
           bash experiments/ref_hansards_eval.sh ref-hansards-demo-head ref-hansards-demo-head-fren
-      WS=$GWS GDATA=$GWS-data OUT=$GWS-out bash experiments/exp_g_eval.sh G-sentence \
-          "$(if $PY main.py --workspace "$GWS" runs list | grep -q G-tgt-long; then echo G-tgt-long; else echo G-tgt; fi)" ;;
+      # the context run at the checkpoint bundle_demo.py ships (CHECKPOINT there), the
+      # whole held-out sitting (MAX_SENT)
+      WS=$GWS GDATA=$GWS-data OUT=$GWS-out MAX_SENT=100000 bash experiments/exp_g_eval.sh \
+          G-sentence "G-tgt-long@${CTX_CHECKPOINT:-step-00029500.pt}" ;;
     bundle)
       $PY experiments/bundle_demo.py --pair en-fr --workspace "$WS"
       $PY experiments/bundle_demo.py --pair en-fr-context --workspace "$GWS" ;;
