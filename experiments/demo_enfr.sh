@@ -79,6 +79,7 @@ for step in "$@"; do
       run_dir=$($PY -c "import sys; sys.path.insert(0, '.'); from core.workspace.store import Workspace
 with Workspace.open('$GWS', create=False) as ws: print(ws.run_dir(ws.run_id('G-tgt-long')))")
       kept=$(cd "$run_dir" && ls step-*.pt | sort)
+      # bundle_demo.py's CHECKPOINT names the one chosen here (dev-choice.md's last line)
       $PY main.py --workspace "$GWS" runs average G-tgt-long $(echo "$kept" | tail -10) \
           --out averaged-last10.pt --replace
       $PY experiments/contrastive_checkpoints.py "$GWS" G-tgt-long "$GWS-data/contrastive-dev" \
@@ -91,10 +92,15 @@ with Workspace.open('$GWS', create=False) as ws: print(ws.run_dir(ws.run_id('G-t
     eval)
       OUT=$WS-out SYM="ref-hansards-demo-head ref-hansards-demo-head-fren" \
           bash experiments/ref_hansards_eval.sh ref-hansards-demo-head ref-hansards-demo-head-fren
-      # the context run at the checkpoint bundle_demo.py ships (CHECKPOINT there), the
-      # whole held-out sitting (MAX_SENT)
+      # the context run at the checkpoint bundle_demo.py ships (CHECKPOINT there, after
+      # 'longer'), else the first session's G-tgt at its best; the whole held-out sitting
+      if $PY main.py --workspace "$GWS" runs list | grep -q G-tgt-long; then
+        ctx="G-tgt-long@${CTX_CHECKPOINT:-step-00029500.pt}"
+      else
+        ctx=G-tgt
+      fi
       WS=$GWS GDATA=$GWS-data OUT=$GWS-out MAX_SENT=100000 bash experiments/exp_g_eval.sh \
-          G-sentence "G-tgt-long@${CTX_CHECKPOINT:-step-00029500.pt}" ;;
+          G-sentence "$ctx" ;;
     bundle)
       $PY experiments/bundle_demo.py --pair en-fr --workspace "$WS"
       $PY experiments/bundle_demo.py --pair en-fr-context --workspace "$GWS" ;;

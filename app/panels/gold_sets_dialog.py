@@ -5,8 +5,6 @@ every link against its sentence (core.evaluate.goldsets); a file with a problem 
 in an error and the import form stays open with what the user typed."""
 from __future__ import annotations
 
-import json
-
 from PySide6.QtCore import Signal
 from PySide6.QtWidgets import (
     QCheckBox,
@@ -32,11 +30,10 @@ from core.errors import WorkbenchError
 from core.evaluate.goldsets import (
     FORMATS,
     delete_gold_set,
-    gold_root,
     import_gold_set,
     list_gold_sets,
+    read_gold_meta,
 )
-from core.workspace.gold_folders import META_FILE
 from core.workspace.store import Workspace
 
 FORMAT_LABELS = {"pharaoh": "Pharaoh (0-0 1-2 …; '?' or 'p' marks a possible link)",
@@ -159,11 +156,18 @@ class GoldSetsDialog(QDialog):
         names = list_gold_sets(self.workspace)
         self.table.setRowCount(len(names))
         for row, name in enumerate(names):
-            meta = json.loads((gold_root(self.workspace) / name / META_FILE).read_text(encoding="utf-8"))
-            langs = " → ".join(meta.get(k) or "?" for k in ("src_lang", "tgt_lang"))
+            try:
+                meta = read_gold_meta(self.workspace, name)
+                langs = " → ".join(meta.get(k) or "?" for k in ("src_lang", "tgt_lang"))
+            except (WorkbenchError, OSError) as exc:  # listed, so that Remove can take it
+                meta, langs, problem = {}, "damaged", str(exc)
+            else:
+                problem = ""
             for col, value in enumerate((name, langs, meta.get("sentences"), meta.get("sure"),
                                          meta.get("possible"))):
-                self.table.setItem(row, col, QTableWidgetItem("–" if value is None else str(value)))
+                item = QTableWidgetItem("–" if value is None else str(value))
+                item.setToolTip(problem)
+                self.table.setItem(row, col, item)
         self._update_buttons()
 
     def selected_name(self) -> str | None:

@@ -205,10 +205,25 @@ def orientation_note(run_langs: Sequence[str], gold_name: str, gold_langs: Seque
 
 
 def gold_set_languages(ws: Workspace, name: str) -> tuple[str, str]:
-    """(source, target) languages gold set `name` was imported with ('' where not told)."""
-    meta_path = inside(gold_root(ws) / _check_name(name), META_FILE, "gold set meta", StoreError)
-    meta = json.loads(meta_path.read_text(encoding="utf-8"))
+    """(source, target) languages gold set `name` was imported with ('' where not told);
+    StoreError naming its meta.json when that cannot be read (a damaged or hand-made set)."""
+    meta = read_gold_meta(ws, name)
     return str(meta.get("src_lang", "")), str(meta.get("tgt_lang", ""))
+
+
+def read_gold_meta(ws: Workspace, name: str) -> dict:
+    """Gold set `name`'s meta.json (languages, counts, provenance); StoreError naming the
+    file and what to do when it cannot be read as a table."""
+    meta_path = inside(gold_root(ws) / _check_name(name), META_FILE, "gold set meta", StoreError)
+    try:
+        meta = json.loads(meta_path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise StoreError(f"{meta_path}: cannot be read ({exc}); remove gold set {name!r} and "
+                         "import it again") from None
+    if not isinstance(meta, dict):
+        raise StoreError(f"{meta_path}: holds a {type(meta).__name__}, not a table; remove "
+                         f"gold set {name!r} and import it again")
+    return meta
 
 
 def gold_set_for(ws: Workspace, run_langs: Sequence[str], preferred: str | None = None
@@ -216,14 +231,18 @@ def gold_set_for(ws: Workspace, run_langs: Sequence[str], preferred: str | None 
     """The gold set a run translating run_langs = (source, target) is scored on:
     `preferred` when its pair is the run's (either way round), else the first such set
     by name; a set of unknown languages only when no set names the run's pair; None when
-    no set fits (another pair's attention AER would be a number that means nothing)."""
+    no set fits (another pair's attention AER would be a number that means nothing). A
+    set whose name or meta.json cannot be read is passed over."""
     names = list_gold_sets(ws)
     if preferred in names:
         names.remove(preferred)
         names.insert(0, preferred)
     known, unknown = [], []
     for name in names:
-        langs = gold_set_languages(ws, name)
+        try:
+            langs = gold_set_languages(ws, name)
+        except (StoreError, ConfigError):  # a damaged or hand-copied set scores no run
+            continue
         if gold_orientation(run_langs, langs) == NO_MATCH:
             continue
         (known if all(_pair(langs)) and all(_pair(run_langs)) else unknown).append(name)
@@ -232,12 +251,13 @@ def gold_set_for(ws: Workspace, run_langs: Sequence[str], preferred: str | None 
 
 
 def list_gold_sets(ws: Workspace) -> list[str]:
-    """Names of the workspace's gold sets (complete folders only), sorted."""
+    """Names of the workspace's gold sets (complete folders only, of names an import
+    gives: not a half-written `.NAME.tmp-PID` nor a folder copied in by hand), sorted."""
     root = gold_root(ws)
     if not root.is_dir():
         return []
     return sorted(p.name for p in root.iterdir()
-                  if p.is_dir() and not p.name.startswith(".") and (p / META_FILE).exists())
+                  if p.is_dir() and _NAME_RE.match(p.name) and (p / META_FILE).exists())
 
 
 def load_gold_set(ws: Workspace, name: str) -> GoldSet:

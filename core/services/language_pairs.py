@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from core.errors import ConfigError, StoreError
+from core.errors import CheckpointError, ConfigError, StoreError
 from core.workspace.store import Workspace
 
 #: what run_languages gives for a language not known: nothing, or 'xx' (an imported
@@ -33,7 +33,10 @@ def run_languages(ws: Workspace, run_info) -> tuple[str, str]:
             return corpus.src_lang, corpus.tgt_lang
         except StoreError:  # the corpus was deleted
             pass
-    text = load_text_side(ws.run_dir(run_info.id))
+    try:
+        text = load_text_side(ws.run_dir(run_info.id))
+    except CheckpointError:  # a damaged preprocess.json: not known here, said when used
+        return "", ""
     if text is not None:
         return text[2].lang, text[3].lang
     return "", ""
@@ -55,16 +58,21 @@ def other_pair(ws: Workspace, run_info, want: Sequence[str]) -> tuple[str, str] 
 
 def check_one_pair(ws: Workspace, runs: Sequence[str | int], ensemble: Sequence[str | int] = (),
                    what: str = "the table compares systems on one test set") -> tuple[str, str]:
-    """The first run's (source, target) languages; ConfigError when another run (or an
-    `ensemble` run) translates another pair (runs whose languages are not known pass)."""
-    first = ws.get_run(runs[0])
+    """The pair of the first run whose languages are known (else the first run's);
+    ConfigError when another run (or an `ensemble` run) translates another pair (runs
+    whose languages are not known pass, wherever they stand in the list)."""
+    given = [*(("--run", r) for r in runs), *(("--ensemble", r) for r in ensemble)]
+    infos = [(option, ws.get_run(ref)) for option, ref in given]
+    first = next((info for _, info in infos
+                  if not any(x in UNKNOWN_LANGS for x in run_languages(ws, info))), infos[0][1])
     pair = run_languages(ws, first)
-    for option, ref in [*(("--run", r) for r in runs[1:]), *(("--ensemble", r) for r in ensemble)]:
-        info = ws.get_run(ref)
+    for option, info in infos:
+        if info.id == first.id:
+            continue
         have = other_pair(ws, info, pair)
         if have:
             raise ConfigError(
-                f"{option} {info.name!r} translates {pair_text(have)}, but the first --run "
+                f"{option} {info.name!r} translates {pair_text(have)}, but --run "
                 f"{first.name!r} translates {pair_text(pair)}: {what}; evaluate runs of "
                 "each language pair in a call of their own")
     return pair

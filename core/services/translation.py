@@ -26,6 +26,7 @@ from core.formats.records import TranslationRecord
 from core.formats.tmx_records import read_tmx
 from core.formats.xliff import read_xliff
 from core.jobs import JobContext
+from core.services.language_pairs import UNKNOWN_LANGS
 from core.workspace.store import Workspace
 
 if TYPE_CHECKING:  # annotations only: importing the session would load torch
@@ -314,9 +315,9 @@ class Comparison:
 
 def same_pair(a: Sequence[str], b: Sequence[str]) -> bool:
     """True when language pairs a and b = (source, target) are the same (case aside), or
-    a language of either is not known ('')."""
+    a language of either is not known ('', or 'xx': an imported model that names none)."""
     a, b = [x.strip().lower() for x in a], [x.strip().lower() for x in b]
-    return not all(a + b) or a == b
+    return any(x in UNKNOWN_LANGS for x in a + b) or a == b
 
 
 def check_baseline_pair(pairs: tuple[Sequence[str], Sequence[str]], names: tuple[str, str]

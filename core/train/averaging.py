@@ -24,8 +24,9 @@ from core.safepath import inside
 from core.train import checkpoint as ckpt
 from core.train.compact import SCALES_KEY
 
-#: names training writes and rewrites (core.train.checkpoint): an average never takes them
-RESERVED = re.compile(r"^(last|best-\d+|step-\d+)\.pt$")
+#: names training writes and rewrites (core.train.checkpoint), and 'best', which
+#: `--checkpoint best` reads as the best-k ranking: an average never takes them
+RESERVED = re.compile(r"^(last|best|best-\d+|step-\d+)\.pt$")
 
 
 def average_checkpoints(run_dir: str | Path, names: Sequence[str], out_name: str,
@@ -34,7 +35,11 @@ def average_checkpoints(run_dir: str | Path, names: Sequence[str], out_name: str
     there, atomically; ConfigError for fewer than two, a reserved or taken output name;
     CheckpointError naming the checkpoint that does not fit the first."""
     run_dir = Path(run_dir)
-    if len(set(names)) < 2:
+    twice = sorted({n for n in names if list(names).count(n) > 1})
+    if twice:
+        raise ConfigError(f"{', '.join(twice)}: given twice ('best' and 'last' name files "
+                          "too); give each checkpoint once")
+    if len(names) < 2:
         raise ConfigError("give at least two different checkpoints of the run to average")
     out_name = out_name if out_name.endswith(".pt") else f"{out_name}.pt"
     if Path(out_name).name != out_name:

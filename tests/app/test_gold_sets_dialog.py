@@ -117,3 +117,17 @@ def test_remove_asks_first_and_takes_the_set_off_the_screen(qtbot, panel, monkey
     assert list_gold_sets(panel.workspace) == [] and table_rows(dialog) == []
     assert panel.gold_set.count() == 0
     assert not any(p.name.startswith(".demo-gold") for p in (panel.workspace.root / "gold").iterdir())
+
+
+def test_a_damaged_set_is_listed_as_such_and_can_be_removed(qtbot, panel, monkeypatch):
+    meta = panel.workspace.root / "gold" / "demo-gold" / "meta.json"
+    meta.write_text('{"src_lang": ', encoding="utf-8")
+    panel.refresh()  # the screen still opens its pairs' sources without the set's languages
+    monkeypatch.setattr(QMessageBox, "question",
+                        staticmethod(lambda *a, **k: QMessageBox.StandardButton.Yes))
+    dialog = GoldSetsDialog(panel.workspace)
+    qtbot.addWidget(dialog)
+    assert table_rows(dialog) == [["demo-gold", "damaged", "–", "–", "–"]]
+    assert "meta.json: cannot be read" in dialog.table.item(0, 1).toolTip()
+    dialog.table.selectRow(0)
+    assert dialog.remove_selected() is True and list_gold_sets(panel.workspace) == []

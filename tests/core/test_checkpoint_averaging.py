@@ -51,8 +51,9 @@ def test_the_average_is_the_mean_and_translates(run_dir, capsys, tmp_path):
     # the average of a checkpoint with itself translates exactly as that checkpoint
     root = run_dir.parents[1]
     assert run_cli(["--workspace", str(root), "runs", "average", "tiny", "last", "last.pt",
-                    "--out", "same.pt"]) == 2  # one checkpoint twice: not an average
-    capsys.readouterr()
+                    "shifted", "--out", "same.pt"]) == 2  # one checkpoint twice: refused
+    assert "last.pt: given twice ('best' and 'last' name files too)" in capsys.readouterr().err
+    assert not (run_dir / "same.pt").exists()
     save_checkpoint(run_dir / "copy.pt", load_checkpoint(run_dir / "last.pt"))
     assert run_cli(["--workspace", str(root), "runs", "average", "tiny", "last", "copy",
                     "--out", "same.pt"]) == 0
@@ -70,7 +71,7 @@ def test_the_average_is_the_mean_and_translates(run_dir, capsys, tmp_path):
 def test_what_cannot_be_averaged_is_refused(run_dir):
     with pytest.raises(CheckpointError, match="other.pt: .* is .*the first checkpoint's"):
         average_checkpoints(run_dir, ["last.pt", "other.pt"], "bad")
-    for name in ("last.pt", "best-00000006.pt"):
+    for name in ("last.pt", "best-00000006.pt", "best", "step-00000010.pt"):
         with pytest.raises(ConfigError, match="training writes checkpoints of that name"):
             average_checkpoints(run_dir, ["last.pt", "shifted.pt"], name)
     with pytest.raises(ConfigError, match="give a file name"):

@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from core.errors import AlignmentError, ConfigError
+from core.errors import AlignmentError, ConfigError, StoreError
 from core.evaluate.goldsets import (
     delete_gold_set,
     gold_set_for,
@@ -124,3 +124,28 @@ def test_each_run_is_scored_on_the_gold_set_of_its_own_pair(ws, tmp_path):
     assert list_gold_sets(ws) == ["b-en-fr", "c-es-en", "d-en-es"]
     with pytest.raises(ConfigError, match="no gold set named 'a-unknown'"):
         delete_gold_set(ws, "a-unknown")
+
+
+def test_a_damaged_or_hand_copied_set_is_passed_over_not_fatal(ws, tmp_path):
+    """A set whose meta.json cannot be read scores no run (the others still do) and its
+    languages are a StoreError naming the file; a folder copied in by hand under a name
+    an import never gives is not listed."""
+    src, tgt = write(tmp_path / "s", ["a b"]), write(tmp_path / "t", ["x y"])
+    links = write(tmp_path / "l", ["0-0 1-1"])
+    for name in ("a-broken", "b-good"):
+        import_gold_set(ws, name, src, tgt, links, src_lang="en", tgt_lang="fr")
+    meta = ws.root / "gold" / "a-broken" / "meta.json"
+    meta.write_text('{"src_lang": "en", ', encoding="utf-8")
+    assert gold_set_for(ws, ("en", "fr")) == "b-good"
+    with pytest.raises(StoreError, match=r"a-broken/meta.json: cannot be read .*remove gold "
+                                         r"set 'a-broken' and import it again"):
+        gold_set_languages(ws, "a-broken")
+    meta.write_text("[1, 2]", encoding="utf-8")
+    with pytest.raises(StoreError, match="holds a list, not a table"):
+        gold_set_languages(ws, "a-broken")
+    import shutil
+
+    shutil.copytree(ws.root / "gold" / "b-good", ws.root / "gold" / "b-good copy")
+    assert list_gold_sets(ws) == ["a-broken", "b-good"]
+    delete_gold_set(ws, "a-broken")  # a damaged set can still be removed
+    assert list_gold_sets(ws) == ["b-good"]

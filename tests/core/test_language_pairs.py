@@ -69,7 +69,7 @@ def test_evaluate_refuses_runs_of_another_pair_than_the_first(pairs, capsys, mod
                "--beam", "1", *argv) != 0
     err = capsys.readouterr().err
     option = "--ensemble" if "--ensemble" in mode else "--run"
-    assert (f"{option} 'en-fr' translates en->fr, but the first --run 'es-en' translates "
+    assert (f"{option} 'en-fr' translates en->fr, but --run 'es-en' translates "
             "es->en: the table compares systems on one test set") in err
     assert err.count("\n") == 1 and pairs.evaluations() == []
 
@@ -82,7 +82,7 @@ def test_runs_of_one_pair_pass_and_give_it(pairs):
 def test_contrastive_refuses_runs_of_another_pair_and_a_set_of_another_pair(pairs, capsys):
     assert cli(pairs, "evaluate", "--run", "en-fr", "--run", "es-en",
                "--contrastive", str(CONTRASTIVE)) != 0
-    assert ("--run 'es-en' translates es->en, but the first --run 'en-fr' translates en->fr: "
+    assert ("--run 'es-en' translates es->en, but --run 'en-fr' translates en->fr: "
             "one contrastive set tests one language pair") in capsys.readouterr().err
     assert cli(pairs, "evaluate", "--run", "es-en", "--contrastive", str(CONTRASTIVE)) != 0
     assert (f"{CONTRASTIVE}: the contrastive set is en->fr, but run 'es-en' translates "
@@ -207,3 +207,31 @@ def test_rebuild_gives_a_run_the_only_corpus_only_when_its_languages_fit(pairs):
                        "translates, but cannot be resumed or evaluated on a corpus split") == 1
     assert sum("while the run is of languages not known (no preprocess.json)" in n
                for n in notes) == 3  # es-en-2, en-es, tf-es-en
+
+
+def test_a_run_of_unknown_languages_first_does_not_open_the_table_to_every_pair(pairs):
+    """check_one_pair compares with the first run whose languages are known, wherever a
+    run of unknown languages ('xx': an imported model) stands in the list."""
+    unsaid = imported_run(pairs, "xx", "xx", "unsaid")
+    assert check_one_pair(pairs, [unsaid, "es-en", "es-en-2"]) == ("es", "en")
+    for order in ([unsaid, "es-en", "en-fr"], ["es-en", unsaid, "en-fr"]):
+        with pytest.raises(ConfigError, match="--run 'en-fr' translates en->fr, but --run "
+                                              "'es-en' translates es->en"):
+            check_one_pair(pairs, order)
+
+
+def test_a_damaged_preprocess_json_makes_the_languages_unknown_not_an_error(pairs):
+    from core.services.language_pairs import run_languages
+
+    name = imported_run(pairs, "en", "fr", "damaged")
+    folder = pairs.run_dir(pairs.run_id(name))
+    assert run_languages(pairs, pairs.get_run(name)) == ("en", "fr")
+    (folder / "preprocess.json").write_text('{"src": ', encoding="utf-8")
+    assert run_languages(pairs, pairs.get_run(name)) == ("", "")
+
+
+def test_same_pair_takes_xx_as_not_known():
+    from core.services.translation import same_pair
+
+    assert same_pair(("en", "fr"), ("xx", "xx")) and same_pair(("xx", "en"), ("en", "fr"))
+    assert same_pair(("EN", "fr"), ("en", "FR")) and not same_pair(("en", "fr"), ("es", "en"))
