@@ -462,8 +462,10 @@ def _train_locked(ws: Workspace, run_id: int, info, ctx: JobContext, resume: boo
     if is_main:
         recorder.flush()
         ws.sync_checkpoints(run_id)
+        # a resumed run's wall time adds to what its earlier sessions took
+        before = float(info.elapsed_s or 0.0) if resume else 0.0
         ws.update_run(run_id, status=result.status, steps=result.step,
-                      elapsed_s=time.perf_counter() - started)
+                      elapsed_s=before + time.perf_counter() - started)
         ctx.emit("finished", status=result.status, step=result.step,
                  best_dev_ppl=result.best_dev_ppl)
     return result

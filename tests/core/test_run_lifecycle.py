@@ -192,3 +192,20 @@ def test_resuming_a_run_whose_folder_was_deleted_is_refused(workspace, capsys):
                        "missing"):
         train_run(workspace, run_id, ctx, resume=True)
     assert not (folder / "src.vocab").exists()
+
+
+def test_a_resumed_run_adds_its_wall_time_to_the_earlier_sessions(workspace):
+    """The run's elapsed time (the Training screen's, a bundle's meta) sums its sessions:
+    a resume used to overwrite it with its own wall time alone."""
+    from core.jobs import JobContext
+
+    config = tiny_run_config()
+    config.train.max_steps = 4
+    run = create_run(workspace, "demo", config, "sessions")
+    assert train_run(workspace, run, JobContext()).status == "finished"
+    workspace.update_run(run, elapsed_s=1000.0)  # as if the first session had taken that
+    raw = workspace.get_run(run).config
+    raw["train"]["max_steps"] = 8
+    workspace.update_run(run, config=raw)
+    assert train_run(workspace, run, JobContext(), resume=True).step == 8
+    assert 1000.0 < workspace.get_run(run).elapsed_s < 1000.0 + 600
