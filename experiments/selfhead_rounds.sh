@@ -9,7 +9,7 @@
 #   REV-selfheadN, HEAD_STEPS updates each, one thread each, the two directions side by
 #   side, or one after the other with PARALLEL=0)
 # Env: WS (/work/enfr/ws), DATA (../shared/data), OUT ($WS-out), HEAD_STEPS (3000),
-#   PARALLEL (1), LOGS.
+#   PARALLEL (1), LOGS, START (1: a later START goes on from the heads of round START - 1).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PY=${PY:-.venv/bin/python}
@@ -19,11 +19,16 @@ OUT=${OUT:-$WS-out}; HEAD_STEPS=${HEAD_STEPS:-3000}
 mkdir -p "$OUT"
 fwd=$1 rev=$2 rounds=${3:-3}
 G="$DATA/gold-en-fr-wpt03-trial"
-for r in "$fwd" "$rev"; do
-  $PY main.py --workspace "$WS" align --run "$r" --choose-by-anchors
-done
-teach_fwd=$fwd teach_rev=$rev
-for n in $(seq 1 "$rounds"); do
+start=${START:-1}
+if [ "$start" = 1 ]; then
+  for r in "$fwd" "$rev"; do
+    $PY main.py --workspace "$WS" align --run "$r" --choose-by-anchors
+  done
+  teach_fwd=$fwd teach_rev=$rev
+else
+  teach_fwd=$fwd-selfhead$((start - 1)) teach_rev=$rev-selfhead$((start - 1))
+fi
+for n in $(seq "$start" "$rounds"); do
   bash experiments/ref_head.sh "$fwd" "$fwd-selfhead$n" --guide-runs "$teach_fwd,$teach_rev" \
       --max-steps "$HEAD_STEPS" &
   [ "${PARALLEL:-1}" = 0 ] && wait
