@@ -45,6 +45,9 @@ _EXPANDED = {"du": ["de", "le"], "au": ["à", "le"], "aux": ["à", "les"],
              "des": ["de", "les"]}
 _VOWEL = re.compile(r"^[aeiouyàâäéèêëîïôöùûüœæ]", re.IGNORECASE)
 _WORD_APOSTROPHE = re.compile(r"(\w)[’']+(\w)")
+#: a hyphen inside a word: the release writes it as a token of its own ("porte - parole",
+#: "est - ce", "C - 4", "1998 - 1999"), on both sides
+_WORD_HYPHEN = re.compile(r"(\w)-(?=\w)")
 
 
 def _starts_with_vowel_sound(word: str) -> bool:
@@ -67,8 +70,10 @@ def _lower_first(tokens: list[str]) -> list[str]:
 
 def to_model(text: str, lang: str, tokenizer: MosesTokenizer) -> list[str]:
     """`text` as a person writes it -> tokens as the Hansards release writes them:
-    Moses-tokenised with every apostrophe a token of its own in English ("member ' s")
-    and French elisions and contractions written out ("jusque à le appel")."""
+    Moses-tokenised with every apostrophe a token of its own in English ("member ' s"),
+    every hyphen inside a word one too ("porte - parole", "va - t - il"), and French
+    elisions and contractions written out ("jusque à le appel")."""
+    text = _WORD_HYPHEN.sub(r"\1 - ", text)
     if lang == "en":
         text = _WORD_APOSTROPHE.sub(r"\1 ' \2", text)
     tokens = tokenizer.tokenize(text, escape=False)
@@ -142,17 +147,46 @@ def _join_english_apostrophes(tokens: list[str]) -> list[str]:
     return out
 
 
+def _join_hyphens(tokens: list[str]) -> list[str]:
+    """["est", "-", "ce"] -> ["est-ce"], ["C", "-", "4"] -> ["C-4"]: a hyphen between
+    two word tokens joins them (in the release such a hyphen is almost always inside a
+    word; a dash between clauses is written "--")."""
+    out: list[str] = []
+    i = 0
+    while i < len(tokens):
+        t = tokens[i]
+        if t == "-" and out and i + 1 < len(tokens) and _WORDISH.search(out[-1][-1:]) \
+                and _WORDISH.match(tokens[i + 1]):
+            out[-1] = out[-1] + "-" + tokens[i + 1]
+            i += 2
+            continue
+        out.append(t)
+        i += 1
+    return out
+
+
+_WORDISH = re.compile(r"\w")
+
+
+def _capitalise_first(text: str) -> str:
+    """The sentence's first word with a capital, unless it starts with a digit ("1997 a
+    été", "25 p. 100") or is already written in mixed case ("eBay", "iPod")."""
+    m = re.search(r"\w+", text)
+    if m is None or not m.group()[0].isalpha() or any(c.isupper() for c in m.group()[1:]):
+        return text
+    k = m.start()
+    return text[:k] + text[k].upper() + text[k + 1:]
+
+
 def from_model(tokens: list[str], lang: str, detokenizer: MosesDetokenizer) -> str:
     """The model's tokens in the release's form -> a sentence as a person writes it:
-    elisions and contractions made (French), apostrophes joined (English), Moses
-    detokenised, the first letter capitalised."""
+    elisions and contractions made (French), apostrophes joined (English), hyphens
+    joined ("est-ce", "porte-parole"), Moses detokenised, the first word capitalised
+    (_capitalise_first)."""
     tokens = [t for t in tokens if t]
     if lang == "fr":
         tokens = _contract_fr(tokens)
     elif lang == "en":
         tokens = _join_english_apostrophes(tokens)
-    text = detokenizer.detokenize(tokens, unescape=False)
-    for k, c in enumerate(text):
-        if c.isalpha():
-            return text[:k] + c.upper() + text[k + 1:]
-    return text
+    text = detokenizer.detokenize(_join_hyphens(tokens), unescape=False)
+    return _capitalise_first(text)

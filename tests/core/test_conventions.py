@@ -27,6 +27,14 @@ HANSARDS = Path(__file__).resolve().parents[3] / "shared" / "data" / "hansards-e
     ("le héros de le avenir a pris cet avion et le a vu .",
      "Le héros de l'avenir a pris cet avion et l'a vu."),
     ("si on part , on verra .", "Si on part, on verra."),
+    # hyphens inside words are tokens of their own in the release
+    ("est - ce que le porte - parole de les États - Unis va - t - il répondre ?",
+     "Est-ce que le porte-parole des États-Unis va-t-il répondre ?"),
+    ("ce est - à - dire le projet de loi C - 4 de 1998 - 1999 .",
+     "C'est-à-dire le projet de loi C-4 de 1998-1999."),
+    # a sentence starting with a number keeps its next word as it is
+    ("1997 a été une année difficile pour 25 p. 100 de les agriculteurs .",
+     "1997 a été une année difficile pour 25 p. 100 des agriculteurs."),
 ])
 def test_french_in_the_release_form_becomes_written_french(release, written):
     assert from_model(release.split(), "fr", MosesDetokenizer("fr")) == written
@@ -45,6 +53,14 @@ def test_english_apostrophes_stand_alone_in_the_release_and_join_in_text():
         "I think the member's point is that we don't know."
     assert to_model("I think the member's point is that we don't know.", "en",
                     MosesTokenizer("en")) == release
+    release = "the so - called bill C - 4 is post - secondary .".split()
+    assert from_model(release, "en", MosesDetokenizer("en")) == \
+        "The so-called bill C-4 is post-secondary."
+    assert to_model("The so-called bill C-4 is post-secondary.", "en",
+                    MosesTokenizer("en")) == release
+    # a dash between clauses stays apart; a mixed-case first word keeps its case
+    assert from_model("yes , - and no .".split(), "en", MosesDetokenizer("en")) == "Yes, - and no."
+    assert from_model("eBay was sold .".split(), "en", MosesDetokenizer("en")) == "eBay was sold."
     # titles and acronyms keep their capitals at the start
     assert to_model("Mr. Caccia spoke.", "en", MosesTokenizer("en"))[0] == "Mr."
     assert to_model("NATO met.", "en", MosesTokenizer("en"))[0] == "NATO"
