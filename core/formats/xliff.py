@@ -24,7 +24,8 @@ def write_xliff(path: str | Path, records: Iterable[TranslationRecord], src_lang
                 tgt_lang: str, original: str = "document", state: str = "needs-review-translation",
                 decoding: Mapping[str, Any] | None = None) -> Path:
     """Write an XLIFF 1.2 file, atomically; machine translations are marked with
-    `state` (by default needs-review-translation) for a translator to review. The
+    `state` (by default needs-review-translation) for a translator to review, targets a
+    translator edited (meta "edited") with state "translated". The
     <file>'s header names the workbench (<tool>) and, with `decoding`
     (core.infer.decoding), holds a <note from="x-decoding-KEY"> per setting."""
     # same layer; tmx_records reads nothing of xliff
@@ -44,7 +45,8 @@ def write_xliff(path: str | Path, records: Iterable[TranslationRecord], src_lang
     for k, r in enumerate(records, start=1):
         tu = ET.SubElement(body, f"{_N}trans-unit", id=r.id or str(k))
         ET.SubElement(tu, f"{_N}source").text = r.source
-        tgt = ET.SubElement(tu, f"{_N}target", state=state)
+        tgt = ET.SubElement(tu, f"{_N}target",
+                            state="translated" if r.meta.get("edited") else state)
         tgt.text = r.translation
         if r.reference:
             note = ET.SubElement(tu, f"{_N}note", {"from": "reference"})

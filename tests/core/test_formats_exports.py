@@ -56,6 +56,14 @@ def test_xliff_round_trip(tmp_path):
     back = read_xliff(p)
     assert [(r.source, r.translation) for r in back] == TEXTS
     assert {r.doc_id for r in back} == {"doc.txt"}
+    # a target the translator edited is translated, the machine's still to review
+    recs[1].meta["edited"] = True
+    import defusedxml.ElementTree as SafeET
+
+    root = SafeET.parse(write_xliff(tmp_path / "edited.xlf", recs, "fr", "en")).getroot()
+    states = [t.get("state") for t in root.iter("{urn:oasis:names:tc:xliff:document:1.2}target")]
+    assert states == ["needs-review-translation", "translated"] + \
+        ["needs-review-translation"] * (len(TEXTS) - 2)
 
 
 BILLION_LAUGHS = """<?xml version="1.0"?>
