@@ -25,7 +25,8 @@ from PySide6.QtWidgets import (
 
 from app.widgets.diff_view import RICH_ROLE, diff_pair
 from core.families import family_traits
-from core.services.translation import Comparison, same_pair
+from core.services.language_pairs import same_pair
+from core.services.translation import Comparison
 
 TARGET, BASELINE, MARK = 1, 2, 3  # table columns of a comparison (0 = source)
 DIFFERS = "\u2260"  # the marker of a sentence whose outputs differ

@@ -1,4 +1,4 @@
-"""XLIFF 1.2: one <file> with <trans-unit><source/><target/></trans-unit> per segment."""
+"""XLIFF 1.2: a <file> per document, with <trans-unit><source/><target/></trans-unit> per segment."""
 from __future__ import annotations
 
 import xml.etree.ElementTree as ET
@@ -23,7 +23,8 @@ TOOL_ID = "nmt-workbench"  # the header's <tool tool-id>
 def write_xliff(path: str | Path, records: Iterable[TranslationRecord], src_lang: str,
                 tgt_lang: str, original: str = "document", state: str = "needs-review-translation",
                 decoding: Mapping[str, Any] | None = None) -> Path:
-    """Write an XLIFF 1.2 file, atomically; machine translations are marked with
+    """Write an XLIFF 1.2 file, atomically: a <file> per source document (the records'
+    doc_id, in order; `original` for records without one); machine translations are marked with
     `state` (by default needs-review-translation) for a translator to review, targets a
     translator edited (meta "edited") with state "translated". The
     <file>'s header names the workbench (<tool>) and, with `decoding`
@@ -33,16 +34,12 @@ def write_xliff(path: str | Path, records: Iterable[TranslationRecord], src_lang
 
     ET.register_namespace("", NS)
     root = ET.Element(f"{_N}xliff", version="1.2")
-    f = ET.SubElement(root, f"{_N}file", {"original": original, "source-language": src_lang,
-                                          "target-language": tgt_lang,
-                                          "datatype": "plaintext"})
-    header = ET.SubElement(f, f"{_N}header")
-    ET.SubElement(header, f"{_N}tool", {"tool-id": TOOL_ID, "tool-name": TOOL,
-                                        "tool-version": TOOL_VERSION})
-    for name, text in to_pairs(decoding):
-        ET.SubElement(header, f"{_N}note", {"from": name}).text = text
-    body = ET.SubElement(f, f"{_N}body")
+    body, current = None, object()
     for k, r in enumerate(records, start=1):
+        if body is None or r.doc_id != current:  # a <file> per source document
+            current = r.doc_id
+            body = _file_body(root, r.doc_id or original, src_lang, tgt_lang, decoding,
+                              (TOOL, TOOL_VERSION))
         tu = ET.SubElement(body, f"{_N}trans-unit", id=r.id or str(k))
         ET.SubElement(tu, f"{_N}source").text = r.source
         tgt = ET.SubElement(tu, f"{_N}target",
@@ -51,7 +48,24 @@ def write_xliff(path: str | Path, records: Iterable[TranslationRecord], src_lang
         if r.reference:
             note = ET.SubElement(tu, f"{_N}note", {"from": "reference"})
             note.text = r.reference
+    if body is None:  # no records: one empty <file>
+        _file_body(root, original, src_lang, tgt_lang, decoding, (TOOL, TOOL_VERSION))
     return write_bytes_atomic(path, to_bytes(root))
+
+
+def _file_body(root: ET.Element, original: str, src_lang: str, tgt_lang: str,
+               decoding: Mapping[str, Any] | None, tool: tuple[str, str]) -> ET.Element:
+    """A new <file original=...> of `root` with its header (the tool, the decoding
+    notes); -> its <body>."""
+    f = ET.SubElement(root, f"{_N}file", {"original": original, "source-language": src_lang,
+                                          "target-language": tgt_lang,
+                                          "datatype": "plaintext"})
+    header = ET.SubElement(f, f"{_N}header")
+    ET.SubElement(header, f"{_N}tool", {"tool-id": TOOL_ID, "tool-name": tool[0],
+                                        "tool-version": tool[1]})
+    for name, text in to_pairs(decoding):
+        ET.SubElement(header, f"{_N}note", {"from": name}).text = text
+    return ET.SubElement(f, f"{_N}body")
 
 
 # Inline elements whose content is markup of the original document, not words to

@@ -7,6 +7,7 @@ pairs otherwise. A run or pair whose languages are not known ('' or 'xx') passes
     check_one_pair(ws, ["a", "b"])                    # `evaluate`: the runs share a pair
     check_base_pair(ws, base, corpus, what, fix)      # a stage-2 run's base, a head's corpus
     check_guide_runs(ws, spec, ["fwd", "rev"], corpus)  # train.guide_runs: pair, reverse
+    same_pair(("en", "fr"), ("xx", "xx")); check_baseline_pair(pairs, names)  # Compare
 """
 from __future__ import annotations
 
@@ -107,3 +108,21 @@ def check_guide_runs(ws: Workspace, spec: str, names: Sequence[str], corpus) -> 
                 f"{role} guide run must translate {pair_text(want)}; give 'RUN' or "
                 f"'RUN,REVERSE', RUN translating {pair_text(pair)} and REVERSE "
                 f"{pair_text(pair[::-1])}")
+
+
+def same_pair(a: Sequence[str], b: Sequence[str]) -> bool:
+    """True when language pairs a and b = (source, target) are the same (case aside), or
+    a language of either is not known ('', or 'xx': an imported model that names none)."""
+    a, b = [x.strip().lower() for x in a], [x.strip().lower() for x in b]
+    return any(x in UNKNOWN_LANGS for x in a + b) or a == b
+
+
+def check_baseline_pair(pairs: tuple[Sequence[str], Sequence[str]], names: tuple[str, str]
+                        ) -> None:
+    """ConfigError when the baseline (names[1], translating pairs[1] = (source, target))
+    translates another language pair than the model it is compared with (names[0],
+    pairs[0]): it would read the text as another language."""
+    if not same_pair(*pairs):
+        (src, tgt), (b_src, b_tgt) = pairs
+        raise ConfigError(f"baseline {names[1]!r} translates {b_src} -> {b_tgt}, {names[0]!r} "
+                          f"{src} -> {tgt}: choose a baseline run of {src} -> {tgt}")

@@ -26,7 +26,7 @@ from core.formats.records import TranslationRecord
 from core.formats.tmx_records import read_tmx
 from core.formats.xliff import read_xliff
 from core.jobs import JobContext
-from core.services.language_pairs import UNKNOWN_LANGS
+from core.services.language_pairs import check_baseline_pair
 from core.workspace.store import Workspace
 
 if TYPE_CHECKING:  # annotations only: importing the session would load torch
@@ -103,13 +103,16 @@ class Document:
     lines, a Word document's paragraphs); each non-blank one is a paragraph of
     `paragraphs`, in order. None: one paragraph per line, no blank ones.
     source: the file read (a .docx export rebuilds it). ids: per sentence, the segment
-    id of a TMX/XLIFF source (an export keeps them)."""
+    id of a TMX/XLIFF source (an export keeps them). doc_ids: per sentence, the
+    <file original> of an XLIFF holding several documents: a context model's context
+    stops at each one, and an XLIFF export keeps them apart."""
 
     paragraphs: list[list[str]]
     name: str = "stdin"
     layout: list[str] | None = None
     source: Path | None = None
     ids: list[str | None] | None = None
+    doc_ids: list[str | None] | None = None
 
     @property
     def sentences(self) -> list[str]:
@@ -141,6 +144,8 @@ def read_document(path: str | Path, lang: str = "en") -> Document:
         records = (read_tmx if suffix == ".tmx" else read_xliff)(path)
         document = Document.of_lines([r.source for r in records], path.name)
         document.source, document.ids = path, [r.id for r in records]
+        if len({r.doc_id for r in records}) > 1:
+            document.doc_ids = [r.doc_id for r in records]
         return document
 
     texts = paragraph_texts(path)
@@ -183,8 +188,26 @@ def translate(session: TranslationSession,
 
 def translate_document(session: TranslationSession,
                        document: Document, **options: Any) -> list[list[Any]]:
-    """`translate` on the document's sentences, grouped back into its paragraphs."""
-    return document.regroup(translate(session, document.sentences, **options))
+    """`translate` on the document's sentences, grouped back into its paragraphs; the
+    documents of a several-document source (doc_ids) each on their own, so that a
+    context model's context never crosses from one into the next."""
+    return document.regroup(translate_apart(session, document.sentences, document.doc_ids,
+                                            **options))
+
+
+def translate_apart(session: TranslationSession, sentences: list[str],
+                    doc_ids: Sequence[str | None] | None, **options: Any) -> list[Any]:
+    """`translate` on each run of consecutive sentences of one document (`doc_ids`, one
+    per sentence; None or a list of another length: all as one document)."""
+    if not doc_ids or len(doc_ids) != len(sentences):
+        return translate(session, sentences, **options)
+    out: list[Any] = []
+    start = 0
+    for end in range(1, len(sentences) + 1):
+        if end == len(sentences) or doc_ids[end] != doc_ids[start]:
+            out += translate(session, sentences[start:end], **options)
+            start = end
+    return out
 
 
 def check_target_context(session: TranslationSession) -> None:
@@ -313,24 +336,6 @@ class Comparison:
         return sum(self.differs(r) for r in range(len(self.main)))
 
 
-def same_pair(a: Sequence[str], b: Sequence[str]) -> bool:
-    """True when language pairs a and b = (source, target) are the same (case aside), or
-    a language of either is not known ('', or 'xx': an imported model that names none)."""
-    a, b = [x.strip().lower() for x in a], [x.strip().lower() for x in b]
-    return any(x in UNKNOWN_LANGS for x in a + b) or a == b
-
-
-def check_baseline_pair(pairs: tuple[Sequence[str], Sequence[str]], names: tuple[str, str]
-                        ) -> None:
-    """ConfigError when the baseline (names[1], translating pairs[1] = (source, target))
-    translates another language pair than the model it is compared with (names[0],
-    pairs[0]): it would read the text as another language."""
-    if not same_pair(*pairs):
-        (src, tgt), (b_src, b_tgt) = pairs
-        raise ConfigError(f"baseline {names[1]!r} translates {b_src} -> {b_tgt}, {names[0]!r} "
-                          f"{src} -> {tgt}: choose a baseline run of {src} -> {tgt}")
-
-
 def compare(session: TranslationSession, baseline_session, sentences: list[str], *, beam: int = 5,
             unk_replace: bool = False, ctx: JobContext | None = None,
             target_context: bool = False, amp: bool | None = None,
@@ -447,6 +452,8 @@ def write_export(path: str | Path, records: Sequence[TranslationRecord], *, src_
     if document is not None and document.ids and len(document.ids) == len(records):
         records = [replace(r, id=i) if i else r for r, i in zip(records, document.ids,
                                                                   strict=True)]
+    if document is not None and document.doc_ids and len(document.doc_ids) == len(records):
+        records = [replace(r, doc_id=d) for r, d in zip(records, document.doc_ids, strict=True)]
     return write_translations(path, list(records), src_lang=src_lang, tgt_lang=tgt_lang,
                               decoding=decoding)
 

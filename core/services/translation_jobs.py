@@ -46,9 +46,11 @@ def read_document_job(path: str | Path, lang: str, ctx: JobContext) -> translati
 def translate_job(ws: Workspace, cache: SessionCache, run_ids: Sequence[int], sentences: list[str],
                   beam: int, unk_replace: bool, ctx: JobContext,
                   target_context: bool = False, amp: bool = False,
-                  shortlist: bool = False, int8: bool = False) -> list[Any]:
+                  shortlist: bool = False, int8: bool = False,
+                  doc_ids: Sequence[str | None] | None = None) -> list[Any]:
     """Translate `sentences` with the run(s) (several = an ensemble); a context model
-    reads them as one document, with `target_context` seeing its own previous
+    reads them as one document (each of its `doc_ids` apart: an XLIFF of several
+    documents, translation.translate_apart), with `target_context` seeing its own previous
     translations as context instead of the previous source sentences; `amp`: in bf16
     where the CPU has it; `shortlist`: over the first run's lexical shortlist (built
     from its training split on first use); `int8`: int8 products (core.models.int8)."""
@@ -56,9 +58,10 @@ def translate_job(ws: Workspace, cache: SessionCache, run_ids: Sequence[int], se
     ctx.emit("log", message=f"loaded {', '.join(session.names)}")
     lexicon = _shortlist(ws, run_ids[0], ctx) if shortlist else None
     _emit_decoding(ctx, session, beam, unk_replace, target_context, amp, lexicon, int8)
-    return translation.translate(session, sentences, beam=beam, unk_replace=unk_replace,
-                                 ctx=ctx, target_context=target_context, amp=amp,
-                                 shortlist=lexicon, int8=int8)
+    return translation.translate_apart(session, sentences, doc_ids, beam=beam,
+                                       unk_replace=unk_replace, ctx=ctx,
+                                       target_context=target_context, amp=amp,
+                                       shortlist=lexicon, int8=int8)
 
 
 def compare_job(ws: Workspace, cache: SessionCache, run_ids: Sequence[int], baseline_id: int,

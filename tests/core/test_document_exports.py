@@ -187,3 +187,39 @@ def test_a_docx_whose_other_parts_unpack_to_too_much_is_not_copied(tmp_path, mon
         translation.write_export(out, records_of(document), src_lang="es", tgt_lang="en",
                                  document=document)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["informe.docx"]
+
+
+def test_an_xliff_of_several_documents_keeps_them_apart(tmp_path, monkeypatch):
+    """Each <file> is translated on its own (a context model's context never crosses
+    into the next document) and comes back as its own <file>, its original name kept;
+    a one-document XLIFF is translated in one piece, as before."""
+    source = tmp_path / "package.xlf"
+    source.write_text("""<?xml version="1.0" encoding="UTF-8"?>
+<xliff version="1.2" xmlns="urn:oasis:names:tc:xliff:document:1.2">
+ <file original="library.txt" source-language="es" target-language="en" datatype="plaintext">
+  <body><trans-unit id="1"><source>Hola.</source></trans-unit>
+   <trans-unit id="2"><source>La casa es verde.</source></trans-unit></body></file>
+ <file original="ferry.txt" source-language="es" target-language="en" datatype="plaintext">
+  <body><trans-unit id="1"><source>El perro come.</source></trans-unit></body></file>
+</xliff>
+""", encoding="utf-8")
+    document = translation.read_document(source, "es")
+    assert document.doc_ids == ["library.txt", "library.txt", "ferry.txt"]
+    calls = []
+    monkeypatch.setattr(translation, "translate", lambda session, sentences, **_: (
+        calls.append(list(sentences)) or [ENGLISH[s] for s in sentences]))
+    paragraphs = translation.translate_document(None, document)
+    assert calls == [["Hola.", "La casa es verde."], ["El perro come."]]
+    assert [p[0] for p in paragraphs] == ["Hello.", "The house is green.", "The dog eats."]
+    out = tmp_path / "package_en.xlf"
+    translation.write_export(out, records_of(document), src_lang="es", tgt_lang="en",
+                             document=document)
+    back = read_xliff(out)
+    assert [(r.doc_id, r.id, r.translation) for r in back] == [
+        ("library.txt", "1", "Hello."), ("library.txt", "2", "The house is green."),
+        ("ferry.txt", "1", "The dog eats.")]
+    calls.clear()
+    one = translation.read_document(source, "es")
+    one.doc_ids = None  # as a single-document source reads: one call, as before
+    translation.translate_document(None, one)
+    assert calls == [["Hola.", "La casa es verde.", "El perro come."]]

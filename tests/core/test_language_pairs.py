@@ -231,7 +231,7 @@ def test_a_damaged_preprocess_json_makes_the_languages_unknown_not_an_error(pair
 
 
 def test_same_pair_takes_xx_as_not_known():
-    from core.services.translation import same_pair
+    from core.services.language_pairs import same_pair
 
     assert same_pair(("en", "fr"), ("xx", "xx")) and same_pair(("xx", "en"), ("en", "fr"))
     assert same_pair(("EN", "fr"), ("en", "FR")) and not same_pair(("en", "fr"), ("es", "en"))
