@@ -48,6 +48,9 @@ _WORD_APOSTROPHE = re.compile(r"(\w)[’']+(\w)")
 #: a hyphen inside a word: the release writes it as a token of its own ("porte - parole",
 #: "est - ce", "C - 4", "1998 - 1999"), on both sides
 _WORD_HYPHEN = re.compile(r"(\w)-(?=\w)")
+#: the French release writes "50 p. 100" (per cent) as "50p. 100"
+_PERCENT_WRITTEN = re.compile(r"(\d) p\. (?=\d)")
+_PERCENT_RELEASE = re.compile(r"(\d)p\. (?=\d)")
 
 
 def _starts_with_vowel_sound(word: str) -> bool:
@@ -74,10 +77,13 @@ def to_model(text: str, lang: str, tokenizer: MosesTokenizer) -> list[str]:
     every hyphen inside a word one too ("porte - parole", "va - t - il"), and French
     elisions and contractions written out ("jusque à le appel")."""
     text = _WORD_HYPHEN.sub(r"\1 - ", text)
+    if lang == "fr":
+        text = _PERCENT_WRITTEN.sub(r"\1p. ", text)
     if lang == "en":
         text = _WORD_APOSTROPHE.sub(r"\1 ' \2", text)
     tokens = tokenizer.tokenize(text, escape=False)
     if lang == "fr":
+        tokens = _join_percent(tokens)
         out: list[str] = []
         for t in tokens:
             low = t.lower()
@@ -91,6 +97,18 @@ def to_model(text: str, lang: str, tokenizer: MosesTokenizer) -> list[str]:
                 out.append(t)
         tokens = out
     return _lower_first(tokens)
+
+
+def _join_percent(tokens: list[str]) -> list[str]:
+    """["50p", ".", "100"] (Moses' split) -> ["50p.", "100"], as the release writes it."""
+    out: list[str] = []
+    for k, t in enumerate(tokens):
+        if t == "." and out and re.fullmatch(r"[\d,]+p", out[-1]) \
+                and k + 1 < len(tokens) and tokens[k + 1].isdigit():
+            out[-1] += "."
+        else:
+            out.append(t)
+    return out
 
 
 def _contract_fr(tokens: list[str]) -> list[str]:
@@ -189,4 +207,6 @@ def from_model(tokens: list[str], lang: str, detokenizer: MosesDetokenizer) -> s
     elif lang == "en":
         tokens = _join_english_apostrophes(tokens)
     text = detokenizer.detokenize(_join_hyphens(tokens), unescape=False)
+    if lang == "fr":
+        text = _PERCENT_RELEASE.sub(r"\1 p. ", text)
     return _capitalise_first(text)

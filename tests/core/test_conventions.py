@@ -32,9 +32,12 @@ HANSARDS = Path(__file__).resolve().parents[3] / "shared" / "data" / "hansards-e
      "Est-ce que le porte-parole des États-Unis va-t-il répondre ?"),
     ("ce est - à - dire le projet de loi C - 4 de 1998 - 1999 .",
      "C'est-à-dire le projet de loi C-4 de 1998-1999."),
-    # a sentence starting with a number keeps its next word as it is
-    ("1997 a été une année difficile pour 25 p. 100 de les agriculteurs .",
-     "1997 a été une année difficile pour 25 p. 100 des agriculteurs."),
+    # a sentence starting with a number keeps its next word as it is; the release's
+    # "25p. 100" (per cent) is written "25 p. 100"
+    ("1997 a été une année difficile pour 25p. 100 de les agriculteurs et 3,5p. 100 de "
+     "les autres .",
+     "1997 a été une année difficile pour 25 p. 100 des agriculteurs et 3,5 p. 100 des "
+     "autres."),
 ])
 def test_french_in_the_release_form_becomes_written_french(release, written):
     assert from_model(release.split(), "fr", MosesDetokenizer("fr")) == written
