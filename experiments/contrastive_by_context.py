@@ -25,7 +25,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from core.evaluate.contrastive import contrastive_accuracy, read_pronoun_set  # noqa: E402
 from core.evaluate.gates import OTHER, PUNCTUATION, WATCHED, GateStats  # noqa: E402
 from core.evaluate.report import Table  # noqa: E402
-from core.services.contrastive_eval import contrastive_score_fn, gates_and_store  # noqa: E402
+from core.services.contrastive_eval import contrastive_score_fn, contrastive_side, gates_and_store  # noqa: E402
 from core.services.eval_scores import write_report  # noqa: E402
 from core.services.translation import open_session  # noqa: E402
 from core.workspace.store import Workspace  # noqa: E402
@@ -85,7 +85,7 @@ def main() -> int:
             ref, _, which = ref.partition("@")  # RUN@CHECKPOINT: that checkpoint, not 'best'
             session = open_session(ws, [ref], which or "best", "cpu")
             name = ws.get_run(ref).name + (f"@{which}" if which else "")
-            side = "tgt" if session.context_side == "target" else "src"
+            side = contrastive_side(session)
             for label, exs in (("", examples), (" other ctx", other)):
                 if label and not session.context_sentences:
                     continue  # a sentence-level model ignores the context

@@ -21,7 +21,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from core.atomic import write_text_atomic  # noqa: E402
 from core.evaluate.contrastive import contrastive_accuracy, read_pronoun_set  # noqa: E402
-from core.services.contrastive_eval import contrastive_score_fn  # noqa: E402
+from core.services.contrastive_eval import contrastive_score_fn, contrastive_side  # noqa: E402
 from core.services.translation import open_session  # noqa: E402
 from core.workspace.store import Workspace  # noqa: E402
 
@@ -39,7 +39,7 @@ def main() -> int:
     with Workspace.open(args.workspace, create=False) as ws:
         for name in args.checkpoints:
             session = open_session(ws, [args.run], which=name)
-            side = "tgt" if session.context_side == "target" else "src"
+            side = contrastive_side(session)
             report = contrastive_accuracy(contrastive_score_fn(session), examples, context_side=side)
             step = session.first.step
             rows.append((name, step, report.overall.correct, report.overall.total,

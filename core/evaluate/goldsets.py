@@ -273,7 +273,7 @@ def load_gold_set(ws: Workspace, name: str) -> GoldSet:
     def part(name: str) -> Path:  # a file of the set linked out of it is not read
         return inside(folder, name, f"gold set {name!r} file", StoreError)
 
-    meta = json.loads(part(META_FILE).read_text(encoding="utf-8"))
+    meta = read_gold_meta(ws, name)
     src, tgt = read_token_lines(part(SRC_FILE)), read_token_lines(part(TGT_FILE))
     links = read_pharaoh(part(LINKS_FILE), src_tokens=src, tgt_tokens=tgt)
     return GoldSet(name, src, tgt, list(links), meta.get("src_lang", ""),

@@ -93,6 +93,12 @@ def check_contrastive_pair(ws: Workspace, runs: Sequence[int | str], path: Path)
             f"translates {pair[0]}->{pair[1]}: score it with runs of the set's pair")
 
 
+def contrastive_side(session: Any) -> str:
+    """Which context core.evaluate.contrastive.contrastive_accuracy gives `session`'s
+    score function: 'tgt' for a run trained on the previous target sentence, else 'src'."""
+    return "tgt" if session.context_side == "target" else "src"
+
+
 def contrastive_score_fn(session: Any):
     """ScoreFn(sources, contexts, targets) -> log-probabilities, for a session (its
     ensemble when it has several runs), on the one forced pipeline; a context model sees
@@ -126,7 +132,7 @@ def contrastive_and_store(ws: Workspace, sessions: dict[str, Any], run_ids: dict
             log(f"scoring {len(examples)} contrastive examples with {name} "
                 f"(context sentences: {session.context_sentences})")
         # a target-side model sees each example's previous target sentence(s)
-        side = "tgt" if session.context_side == "target" else "src"
+        side = contrastive_side(session)
         if side == "tgt" and examples and not any(ex.context_tgt for ex in examples):
             raise ConfigError(
                 f"{path}: the set gives no target-side context (e.g. no .context.trg file), "
@@ -159,7 +165,7 @@ def gates_and_store(ws: Workspace, sessions: dict[str, Any], run_ids: dict[str, 
         if not watched:
             raise ConfigError(f"no default words to watch for source language "
                               f"{session.first.src_pre.lang!r}: name them, --gates WORD ...")
-        side = "tgt" if session.context_side == "target" else "src"
+        side = contrastive_side(session)
         profile = contrastive_gate_profile(ForcedScorer.for_session(session), examples,
                                            watched, side, ctx=ctx)
         if profile is None:

@@ -302,6 +302,7 @@ def evaluate_runs(ws: Workspace, cache, run_ids: Sequence[int], beam: int, gold_
     from core.evaluate.attention_aer import gold_for_run
 
     ids: list[int] = []
+    golds: dict[str, Any] = {}  # each set read once, however many runs it scores
     for k, run_id in enumerate(run_ids):
         ctx.check_cancelled()
         info = ws.get_run(run_id)
@@ -313,7 +314,9 @@ def evaluate_runs(ws: Workspace, cache, run_ids: Sequence[int], beam: int, gold_
                               "corpus")
         sessions = {info.name: cache.get(ws, [run_id])}
         gold_set = gold_set_for(ws, (src_lang, tgt_lang), preferred=gold_name)
-        gold = gold_for_run(load_gold_set(ws, gold_set), (src_lang, tgt_lang)) if gold_set else None
+        if gold_set and gold_set not in golds:
+            golds[gold_set] = load_gold_set(ws, gold_set)
+        gold = gold_for_run(golds[gold_set], (src_lang, tgt_lang)) if gold_set else None
         _, _, new = evaluate_and_store(ws, sessions, {info.name: [run_id]}, pairs, test_name,
                                        src_lang, tgt_lang, beam, gold=gold, ctx=ctx)
         ids += new

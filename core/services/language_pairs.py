@@ -11,9 +11,12 @@ pairs otherwise. A run or pair whose languages are not known ('' or 'xx') passes
 """
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
+from pathlib import Path
 
-from core.errors import CheckpointError, ConfigError, StoreError
+from core.errors import ConfigError, StoreError
+from core.safepath import inside
 from core.workspace.store import Workspace
 
 #: what run_languages gives for a language not known: nothing, or 'xx' (an imported
@@ -24,23 +27,26 @@ UNKNOWN_LANGS = ("", "xx")
 def run_languages(ws: Workspace, run_info) -> tuple[str, str]:
     """(source language, target language) run `run_info` translates: its corpus's, else
     those its preprocessing was saved with; '' where unknown. Cheap (no vocabulary is
-    read when the run has a corpus): the Attention screen asks it for every run."""
-    # lazy: a top-level import would load sacremoses, sentencepiece, torch
-    from core.train.artifacts import load_text_side
-
+    read): the Attention and Translate screens ask it for every run."""
     if run_info.corpus_id is not None:
         try:
             corpus = ws.get_corpus(run_info.corpus_id)
             return corpus.src_lang, corpus.tgt_lang
         except StoreError:  # the corpus was deleted
             pass
+    return saved_languages(ws.run_dir(run_info.id)) or ("", "")
+
+
+def saved_languages(run_dir: Path) -> tuple[str, str] | None:
+    """(source, target) languages a run's preprocess.json (core.train.artifacts.PREPROCESS)
+    was saved with; None when it has none, it is a link out of the run, or it cannot be
+    read (a damaged run says so when it is loaded, not here)."""
     try:
-        text = load_text_side(ws.run_dir(run_info.id))
-    except CheckpointError:  # a damaged preprocess.json: not known here, said when used
-        return "", ""
-    if text is not None:
-        return text[2].lang, text[3].lang
-    return "", ""
+        path = inside(run_dir, "preprocess.json", "the run's file", StoreError, bare=True)
+        raw = json.loads(path.read_text(encoding="utf-8"))
+        return str(raw["src"]["lang"]), str(raw["tgt"]["lang"])
+    except (OSError, ValueError, KeyError, TypeError, StoreError):
+        return None
 
 
 def pair_text(pair: Sequence[str]) -> str:
@@ -64,16 +70,14 @@ def check_one_pair(ws: Workspace, runs: Sequence[str | int], ensemble: Sequence[
     whose languages are not known pass, wherever they stand in the list)."""
     given = [*(("--run", r) for r in runs), *(("--ensemble", r) for r in ensemble)]
     infos = [(option, ws.get_run(ref)) for option, ref in given]
-    first = next((info for _, info in infos
-                  if not any(x in UNKNOWN_LANGS for x in run_languages(ws, info))), infos[0][1])
-    pair = run_languages(ws, first)
+    langs = {info.id: run_languages(ws, info) for _, info in infos}
+    known = [info for _, info in infos if not any(x in UNKNOWN_LANGS for x in langs[info.id])]
+    first = known[0] if known else infos[0][1]
+    pair = langs[first.id]
     for option, info in infos:
-        if info.id == first.id:
-            continue
-        have = other_pair(ws, info, pair)
-        if have:
+        if info in known and langs[info.id] != pair:
             raise ConfigError(
-                f"{option} {info.name!r} translates {pair_text(have)}, but --run "
+                f"{option} {info.name!r} translates {pair_text(langs[info.id])}, but --run "
                 f"{first.name!r} translates {pair_text(pair)}: {what}; evaluate runs of "
                 "each language pair in a call of their own")
     return pair

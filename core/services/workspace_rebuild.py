@@ -21,6 +21,7 @@ from typing import Any
 
 from core import runlock
 from core.errors import StoreError, WorkbenchError
+from core.services.language_pairs import saved_languages
 from core.workspace.health import check_layout
 from core.workspace.paths import (
     CORPORA_DIR,
@@ -268,7 +269,7 @@ def _run_corpus(ws: Workspace, meta: dict[str, Any], folder: Path,
     by_name = [i for i, n in corpora.items() if n == meta.get("corpus")]
     if by_name:
         return by_name[0]
-    langs = _run_languages(folder)
+    langs = saved_languages(folder)
     if len(rows) == 1 and langs == (rows[0]["src_lang"], rows[0]["tgt_lang"]):
         return rows[0]["id"]
     why = "which corpus it was trained on is not known"
@@ -279,16 +280,6 @@ def _run_corpus(ws: Workspace, meta: dict[str, Any], folder: Path,
     report.notes.append(f"{folder}: {why}; it keeps its checkpoints and translates, but "
                         "cannot be resumed or evaluated on a corpus split")
     return None
-
-
-def _run_languages(folder: Path) -> tuple[str, str] | None:
-    """(source, target) languages the run's preprocess.json was saved with, or None
-    when it has none or it cannot be read."""
-    try:
-        raw = json.loads((folder / "preprocess.json").read_text(encoding="utf-8"))
-        return str(raw["src"]["lang"]), str(raw["tgt"]["lang"])
-    except (OSError, ValueError, KeyError, TypeError):
-        return None
 
 
 def _restore_best(ws: Workspace, rid: int, folder: Path, state: dict[str, Any] | None) -> None:

@@ -26,7 +26,11 @@ def test_the_context_run_picks_the_pronoun_its_sentence_run_misses(tmp_path):
     on these examples the sentence run can only guess the gender."""
     from core.evaluate.contrastive import contrastive_accuracy
     from core.infer.session import TranslationSession
-    from core.services.contrastive_eval import contrastive_examples, contrastive_score_fn
+    from core.services.contrastive_eval import (
+        contrastive_examples,
+        contrastive_score_fn,
+        contrastive_side,
+    )
 
     metas = _metas()
     examples = contrastive_examples(DEMO_DIR / "en-fr" / "contrastive.json")
@@ -36,7 +40,7 @@ def test_the_context_run_picks_the_pronoun_its_sentence_run_misses(tmp_path):
     with Workspace.open(root) as ws:
         for name in ("hansards-subs-transformer", "hansards-subs-context-target"):
             session = TranslationSession.open(ws, [name])
-            side = "tgt" if session.context_side == "target" else "src"
+            side = contrastive_side(session)
             report = contrastive_accuracy(contrastive_score_fn(session), examples,
                                           context_side=side)
             accuracy[name] = 100 * report.accuracy
