@@ -99,8 +99,9 @@ def comparison_run(workspace: Workspace) -> int:
 
 
 def show_wpt03_pair(app, window, run_ids: list[int], baseline: bool = True,
-                    pair: int = WPT03_PAIR) -> None:
-    """The Attention screen with `run_ids` checked on WPT-03 trial pair `pair`."""
+                    pair: int = WPT03_PAIR, reverse: int | None = None) -> None:
+    """The Attention screen with `run_ids` checked on WPT-03 trial pair `pair`,
+    symmetrised with run `reverse` when it is offered."""
     from core.services.demo import WPT03_GOLD
 
     att = window.attention
@@ -111,6 +112,9 @@ def show_wpt03_pair(app, window, run_ids: list[int], baseline: bool = True,
     att.gold_set.setCurrentText(WPT03_GOLD)
     wait(app, att.load_pairs())
     att.models.set_checked(run_ids)
+    offered = att.symmetrize.run.findData(reverse) if reverse is not None else -1
+    if offered >= 0:
+        att.symmetrize.run.setCurrentIndex(offered)
     att.baseline.setChecked(baseline)
     wait(app, att.compute())
     wait(app, getattr(att, "baseline_job", None))
@@ -301,14 +305,8 @@ def english_french_shots(app, window, out: Path, tmp: Path) -> list[Path]:
         unguided = [r for r in en_fr if family_traits(r.family).alignment_head and (
             self_taught(r) or not RunConfig.from_dict(r.config).train.guided_alignment)]
         show_wpt03_pair(app, window, [heads[0].id] + [r.id for r in reverse_heads[:1]]
-                        + [r.id for r in unguided[:1]], baseline=False)
-        reverse = att.symmetrize.run.findData(fr_en[0].id) if fr_en else -1
-        if reverse >= 0:
-            att.symmetrize.run.setCurrentIndex(reverse)
-        att.baseline.setChecked(True)
-        wait(app, att.compute())
-        wait(app, getattr(att, "baseline_job", None))
-        att.pair_list.setCurrentRow(WPT03_PAIR)
+                        + [r.id for r in unguided[:1]],
+                        reverse=fr_en[0].id if fr_en else None)
         written.append(shoot(app, window, out, "attention-hansards"))
     transformers = [r for r in en_fr if family_traits(r.family).layered
                     and not family_traits(r.family).context]
