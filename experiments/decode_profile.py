@@ -8,6 +8,7 @@ depend on them), fp32, 2 threads; the best of two timed passes after a warm-up b
     python experiments/decode_profile.py ~/.cache/nmt-peers/tatoeba-es-en --beam 5
     python experiments/decode_profile.py DATA --beam 1 --repo /tmp/base   # another tree
     python experiments/decode_profile.py DATA --beam 1 --profile           # per operator
+    python experiments/decode_profile.py DATA --beam 5 --int8              # int8 products
 """
 from __future__ import annotations
 
@@ -24,6 +25,8 @@ def main() -> None:
     ap.add_argument("--sentences", type=int, default=320)
     ap.add_argument("--variant", default="luong-global-general")
     ap.add_argument("--repo", default=str(Path(__file__).resolve().parents[1]))
+    ap.add_argument("--int8", action="store_true",
+                    help="int8 products (core.models.int8, as translate --int8)")
     ap.add_argument("--profile", action="store_true",
                     help="then profile 4 batches: operators by own CPU time, with shapes")
     args = ap.parse_args()
@@ -31,6 +34,7 @@ def main() -> None:
     import torch
 
     from core.allocator import keep_freed_memory
+    from core.models import int8
     from core.data.vocab import Vocab
     from core.models.registry import build_model
     from core.tooling.bench import SPECIALS, bench_variants, load_bench_pairs, variant_data
@@ -48,18 +52,21 @@ def main() -> None:
     model = build_model(dict(bench_variants())[args.variant], len(src_vocab),
                         len(tgt_vocab)).eval()
     cpu = torch.device("cpu")
-    decode_all(model, batches[:1], args.beam, 20, cpu)  # warm-up
+    if args.int8:
+        int8.prepare(model)
+    decode_all(model, batches[:1], args.beam, 20, cpu, q8=args.int8)  # warm-up
     best = 0.0
     for _ in range(2):
         start = time.perf_counter()
-        decode_all(model, batches, args.beam, 20, cpu)
+        decode_all(model, batches, args.beam, 20, cpu, q8=args.int8)
         best = max(best, len(ids) / (time.perf_counter() - start))
-    print(f"{args.repo} {args.variant} beam {args.beam}: {best:.1f} sentences/s")
+    print(f"{args.repo} {args.variant} beam {args.beam}{' int8' if args.int8 else ''}: "
+          f"{best:.1f} sentences/s")
     if args.profile:
         from torch.profiler import ProfilerActivity, profile
 
         with profile(activities=[ProfilerActivity.CPU], record_shapes=True) as prof:
-            decode_all(model, batches[:4], args.beam, 20, cpu)
+            decode_all(model, batches[:4], args.beam, 20, cpu, q8=args.int8)
         print(prof.key_averages(group_by_input_shape=True).table(
             sort_by="self_cpu_time_total", row_limit=30, max_name_column_width=32,
             max_shapes_column_width=60))

@@ -218,7 +218,7 @@ def addmm(c: Tensor, a: Tensor, b: Tensor) -> Tensor:
     added inside the product) where `uses_onednn(a)`."""
     packed = int8.packed_for(b.t())
     if packed is not None:
-        return int8.linear(a, packed) + c
+        return int8.linear(a, packed, c)
     if len({a.dtype, b.dtype, c.dtype}) > 1 or not uses_onednn(a, a.numel() * b.size(1)):
         return torch.addmm(c, a, b)
     if c.dim() == 1:

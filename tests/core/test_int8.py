@@ -140,3 +140,22 @@ def test_the_settings_record_and_the_commands_name_int8(demo_root, tmp_path, cap
     assert "decoding: fp32" in capsys.readouterr().err
     assert run_cli([*base, "--int8", "--amp"]) == 2
     assert "--int8 and --amp choose different arithmetic" in capsys.readouterr().err
+
+
+def test_a_bias_is_added_inside_the_int8_product():
+    """int8.linear with a bias: the bias packed with the weight once (with_bias), the
+    result the unbiased product plus the bias within float rounding; another weight
+    with the same bias gets its own packed form, and a 2-D addend is added after."""
+    torch.manual_seed(3)
+    w1, w2, bias = torch.randn(300, 64), torch.randn(300, 64), torch.randn(300)
+    x = torch.randn(10, 64)
+    p1, p2 = (int8.pack(*int8.per_row(w)) for w in (w1, w2))
+    plain = int8.linear(x, p1)
+    fused = int8.linear(x, p1, bias)
+    assert float((fused - (plain + bias)).abs().max()) < 1e-4
+    assert float(plain.abs().max()) > 1  # the bias moved real numbers
+    assert int8.with_bias(p1, bias) is int8.with_bias(p1, bias)  # packed once
+    other = int8.linear(x, p2, bias)
+    assert float((other - (int8.linear(x, p2) + bias)).abs().max()) < 1e-4
+    rows = torch.randn(10, 300)
+    assert torch.equal(int8.linear(x, p1, rows), plain + rows)
