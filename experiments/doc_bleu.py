@@ -2,14 +2,17 @@
 stored test split's documents: `evaluate --doc-level` on a CPU budget.
 
     python experiments/doc_bleu.py WORKSPACE --run A --run B ... [--max-sentences 400]
-           [--beam 5] [--report FILE.md] [--group PREFIX ...] [--hyps DIR]
+           [--beam 5] [--report FILE.md] [--group PREFIX ...] [--hyps DIR] [--split dev]
 
 Each test document is cut to its first --max-sentences sentences (in document order,
 so every kept sentence has its real previous sentence as context); otherwise the same
 calls as `evaluate --doc-level`: TranslationSession.translate_documents and
 core.evaluate.doclevel.document_bleu. The first --run is the baseline of the deltas.
 --group PREFIX scores the documents whose id starts with PREFIX as a separate table
-(e.g. `--group hansard --group subs`: the held-out sitting and the subtitle documents);
+(e.g. `--group hansard --group subs`: the held-out sitting and the subtitle documents),
+and only the documents of some group are translated;
+--split dev scores the dev split's documents instead of the test split's (to choose
+among a run's checkpoints without the test set);
 --hyps DIR writes each system's hypotheses, one sentence per line in document order.
 """
 from __future__ import annotations
@@ -41,18 +44,20 @@ def main() -> int:
     ap.add_argument("--report")
     ap.add_argument("--group", action="append", default=[])
     ap.add_argument("--hyps")
+    ap.add_argument("--split", choices=("test", "dev"), default="test")
     args = ap.parse_args()
     with Workspace.open(args.workspace, create=False) as ws:
         first = ws.get_run(args.run[0])
         seed = RunConfig.from_dict(first.config).train.seed
         _, parts = load_split_corpora(ws, first.corpus_id, seed)
         groups: dict[str, list] = {}
-        for p in parts["test"].pairs:
-            groups.setdefault(p.doc_id, []).append(p)
+        for p in parts[args.split].pairs:
+            if not args.group or any(str(p.doc_id).startswith(g) for g in args.group):
+                groups.setdefault(p.doc_id, []).append(p)
         documents = [[(p.src, p.tgt) for p in g[:args.max_sentences]] for g in groups.values()]
         doc_ids = list(groups)
         sizes = {d: len(g) for d, g in groups.items()}
-        print(f"test documents: {len(sizes)}, sentences kept "
+        print(f"{args.split} documents: {len(sizes)}, sentences kept "
               f"{sum(min(n, args.max_sentences) for n in sizes.values())} of {sum(sizes.values())}",
               file=sys.stderr)
         systems, infos = {}, {}
@@ -79,7 +84,7 @@ def main() -> int:
             label = f"documents '{prefix}*' ({len(keep)}), " if prefix else ""
             tables.append(result.to_table(
                 f"Document-level BLEU, {label}first {args.max_sentences} sentences of "
-                f"each test document (beam {args.beam})"))
+                f"each {args.split} document (beam {args.beam})"))
             print(tables[-1].to_markdown())
         if args.report:
             write_report(args.report, tables, tables[0].title)
