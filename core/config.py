@@ -84,6 +84,7 @@ MAX_THREADS = 1024
 RULES: dict[str, Rule] = {
     "name": TEXT, "description": TEXT,
     "alignment_reading": _one_of(*READING_CHOICES),
+    "length_penalty": _float(0, 10, hint="GNMT's alpha for beam search, e.g. 1.0; 0 = none"),
     # model
     "model.family": _one_of(*FAMILIES), "model.cell": _one_of("lstm", "gru"),
     "model.emb_size": _int(1, W), "model.hidden_size": _int(1, W),
@@ -347,6 +348,10 @@ class RunConfig:
     # where this run's attention is read as word alignments by default: "" = its family's
     # reading (core.families), or the reading `align --remember` measured best for it
     alignment_reading: str = ""
+    # the beam's length penalty (GNMT's alpha; 0 = the plain sum of log-probabilities)
+    # this run translates with unless a command or screen says otherwise: chosen on its
+    # dev split by `evaluate --tune-length-penalty` (core.services.length_penalty)
+    length_penalty: float = 0.0
 
     def validate(self, source: str = "") -> RunConfig:
         """Every field against its Rule (RULES), then the rules between fields;

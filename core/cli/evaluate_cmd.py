@@ -6,6 +6,7 @@
              [--gates [WORD ...]]
              [--separator TEXT]
     evaluate --run A [--run B ...] --doc-level [--test test]
+    evaluate --run A --tune-length-penalty [0,0.5,1,1.5,2] [--test dev]
 
 Sentence-level: sacreBLEU (with its signature), chrF, TER, tokenized BLEU (Moses
 tokens), teacher-forced perplexity and BLEU by source length (Luong Fig. 6), one
@@ -14,7 +15,8 @@ column per system; each system's scores are stored as an evaluation of the works
 (.md, .csv, .json or .html). Contrastive: accuracy overall and per pronoun, one row per
 system (each --run, and the --ensemble, as above). Doc-level:
 corpus BLEU of each system on the test split's documents, in the thesis Table 5.5
-layout.
+layout. Tune: the run's beam length penalty chosen by BLEU on its dev split and stored
+as its own (core.services.length_penalty); --length-penalty A scores with another.
 """
 from __future__ import annotations
 
@@ -24,12 +26,12 @@ from pathlib import Path
 
 from core import limits
 from core.cli.progress import StderrProgress
-from core.cli.translate_cmd import add_model_args, apply_int8, say_decoding
+from core.cli.translate_cmd import add_model_args, apply_int8, apply_length_penalty, say_decoding
 from core.errors import ConfigError
 from core.infer.decoding import decoding_settings
 from core.infer.shortlist import parse_spec
 from core.jobs import JobContext
-from core.services import contrastive_eval, doc_eval, eval_scores, test_pairs
+from core.services import contrastive_eval, doc_eval, eval_scores, length_penalty, test_pairs
 from core.services.language_pairs import check_one_pair
 from core.services.shortlist_store import load_shortlist
 from core.train.device import check_device
@@ -71,6 +73,12 @@ def register(sub: argparse._SubParsersAction) -> None:
                    "and demonstratives, core.evaluate.gates) against every other word")
     p.add_argument("--doc-level", action="store_true",
                    help="document-level BLEU of the runs on the test split's documents")
+    p.add_argument("--tune-length-penalty", nargs="?", const=",".join(
+                       f"{a:g}" for a in length_penalty.ALPHAS), default=None, metavar="ALPHAS",
+                   help="choose one run's beam length penalty (GNMT's alpha) on its dev split "
+                   "(or --test / --src and --ref): translate once per alpha (default "
+                   "0,0.5,1,1.5,2), keep the one with the best BLEU as the run's own, which "
+                   "translate, evaluate and the screens then use")
     p.set_defaults(func=run)
 
 
@@ -83,9 +91,10 @@ def run(args: argparse.Namespace) -> int:
     def log(message: str) -> None:
         print(message, file=sys.stderr)
 
-    modes = sum(bool(x) for x in (args.contrastive, args.doc_level))
+    modes = sum(bool(x) for x in (args.contrastive, args.doc_level,
+                                  args.tune_length_penalty is not None))
     if modes > 1:
-        raise ConfigError("choose one of --contrastive and --doc-level")
+        raise ConfigError("choose one of --contrastive, --doc-level and --tune-length-penalty")
     if args.shortlist and args.contrastive:
         raise ConfigError("--contrastive scores given translations by forced decoding over the "
                           "whole vocabulary; --shortlist only changes search: drop it")
@@ -98,6 +107,8 @@ def run(args: argparse.Namespace) -> int:
     if args.report:
         eval_scores.check_report(args.report)
     with Workspace.open(args.workspace, create=False) as ws:
+        if args.tune_length_penalty is not None:
+            return run_tune(ws, args, log)
         if args.contrastive:
             if args.int8:
                 raise ConfigError("--int8 is not available with --contrastive yet (its "
@@ -109,6 +120,7 @@ def run(args: argparse.Namespace) -> int:
         if args.shortlist:
             sessions, run_ids = with_shortlists(ws, sessions, run_ids, args.shortlist, log)
         arithmetic = apply_int8(sessions.values(), args, say=False)
+        apply_length_penalty(sessions.values(), args)
         pairs, test_name, src_lang, tgt_lang = test_pairs.evaluation_pairs(
             ws, ws.get_run(args.run[0]), args.test, args.src, args.ref, args.max_sentences)
         say_decoding(arithmetic)  # after the pairs: a missing split stays the one error line
@@ -116,6 +128,8 @@ def run(args: argparse.Namespace) -> int:
             test_name += f" +shortlist {','.join(map(str, parse_spec(args.shortlist)))}"
         if args.int8:  # int8 scores never replace the same runs' fp32 ones
             test_name += " +int8"
+        if args.length_penalty is not None:  # nor another alpha's the runs' own
+            test_name += f" +length-penalty {args.length_penalty:g}"
         ctx = JobContext([StderrProgress()])
         if args.doc_level:
             result = doc_eval.document_level_and_store(ws, sessions, run_ids, pairs, test_name,
@@ -140,6 +154,38 @@ def run(args: argparse.Namespace) -> int:
             for p in eval_scores.write_report(args.report, tables, f"Evaluation on {test_name}",
                                           decoding):
                 log(f"wrote {p}")
+    return 0
+
+
+def run_tune(ws: Workspace, args: argparse.Namespace, log) -> int:
+    """--tune-length-penalty: one run, its dev split unless told otherwise; the table
+    printed, the best alpha stored as the run's (core.services.length_penalty)."""
+    alphas = length_penalty.parse_alphas(args.tune_length_penalty)
+    if len(args.run) != 1 or args.ensemble:
+        raise ConfigError("--tune-length-penalty chooses one run's own alpha: give one --run "
+                          "and no --ensemble")
+    if args.length_penalty is not None or args.shortlist:
+        raise ConfigError("--tune-length-penalty tries its own alphas over the whole "
+                          "vocabulary: leave out --length-penalty and --shortlist")
+    info = ws.get_run(args.run[0])
+    split = args.test or (None if args.src else "dev")
+    pairs, test_name, _, _ = test_pairs.evaluation_pairs(ws, info, split, args.src, args.ref,
+                                                         args.max_sentences)
+    sessions, _ = test_pairs.open_systems(ws, args.run, (), args.checkpoint, args.device)
+    session = next(iter(sessions.values()))
+    say_decoding(apply_int8([session], args, say=False))
+    before = session.length_penalty
+    choice = length_penalty.tune(session, pairs, alphas, args.beam,
+                                 JobContext([StderrProgress()]), log)
+    table = choice.to_table(f"Length penalty of {info.name} on {test_name} ({choice.pairs} "
+                            f"sentences, beam {args.beam})")
+    print(table.to_markdown())
+    length_penalty.store(ws, info.id, choice.best)
+    log(f"run {info.name} now translates with length penalty {choice.best:g} "
+        f"(it was {before:g}); translate --length-penalty A overrides it for one command")
+    if args.report:
+        for p in eval_scores.write_report(args.report, [table], table.title):
+            log(f"wrote {p}")
     return 0
 
 

@@ -104,6 +104,11 @@ def add_model_args(p: argparse.ArgumentParser,
     p.add_argument("--checkpoint", default="best", metavar="WHICH",
                    help="best (default), last, or a checkpoint file name of the run")
     p.add_argument("--device", default="cpu", help="cpu (default), cuda, cuda:N or auto")
+    p.add_argument("--length-penalty", type=float, default=None, metavar="ALPHA",
+                   help="the beam's length penalty, GNMT's alpha (0 = the plain sum of "
+                   "log-probabilities, which favours short translations). Default: the "
+                   "run's own, chosen on its dev split by evaluate --tune-length-penalty "
+                   "(0 for a run never tuned)")
     add_int8_arg(p)
 
 
@@ -129,6 +134,19 @@ def apply_int8(sessions, args: argparse.Namespace, say: bool = True) -> str:
     if say:
         say_decoding(line)
     return line
+
+
+def apply_length_penalty(sessions, args: argparse.Namespace) -> None:
+    """--length-penalty ALPHA for every session (ConfigError below 0); without it each
+    session keeps its run's own (core.infer.session)."""
+    alpha = getattr(args, "length_penalty", None)
+    if alpha is None:
+        return
+    if not 0 <= alpha <= 10:
+        raise ConfigError(f"--length-penalty {alpha:g}: give GNMT's alpha between 0 and 10 "
+                          "(e.g. 1.0; 0 = none)")
+    for session in sessions:
+        session.length_penalty = float(alpha)
 
 
 def say_decoding(line: str) -> None:
@@ -244,6 +262,7 @@ def run(args: argparse.Namespace) -> int:
         runs = [*args.run, *args.ensemble]
         session = translation.open_session(ws, runs, args.checkpoint, args.device)
         apply_int8([session], args, say=False)
+        apply_length_penalty([session], args)
         if args.amp:
             # lazy: a top-level import would load torch
             from core.train.device import amp_active, cpu_bf16_status

@@ -14,7 +14,7 @@ KEYS = ("runs", "checkpoints", "steps", "beam", "length_penalty", "precision", "
         "shortlist", "unk_replace", "target_context")
 
 
-def decoding_settings(session: Any, *, beam: int, length_penalty: float = 0.0,
+def decoding_settings(session: Any, *, beam: int, length_penalty: float | None = None,
                       amp: bool | None = None, shortlist: Any = None,
                       unk_replace: bool = False, target_context: bool = False,
                       int8: bool | None = None) -> dict[str, Any]:
@@ -22,7 +22,8 @@ def decoding_settings(session: Any, *, beam: int, length_penalty: float = 0.0,
     ...)` as a dict in KEYS order, of JSON values only: runs (names), checkpoints (file
     names) and steps, one per member (an ensemble has several); precision 'int8'
     (int8 None: the session's), 'bf16' or 'fp32' as really decoded (amp None: the session's; bf16 only where the device has
-    it); shortlist 'PER_WORD,FREQUENT' or None (None: the session's own)."""
+    it); shortlist 'PER_WORD,FREQUENT' or None (None: the session's own); length_penalty
+    None: the session's (its run's, core.infer.session)."""
     from core.train.device import amp_active  # lazy: a top-level import would load torch
 
     amp = session.amp if amp is None else amp
@@ -33,7 +34,8 @@ def decoding_settings(session: Any, *, beam: int, length_penalty: float = 0.0,
         "checkpoints": [member.checkpoint.name for member in session.members],
         "steps": [int(member.step) for member in session.members],
         "beam": int(beam),
-        "length_penalty": float(length_penalty),
+        "length_penalty": float(getattr(session, "length_penalty", 0.0)
+                                if length_penalty is None else length_penalty),
         "precision": "int8" if (getattr(session, "int8", False) if int8 is None else int8)
         else "bf16" if amp_active(device, bool(amp)) else "fp32",
         "device": str(device),

@@ -65,6 +65,10 @@ class TranslationSession:
     #: products against the weight matrices in int8 with per-row scales
     #: (core.models.int8; translate --int8, the Translate screen's box); set by use_int8
     int8: bool = False
+    #: the beam's length penalty (GNMT's alpha) a call uses unless it passes its own:
+    #: the first run's (its config.length_penalty, chosen by evaluate
+    #: --tune-length-penalty); a command's --length-penalty sets it for the session
+    length_penalty: float = 0.0
     #: whether drop_fp32 dropped the members' fp32 copies of their int8 weights
     _released: bool = field(default=False, init=False, repr=False)
 
@@ -108,7 +112,7 @@ class TranslationSession:
                     "needs runs trained with the same vocabularies")
             if m.src_vocab.itos != first.src_vocab.itos:
                 raise ConfigError(f"run {name!r} has another source vocabulary than {names[0]!r}")
-        return cls(members, names)
+        return cls(members, names, length_penalty=float(getattr(first.config, "length_penalty", 0.0)))
 
     # --- properties -----------------------------------------------------------------
     @property
@@ -272,6 +276,7 @@ class TranslationSession:
         ConfigError for a beam beyond core.limits.MAX_BEAM."""
         limits.check_beam(beam, option="the beam size")
         options.setdefault("shortlist", self.shortlist)
+        options.setdefault("length_penalty", self.length_penalty)
         if options["shortlist"] is not None:  # reads the output layer's rows in fp32
             self.ensure_fp32()
         if self.is_context_model:
@@ -296,6 +301,7 @@ class TranslationSession:
         source ids by token string when the run's vocabularies differ)."""
         limits.check_beam(beam, option="the beam size")
         options.setdefault("shortlist", self.shortlist)
+        options.setdefault("length_penalty", self.length_penalty)
         if options["shortlist"] is not None:  # reads the output layer's rows in fp32
             self.ensure_fp32()
         if not self.is_context_model:

@@ -183,12 +183,12 @@ def linear(x: Tensor, packed, bias: Tensor | None = None) -> Tensor:
 
 
 def with_bias(packed, bias: Tensor):
-    """packed (no bias), bias: N float -> the same int8 weight packed with `bias`, which
-    the kernel adds to its fp32 output (a separate add of the output layer's 160 x
-    14,790 scores took 0.5-2 ms of a 13 ms beam step on AVX2 kernels). Packed once per
-    bias and kept beside the unbiased form (its int8 rows twice: 3.8 MB for a 14,790 x
-    256 output layer); a bias later changed in place is not seen, as a search never
-    does."""
+    """packed (an N x K weight, no bias), bias: N float -> the same N x K int8 weight
+    packed with `bias`, which the kernel adds to its fp32 output (a separate add of the
+    output layer's 160 x 14,790 scores took 0.5-2 ms of an 8-13 ms beam step on AVX2
+    kernels). Packed once per bias and kept beside the unbiased form (its int8 rows
+    twice: 3.8 MB for a 14,790 x 256 output layer); a bias later changed in place is not
+    seen, as a search never does."""
     entry = _biased.get(bias)
     if entry is None or entry[0] is not packed:
         q, _ = torch.ops.quantized.linear_unpack(packed)

@@ -267,8 +267,7 @@ def n_best_lists(session: TranslationSession, sentences: list[str], beam: int, n
     limits.check_beam(beam, n_best)
     src_vocab, tgt_vocab, src_pre, tgt_pre = session.text_side()
     model = as_model(session.models)
-    device = session.device
-    out = []
+    device, out = session.device, []
     batch_size = batch_size or sentences_per_batch(beam)
     for start in range(0, len(sentences), batch_size):
         chunk = sentences[start:start + batch_size]
@@ -281,6 +280,7 @@ def n_best_lists(session: TranslationSession, sentences: list[str], beam: int, n
                 "out_vocab": session.shortlist.candidates(src)}
             with session.precision():
                 found = beam_search(model, src, lens, beam=beam, n_best=n_best,
+                                    length_penalty=session.length_penalty,
                                     onmt_style=session.onmt_style, **shortlist)
         hyps = dict(zip(keep, found, strict=True))
         for k in range(len(chunk)):

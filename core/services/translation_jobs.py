@@ -28,9 +28,13 @@ def decoding_lines(session: TranslationSession,
                    int8: bool | None = None) -> list[str]:
     """What a translation says before it runs: 'decoding: <the arithmetic>' ('int8 (x86
     engine, ...)', 'bf16 autocast' or 'fp32'; `amp`, `int8`: None for the session's own
-    settings) and, with `target_context` on a context model whose vocabularies are
+    settings), 'beam length penalty: alpha A' where the session has one, and, with
+    `target_context` on a context model whose vocabularies are
     separate, 'note: <how its own translations become context>'."""
     lines = [f"decoding: {session.path_text(amp, int8)}"]
+    alpha = getattr(session, "length_penalty", 0.0)
+    if alpha:
+        lines.append(f"beam length penalty: alpha {alpha:g}")
     note = session.target_context_note() if target_context and session.is_context_model \
         else None
     return lines + ([f"note: {note}"] if note else [])

@@ -144,8 +144,9 @@ def load_model(run_dir: str | Path, which: str = "best", device: str | torch.dev
                                   path,
                                   ckpt.NEEDED_TO_LOAD, run_config, (len(src_vocab), len(tgt_vocab)))
     config = RunConfig.from_dict(state["config"], source=str(path))
-    if run_config and "alignment_reading" in run_config:  # measured (or reset) after training
-        config.alignment_reading = run_config["alignment_reading"]
+    for chosen in ("alignment_reading", "length_penalty"):  # measured after training
+        if run_config and chosen in run_config:
+            setattr(config, chosen, run_config[chosen])
     model = build_model(config.model, len(src_vocab), len(tgt_vocab))
     try:  # compact (int8 / fp16) shipped weights are expanded to float32 first
         model.load_state_dict(expand_state(state["model"], state.get(SCALES_KEY)))

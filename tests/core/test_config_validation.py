@@ -17,7 +17,7 @@ from tests.core.tiny_runs import tiny_run_config
 
 
 def test_every_field_has_a_rule():
-    fields = {"name", "description", "alignment_reading"} | {
+    fields = {"name", "description", "alignment_reading", "length_penalty"} | {
         f"{section}.{f.name}" for section, kind in
         (("model", ModelConfig), ("data", DataConfig), ("train", TrainConfig))
         for f in dataclasses.fields(kind)}

@@ -1,0 +1,111 @@
+"""The beam's length penalty as a run's own setting (config.length_penalty): chosen on
+the dev split by `evaluate --tune-length-penalty` (core.services.length_penalty), used
+by every later translation of the run unless a command passes --length-penalty, and
+named in what a translation says and records."""
+from __future__ import annotations
+
+import json
+from types import SimpleNamespace
+
+import pytest
+
+from core.cli import run_cli
+from core.config import RunConfig
+from core.errors import ConfigError
+from core.infer.decoding import decoding_settings
+from core.services import length_penalty, test_pairs
+from core.services.demo import ensure_demo_workspace
+from core.workspace.store import Workspace
+from tests.core.demo_sessions import sentences, session_of
+
+
+@pytest.fixture()
+def demo_root(tmp_path):
+    return ensure_demo_workspace(tmp_path / "demo")
+
+
+def words(translations) -> int:
+    return sum(len(t.text.split()) for t in translations)
+
+
+def test_a_larger_alpha_writes_longer_translations_and_the_run_default_is_used(demo_root):
+    """On 40 demo sentences alpha 2 writes more words than no penalty; a session opened
+    on a run whose config stores alpha 2 translates exactly as an explicit alpha 2."""
+    src = sentences("es", 40)
+    session = session_of(demo_root, "tatoeba-luong")
+    assert session.length_penalty == 0.0
+    plain = session.translate(src, beam=5)
+    longer = session.translate(src, beam=5, length_penalty=2.0)
+    assert words(longer) > words(plain)
+    with Workspace.open(demo_root, create=False) as ws:
+        length_penalty.store(ws, ws.get_run("tatoeba-luong").id, 2.0)
+        assert RunConfig.from_dict(ws.get_run("tatoeba-luong").config).length_penalty == 2.0
+    tuned = session_of(demo_root, "tatoeba-luong")
+    assert tuned.length_penalty == 2.0
+    assert [t.text for t in tuned.translate(src, beam=5)] == [t.text for t in longer]
+    assert [t.text for t in tuned.translate(src, beam=5, length_penalty=0.0)] == \
+        [t.text for t in plain]
+    assert decoding_settings(tuned, beam=5)["length_penalty"] == 2.0
+
+
+def test_tuning_keeps_the_alpha_with_the_best_dev_bleu(demo_root):
+    """tune() on the demo's dev split: one BLEU per alpha, the alphas change the output
+    (the lengths differ), the choice is the best BLEU, and store() makes it the run's."""
+    with Workspace.open(demo_root, create=False) as ws:
+        info = ws.get_run("tatoeba-luong")
+        pairs, _, _, _ = test_pairs.evaluation_pairs(ws, info, "dev")
+    session = session_of(demo_root, "tatoeba-luong")
+    choice = length_penalty.tune(session, pairs, (0.0, 1.0, 3.0), beam=5)
+    assert set(choice.bleu) == {0.0, 1.0, 3.0} and choice.pairs == len(pairs) == 49
+    assert choice.length_ratio[3.0] > choice.length_ratio[0.0]
+    assert choice.bleu[choice.best] == max(choice.bleu.values())
+    assert len(set(choice.bleu.values())) > 1
+    assert session.length_penalty == 0.0  # the session's own is left as it was
+    table = choice.to_table("t").to_markdown()
+    assert table.count("chosen") == 1 and f"| {choice.best:g} |" in table
+
+
+def test_ties_go_to_the_smaller_alpha():
+    class Same:  # a session whose output does not depend on alpha
+        is_context_model = False
+
+        def translate(self, src, beam, ctx=None, length_penalty=0.0):
+            return [SimpleNamespace(text=s) for s in src]
+
+    from core.data.corpus import SentencePair
+    pairs = [SentencePair("a b c", "a b d", None, 1), SentencePair("x y", "x y", None, 2)]
+    choice = length_penalty.tune(Same(), pairs, (1.0, 0.5, 2.0), beam=4)
+    assert choice.best == 0.5
+
+
+def test_the_commands_tune_store_say_and_override(demo_root, capsys):
+    """evaluate --tune-length-penalty prints the table and stores the best alpha;
+    translate then says it and records it; --length-penalty overrides it; bad alphas
+    are refused with what to give."""
+    ws_args = ["--workspace", str(demo_root)]
+    assert run_cli([*ws_args, "evaluate", "--run", "tatoeba-luong",
+                    "--tune-length-penalty", "0,1,3"]) == 0
+    out, err = capsys.readouterr()
+    assert "Length penalty of tatoeba-luong on demo:dev (49 sentences" in out
+    with Workspace.open(demo_root, create=False) as ws:
+        stored = RunConfig.from_dict(ws.get_run("tatoeba-luong").config).length_penalty
+    chosen = [line for line in out.splitlines() if "chosen" in line]
+    assert len(chosen) == 1 and chosen[0].startswith(f"| {stored:g} |")
+    assert f"now translates with length penalty {stored:g}" in err
+    src = demo_root / "in.txt"
+    src.write_text("Hoy hace mucho calor.\n", encoding="utf-8")
+    out_file = demo_root / "out.jsonl"
+    assert run_cli([*ws_args, "translate", "--run", "tatoeba-luong", "--input", str(src),
+                    "--output", str(out_file), "--length-penalty", "1.5"]) == 0
+    err = capsys.readouterr().err
+    assert "beam length penalty: alpha 1.5" in err
+    record = json.loads(out_file.read_text(encoding="utf-8").splitlines()[0])
+    assert record["meta"]["decoding"]["length_penalty"] == 1.5
+    assert run_cli([*ws_args, "translate", "--run", "tatoeba-luong", "--input", str(src),
+                    "--length-penalty", "-1"]) != 0
+    assert "--length-penalty -1: give GNMT's alpha between 0 and 10" in capsys.readouterr().err
+    with pytest.raises(ConfigError, match="at least two different"):
+        length_penalty.parse_alphas("1,1")
+    assert run_cli([*ws_args, "evaluate", "--run", "tatoeba-luong", "--run",
+                    "tatoeba-rnnsearch", "--tune-length-penalty"]) != 0
+    assert "give one --run" in capsys.readouterr().err
