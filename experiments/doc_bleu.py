@@ -45,8 +45,9 @@ def main() -> int:
     ap.add_argument("--group", action="append", default=[])
     ap.add_argument("--hyps")
     ap.add_argument("--split", choices=("test", "dev"), default="test")
-    ap.add_argument("--length-penalty", type=float, default=0.0,
-                    help="GNMT's alpha for the beam (0: plain log-probability)")
+    ap.add_argument("--length-penalty", type=float, default=None,
+                    help="GNMT's alpha for the beam (default: each run's own, "
+                    "config.length_penalty; 0: the plain log-probability)")
     args = ap.parse_args()
     with Workspace.open(args.workspace, create=False) as ws:
         first = ws.get_run(args.run[0])
@@ -69,7 +70,8 @@ def main() -> int:
             name = ws.get_run(ref).name + (f"@{which}" if which else "")
             t0 = time.time()
             out = session.translate_documents([[s for s, _ in d] for d in documents],
-                                              beam=args.beam, length_penalty=args.length_penalty)
+                                              beam=args.beam, **({} if args.length_penalty is None
+                                                                 else {"length_penalty": args.length_penalty}))
             print(f"{name}: translated in {time.time() - t0:.0f} s", file=sys.stderr)
             systems[name] = [[t.text for t in doc] for doc in out]
             infos[name] = system_info(session)
