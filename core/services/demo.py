@@ -345,7 +345,8 @@ def adopt_bundled_length_penalties(ws: Workspace, models_dir: Path = MODELS_DIR)
         if not alpha:
             continue
         for run in (r for r in ws.list_runs() if r.name == meta["name"]):
-            if "length_penalty" not in run.config and (ws.run_dir(run.id) / meta["checkpoint"]).exists():
+            installed = (ws.run_dir(run.id) / meta["checkpoint"]).exists()
+            if installed and "length_penalty" not in run.config:
                 ws.update_run(run.id, config={**run.config, "length_penalty": float(alpha)})
                 adopted += 1
     return adopted
