@@ -171,3 +171,27 @@ def test_an_opennmt_import_is_refused_an_alpha_its_beam_would_ignore(tmp_path, c
     assert decoding_settings(session, beam=5)["length_penalty"] == 0.0
     assert run_cli([*base, "translate", "--run", "onmt", "--checkpoint", "last", "--input",
                     str(src), "--length-penalty", "0"]) == 0
+
+
+def test_a_run_without_dev_pairs_is_told_to_tune_on_pairs_of_its_own(demo_root, tmp_path, capsys):
+    """The demo's English-French runs sit on a test-only corpus: --tune-length-penalty
+    says to give held-out --src/--ref pairs (not the test set), not to 'evaluate on test
+    files', and stores nothing; with --src and --ref it tunes on them."""
+    base = ["--workspace", str(demo_root), "evaluate", "--run", "hansards-subs-transformer"]
+    with Workspace.open(demo_root, create=False) as ws:
+        before = ws.get_run("hansards-subs-transformer").config
+    capsys.readouterr()
+    assert run_cli([*base, "--tune-length-penalty"]) == 2
+    err = capsys.readouterr().err
+    assert "corpus 'demo-en-fr' has no dev pairs" in err
+    assert "tune on held-out pairs of your own (--src FILE --ref FILE; not the test set" in err
+    with Workspace.open(demo_root, create=False) as ws:
+        assert ws.get_run("hansards-subs-transformer").config == before
+    src, ref = tmp_path / "dev.en", tmp_path / "dev.fr"
+    src.write_text("We will vote against this bill.\nThe minister answered.\n", encoding="utf-8")
+    ref.write_text("Nous voterons contre ce projet de loi.\nLe ministre a répondu.\n",
+                   encoding="utf-8")
+    assert run_cli([*base, "--tune-length-penalty", "0,3", "--src", str(src),
+                    "--ref", str(ref)]) == 0
+    assert "Length penalty of hansards-subs-transformer on dev.en (2 sentences" in \
+        capsys.readouterr().out
