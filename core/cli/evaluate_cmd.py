@@ -169,8 +169,10 @@ def run_tune(ws: Workspace, args: argparse.Namespace, log) -> int:
                           "vocabulary: leave out --length-penalty and --shortlist")
     info = ws.get_run(args.run[0])
     split = args.test or (None if args.src else "dev")
-    pairs, test_name, _, _ = test_pairs.evaluation_pairs(ws, info, split, args.src, args.ref,
-                                                         args.max_sentences)
+    pairs, test_name, _, _ = test_pairs.evaluation_pairs(
+        ws, info, split, args.src, args.ref, args.max_sentences,
+        instead="tune on held-out pairs of your own (--src FILE --ref FILE; not the test "
+        "set, whose scores would no longer be held out)")
     sessions, _ = test_pairs.open_systems(ws, args.run, (), args.checkpoint, args.device)
     session = next(iter(sessions.values()))
     say_decoding(apply_int8([session], args, say=False))

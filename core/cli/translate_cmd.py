@@ -137,14 +137,21 @@ def apply_int8(sessions, args: argparse.Namespace, say: bool = True) -> str:
 
 
 def apply_length_penalty(sessions, args: argparse.Namespace) -> None:
-    """--length-penalty ALPHA for every session (ConfigError below 0); without it each
-    session keeps its run's own (core.infer.session)."""
+    """--length-penalty ALPHA for every session (ConfigError outside [0, 10], or above 0
+    for an OpenNMT-py import, whose beam no alpha changes); without it each session keeps
+    its run's own (core.infer.session)."""
     alpha = getattr(args, "length_penalty", None)
     if alpha is None:
         return
     if not 0 <= alpha <= 10:
         raise ConfigError(f"--length-penalty {alpha:g}: give GNMT's alpha between 0 and 10 "
                           "(e.g. 1.0; 0 = none)")
+    from core.services.length_penalty import ONMT_BEAM  # lazy: it loads the report tables
+
+    for session in sessions:
+        if alpha and session.onmt_style:
+            raise ConfigError(f"--length-penalty {alpha:g}: {ONMT_BEAM.format(session.names[0])}"
+                              "; leave --length-penalty out")
     for session in sessions:
         session.length_penalty = float(alpha)
 
@@ -286,7 +293,8 @@ def run(args: argparse.Namespace) -> int:
         # lazy: a top-level import would load numpy, torch (the shortlist's store)
         from core.services.translation_jobs import decoding_lines
 
-        for line in decoding_lines(session, args.target_context):  # the screen's lines too
+        for line in decoding_lines(session, args.target_context,  # the screen's lines too
+                                   beam=max(args.beam, args.n_best)):
             print(line, file=sys.stderr)
 
         decoding = decoding_settings(session, beam=max(args.beam, args.n_best),

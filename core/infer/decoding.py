@@ -23,7 +23,8 @@ def decoding_settings(session: Any, *, beam: int, length_penalty: float | None =
     names) and steps, one per member (an ensemble has several); precision 'int8'
     (int8 None: the session's), 'bf16' or 'fp32' as really decoded (amp None: the session's; bf16 only where the device has
     it); shortlist 'PER_WORD,FREQUENT' or None (None: the session's own); length_penalty
-    None: the session's (its run's, core.infer.session)."""
+    None: the session's (its run's, core.infer.session), recorded as the search used it
+    (searched_alpha)."""
     from core.train.device import amp_active  # lazy: a top-level import would load torch
 
     amp = session.amp if amp is None else amp
@@ -34,8 +35,7 @@ def decoding_settings(session: Any, *, beam: int, length_penalty: float | None =
         "checkpoints": [member.checkpoint.name for member in session.members],
         "steps": [int(member.step) for member in session.members],
         "beam": int(beam),
-        "length_penalty": float(getattr(session, "length_penalty", 0.0)
-                                if length_penalty is None else length_penalty),
+        "length_penalty": searched_alpha(session, beam, length_penalty),
         "precision": "int8" if (getattr(session, "int8", False) if int8 is None else int8)
         else "bf16" if amp_active(device, bool(amp)) else "fp32",
         "device": str(device),
@@ -57,3 +57,14 @@ def setting_text(value: Any) -> str:
     if isinstance(value, bool):
         return "yes" if value else "no"
     return str(value)
+
+
+def searched_alpha(session: Any, beam: int, length_penalty: float | None = None) -> float:
+    """The GNMT alpha a search with `session` at `beam` really applies: `length_penalty`
+    (None: the session's own); 0 for greedy search (beam 1, which ranks nothing) and for
+    an OpenNMT-py import (its beam scores finished hypotheses per word, as onmt_translate's
+    -length_penalty avg, whatever alpha: core.infer.beam)."""
+    alpha = getattr(session, "length_penalty", 0.0) if length_penalty is None else length_penalty
+    if beam < 2 or getattr(session, "onmt_style", False):
+        return 0.0
+    return float(alpha)

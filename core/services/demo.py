@@ -7,6 +7,8 @@
         the WPT-03 trial gold 'wpt03-trial'), and the pretrained runs of
         resources/demo/models/ installed as finished runs with their learning curves,
         each attached to its language pair's corpus. Fast and idempotent when complete.
+        An installed run with no length penalty of its own takes its bundle's
+        (adopt_bundled_length_penalties: a workspace made before bundles stated one).
 
 What makes those bundles (bundle_run, share_bundle_files, build_demo_bundle) is
 core.services.demo_bundle's. Everything here needs only the repository's resources: no
@@ -309,6 +311,7 @@ def ensure_demo_workspace(path: str | Path | None = None, models_dir: Path = MOD
         if not demo_workspace_complete(ws, models_dir):
             populate_demo_workspace(ws, models_dir)
         mark_bundled_runs(ws, models_dir)
+        adopt_bundled_length_penalties(ws, models_dir)
         return ws.root
 
 
@@ -327,3 +330,23 @@ def mark_bundled_runs(ws: Workspace, models_dir: Path = MODELS_DIR) -> int:
                     "this workspace (see its README)\n", encoding="utf-8")
                 marked += 1
     return marked
+
+
+def adopt_bundled_length_penalties(ws: Workspace, models_dir: Path = MODELS_DIR) -> int:
+    """Give every installed bundled run (the run of a bundle's name whose folder holds the
+    bundle's checkpoint) the length penalty its bundle's config states, where the run's
+    stored config has none (a demo workspace installed before the bundles carried one:
+    it would translate with alpha 0). A run's own alpha is kept: tuning or any config
+    rewrite stores the key. Returns how many runs were given one."""
+    adopted = 0
+    for bundle in bundled_models(models_dir):
+        meta = json.loads((bundle / BUNDLE_META).read_text(encoding="utf-8"))
+        alpha = meta["config"].get("length_penalty")
+        if not alpha:
+            continue
+        for run in (r for r in ws.list_runs() if r.name == meta["name"]):
+            installed = (ws.run_dir(run.id) / meta["checkpoint"]).exists()
+            if installed and "length_penalty" not in run.config:
+                ws.update_run(run.id, config={**run.config, "length_penalty": float(alpha)})
+                adopted += 1
+    return adopted

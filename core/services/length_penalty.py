@@ -24,6 +24,10 @@ from core.evaluate.report import Table
 from core.jobs import JobContext
 from core.workspace.store import Workspace
 
+#: why an OpenNMT-py import takes no alpha (core.infer.beam's onmt_style); {} its name
+ONMT_BEAM = ("run {!r} was imported from OpenNMT-py and searches as onmt_translate does, "
+             "each finished translation scored per word (its -length_penalty avg), which no "
+             "alpha changes")
 #: the alphas tried by default (GNMT's paper reports 0.6-1.0 as best; 2 is far past it)
 ALPHAS = (0.0, 0.5, 1.0, 1.5, 2.0)
 
@@ -70,6 +74,8 @@ def tune(session: Any, pairs: Sequence, alphas: Sequence[float] = ALPHAS, beam: 
     session's own length penalty is left as it was."""
     from core.evaluate.metrics import corpus_bleu  # lazy: a top-level import loads sacrebleu
 
+    if getattr(session, "onmt_style", False):
+        raise ConfigError(f"{ONMT_BEAM.format(session.names[0])}: nothing to tune")
     if beam < 2:
         raise ConfigError("the length penalty changes beam search only: tune with --beam 2 "
                           "or more (default 5)")

@@ -34,11 +34,13 @@ def open_systems(ws: Workspace, runs: Sequence[str | int], ensemble: Sequence[st
 
 
 def evaluation_pairs(ws: Workspace, run_info, split: str | None = None, src: str | Path | None = None,
-               ref: str | Path | None = None, max_sentences: int = 0
+               ref: str | Path | None = None, max_sentences: int = 0,
+               instead: str = "evaluate on test files of your own"
                ) -> tuple[list, str, str, str]:
     """The pairs to score -> (pairs, test name, src_lang, tgt_lang): the run corpus's
     stored `split` (default test; name 'corpus:split'), or line-parallel `src`/`ref`
-    files (languages ''). `max_sentences` > 0 keeps a prefix (name '...[:N]')."""
+    files (languages ''). `max_sentences` > 0 keeps a prefix (name '...[:N]').
+    `instead`: what the error for an empty split advises first."""
     # lazy: a top-level import would load numpy, sacremoses, sentencepiece, torch
     from core.services.training import load_split_corpora
 
@@ -70,7 +72,7 @@ def evaluation_pairs(ws: Workspace, run_info, split: str | None = None, src: str
                    else f"leaves the {split} set empty (too few pairs or documents)")
             raise ConfigError(
                 f"corpus {cname!r} has no {split} pairs: its split (ratios {shares}) {why}; "
-                "evaluate on test files of your own, or import the corpus again under a new "
+                f"{instead}, or import the corpus again under a new "
                 "name, split it with a "
                 f"{split} share and train on that")
         name = f"{cname}:{split}"

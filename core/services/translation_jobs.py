@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from core.errors import OutputError, WorkbenchError
 from core.formats.records import TranslationRecord
-from core.infer.decoding import decoding_settings
+from core.infer.decoding import decoding_settings, searched_alpha
 from core.jobs import JobContext
 from core.services import translation
 from core.services.shortlist_store import load_shortlist
@@ -25,14 +25,15 @@ if TYPE_CHECKING:  # annotations only: importing the session would load torch
 
 def decoding_lines(session: TranslationSession,
                    target_context: bool = False, amp: bool | None = None,
-                   int8: bool | None = None) -> list[str]:
+                   int8: bool | None = None, beam: int = 5) -> list[str]:
     """What a translation says before it runs: 'decoding: <the arithmetic>' ('int8 (x86
     engine, ...)', 'bf16 autocast' or 'fp32'; `amp`, `int8`: None for the session's own
-    settings), 'beam length penalty: alpha A' where the session has one, and, with
+    settings), 'beam length penalty: alpha A' where a search at `beam` applies one
+    (core.infer.decoding.searched_alpha), and, with
     `target_context` on a context model whose vocabularies are
     separate, 'note: <how its own translations become context>'."""
     lines = [f"decoding: {session.path_text(amp, int8)}"]
-    alpha = getattr(session, "length_penalty", 0.0)
+    alpha = searched_alpha(session, beam)
     if alpha:
         lines.append(f"beam length penalty: alpha {alpha:g}")
     note = session.target_context_note() if target_context and session.is_context_model \
@@ -97,7 +98,7 @@ def _emit_decoding(ctx: JobContext, session: TranslationSession, beam: int, unk_
     (core.infer.decoding) an export of this translation records. `int8` is this job's
     alone: the session, shared by the screens, keeps its own setting (fp32), so the
     Attention and Evaluation screens never turn int8 silently."""
-    for line in decoding_lines(session, target_context, amp, int8):
+    for line in decoding_lines(session, target_context, amp, int8, beam):
         ctx.emit("log", message=line)
     ctx.emit("decoding", settings=decoding_settings(
         session, beam=beam, amp=amp, shortlist=shortlist, unk_replace=unk_replace,

@@ -382,3 +382,35 @@ def test_the_shipped_english_french_runs_translate_our_documents_and_align_as_re
                 aer = 100 * corpus_aer(found[(reading, False)], oriented.alignments).aer
                 assert reading == meta["wpt03_reading"]
                 assert abs(aer - meta["wpt03_aer"]) <= 0.5, (meta["name"], aer)
+
+
+def test_an_older_demo_workspace_adopts_the_bundles_length_penalties(tmp_path):
+    """A demo workspace installed from bundles without a length penalty, opened with
+    bundles that now state one (the same checkpoints): each run whose config has none
+    takes its bundle's, so it translates as the bundle's scores were measured; a run
+    tuned since (its own key, here 0.5) keeps its own."""
+    import shutil
+
+    from core.infer.session import TranslationSession
+
+    models = tmp_path / "models"
+    shutil.copytree(TOY_MODELS, models)
+    bundles = bundled_models(models)
+    metas = [json.loads((b / BUNDLE_META).read_text()) for b in bundles]
+    assert all("length_penalty" not in m["config"] for m in metas)  # bundles of before
+    root = ensure_demo_workspace(tmp_path / "demo", models_dir=models)
+    with Workspace.open(root) as ws:
+        tuned = ws.get_run(metas[1]["name"])
+        ws.update_run(tuned.id, config={**tuned.config, "length_penalty": 0.5})
+    for b, m in zip(bundles, metas, strict=True):  # the bundles as shipped now
+        m["config"]["length_penalty"] = 1.5
+        (b / BUNDLE_META).write_text(json.dumps(m))
+    assert ensure_demo_workspace(root, models_dir=models) == root
+    with Workspace.open(root) as ws:
+        alphas = [ws.get_run(m["name"]).config.get("length_penalty") for m in metas]
+        assert alphas == [1.5, 0.5, 1.5]
+        assert TranslationSession.open(ws, [metas[0]["name"]]).length_penalty == 1.5
+        before = _snapshot(ws)
+    assert ensure_demo_workspace(root, models_dir=models) == root
+    with Workspace.open(root) as ws:
+        assert _snapshot(ws) == before

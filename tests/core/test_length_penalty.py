@@ -109,3 +109,89 @@ def test_the_commands_tune_store_say_and_override(demo_root, capsys):
     assert run_cli([*ws_args, "evaluate", "--run", "tatoeba-luong", "--run",
                     "tatoeba-rnnsearch", "--tune-length-penalty"]) != 0
     assert "give one --run" in capsys.readouterr().err
+
+
+def test_greedy_search_says_and_records_no_length_penalty(demo_root, capsys):
+    """A run's alpha changes beam search only: a greedy translation (beam 1) of a run
+    whose own alpha is 2 neither says 'beam length penalty' nor records alpha 2 in its
+    export's decoding settings (it decodes exactly as with alpha 0); beam 5 does both."""
+    ws_args = ["--workspace", str(demo_root)]
+    with Workspace.open(demo_root, create=False) as ws:
+        length_penalty.store(ws, ws.get_run("tatoeba-luong").id, 2.0)
+    src = demo_root / "in.txt"
+    src.write_text("Hoy hace mucho calor.\nEl perro duerme en la casa.\n", encoding="utf-8")
+    records = {}
+    for beam in (1, 5):
+        out_file = demo_root / f"out{beam}.jsonl"
+        assert run_cli([*ws_args, "translate", "--run", "tatoeba-luong", "--beam", str(beam),
+                        "--input", str(src), "--output", str(out_file)]) == 0
+        records[beam] = (capsys.readouterr().err, json.loads(
+            out_file.read_text(encoding="utf-8").splitlines()[0])["meta"]["decoding"])
+    assert "beam length penalty" not in records[1][0]
+    assert records[1][1]["beam"] == 1 and records[1][1]["length_penalty"] == 0.0
+    assert "beam length penalty: alpha 2" in records[5][0]
+    assert records[5][1]["length_penalty"] == 2.0
+    session = session_of(demo_root, "tatoeba-luong")
+    assert session.length_penalty == 2.0
+    assert [t.text for t in session.translate(sentences("es", 10), beam=1)] == \
+        [t.text for t in session.translate(sentences("es", 10), beam=1, length_penalty=0.0)]
+
+
+def test_an_opennmt_import_is_refused_an_alpha_its_beam_would_ignore(tmp_path, capsys):
+    """An OpenNMT-py import searches as onmt_translate does (per-word scores, whatever
+    alpha): translate --length-penalty 3 and --tune-length-penalty are refused naming
+    why, rather than writing the same translations under a record of alpha 3; its
+    decoding settings record the alpha its search applies (0), whatever the session holds."""
+    from core.services.model_import import import_model
+    from tests.core.onmt_logs import FIXTURES
+
+    root = tmp_path / "ws"
+    with Workspace.open(root) as ws:
+        import_model(ws, FIXTURES / "lstm-dot-std" / "model.pt", name="onmt")
+        imported = ws.get_run("onmt").config
+    src, ref = tmp_path / "src.es", tmp_path / "ref.en"
+    src.write_text("Hoy hace calor.\nEl perro duerme.\n", encoding="utf-8")
+    ref.write_text("It is hot today.\nThe dog sleeps.\n", encoding="utf-8")
+    base = ["--workspace", str(root)]
+    capsys.readouterr()
+    assert run_cli([*base, "translate", "--run", "onmt", "--checkpoint", "last", "--input",
+                    str(src), "--length-penalty", "3"]) == 2
+    err = capsys.readouterr().err
+    assert "--length-penalty 3: run 'onmt' was imported from OpenNMT-py" in err
+    assert "leave --length-penalty out" in err
+    assert run_cli([*base, "evaluate", "--run", "onmt", "--checkpoint", "last", "--src",
+                    str(src), "--ref", str(ref), "--tune-length-penalty", "0,1"]) == 2
+    assert "run 'onmt' was imported from OpenNMT-py" in capsys.readouterr().err
+    with Workspace.open(root, create=False) as ws:
+        assert ws.get_run("onmt").config == imported  # nothing stored
+        from core.services.translation import open_session
+        session = open_session(ws, ["onmt"], "last")
+    assert session.onmt_style
+    session.length_penalty = 1.0
+    assert decoding_settings(session, beam=5)["length_penalty"] == 0.0
+    assert run_cli([*base, "translate", "--run", "onmt", "--checkpoint", "last", "--input",
+                    str(src), "--length-penalty", "0"]) == 0
+
+
+def test_a_run_without_dev_pairs_is_told_to_tune_on_pairs_of_its_own(demo_root, tmp_path, capsys):
+    """The demo's English-French runs sit on a test-only corpus: --tune-length-penalty
+    says to give held-out --src/--ref pairs (not the test set), not to 'evaluate on test
+    files', and stores nothing; with --src and --ref it tunes on them."""
+    base = ["--workspace", str(demo_root), "evaluate", "--run", "hansards-subs-transformer"]
+    with Workspace.open(demo_root, create=False) as ws:
+        before = ws.get_run("hansards-subs-transformer").config
+    capsys.readouterr()
+    assert run_cli([*base, "--tune-length-penalty"]) == 2
+    err = capsys.readouterr().err
+    assert "corpus 'demo-en-fr' has no dev pairs" in err
+    assert "tune on held-out pairs of your own (--src FILE --ref FILE; not the test set" in err
+    with Workspace.open(demo_root, create=False) as ws:
+        assert ws.get_run("hansards-subs-transformer").config == before
+    src, ref = tmp_path / "dev.en", tmp_path / "dev.fr"
+    src.write_text("We will vote against this bill.\nThe minister answered.\n", encoding="utf-8")
+    ref.write_text("Nous voterons contre ce projet de loi.\nLe ministre a répondu.\n",
+                   encoding="utf-8")
+    assert run_cli([*base, "--tune-length-penalty", "0,3", "--src", str(src),
+                    "--ref", str(ref)]) == 0
+    assert "Length penalty of hansards-subs-transformer on dev.en (2 sentences" in \
+        capsys.readouterr().out
