@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from core.errors import ConfigError
+from core.infer.decoding import decoding_settings
 from core.jobs import JobContext
 from core.workspace.store import Workspace
 
@@ -41,7 +42,8 @@ def document_level_and_store(ws: Workspace, sessions: dict[str, Any], run_ids: d
                              pairs: Sequence, test_name: str, beam: int = 5,
                              ctx: JobContext | None = None, log=None):
     """Document-level BLEU of every system on the pairs' documents (thesis Table 5.5),
-    stored as evaluations '<test_name>:documents'. Returns core.evaluate.doclevel's
+    stored as evaluations '<test_name>:documents' with each system's decoding settings
+    (core.infer.decoding: beam, length penalty, ...). Returns core.evaluate.doclevel's
     result."""
     # lazy: a top-level import would load sacrebleu
     from core.evaluate.doclevel import document_bleu
@@ -64,5 +66,6 @@ def document_level_and_store(ws: Workspace, sessions: dict[str, Any], run_ids: d
         ws.add_evaluation(run_ids[name], f"{test_name}:documents",
                           {"doc_bleu": result.scores[name].score,
                            "bleu_signature": result.scores[name].signature,
-                           "delta_bleu": result.delta(name), "documents": len(documents)})
+                           "delta_bleu": result.delta(name), "documents": len(documents),
+                           "decoding": decoding_settings(sessions[name], beam=beam)})
     return result

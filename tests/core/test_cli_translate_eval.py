@@ -252,4 +252,5 @@ def test_evaluate_cli_doc_level_scores_the_test_documents(tiny_ws, capsys):
         m = [e for e in ws.evaluations() if e.test_name == "demo:test:documents"][0].metrics
     assert m["documents"] == len({corpus.pairs[i].doc_id for i in test})
     assert 0.0 <= m["doc_bleu"] <= 100.0 and m["delta_bleu"] == 0.0
+    assert m["decoding"]["beam"] == 1 and m["decoding"]["runs"] == ["tiny"]
     assert "training strategy" in capsys.readouterr().out
