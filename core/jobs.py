@@ -94,6 +94,44 @@ class JobContext:
         self.emit("progress", done=done, total=total, message=message)
 
 
+class ShiftedContext(JobContext):
+    """A part of a job's work seen as the whole job: cancel and pause are the `outer`
+    context's; its progress is shifted by `offset` into the whole job's `total`; with
+    `shift_index`, the per-sentence events' 'index' is shifted by `offset` too (one
+    document of several); `rename` renames 'translation' events (a comparison's
+    baseline phase: 'baseline_translation')."""
+
+    def __init__(self, outer: JobContext, offset: int, total: int, shift_index: bool = False,
+                 rename: str = "translation"):
+        super().__init__()
+        self.outer, self.offset, self.total = outer, offset, total
+        self.shift_index, self.rename = shift_index, rename
+
+    @property
+    def cancelled(self) -> bool:
+        """The outer context's."""
+        return self.outer.cancelled
+
+    def check_cancelled(self) -> None:
+        """The outer context's."""
+        self.outer.check_cancelled()
+
+    def wait_if_paused(self, poll_s: float = 0.1) -> None:
+        """The outer context's."""
+        self.outer.wait_if_paused(poll_s)
+
+    def emit(self, kind: str, **data: Any) -> None:
+        """To the outer context, progress and indices shifted, 'translation' renamed."""
+        if kind == "progress":
+            data["done"] = self.offset + int(data.get("done") or 0)
+            data["total"] = self.total
+        elif kind in ("translation", "baseline_translation"):
+            if self.shift_index and data.get("index") is not None:
+                data["index"] = self.offset + int(data["index"])
+            kind = self.rename if kind == "translation" else kind
+        self.outer.emit(kind, **data)
+
+
 class RecordingContext(JobContext):
     """A JobContext that keeps every event: for tests and scripts."""
 

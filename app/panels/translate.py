@@ -288,9 +288,9 @@ class TranslatePanel(DocumentRows, TargetEdits, ExportActions, QWidget):
                 target_context: bool) -> workers.Job:
         """The translation job (translate_job; compare_job with a `baseline` run), its
         results and status connected to the screen while it is the current one."""
+        doc = self.document  # an XLIFF of several documents: each read on its own
+        doc_ids = doc.doc_ids if doc is not None and doc.sentences == sentences else None
         if baseline is None:
-            doc = self.document  # an XLIFF of several documents: each read on its own
-            doc_ids = doc.doc_ids if doc is not None and doc.sentences == sentences else None
             job = self.jobs.submit(translate_job, self.workspace, self.sessions, run_ids,
                                    sentences, self.beam.value(), self.unk.isChecked(),
                                    name="Translate", target_context=target_context,
@@ -300,7 +300,7 @@ class TranslatePanel(DocumentRows, TargetEdits, ExportActions, QWidget):
             job = self.jobs.submit(compare_job, self.workspace, self.sessions, run_ids,
                                    baseline, sentences, self.beam.value(),
                                    self.unk.isChecked(), name="Translate and compare",
-                                   target_context=target_context,
+                                   target_context=target_context, doc_ids=doc_ids,
                                    **self.options.job_settings())
             job.finished.connect(self._if_current(job, self.show_comparison))
         job.event.connect(self._if_current(job, self._on_event))

@@ -25,7 +25,7 @@ from core.formats.docx_write import write_docx
 from core.formats.records import TranslationRecord
 from core.formats.tmx_records import read_tmx
 from core.formats.xliff import read_xliff
-from core.jobs import JobContext
+from core.jobs import JobContext, ShiftedContext
 from core.services.language_pairs import check_baseline_pair
 from core.workspace.store import Workspace
 
@@ -198,14 +198,17 @@ def translate_document(session: TranslationSession,
 def translate_apart(session: TranslationSession, sentences: list[str],
                     doc_ids: Sequence[str | None] | None, **options: Any) -> list[Any]:
     """`translate` on each run of consecutive sentences of one document (`doc_ids`, one
-    per sentence; None or a list of another length: all as one document)."""
+    per sentence; None or a list of another length: all as one document). A `ctx` gets
+    the events of the whole list: progress over all sentences, and each translation's
+    index in `sentences`, not in its document (core.jobs.ShiftedContext)."""
     if not doc_ids or len(doc_ids) != len(sentences):
         return translate(session, sentences, **options)
     out: list[Any] = []
-    start = 0
+    start, outer = 0, options.pop("ctx", None)
     for end in range(1, len(sentences) + 1):
         if end == len(sentences) or doc_ids[end] != doc_ids[start]:
-            out += translate(session, sentences[start:end], **options)
+            part = None if outer is None else ShiftedContext(outer, start, len(sentences), True)
+            out += translate(session, sentences[start:end], ctx=part, **options)
             start = end
     return out
 
@@ -290,34 +293,6 @@ def n_best_lists(session: TranslationSession, sentences: list[str], beam: int, n
 
 
 # --- comparing with a baseline --------------------------------------------------------------
-class _Phase(JobContext):
-    """One phase of a two-phase job: forwards cancel/pause to the outer context, shifts
-    progress into the whole job's range and renames per-sentence events."""
-
-    def __init__(self, outer: JobContext, offset: int, total: int, translation_kind: str):
-        super().__init__()
-        self.outer, self.offset, self.total = outer, offset, total
-        self.translation_kind = translation_kind
-
-    @property
-    def cancelled(self) -> bool:
-        return self.outer.cancelled
-
-    def check_cancelled(self) -> None:
-        self.outer.check_cancelled()
-
-    def wait_if_paused(self, poll_s: float = 0.1) -> None:
-        self.outer.wait_if_paused(poll_s)
-
-    def emit(self, kind: str, **data: Any) -> None:
-        if kind == "progress":
-            data["done"] = self.offset + int(data.get("done") or 0)
-            data["total"] = self.total
-        elif kind == "translation":
-            kind = self.translation_kind
-        self.outer.emit(kind, **data)
-
-
 @dataclass
 class Comparison:
     """Both models' Translations of the same sentences, in input order."""
@@ -340,22 +315,25 @@ def compare(session: TranslationSession, baseline_session, sentences: list[str],
             unk_replace: bool = False, ctx: JobContext | None = None,
             target_context: bool = False, amp: bool | None = None,
             shortlists: tuple[Any, Any] = (None, None), int8: bool | None = None,
-            pairs: tuple[Sequence[str], Sequence[str]] = (("", ""), ("", ""))
-            ) -> Comparison:
-    """Translate `sentences` with `session` (a context model reads them as one document),
-    then with the baseline, both in the same arithmetic (`amp`, `int8`). Events: 'translation' for the first, 'baseline_translation'
-    for the second, 'progress' over both. `pairs` = the (source, target) languages of
+            pairs: tuple[Sequence[str], Sequence[str]] = (("", ""), ("", "")),
+            doc_ids: Sequence[str | None] | None = None) -> Comparison:
+    """Translate `sentences` with `session` (a context model reads them as one document,
+    or each of its `doc_ids` apart: translate_apart), then with the baseline, both in
+    the same arithmetic (`amp`, `int8`). Events: 'translation' for the first,
+    'baseline_translation' for the second, 'progress' over both. `pairs` = the (source, target) languages of
     the session's run and of the baseline's: a baseline of another pair is a ConfigError
     (it would translate the text as another language), before anything is translated."""
     check_baseline_pair(pairs, (" + ".join(session.names), " + ".join(baseline_session.names)))
     ctx = ctx or JobContext()
     n = len(sentences)
-    main = translate(session, sentences, beam=beam, unk_replace=unk_replace,
-                     ctx=_Phase(ctx, 0, 2 * n, "translation"), target_context=target_context,
-                     amp=amp, shortlist=shortlists[0], int8=int8)
-    baseline = translate(baseline_session, sentences, beam=beam, unk_replace=unk_replace,
-                         ctx=_Phase(ctx, n, 2 * n, "baseline_translation"), amp=amp,
-                         shortlist=shortlists[1], int8=int8)
+    main = translate_apart(session, sentences, doc_ids, beam=beam, unk_replace=unk_replace,
+                           ctx=ShiftedContext(ctx, 0, 2 * n),
+                           target_context=target_context, amp=amp, shortlist=shortlists[0],
+                           int8=int8)
+    baseline = translate_apart(baseline_session, sentences, doc_ids, beam=beam,
+                               unk_replace=unk_replace,
+                               ctx=ShiftedContext(ctx, n, 2 * n, rename="baseline_translation"), amp=amp,
+                               shortlist=shortlists[1], int8=int8)
     return Comparison(main, baseline, " + ".join(session.names),
                       " + ".join(baseline_session.names))
 

@@ -72,10 +72,12 @@ def translate_job(ws: Workspace, cache: SessionCache, run_ids: Sequence[int], se
 def compare_job(ws: Workspace, cache: SessionCache, run_ids: Sequence[int], baseline_id: int,
                 sentences: list[str], beam: int, unk_replace: bool, ctx: JobContext,
                 target_context: bool = False, amp: bool = False,
-                shortlist: bool = False, int8: bool = False) -> translation.Comparison:
+                shortlist: bool = False, int8: bool = False,
+                doc_ids: Sequence[str | None] | None = None) -> translation.Comparison:
     """The run(s) and a baseline run on the same sentences (translation.compare: a
-    baseline of another language pair than the first run's is a ConfigError); with
-    `shortlist`, each over its own run's shortlist."""
+    baseline of another language pair than the first run's is a ConfigError), each of
+    `doc_ids` apart as translate_job reads them; with `shortlist`, each over its own
+    run's shortlist."""
     # lazy: alignment_runs loads the aligners' modules
     from core.services.alignment_runs import run_languages
 
@@ -89,7 +91,7 @@ def compare_job(ws: Workspace, cache: SessionCache, run_ids: Sequence[int], base
     return translation.compare(session, cache.get(ws, [baseline_id]),
                                sentences, beam=beam, unk_replace=unk_replace, ctx=ctx,
                                target_context=target_context, amp=amp, shortlists=lists,
-                               int8=int8, pairs=pairs)
+                               int8=int8, pairs=pairs, doc_ids=doc_ids)
 
 
 def _emit_decoding(ctx: JobContext, session: TranslationSession, beam: int, unk_replace: bool,

@@ -43,3 +43,31 @@ def test_each_file_of_an_xliff_is_translated_and_exported_apart(qtbot, trained_w
     assert [r.translation for r in back] == panel.targets()
     panel.jobs.shutdown()
     panel.workspace.close()
+
+
+def test_a_comparison_of_an_xliff_translates_each_file_apart(qtbot, trained_ws, tmp_path,
+                                                             monkeypatch):
+    """Compare with baseline on the same package: both runs translate each <file> on its
+    own, and the rows hold each sentence's own translations."""
+    source = tmp_path / "package.xlf"
+    source.write_text(PACKAGE, encoding="utf-8")
+    calls, translate = [], translation.translate
+    monkeypatch.setattr(translation, "translate", lambda session, sentences, **kw: (
+        calls.append((session.names[0], list(sentences))) or translate(session, sentences, **kw)))
+    panel = next(shown_panel(qtbot, TranslatePanel, trained_ws, 1200))
+    panel.models.set_checked([panel.workspace.run_id("glob")])
+    job = panel.open_document(source)
+    qtbot.waitUntil(lambda: job.done, timeout=10000)
+    panel.compare.enabled.setChecked(True)
+    panel.compare.baseline.setCurrentIndex(
+        panel.compare.baseline.findData(panel.workspace.run_id("locp")))
+    assert panel.compare.wanted() == panel.workspace.run_id("locp")
+    job = panel.translate()
+    qtbot.waitUntil(lambda: job.done, timeout=60000)
+    first, second = ["La casa es verde.", "Es muy bonita."], ["Dijo que vendría el lunes."]
+    assert calls == [("glob", first), ("glob", second), ("locp", first), ("locp", second)]
+    alone = translate(panel.sessions.get(panel.workspace, [panel.workspace.run_id("glob")]),
+                      second)
+    assert panel.targets()[2] == alone[0].text
+    panel.jobs.shutdown()
+    panel.workspace.close()

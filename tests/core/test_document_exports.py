@@ -223,3 +223,37 @@ def test_an_xliff_of_several_documents_keeps_them_apart(tmp_path, monkeypatch):
     one.doc_ids = None  # as a single-document source reads: one call, as before
     translation.translate_document(None, one)
     assert calls == [["Hola.", "La casa es verde.", "El perro come."]]
+
+
+def test_a_comparison_keeps_the_documents_apart_and_its_events_in_their_rows(monkeypatch):
+    """Compare with baseline on a several-document source: each document translated on
+    its own by both runs, and the job's events say each sentence's row in the whole
+    list (not in its document) and its progress over both phases."""
+    from types import SimpleNamespace
+
+    from core.jobs import RecordingContext
+
+    calls = []
+
+    def fake_translate(session, sentences, ctx=None, **_):
+        calls.append((session.names[0], list(sentences)))
+        for k, s in enumerate(sentences):
+            ctx.emit("translation", index=k, translation=SimpleNamespace(text=ENGLISH[s]))
+            ctx.progress(k + 1, len(sentences))
+        return [SimpleNamespace(text=ENGLISH[s]) for s in sentences]
+
+    monkeypatch.setattr(translation, "translate", fake_translate)
+    sentences = ["Hola.", "La casa es verde.", "El perro come."]
+    ctx = RecordingContext()
+    result = translation.compare(SimpleNamespace(names=["ctx"]), SimpleNamespace(names=["base"]),
+                                 sentences, ctx=ctx,
+                                 doc_ids=["library.txt", "library.txt", "ferry.txt"])
+    assert calls == [("ctx", sentences[:2]), ("ctx", sentences[2:]),
+                     ("base", sentences[:2]), ("base", sentences[2:])]
+    assert [t.text for t in result.main] == [ENGLISH[s] for s in sentences]
+    for kind in ("translation", "baseline_translation"):
+        events = ctx.of_kind(kind)
+        assert [e.data["index"] for e in events] == [0, 1, 2]
+        assert [e.data["translation"].text for e in events] == [ENGLISH[s] for s in sentences]
+    progress = [(e.data["done"], e.data["total"]) for e in ctx.of_kind("progress")]
+    assert progress == [(1, 6), (2, 6), (3, 6), (4, 6), (5, 6), (6, 6)]
