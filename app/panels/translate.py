@@ -46,6 +46,7 @@ from app.panels.translate_output import ExportActions
 from app.panels.translate_runs import first_choice, remember_runs
 from app.widgets.run_list import RunList, usable_runs
 from app.widgets.status_label import StatusLabel
+from core.errors import ConfigError
 from core.services import translation
 from core.services.alignment_runs import run_languages
 from core.services.translation import Comparison, SessionCache
@@ -261,6 +262,14 @@ class TranslatePanel(DocumentRows, TargetEdits, ExportActions, QWidget):
         if not self.may_discard_edits("Translating again"):
             return None
         sentences = self.sources()
+        if self.document is not None and self.document.sentences == sentences:
+            run = self.workspace.get_run(run_ids[0])
+            try:  # a TMX / XLIFF in another language than the run translates from
+                translation.check_document_language(
+                    self.document, run_languages(self.workspace, run)[0], run.name)
+            except ConfigError as exc:
+                self.status.setText(f"Not translated: {exc}")
+                return None
         self._pending_runs = list(run_ids)
         self._pending_langs = self._languages(run_ids[0])
         self._pending_decoding = None

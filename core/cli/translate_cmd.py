@@ -288,6 +288,7 @@ def run(args: argparse.Namespace) -> int:
             session.drop_fp32()
         src_lang, tgt_lang = session.first.src_pre.lang, session.first.tgt_pre.lang
         document = read_input(args, src_lang)
+        translation.check_document_language(document, src_lang, session.names[0])
         if args.target_context:
             translation.check_target_context(session)
         # lazy: a top-level import would load numpy, torch (the shortlist's store)

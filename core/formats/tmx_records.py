@@ -45,7 +45,21 @@ def read_tmx(path: str | Path, src_lang: str | None = None,
     'es-ES'). By default the header's srclang and the other language of the first <tu>.
     A <tu> missing one of the two languages is skipped. The header's decoding
     settings (write_tmx) go into each record's meta["decoding"]."""
+    return _records(path, parse_tmx(path), src_lang, tgt_lang)[0]
+
+
+def read_tmx_from(path: str | Path, lang: str) -> tuple[list[TranslationRecord], str]:
+    """A TMX read as a document to translate from `lang`: `lang`'s side as the source
+    where some <tu> has it (a memory holds both sides), else the header's srclang ->
+    (records, the source language read)."""
     found = parse_tmx(path)
+    has = any(lang_matches(lang, tuv_lang) for unit in found.units for tuv_lang, _ in unit.tuvs)
+    return _records(path, found, lang if has else None, None)
+
+
+def _records(path, found, src_lang: str | None, tgt_lang: str | None
+             ) -> tuple[list[TranslationRecord], str]:
+    """parse_tmx's units -> (the (src, tgt) records, the source language)."""
     units, header_src = found.units, found.srclang
     decoding = from_pairs(found.props)
     src = src_lang or header_src
@@ -62,4 +76,4 @@ def read_tmx(path: str | Path, src_lang: str | None = None,
         if s is not None and t is not None:
             records.append(TranslationRecord(s, t, id=unit.tuid or str(k),
                                              meta=with_decoding({}, decoding)))
-    return records
+    return records, src

@@ -86,6 +86,7 @@ class _XliffHandler(xmlstream.Handler):
         self.max_units = limits.LINES.value()
         self._ns: str | None = None
         self._rooted = False
+        self.languages: set[str] = set()  # the <file>s' source-language ('' where none)
         self._files: list[str | None] = []  # the open <file>s' 'original'
         # per open <file>: its header's (from, text) notes, read as decoding settings
         self._notes: list[list[tuple[str, str]]] = []
@@ -114,6 +115,7 @@ class _XliffHandler(xmlstream.Handler):
             return
         elif ours and local == "file":
             self._files.append(attrs.get((None, "original")))
+            self.languages.add(attrs.get((None, "source-language")) or "")
             self._notes.append([])
             self._decoding.append(None)
         elif ours and local == "header" and self._files and self._unit is None:
@@ -176,7 +178,13 @@ def read_xliff(path: str | Path) -> list[TranslationRecord]:
     file's decoding settings, write_xliff's header notes, in meta["decoding"]), streamed:
     errors name the line; the input limits hold (core.limits: the file's size, the
     number of trans-units, a segment's length)."""
+    return read_xliff_languages(path)[0]
+
+
+def read_xliff_languages(path: str | Path) -> tuple[list[TranslationRecord], set[str]]:
+    """read_xliff's records and the source-language of its <file>s ('' where a file
+    names none)."""
     handler = _XliffHandler(Path(path))
     xmlstream.parse(input_chunks(path), handler, namespaces=True, forbid_dtd=True,
                     advice="fix the file or export the XLIFF again")
-    return handler.records
+    return handler.records, handler.languages

@@ -23,8 +23,9 @@ from core.formats.documents import document_text as rebuild
 from core.formats.documents import paragraph_texts, split_paragraphs
 from core.formats.docx_write import write_docx
 from core.formats.records import TranslationRecord
-from core.formats.tmx_records import read_tmx
-from core.formats.xliff import read_xliff
+from core.data.tmx import lang_matches
+from core.formats.tmx_records import read_tmx_from
+from core.formats.xliff import read_xliff_languages
 from core.jobs import JobContext, ShiftedContext
 from core.services.language_pairs import check_baseline_pair
 from core.workspace.store import Workspace
@@ -105,7 +106,8 @@ class Document:
     source: the file read (a .docx export rebuilds it). ids: per sentence, the segment
     id of a TMX/XLIFF source (an export keeps them). doc_ids: per sentence, the
     <file original> of an XLIFF holding several documents: a context model's context
-    stops at each one, and an XLIFF export keeps them apart."""
+    stops at each one, and an XLIFF export keeps them apart. src_langs: the source
+    languages a TMX/XLIFF says it holds (check_document_language); empty elsewhere."""
 
     paragraphs: list[list[str]]
     name: str = "stdin"
@@ -113,6 +115,7 @@ class Document:
     source: Path | None = None
     ids: list[str | None] | None = None
     doc_ids: list[str | None] | None = None
+    src_langs: tuple[str, ...] = ()
 
     @property
     def sentences(self) -> list[str]:
@@ -135,15 +138,20 @@ class Document:
 
 def read_document(path: str | Path, lang: str = "en") -> Document:
     """A document file: TMX/XLIFF (each segment's source side is a paragraph of one
-    sentence, its id kept) or .txt/.md/.docx (paragraphs split into sentences with
+    sentence, its id kept; a TMX read from its `lang` side where it has one) or .txt/.md/.docx (paragraphs split into sentences with
     pysbd, the layout kept). Errors are CorpusErrors naming the file (and the line
     where the format has lines)."""
     path = Path(path)
     suffix = path.suffix.lower()
     if suffix in (".tmx", ".xlf", ".xliff"):
-        records = (read_tmx if suffix == ".tmx" else read_xliff)(path)
+        if suffix == ".tmx":  # the side in `lang` where the memory has it
+            records, langs = read_tmx_from(path, lang)
+            langs = {langs}
+        else:
+            records, langs = read_xliff_languages(path)
         document = Document.of_lines([r.source for r in records], path.name)
         document.source, document.ids = path, [r.id for r in records]
+        document.src_langs = tuple(sorted(x for x in langs if x))
         if len({r.doc_id for r in records}) > 1:
             document.doc_ids = [r.doc_id for r in records]
         return document
@@ -211,6 +219,20 @@ def translate_apart(session: TranslationSession, sentences: list[str],
             out += translate(session, sentences[start:end], ctx=part, **options)
             start = end
     return out
+
+
+def check_document_language(document: Document, run_src: str, run_name: str) -> None:
+    """ConfigError when a TMX/XLIFF `document` says its source text is in a language
+    other than `run_src`, the language run `run_name` translates from (a run of unknown
+    language, or a file that says none, passes)."""
+    if run_src in ("", "xx"):
+        return
+    other = [lang for lang in document.src_langs if not lang_matches(run_src, lang)]
+    if other:
+        raise ConfigError(
+            f"{document.name} says its source text is in {', '.join(map(repr, other))}, but "
+            f"run {run_name!r} translates from {run_src!r}: choose a run that translates "
+            f"from {other[0]!r}, or correct the file's source language if it is wrong")
 
 
 def check_target_context(session: TranslationSession) -> None:

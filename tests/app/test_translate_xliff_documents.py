@@ -71,3 +71,24 @@ def test_a_comparison_of_an_xliff_translates_each_file_apart(qtbot, trained_ws, 
     assert panel.targets()[2] == alone[0].text
     panel.jobs.shutdown()
     panel.workspace.close()
+
+
+def test_an_xliff_in_another_language_is_not_translated_and_the_screen_says_why(
+        qtbot, trained_ws, tmp_path):
+    """A German XLIFF with a Spanish -> English run checked: nothing is translated, and
+    the status line names the file's language, the run's and what to do."""
+    source = tmp_path / "brief.xlf"
+    source.write_text(PACKAGE.replace('source-language="es"', 'source-language="de"'),
+                      encoding="utf-8")
+    panel = next(shown_panel(qtbot, TranslatePanel, trained_ws, 1200))
+    panel.models.set_checked([panel.workspace.run_id("glob")])
+    job = panel.open_document(source)
+    qtbot.waitUntil(lambda: job.done, timeout=10000)
+    assert panel.translate() is None
+    assert panel.status.toolTip().startswith("Not translated: brief.xlf says its source text "
+                                             "is in 'de', but run 'glob' translates from 'es'") \
+        or panel.status.text().startswith("Not translated: brief.xlf says its source text "
+                                          "is in 'de', but run 'glob' translates from 'es'")
+    assert panel.targets() == ["", "", ""]
+    panel.jobs.shutdown()
+    panel.workspace.close()

@@ -257,3 +257,60 @@ def test_a_comparison_keeps_the_documents_apart_and_its_events_in_their_rows(mon
         assert [e.data["translation"].text for e in events] == [ENGLISH[s] for s in sentences]
     progress = [(e.data["done"], e.data["total"]) for e in ctx.of_kind("progress")]
     assert progress == [(1, 6), (2, 6), (3, 6), (4, 6), (5, 6), (6, 6)]
+
+
+GERMAN_XLIFF = """<?xml version="1.0" encoding="UTF-8"?>
+<xliff version="1.2" xmlns="urn:oasis:names:tc:xliff:document:1.2">
+ <file original="brief.txt" source-language="de" target-language="en" datatype="plaintext">
+  <body><trans-unit id="1"><source>Das Haus ist gr\u00fcn.</source></trans-unit></body></file>
+</xliff>
+"""
+
+MEMORY = """<?xml version="1.0" encoding="UTF-8"?>
+<tmx version="1.4"><header srclang="fr" datatype="plaintext" segtype="sentence"
+ adminlang="en" o-tmf="x" creationtool="t" creationtoolversion="1"/><body>
+ <tu tuid="1"><tuv xml:lang="fr"><seg>La maison est verte.</seg></tuv>
+  <tuv xml:lang="en-GB"><seg>The house is green.</seg></tuv></tu>
+</body></tmx>
+"""
+
+
+def test_a_tmx_or_xliff_in_another_language_than_the_run_reads_is_refused(tmp_path):
+    """The languages a TMX / XLIFF declares are kept; a run that translates from another
+    language is refused with what to do; a TMX is read from the run's side where the
+    memory has it (the header's source otherwise)."""
+    german = tmp_path / "brief.xlf"
+    german.write_text(GERMAN_XLIFF, encoding="utf-8")
+    document = translation.read_document(german, "es")
+    assert document.src_langs == ("de",) and document.sentences == ["Das Haus ist gr\u00fcn."]
+    with pytest.raises(ConfigError, match="brief.xlf says its source text is in 'de', but run "
+                       "'tatoeba-luong' translates from 'es': choose a run that translates "
+                       "from 'de'"):
+        translation.check_document_language(document, "es", "tatoeba-luong")
+    translation.check_document_language(document, "de", "r")  # its own language passes
+    translation.check_document_language(document, "xx", "imported")  # unknown: passes
+    memory = tmp_path / "memory.tmx"
+    memory.write_text(MEMORY, encoding="utf-8")
+    english = translation.read_document(memory, "en")  # the English side, en-GB
+    assert english.sentences == ["The house is green."] and english.src_langs == ("en",)
+    translation.check_document_language(english, "en", "r")
+    spanish = translation.read_document(memory, "es")  # no Spanish side: the header's
+    assert spanish.sentences == ["La maison est verte."] and spanish.src_langs == ("fr",)
+    with pytest.raises(ConfigError, match="memory.tmx says its source text is in 'fr'"):
+        translation.check_document_language(spanish, "es", "r")
+    plain = tmp_path / "plain.txt"
+    plain.write_text("Das Haus ist gr\u00fcn.\n", encoding="utf-8")
+    assert translation.read_document(plain, "es").src_langs == ()  # a text says nothing
+
+
+def test_translate_refuses_a_document_in_another_language(tmp_path, capsys):
+    from core.services.demo import ensure_demo_workspace
+
+    root = ensure_demo_workspace(tmp_path / "demo")
+    german = tmp_path / "brief.xlf"
+    german.write_text(GERMAN_XLIFF, encoding="utf-8")
+    out = tmp_path / "brief_en.xlf"
+    assert run_cli(["--workspace", str(root), "translate", "--run", "tatoeba-luong",
+                    "--document", "--input", str(german), "--output", str(out)]) != 0
+    assert "brief.xlf says its source text is in 'de'" in capsys.readouterr().err
+    assert not out.exists()
