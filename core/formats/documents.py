@@ -57,16 +57,35 @@ def split_sentences(text: str, lang: str = "en") -> list[str]:
     return [s for para in split_paragraphs(text.splitlines(), lang) for s in para]
 
 
+#: titles before a name that pysbd 0.3 ends a sentence at ("El Sr. | García llegó"),
+#: per language: a sentence ending in one is joined with the next
+TITLES = {"es": {"Sr.", "Sres.", "Sra.", "Sras.", "Srta.", "Dr.", "Dra.", "Ud.", "Uds.", "Dña."},
+          "en": {"Mr.", "Mrs.", "Ms.", "Dr.", "Prof."},
+          "fr": {"M.", "MM.", "Mme.", "Mlle.", "Dr.", "Pr."}}
+
+
 def split_paragraphs(texts: list[str], lang: str = "en") -> list[list[str]]:
     """Sentences of each non-blank text of `texts` (whitespace at sentence ends removed):
     one list per non-blank text, in order; blank texts give none."""
     seg = _segmenter(lang)
+    titles = TITLES.get(lang.split("-")[0].lower(), set())
     out = []
     for text in texts:
         if not text.strip():
             continue
         sents = [s.strip() for s in seg.segment(text.strip())]
-        out.append([s for s in sents if s])
+        out.append(_join_titles([s for s in sents if s], titles))
+    return out
+
+
+def _join_titles(sents: list[str], titles: set[str]) -> list[str]:
+    """Join a sentence that ends in a title (TITLES) with the one after it."""
+    out: list[str] = []
+    for s in sents:
+        if out and out[-1].rsplit(None, 1)[-1] in titles:
+            out[-1] = f"{out[-1]} {s}"
+        else:
+            out.append(s)
     return out
 
 

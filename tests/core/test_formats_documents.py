@@ -5,7 +5,7 @@ import docx
 import pytest
 
 from core.errors import CorpusError
-from core.formats.documents import read_document, read_paragraphs, split_sentences
+from core.formats.documents import read_document, read_paragraphs, split_paragraphs, split_sentences
 
 TEXT = ("Dr. Smith went home. He was tired!\n\n"
         "Was it late? Yes, at 10.30 p.m. it was.\n")
@@ -51,3 +51,15 @@ def test_unreadable(tmp_path):
     latin.write_bytes("café".encode("latin-1"))
     with pytest.raises(CorpusError, match="UTF-8"):
         read_document(latin)
+
+
+def test_a_title_before_a_name_does_not_end_a_sentence():
+    """pysbd ends a Spanish sentence at 'Sr.'; the split joins it with the name after it,
+    and a sentence that really ends stays apart."""
+    assert split_paragraphs(["El Sr. García llegó ayer. La Sra. López también. Se fueron."],
+                            "es") == [["El Sr. García llegó ayer.", "La Sra. López también.",
+                                       "Se fueron."]]
+    assert split_paragraphs(["Llamé al Dr. Ruiz. No contestó."], "es") == [
+        ["Llamé al Dr. Ruiz.", "No contestó."]]
+    assert split_paragraphs(["I met Mr. Smith. He left."], "en") == [
+        ["I met Mr. Smith.", "He left."]]
