@@ -170,6 +170,8 @@ class TranslatePanel(DocumentRows, TargetEdits, ExportActions, QWidget):
         go.addWidget(self.cancel_button)
         go.addWidget(self.export_button)
         go.addWidget(self.copy_button)
+        for widget in self.options.penalty_row():
+            go.addWidget(widget)
         left.addLayout(go)
         left.addWidget(self.compare)
         bar = QHBoxLayout()

@@ -1,12 +1,12 @@
-"""The Translate screen's decoding options: beam, <unk> replacement, the bf16 and int8
-boxes (translate_arithmetic.py), the shortlist and "own translations as context", in one
-row; each follows what the checked runs allow (translate_runs.py), and they become the
+"""The Translate screen's decoding options: beam, the beam's length penalty (the run's own
+unless the user sets one), <unk> replacement, the bf16 and int8 boxes
+(translate_arithmetic.py), the shortlist and "own translations as context", in one row; each follows what the checked runs allow (translate_runs.py), and they become the
 translation job's settings."""
 from __future__ import annotations
 
 from typing import Any
 
-from PySide6.QtWidgets import QCheckBox, QHBoxLayout, QLabel, QSpinBox
+from PySide6.QtWidgets import QCheckBox, QDoubleSpinBox, QHBoxLayout, QLabel, QSpinBox
 
 from app.panels.translate_arithmetic import arithmetic_boxes
 from app.panels.translate_runs import is_context_model, reads_target_side, shortlist_unavailable
@@ -29,6 +29,17 @@ class DecodingOptions:
         self.beam = QSpinBox()
         self.beam.setRange(1, limits.MAX_BEAM)  # what translate --beam accepts
         self.beam.setValue(5)
+        self.length_penalty = QDoubleSpinBox()
+        # below 0: the run's own alpha (config.length_penalty), shown as "run's"
+        self.length_penalty.setRange(-0.1, 10.0)
+        self.length_penalty.setSingleStep(0.1)
+        self.length_penalty.setDecimals(1)
+        self.length_penalty.setSpecialValueText("run's")
+        self.length_penalty.setValue(-0.1)
+        self.length_penalty.setToolTip(
+            "The beam's length penalty (GNMT's alpha): 0 ranks by the sum of log-probabilities, "
+            "which favours short translations; about 1 evens that out. \"run's\": each run's "
+            "own, chosen on its dev split (evaluate --tune-length-penalty)")
         self.unk = QCheckBox("replace unknown words")
         self.unk.setToolTip("Copy the most-attended source word for each <unk>")
         self.bf16, self.int8 = arithmetic_boxes()
@@ -42,13 +53,21 @@ class DecodingOptions:
             "sentence(s) as context instead of the previous source sentence(s)")
 
     def row(self) -> QHBoxLayout:
-        """Beam [n], replace unknown words, bf16, int8, shortlist, own translations."""
+        """Beam [n], replace unknown words, bf16, int8, shortlist, own translations (the
+        length penalty goes beside the action buttons: `penalty_row`; one row is as wide as
+        the screen's 1,280 pixels allow)."""
         options = QHBoxLayout()
         options.addWidget(QLabel("Beam"))
         for box in (self.beam, self.unk, self.bf16, self.int8, self.shortlist,
                     self.target_context):
             options.addWidget(box)
         return options
+
+    def penalty_row(self) -> list:
+        """The label and the length penalty box, for a row of the screen's."""
+        label = QLabel("Length penalty")
+        label.setToolTip(self.length_penalty.toolTip())
+        return [label, self.length_penalty]
 
     def follow(self, workspace: Workspace | None, run_ids: list[int], busy: bool) -> None:
         """Enable the boxes for the checked runs `run_ids` (none while a translation runs,
@@ -78,6 +97,8 @@ class DecodingOptions:
                                      or reads_target_side(workspace, run_ids))
 
     def job_settings(self) -> dict[str, Any]:
-        """The translation job's arithmetic and shortlist keywords (amp, shortlist, int8)."""
+        """The translation job's arithmetic, shortlist and length penalty keywords (amp,
+        shortlist, int8, length_penalty: None for each run's own)."""
+        alpha = self.length_penalty.value()
         return {"amp": self.bf16.isChecked(), "shortlist": self.shortlist.isChecked(),
-                "int8": self.int8.isChecked()}
+                "int8": self.int8.isChecked(), "length_penalty": None if alpha < 0 else alpha}

@@ -179,19 +179,23 @@ def translate(session: TranslationSession,
               sentences: list[str], *, beam: int = 5, unk_replace: bool = False,
               dictionary: dict[str, str] | None = None, ctx: JobContext | None = None,
               target_context: bool = False, amp: bool | None = None,
-              shortlist: Any = None, int8: bool | None = None) -> list[Any]:
+              shortlist: Any = None, int8: bool | None = None,
+              length_penalty: float | None = None) -> list[Any]:
     """Translations of `sentences`, in order; a context model reads them as one document
     (with `target_context` it sees its own previous translations, not the sources).
     `amp`: decode in bf16 where the device has it (None: the session's setting);
     `shortlist`: decode over this lexical shortlist (None: the session's); `int8`: with
-    int8 products (None: the session's setting; core.models.int8)."""
+    int8 products (None: the session's setting; core.models.int8); `length_penalty`:
+    the beam's alpha (None: the session's, its run's own)."""
     if target_context:
         check_target_context(session)
     if not sentences:
         return []
+    alpha = {} if length_penalty is None else {"length_penalty": float(length_penalty)}
     return session.translate(sentences, beam=beam, unk_replace=unk_replace,
                              dictionary=dictionary, ctx=ctx, target_context=target_context,
-                             amp=amp, shortlist=shortlist or session.shortlist, int8=int8)
+                             amp=amp, shortlist=shortlist or session.shortlist, int8=int8,
+                             **alpha)
 
 
 def translate_document(session: TranslationSession,
@@ -338,24 +342,26 @@ def compare(session: TranslationSession, baseline_session, sentences: list[str],
             target_context: bool = False, amp: bool | None = None,
             shortlists: tuple[Any, Any] = (None, None), int8: bool | None = None,
             pairs: tuple[Sequence[str], Sequence[str]] = (("", ""), ("", "")),
-            doc_ids: Sequence[str | None] | None = None) -> Comparison:
+            doc_ids: Sequence[str | None] | None = None,
+            length_penalty: float | None = None) -> Comparison:
     """Translate `sentences` with `session` (a context model reads them as one document,
     or each of its `doc_ids` apart: translate_apart), then with the baseline, both in
     the same arithmetic (`amp`, `int8`). Events: 'translation' for the first,
     'baseline_translation' for the second, 'progress' over both. `pairs` = the (source, target) languages of
     the session's run and of the baseline's: a baseline of another pair is a ConfigError
-    (it would translate the text as another language), before anything is translated."""
+    (it would translate the text as another language), before anything is translated.
+    `length_penalty`: both runs' beam alpha (None: each run's own)."""
     check_baseline_pair(pairs, (" + ".join(session.names), " + ".join(baseline_session.names)))
     ctx = ctx or JobContext()
     n = len(sentences)
     main = translate_apart(session, sentences, doc_ids, beam=beam, unk_replace=unk_replace,
                            ctx=ShiftedContext(ctx, 0, 2 * n),
                            target_context=target_context, amp=amp, shortlist=shortlists[0],
-                           int8=int8)
+                           int8=int8, length_penalty=length_penalty)
     baseline = translate_apart(baseline_session, sentences, doc_ids, beam=beam,
                                unk_replace=unk_replace,
                                ctx=ShiftedContext(ctx, n, 2 * n, rename="baseline_translation"), amp=amp,
-                               shortlist=shortlists[1], int8=int8)
+                               shortlist=shortlists[1], int8=int8, length_penalty=length_penalty)
     return Comparison(main, baseline, " + ".join(session.names),
                       " + ".join(baseline_session.names))
 

@@ -25,15 +25,16 @@ if TYPE_CHECKING:  # annotations only: importing the session would load torch
 
 def decoding_lines(session: TranslationSession,
                    target_context: bool = False, amp: bool | None = None,
-                   int8: bool | None = None, beam: int = 5) -> list[str]:
+                   int8: bool | None = None, beam: int = 5,
+                   length_penalty: float | None = None) -> list[str]:
     """What a translation says before it runs: 'decoding: <the arithmetic>' ('int8 (x86
     engine, ...)', 'bf16 autocast' or 'fp32'; `amp`, `int8`: None for the session's own
     settings), 'beam length penalty: alpha A' where a search at `beam` applies one
-    (core.infer.decoding.searched_alpha), and, with
+    (core.infer.decoding.searched_alpha; `length_penalty` None: the session's), and, with
     `target_context` on a context model whose vocabularies are
     separate, 'note: <how its own translations become context>'."""
     lines = [f"decoding: {session.path_text(amp, int8)}"]
-    alpha = searched_alpha(session, beam)
+    alpha = searched_alpha(session, beam, length_penalty)
     if alpha:
         lines.append(f"beam length penalty: alpha {alpha:g}")
     note = session.target_context_note() if target_context and session.is_context_model \
@@ -52,28 +53,33 @@ def translate_job(ws: Workspace, cache: SessionCache, run_ids: Sequence[int], se
                   beam: int, unk_replace: bool, ctx: JobContext,
                   target_context: bool = False, amp: bool = False,
                   shortlist: bool = False, int8: bool = False,
-                  doc_ids: Sequence[str | None] | None = None) -> list[Any]:
+                  doc_ids: Sequence[str | None] | None = None,
+                  length_penalty: float | None = None) -> list[Any]:
     """Translate `sentences` with the run(s) (several = an ensemble); a context model
     reads them as one document (each of its `doc_ids` apart: an XLIFF of several
     documents, translation.translate_apart), with `target_context` seeing its own previous
     translations as context instead of the previous source sentences; `amp`: in bf16
     where the CPU has it; `shortlist`: over the first run's lexical shortlist (built
-    from its training split on first use); `int8`: int8 products (core.models.int8)."""
+    from its training split on first use); `int8`: int8 products (core.models.int8);
+    `length_penalty`: the beam's alpha for this job (None: the run's own)."""
     session = cache.get(ws, run_ids)
     ctx.emit("log", message=f"loaded {', '.join(session.names)}")
     lexicon = _shortlist(ws, run_ids[0], ctx) if shortlist else None
-    _emit_decoding(ctx, session, beam, unk_replace, target_context, amp, lexicon, int8)
+    _emit_decoding(ctx, session, beam, unk_replace, target_context, amp, lexicon, int8,
+                   length_penalty)
     return translation.translate_apart(session, sentences, doc_ids, beam=beam,
                                        unk_replace=unk_replace, ctx=ctx,
                                        target_context=target_context, amp=amp,
-                                       shortlist=lexicon, int8=int8)
+                                       shortlist=lexicon, int8=int8,
+                                       length_penalty=length_penalty)
 
 
 def compare_job(ws: Workspace, cache: SessionCache, run_ids: Sequence[int], baseline_id: int,
                 sentences: list[str], beam: int, unk_replace: bool, ctx: JobContext,
                 target_context: bool = False, amp: bool = False,
                 shortlist: bool = False, int8: bool = False,
-                doc_ids: Sequence[str | None] | None = None) -> translation.Comparison:
+                doc_ids: Sequence[str | None] | None = None,
+                length_penalty: float | None = None) -> translation.Comparison:
     """The run(s) and a baseline run on the same sentences (translation.compare: a
     baseline of another language pair than the first run's is a ConfigError), each of
     `doc_ids` apart as translate_job reads them; with `shortlist`, each over its own
@@ -87,24 +93,27 @@ def compare_job(ws: Workspace, cache: SessionCache, run_ids: Sequence[int], base
     lists = ((_shortlist(ws, run_ids[0], ctx), _shortlist(ws, baseline_id, ctx))
              if shortlist else (None, None))
     session = cache.get(ws, run_ids)
-    _emit_decoding(ctx, session, beam, unk_replace, target_context, amp, lists[0], int8)
+    _emit_decoding(ctx, session, beam, unk_replace, target_context, amp, lists[0], int8,
+                   length_penalty)
     return translation.compare(session, cache.get(ws, [baseline_id]),
                                sentences, beam=beam, unk_replace=unk_replace, ctx=ctx,
                                target_context=target_context, amp=amp, shortlists=lists,
-                               int8=int8, pairs=pairs, doc_ids=doc_ids)
+                               int8=int8, pairs=pairs, doc_ids=doc_ids,
+                               length_penalty=length_penalty)
 
 
 def _emit_decoding(ctx: JobContext, session: TranslationSession, beam: int, unk_replace: bool,
-                   target_context: bool, amp: bool, shortlist: Any, int8: bool) -> None:
+                   target_context: bool, amp: bool, shortlist: Any, int8: bool,
+                   length_penalty: float | None = None) -> None:
     """The decoding_lines as 'log' events, and a 'decoding' event: the settings
     (core.infer.decoding) an export of this translation records. `int8` is this job's
     alone: the session, shared by the screens, keeps its own setting (fp32), so the
     Attention and Evaluation screens never turn int8 silently."""
-    for line in decoding_lines(session, target_context, amp, int8, beam):
+    for line in decoding_lines(session, target_context, amp, int8, beam, length_penalty):
         ctx.emit("log", message=line)
     ctx.emit("decoding", settings=decoding_settings(
         session, beam=beam, amp=amp, shortlist=shortlist, unk_replace=unk_replace,
-        target_context=target_context, int8=int8))
+        target_context=target_context, int8=int8, length_penalty=length_penalty))
 
 
 def _shortlist(ws: Workspace, run_id: int, ctx: JobContext):
