@@ -34,8 +34,8 @@ def main() -> None:
     import torch
 
     from core.allocator import keep_freed_memory
-    from core.models import int8
     from core.data.vocab import Vocab
+    from core.models import int8
     from core.models.registry import build_model
     from core.tooling.bench import SPECIALS, bench_variants, load_bench_pairs, variant_data
     from core.tooling.bench_translate import decode_all

@@ -42,7 +42,7 @@ from core.evaluate.output_checks import check_translations, warning_lines
 from core.formats.decoding_meta import with_decoding
 from core.infer.decoding import decoding_settings
 from core.jobs import JobContext
-from core.services import translation
+from core.services import n_best, translation
 from core.workspace.store import Workspace
 
 EXPORT_SUFFIXES = (".tmx", ".xlf", ".xliff", ".tsv", ".jsonl", ".docx")
@@ -304,10 +304,10 @@ def run(args: argparse.Namespace) -> int:
         if args.n_best > 1:
             beam, sentences = max(args.beam, args.n_best), document.sentences
             if args.output and Path(args.output).suffix.lower() == ".jsonl":
-                records = translation.n_best_records(session, sentences, beam, args.n_best)
+                records = n_best.n_best_records(session, sentences, beam, args.n_best)
                 path = write_output(args, [], records, src_lang, tgt_lang, decoding=decoding)
             else:
-                records = translation.n_best_lines(session, sentences, beam, args.n_best)
+                records = n_best.n_best_lines(session, sentences, beam, args.n_best)
                 path = write_output(args, records, None, src_lang, tgt_lang)
             if path is not None:  # not recorded: a translation list, not a translation
                 print(f"wrote {len(records)} translations (up to {args.n_best} per "

@@ -97,7 +97,7 @@ def test_a_checkpoint_with_non_finite_weights_is_refused_at_load(workspace, valu
 def test_non_finite_scores_in_a_search_name_the_checkpoint(workspace, beam):
     """Weights that go bad after loading (or overflow) end translate and n-best lists
     with a CheckpointError naming the checkpoint, not a hang or '<pad> <pad> ...'."""
-    from core.services.translation import n_best_lists
+    from core.services.n_best import n_best_lists
 
     _trained(workspace, "diverged")
     session = TranslationSession.open(workspace, ["diverged"], which="last")

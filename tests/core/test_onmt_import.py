@@ -243,7 +243,7 @@ def test_translate_evaluate_and_ensembles_on_imported_runs(imported, tmp_path, c
                     "--checkpoint", "last", "--src", str(tmp_path / "src.es"),
                     "--ref", str(tmp_path / "ref.en")]) == 0
     assert "lstm-general-feed" in capsys.readouterr().out
-    from core.services.translation import n_best_lists
+    from core.services.n_best import n_best_lists
 
     single = TranslationSession.open(ws, ["lstm-general-feed"], "last")
     best = n_best_lists(single, src[:20], beam=5, n_best=2)
