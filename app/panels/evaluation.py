@@ -59,6 +59,22 @@ from core.services.translation import SessionCache
 from core.workspace.store import Workspace
 
 
+
+class NumberItem(QTableWidgetItem):
+    """A number shown with a fixed number of decimals ('34.0', not Qt's '34' for a
+    float), right-aligned, sorted by its value."""
+
+    def __init__(self, value: int | float, digits: int):
+        text = str(value) if isinstance(value, int) else f"{float(value):.{digits}f}"
+        super().__init__(text)
+        self.value = float(value)
+        self.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+
+    def __lt__(self, other: QTableWidgetItem) -> bool:
+        if isinstance(other, NumberItem):
+            return self.value < other.value
+        return super().__lt__(other)
+
 class EvaluationPanel(QWidget):
     """The Evaluation screen (see the module's docstring): the stored scores of the workspace's
     runs, their curves and BLEU by length, the exports."""
@@ -202,14 +218,11 @@ class EvaluationPanel(QWidget):
             cells: list[Any] = [label, test or "–"] + shown_cells(metrics)
             filled.update(col for col, value in enumerate(cells) if value is not None)
             for col, value in enumerate(cells):
-                item = QTableWidgetItem()
                 if isinstance(value, int | float):
                     digits = 1 if COLUMNS[col] == AER_COLUMN else 2  # AER: in %, one decimal
-                    item.setData(Qt.ItemDataRole.DisplayRole,
-                                 value if isinstance(value, int) else round(float(value), digits))
-                    item.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+                    item = NumberItem(value, digits)
                 else:
-                    item.setText("–" if value is None else str(value))
+                    item = QTableWidgetItem("–" if value is None else str(value))
                 item.setData(Qt.ItemDataRole.UserRole, (run_ids, metrics, label))
                 if COLUMNS[col] == AER_COLUMN and value is not None:
                     item.setToolTip(aer_tooltip(metrics))

@@ -89,4 +89,5 @@ def run_test_pairs(ws: Workspace, run_id: int, limit: int = 0
     the split's name ('corpus:test'): the Attention screen's "Test split" pairs."""
     pairs, name, src_lang, tgt_lang = evaluation_pairs(ws, ws.get_run(run_id), "test",
                                                        max_sentences=limit)
-    return [(p.src, p.tgt) for p in pairs], (src_lang, tgt_lang), name.split("[:")[0]
+    # the name without evaluation_pairs' '[:N]' (a corpus's own name may hold '[:')
+    return [(p.src, p.tgt) for p in pairs], (src_lang, tgt_lang), name.removesuffix(f"[:{limit}]")

@@ -50,8 +50,8 @@ def test_headers_aer_in_percent_and_a_self_contained_report(qtbot, scored_ws, tm
                for r in range(panel.table.rowCount())}
     cells = by_test["test"]
     assert cells["AER % (gold set)"] == "70.3" == percent_text(0.70312)
-    assert cells["best dev perplexity"] == "31.25" and cells["test perplexity"] == "35.5"
-    assert by_test["contrastive:pron.json"]["contrastive %"] == "62.5"
+    assert cells["best dev perplexity"] == "31.25" and cells["test perplexity"] == "35.50"
+    assert by_test["contrastive:pron.json"]["contrastive %"] == "62.50"
     assert by_test["gates:pron.json"]["gate: watched / other"] == "0.412 / 0.900"
     assert not any(panel.table.isColumnHidden(c) for c in range(len(texts)))
     assert by_test["gates:pron.json"]["BLEU (test)"] == "–"
@@ -78,3 +78,15 @@ def test_cli_tables_use_the_same_aer_convention(demo_ws):
     table = aer_table({"gold itself": gold.alignments}, gold)
     assert "| gold itself | 0.0 | 100.0 | 100.0 |" in table.to_markdown()
     assert "<td>0.0</td><td>100.0</td><td>100.0</td>" in table.to_html()
+
+
+def test_numbers_keep_their_decimals_and_sort_by_value(qtbot):
+    """A whole AER reads '34.0' (Qt wrote '34'), and cells sort as numbers: '9.50' before
+    '10.00', which text order would put after."""
+    from app.panels.evaluation import NumberItem
+
+    assert NumberItem(34.0, 1).text() == "34.0" and NumberItem(35.5, 2).text() == "35.50"
+    assert NumberItem(1000, 2).text() == "1000"
+    assert NumberItem(9.5, 2) < NumberItem(10.0, 2)
+    assert not NumberItem(10.0, 2) < NumberItem(9.5, 2)
+
