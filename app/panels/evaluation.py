@@ -59,7 +59,6 @@ from core.services.translation import SessionCache
 from core.workspace.store import Workspace
 
 
-
 class NumberItem(QTableWidgetItem):
     """A number shown with a fixed number of decimals ('34.0', not Qt's '34' for a
     float), right-aligned, sorted by its value."""

@@ -259,14 +259,14 @@ def test_evaluate_cli_doc_level_scores_the_test_documents(tiny_ws, capsys):
 def test_the_attention_screens_test_split_keeps_a_corpus_name_with_brackets(tmp_path):
     """run_test_pairs names the split 'corpus:test' without evaluate's '[:N]' cut, also
     for a corpus whose own name holds '[:' (it was cut there)."""
+    from core.services import test_pairs
     from core.services.demo import ensure_demo_workspace
-    from core.services.test_pairs import run_test_pairs
     from core.workspace.store import Workspace
 
     root = ensure_demo_workspace(tmp_path / "demo")
     with Workspace.open(root) as ws:
         run = ws.get_run("tatoeba-luong")
         ws.rename_corpus(run.corpus_id, "demo[:2026]")
-        pairs, langs, name = run_test_pairs(ws, run.id, 5)
+        pairs, langs, name = test_pairs.run_test_pairs(ws, run.id, 5)
         assert name == "demo[:2026]:test" and len(pairs) == 5 and langs == ("es", "en")
-        assert run_test_pairs(ws, run.id, 0)[2] == "demo[:2026]:test"
+        assert test_pairs.run_test_pairs(ws, run.id, 0)[2] == "demo[:2026]:test"
