@@ -63,13 +63,17 @@ class SessionCache:
 
     def get(self, ws: Workspace, run_ids: Sequence[int], which: str = "best"):
         """The cached TranslationSession of `run_ids` of workspace `ws` at checkpoint
-        `which`, opened (on the cpu) on first use."""
+        `which`, opened (on the cpu) on first use; its length penalty the first run's as
+        the workspace stores it now (a run tuned since, by evaluate
+        --tune-length-penalty in another process, translates with its new alpha)."""
         ids = tuple(int(r) for r in run_ids)
         key = (str(ws.root), ids, which)
         with self._lock:
             session = self._sessions.get(key)
-            if session is not None:
-                return session
+        if session is not None:
+            session.length_penalty = float(ws.get_run(ids[0]).config.get("length_penalty", 0.0))
+            return session
+        with self._lock:
             key_lock = self._loading.setdefault(key, threading.Lock())
             generation = self._generation
         with key_lock:  # one load per key: a second caller waits for it and reuses it

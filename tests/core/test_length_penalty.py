@@ -195,3 +195,18 @@ def test_a_run_without_dev_pairs_is_told_to_tune_on_pairs_of_its_own(demo_root, 
                     "--ref", str(ref)]) == 0
     assert "Length penalty of hansards-subs-transformer on dev.en (2 sentences" in \
         capsys.readouterr().out
+
+
+def test_a_cached_session_follows_the_runs_stored_alpha(demo_root):
+    """The screens' SessionCache: a run tuned after its session was loaded (in another
+    process, say) translates with its new alpha, the same loaded session."""
+    from core.services.translation import SessionCache
+
+    cache = SessionCache()
+    with Workspace.open(demo_root, create=False) as ws:
+        run_id = ws.get_run("tatoeba-luong").id
+        first = cache.get(ws, [run_id])
+        assert first.length_penalty == 0.0
+        length_penalty.store(ws, run_id, 1.5)
+        again = cache.get(ws, [run_id])
+        assert again is first and again.length_penalty == 1.5

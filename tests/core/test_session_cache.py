@@ -5,6 +5,12 @@ from types import SimpleNamespace
 from core.services import translation
 
 
+def fake_ws(root):
+    """A workspace as the cache reads it: its folder, and runs whose stored config has no
+    length penalty of its own."""
+    return SimpleNamespace(root=root, get_run=lambda _id: SimpleNamespace(config={}))
+
+
 def test_sessions_are_cached_per_workspace_runs_and_checkpoint(monkeypatch, tmp_path):
     opened = []
 
@@ -13,7 +19,7 @@ def test_sessions_are_cached_per_workspace_runs_and_checkpoint(monkeypatch, tmp_
         return SimpleNamespace(workspace=ws.root, runs=tuple(run_ids), which=which)
 
     monkeypatch.setattr(translation, "open_session", fake_open)
-    a, b = SimpleNamespace(root=tmp_path / "a"), SimpleNamespace(root=tmp_path / "b")
+    a, b = fake_ws(tmp_path / "a"), fake_ws(tmp_path / "b")
     cache = translation.SessionCache()
 
     first = cache.get(a, [1])
@@ -45,7 +51,7 @@ def test_clear_never_waits_for_a_load_and_a_key_loads_once(monkeypatch, tmp_path
         return SimpleNamespace(runs=tuple(run_ids))
 
     monkeypatch.setattr(translation, "open_session", slow_open)
-    ws = SimpleNamespace(root=tmp_path)
+    ws = fake_ws(tmp_path)
     cache = translation.SessionCache()
     got = []
 
