@@ -74,6 +74,7 @@ class NumberItem(QTableWidgetItem):
             return self.value < other.value
         return super().__lt__(other)
 
+
 class EvaluationPanel(QWidget):
     """The Evaluation screen (see the module's docstring): the stored scores of the workspace's
     runs, their curves and BLEU by length, the exports."""

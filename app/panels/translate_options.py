@@ -1,7 +1,8 @@
-"""The Translate screen's decoding options: beam, the beam's length penalty (the run's own
-unless the user sets one), <unk> replacement, the bf16 and int8 boxes
-(translate_arithmetic.py), the shortlist and "own translations as context", in one row; each follows what the checked runs allow (translate_runs.py), and they become the
-translation job's settings."""
+"""The Translate screen's decoding options: beam, <unk> replacement, the bf16 and int8
+boxes (translate_arithmetic.py), the shortlist and "own translations as context", in one
+row, and the beam's length penalty (the run's own unless the user sets one) beside the
+action buttons; each follows what the checked runs allow (translate_runs.py), and they
+become the translation job's settings."""
 from __future__ import annotations
 
 from typing import Any

@@ -1,4 +1,5 @@
-"""XLIFF 1.2: a <file> per document, with <trans-unit><source/><target/></trans-unit> per segment."""
+"""XLIFF 1.2: a <file> per document, a <trans-unit><source/><target/></trans-unit> per
+segment."""
 from __future__ import annotations
 
 import xml.etree.ElementTree as ET

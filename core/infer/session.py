@@ -112,7 +112,8 @@ class TranslationSession:
                     "needs runs trained with the same vocabularies")
             if m.src_vocab.itos != first.src_vocab.itos:
                 raise ConfigError(f"run {name!r} has another source vocabulary than {names[0]!r}")
-        return cls(members, names, length_penalty=float(getattr(first.config, "length_penalty", 0.0)))
+        return cls(members, names,
+                   length_penalty=float(getattr(first.config, "length_penalty", 0.0)))
 
     # --- properties -----------------------------------------------------------------
     @property

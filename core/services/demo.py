@@ -338,13 +338,13 @@ def adopt_bundled_length_penalties(ws: Workspace, models_dir: Path = MODELS_DIR)
     stored config has none (a demo workspace installed before the bundles carried one:
     it would translate with alpha 0). A run's own alpha is kept: tuning or any config
     rewrite stores the key. Returns how many runs were given one."""
-    adopted = 0
+    adopted, runs = 0, ws.list_runs()
     for bundle in bundled_models(models_dir):
         meta = json.loads((bundle / BUNDLE_META).read_text(encoding="utf-8"))
         alpha = meta["config"].get("length_penalty")
         if not alpha:
             continue
-        for run in (r for r in ws.list_runs() if r.name == meta["name"]):
+        for run in (r for r in runs if r.name == meta["name"]):
             installed = (ws.run_dir(run.id) / meta["checkpoint"]).exists()
             if installed and "length_penalty" not in run.config:
                 ws.update_run(run.id, config={**run.config, "length_penalty": float(alpha)})

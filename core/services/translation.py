@@ -26,7 +26,7 @@ from core.formats.records import TranslationRecord
 from core.formats.tmx_records import read_tmx_from
 from core.formats.xliff import read_xliff_languages
 from core.jobs import JobContext, ShiftedContext
-from core.services.language_pairs import check_baseline_pair
+from core.services.language_pairs import UNKNOWN_LANGS, check_baseline_pair
 from core.workspace.store import Workspace
 
 if TYPE_CHECKING:  # annotations only: importing the session would load torch
@@ -141,15 +141,15 @@ class Document:
 
 def read_document(path: str | Path, lang: str = "en") -> Document:
     """A document file: TMX/XLIFF (each segment's source side is a paragraph of one
-    sentence, its id kept; a TMX read from its `lang` side where it has one) or .txt/.md/.docx (paragraphs split into sentences with
-    pysbd, the layout kept). Errors are CorpusErrors naming the file (and the line
-    where the format has lines)."""
+    sentence, its id kept; a TMX read from its `lang` side where it has one) or
+    .txt/.md/.docx (paragraphs split into sentences with pysbd, the layout kept). Errors
+    are CorpusErrors naming the file (and the line where the format has lines)."""
     path = Path(path)
     suffix = path.suffix.lower()
     if suffix in (".tmx", ".xlf", ".xliff"):
         if suffix == ".tmx":  # the side in `lang` where the memory has it
-            records, langs = read_tmx_from(path, lang)
-            langs = {langs}
+            records, src = read_tmx_from(path, lang)
+            langs = {src}
         else:
             records, langs = read_xliff_languages(path)
         document = Document.of_lines([r.source for r in records], path.name)
@@ -232,7 +232,7 @@ def check_document_language(document: Document, run_src: str, run_name: str) -> 
     """ConfigError when a TMX/XLIFF `document` says its source text is in a language
     other than `run_src`, the language run `run_name` translates from (a run of unknown
     language, or a file that says none, passes)."""
-    if run_src in ("", "xx"):
+    if run_src in UNKNOWN_LANGS:
         return
     other = [lang for lang in document.src_langs if not lang_matches(run_src, lang)]
     if other:
@@ -281,9 +281,10 @@ def compare(session: TranslationSession, baseline_session, sentences: list[str],
     """Translate `sentences` with `session` (a context model reads them as one document,
     or each of its `doc_ids` apart: translate_apart), then with the baseline, both in
     the same arithmetic (`amp`, `int8`). Events: 'translation' for the first,
-    'baseline_translation' for the second, 'progress' over both. `pairs` = the (source, target) languages of
-    the session's run and of the baseline's: a baseline of another pair is a ConfigError
-    (it would translate the text as another language), before anything is translated.
+    'baseline_translation' for the second, 'progress' over both. `pairs` = the (source,
+    target) languages of the session's run and of the baseline's: a baseline of another
+    pair is a ConfigError (it would translate the text as another language), before
+    anything is translated.
     `length_penalty`: both runs' beam alpha (None: each run's own)."""
     check_baseline_pair(pairs, (" + ".join(session.names), " + ".join(baseline_session.names)))
     ctx = ctx or JobContext()
@@ -294,8 +295,9 @@ def compare(session: TranslationSession, baseline_session, sentences: list[str],
                            int8=int8, length_penalty=length_penalty)
     baseline = translate_apart(baseline_session, sentences, doc_ids, beam=beam,
                                unk_replace=unk_replace,
-                               ctx=ShiftedContext(ctx, n, 2 * n, rename="baseline_translation"), amp=amp,
-                               shortlist=shortlists[1], int8=int8, length_penalty=length_penalty)
+                               ctx=ShiftedContext(ctx, n, 2 * n, rename="baseline_translation"),
+                               amp=amp, shortlist=shortlists[1], int8=int8,
+                               length_penalty=length_penalty)
     return Comparison(main, baseline, " + ".join(session.names),
                       " + ".join(baseline_session.names))
 
