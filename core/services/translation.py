@@ -63,15 +63,14 @@ class SessionCache:
 
     def get(self, ws: Workspace, run_ids: Sequence[int], which: str = "best"):
         """The cached TranslationSession of `run_ids` of workspace `ws` at checkpoint
-        `which`, opened (on the cpu) on first use; its length penalty the first run's as
-        the workspace stores it now (a run tuned since, by evaluate
-        --tune-length-penalty in another process, translates with its new alpha)."""
+        `which`, opened (on the cpu) on first use; what may change after loading read as
+        the workspace stores it now (`_follow_stored`)."""
         ids = tuple(int(r) for r in run_ids)
         key = (str(ws.root), ids, which)
         with self._lock:
             session = self._sessions.get(key)
         if session is not None:
-            session.length_penalty = float(ws.get_run(ids[0]).config.get("length_penalty", 0.0))
+            _follow_stored(session, ws, ids)
             return session
         with self._lock:
             key_lock = self._loading.setdefault(key, threading.Lock())
@@ -94,6 +93,18 @@ class SessionCache:
         with self._lock:
             self._sessions.clear()
             self._generation += 1
+
+
+def _follow_stored(session, ws: Workspace, ids: tuple[int, ...]) -> None:
+    """A cached session takes its runs' settings as the workspace stores them now: the
+    length penalty (the first run's; one tuned since, by evaluate --tune-length-penalty
+    in another process, translates with its new alpha) and each member's alignment
+    reading (one chosen since, by the Attention screen's "Choose readings" or align
+    --remember, is the reading the Evaluation screen's AER reads)."""
+    configs = [ws.get_run(run_id).config for run_id in ids]
+    session.length_penalty = float(configs[0].get("length_penalty", 0.0))
+    for member, config in zip(getattr(session, "members", []), configs, strict=False):
+        member.config.alignment_reading = config.get("alignment_reading", "")
 
 
 # --- documents ----------------------------------------------------------------------------

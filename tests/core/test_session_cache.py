@@ -83,3 +83,31 @@ def test_clear_never_waits_for_a_load_and_a_key_loads_once(monkeypatch, tmp_path
     assert len(loads) == 2 and got[2].runs == (7,)
     release.set()
     assert cache.get(ws, [7]) is not got[2] and len(loads) == 3  # not kept after the clear
+
+
+def test_a_cached_ensemble_reads_each_runs_stored_reading_and_the_first_runs_alpha(
+        monkeypatch, tmp_path):
+    """A reading chosen after the session was loaded (the Attention screen's "Choose
+    readings", align --remember) is the one its members read at the next use; the
+    ensemble's alpha is its first run's."""
+    from core.config import RunConfig
+
+    stored = {1: {"alignment_reading": "", "length_penalty": 0.0},
+              2: {"alignment_reading": "", "length_penalty": 0.5}}
+    ws = SimpleNamespace(root=tmp_path, get_run=lambda i: SimpleNamespace(config=stored[i]))
+
+    def fake_open(_ws, run_ids, _which):
+        members = [SimpleNamespace(config=RunConfig()) for _ in run_ids]
+        return SimpleNamespace(members=members, length_penalty=0.0)
+
+    monkeypatch.setattr(translation, "open_session", fake_open)
+    cache = translation.SessionCache()
+    session = cache.get(ws, [1, 2])
+    assert [m.config.alignment_reading for m in session.members] == ["", ""]
+
+    stored[1] = {"alignment_reading": "shift", "length_penalty": 1.0}
+    stored[2] = {"alignment_reading": "previous", "length_penalty": 2.0}
+    again = cache.get(ws, [1, 2])
+    assert again is session
+    assert [m.config.alignment_reading for m in again.members] == ["shift", "previous"]
+    assert again.length_penalty == 1.0
