@@ -2,8 +2,9 @@
 
 A model is `prepare`d once: each weight matrix of at least MIN_INT8 elements (the output
 layer, the attention and feed-forward projections, the recurrent weights) becomes int8
-with one scale per row, packed for PyTorch's quantized engine (fbgemm / oneDNN behind
-torch's 'x86' engine) when a product first uses it (weights no product reads, such as
+with one scale per row, packed for PyTorch's quantized engine (torch's 'x86' engine,
+fbgemm's kernels; an output layer on the 'onednn' engine where that is faster:
+`engine_for`) when a product first uses it (weights no product reads, such as
 an encoder LSTM's inside torch's own kernel, are never packed). A shipped int8 run
 (core.train.compact) gives its own int8 rows and scales, packed as they are; any other
 weight is quantised per row here the same way (scale = max|w[r]| / 127). The packed
@@ -24,7 +25,8 @@ weights are computed as before from int8-projected inputs.
 
 Activations use 7 bits (reduce_range): without AVX-512 VNNI, fbgemm's u8 x s8 kernels
 add pairs of products in 16 bits, which 8-bit activations against 127-weights overflow;
-with 7 bits every CPU class (AVX2, AVX-512) computes the same numbers.
+with 7 bits every CPU class (AVX2, AVX-512) computes the same int8 products (oneDNN's
+output layer then differs from fbgemm's by the float rounding of the dequantisation).
 
 Why this API: torch.ao's quantised tensors and dynamic ops are deprecated in favour of
 torchao (not installed, and its CPU int8 path is not a dynamic linear with per-row
@@ -36,8 +38,10 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import os
 import threading
 import warnings
+from pathlib import Path
 
 import torch
 from torch import Tensor, nn
@@ -48,6 +52,12 @@ MIN_INT8 = 4096
 #: the engines tried, in this order (torch.backends.quantized.supported_engines)
 ENGINES = ("x86", "fbgemm", "onednn")
 REDUCE_RANGE = True  # 7-bit activations: see the module doc
+#: weights with at least this many rows (output layers over a vocabulary) are packed on
+#: wide_engine() where it names one
+WIDE_ROWS = 2048
+#: ONEDNN_MAX_CPU_ISA values that leave oneDNN its VNNI kernels
+VNNI_ISAS = ("AVX512_CORE_VNNI", "AVX512_CORE_BF16", "AVX512_CORE_AMX", "AVX10")
+CPUINFO = Path("/proc/cpuinfo")  # the CPU's flags (Linux)
 
 #: weight (a Parameter or a tensor built from Parameters) -> (q, scales) from a shipped
 #: int8 checkpoint, or None (quantised per row): what is packed on first use
@@ -59,6 +69,7 @@ _biased = WeakIdKeyDictionary()
 #: models prepared: model -> (matrices prepared, of them from the checkpoint's own rows)
 _prepared = WeakIdKeyDictionary()
 _state = threading.local()
+_engine_lock = threading.Lock()
 
 
 @functools.cache
@@ -87,14 +98,58 @@ def per_row(w: Tensor) -> tuple[Tensor, Tensor]:
     return q, scale.float()
 
 
+@functools.cache
+def wide_engine() -> str | None:
+    """The engine that packs a weight of at least WIDE_ROWS rows (an output layer over a
+    vocabulary) instead of engine()'s: 'onednn' on a CPU whose int8 kernels use AVX-512
+    VNNI (torch's ATen at AVX512, the CPU's flags naming avx512_vnni, oneDNN not capped
+    below it by ONEDNN_MAX_CPU_ISA), else None. Why: on such a CPU oneDNN's kernel took
+    0.73 against fbgemm's 1.09 ms for the bench model's 160 x 256 x 14,790 beam product,
+    0.21 against 0.26 ms for a 4,000-word output layer, while it lost on products of
+    fewer output rows (a fixed cost of about 8 us a call); with AVX2 kernels the two are
+    equal on the output layer (docs/benchmarks.md, "oneDNN for the output layer"). Their
+    outputs differ by the float rounding of the dequantisation (about 2e-5 on a logit),
+    not in the int8 products."""
+    if engine() is None or "onednn" not in torch.backends.quantized.supported_engines:
+        return None
+    if torch.backends.cpu.get_cpu_capability() != "AVX512":
+        return None
+    capped = os.environ.get("ONEDNN_MAX_CPU_ISA", "ALL").upper()
+    if capped != "ALL" and not capped.startswith(VNNI_ISAS):
+        return None
+    try:
+        flags = CPUINFO.read_text(errors="replace")
+    except OSError:  # not Linux: keep the one engine
+        return None
+    return "onednn" if " avx512_vnni" in flags else None
+
+
+def engine_for(rows: int) -> str | None:
+    """The engine that packs a weight of `rows` rows (wide_engine's or engine()'s)."""
+    return (wide_engine() if rows >= WIDE_ROWS else None) or engine()
+
+
 def pack(q: Tensor, scales: Tensor):
-    """q: N x K int8, scales: N -> the engine's packed weight (no bias)."""
-    engine()
+    """q: N x K int8, scales: N -> the packed weight (no bias), on engine_for(N)."""
     zeros = torch.zeros(q.size(0), dtype=torch.long)
     with warnings.catch_warnings():  # the deprecation of quantised tensors: module doc
         warnings.filterwarnings("ignore", message=".*quantized tensor creation functions.*")
         qw = torch._make_per_channel_quantized_tensor(q.contiguous(), scales.double(), zeros, 0)
-    return torch.ops.quantized.linear_prepack(qw, None)
+    return _prepack(qw, None)
+
+
+def _prepack(qw: Tensor, bias: Tensor | None):
+    """torch's prepack of the quantised N x K weight (+ bias) on engine_for(N). The engine
+    is a process-wide setting that prepack reads: switched under a lock and restored (a
+    packed weight runs on its own engine's kernel whatever the setting)."""
+    name = engine_for(qw.size(0))
+    with _engine_lock:
+        before = torch.backends.quantized.engine
+        torch.backends.quantized.engine = name
+        try:
+            return torch.ops.quantized.linear_prepack(qw, bias)
+        finally:
+            torch.backends.quantized.engine = before
 
 
 def prepare(model: nn.Module, compact: dict[str, tuple[Tensor, Tensor]] | None = None) -> int:
@@ -110,7 +165,7 @@ def prepare(model: nn.Module, compact: dict[str, tuple[Tensor, Tensor]] | None =
     compact = compact or {}
     embeddings = {id(m.weight) for m in model.modules() if isinstance(m, nn.Embedding)}
     product_weights = {id(m.weight) for m in model.modules() if isinstance(m, nn.Linear)}
-    count = stored = 0
+    count = stored = wide = 0
     for name, p in model.named_parameters(remove_duplicate=True):
         if p.dim() != 2 or not p.is_floating_point() or p.numel() < MIN_INT8:
             continue
@@ -118,7 +173,8 @@ def prepare(model: nn.Module, compact: dict[str, tuple[Tensor, Tensor]] | None =
             continue
         _sources[p] = compact.get(name)
         count, stored = count + 1, stored + (name in compact)
-    _prepared[model] = (count, stored)
+        wide += engine_for(p.size(0)) != engine()
+    _prepared[model] = (count, stored, wide)
     return count
 
 
@@ -192,8 +248,7 @@ def with_bias(packed, bias: Tensor):
     entry = _biased.get(bias)
     if entry is None or entry[0] is not packed:
         q, _ = torch.ops.quantized.linear_unpack(packed)
-        entry = _biased[bias] = (packed, torch.ops.quantized.linear_prepack(
-            q, bias.detach().float().contiguous()))
+        entry = _biased[bias] = (packed, _prepack(q, bias.detach().float().contiguous()))
     return entry[1]
 
 
@@ -254,9 +309,10 @@ def status_text(models: list[nn.Module], dropped: int = 0) -> str:
     """One line naming the path: 'int8 (x86 engine, 11 weight matrices, 9 with the
     checkpoint's own int8 rows and scales)'; `dropped`: the bytes of fp32 copies
     core.models.int8_release freed, said when any."""
-    count = sum(_prepared.get(m, (0, 0))[0] for m in models)
-    stored = sum(_prepared.get(m, (0, 0))[1] for m in models)
+    count, stored, wide = (sum(_prepared.get(m, (0, 0, 0))[k] for m in models) for k in range(3))
     return (f"int8 ({engine()} engine, {count} weight matrices, per-row scales; "
             f"{stored} as stored in the checkpoint"
+            + (f"; {wide} of {WIDE_ROWS:,} rows or more (output layers) on the "
+               f"{wide_engine()} engine" if wide else "")
             + (f"; their fp32 copies dropped, {dropped / 2**20:.1f} MiB" if dropped else "")
             + ")")

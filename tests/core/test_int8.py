@@ -159,3 +159,55 @@ def test_a_bias_is_added_inside_the_int8_product():
     assert float((other - (int8.linear(x, p2) + bias)).abs().max()) < 1e-4
     rows = torch.randn(10, 300)
     assert torch.equal(int8.linear(x, p1, rows), plain + rows)
+
+
+@pytest.fixture
+def fresh_wide_engine():
+    """wide_engine() decided again in the test, and again after it (it is cached)."""
+    int8.wide_engine.cache_clear()
+    yield
+    int8.wide_engine.cache_clear()
+
+
+@pytest.mark.parametrize(("capability", "isa", "flags", "expected"), [
+    ("AVX512", None, "fpu avx2 avx512f avx512_vnni avx512_bf16", "onednn"),
+    ("AVX512", "AVX512_CORE_AMX", "fpu avx2 avx512f avx512_vnni", "onednn"),
+    ("AVX512", None, "fpu avx2 avx512f avx512bw", None),  # AVX-512 without VNNI
+    ("AVX2", None, "fpu avx2 avx512f avx512_vnni", None),  # ATEN_CPU_CAPABILITY=avx2
+    ("AVX512", "AVX2", "fpu avx2 avx512f avx512_vnni", None),  # ONEDNN_MAX_CPU_ISA=AVX2
+])
+def test_output_layers_go_to_onednn_only_where_its_vnni_kernels_run(
+        monkeypatch, tmp_path, fresh_wide_engine, capability, isa, flags, expected):
+    if "onednn" not in torch.backends.quantized.supported_engines:
+        pytest.skip("this torch has no oneDNN quantized engine")
+    cpuinfo = tmp_path / "cpuinfo"
+    cpuinfo.write_text(f"processor\t: 0\nflags\t\t: {flags}\n")
+    monkeypatch.setattr(int8, "CPUINFO", cpuinfo)
+    monkeypatch.setattr(torch.backends.cpu, "get_cpu_capability", lambda: capability)
+    if isa is None:
+        monkeypatch.delenv("ONEDNN_MAX_CPU_ISA", raising=False)
+    else:
+        monkeypatch.setenv("ONEDNN_MAX_CPU_ISA", isa)
+    assert int8.wide_engine() == expected
+    assert int8.engine_for(int8.WIDE_ROWS) == (expected or int8.engine())
+    assert int8.engine_for(int8.WIDE_ROWS - 1) == int8.engine()  # a recurrent cell's 4 x H
+
+
+def test_a_weight_packed_on_onednn_computes_fbgemms_products(monkeypatch):
+    """The output layer's engine changes the float rounding of the dequantisation, not
+    the int8 products: the same rows give the same products to 1e-4 (with and without
+    the bias packed in), and packing leaves the process's engine as it was."""
+    if "onednn" not in torch.backends.quantized.supported_engines:
+        pytest.skip("this torch has no oneDNN quantized engine")
+    torch.manual_seed(4)
+    w, bias, x = torch.randn(3000, 64), torch.randn(3000), torch.randn(12, 64)
+    monkeypatch.setattr(int8, "wide_engine", lambda: None)
+    on_x86 = int8.pack(*int8.per_row(w))
+    monkeypatch.setattr(int8, "wide_engine", lambda: "onednn")
+    on_onednn = int8.pack(*int8.per_row(w))
+    assert torch.backends.quantized.engine == int8.engine()
+    for b in (None, bias):
+        a, o = int8.linear(x, on_x86, b), int8.linear(x, on_onednn, b)
+        assert float(a.abs().max()) > 10  # real numbers compared
+        assert float((a - o).abs().max()) < 1e-4
+    assert torch.backends.quantized.engine == int8.engine()
