@@ -5,7 +5,7 @@
           [--gold-set NAME to store it]) [--method argmax|threshold] [--threshold 0.3]
           [--baseline eflomal] [--baseline-corpus NAME | --baseline-src F --baseline-tgt F]
           [--symmetrize grow-diag-final-and] [--reading predict|shift|sum|all ...]
-          [--no-sink] [--remember] [--out-dir D]
+          [--layer N [--head H]] [--no-sink] [--remember] [--out-dir D]
     align --run RUN --forget
     align --run RUN --choose-by-anchors [--pairs 2000]
 
@@ -19,6 +19,9 @@ from then on by `align`, `evaluate` and the Attention screen; --forget drops it 
 run's family reading is its default then). --choose-by-anchors chooses without gold: the
 reading that links most words spelled the same on both sides of training pairs (names,
 numbers) to their twin becomes the run's default (core/services/reading_anchors.py).
+--layer N [--head H] reads a Transformer-family run's attention from one decoder layer
+(the mean of its heads) or one head, as the Attention screen's "Layer / head" box shows
+it, instead of the averaged last layer.
 
 Before a model is loaded, the options are checked (--threshold in (0, 1] for --method
 threshold, --symmetrize one of core.evaluate.symmetrize.HEURISTICS, a --reverse-run that
@@ -41,6 +44,7 @@ from core.errors import ConfigError
 from core.evaluate.goldsets import GoldSet, import_gold_set, load_gold_set, read_gold_files
 from core.evaluate.readings import READINGS
 from core.evaluate.symmetrize import HEURISTICS
+from core.families import family_traits
 from core.services import alignment_runs as alignment
 from core.textsafe import printable
 from core.workspace.store import Workspace
@@ -78,6 +82,12 @@ def register(sub: argparse._SubParsersAction) -> None:
                    "Luong models attend ahead), 'head' the alignment head of a run that has "
                    "one (model.alignment_head); 'all' = every one the run has (default: the "
                    "run's own, see experiments/RESULTS.md D)")
+    p.add_argument("--layer", type=int, metavar="N",
+                   help="a Transformer-family --run: read its attention from decoder layer N "
+                   "(1 = the first; the mean of its heads) instead of the averaged last layer; "
+                   "the Attention screen's 'Layer / head' box, over the whole gold set")
+    p.add_argument("--head", type=int, metavar="H",
+                   help="with --layer: read head H of that layer alone (1 = the first)")
     p.add_argument("--no-sink", action="store_true",
                    help="also report each reading without the final-punctuation sink "
                    "(non-punctuation target words never link to a final full stop)")
@@ -165,6 +175,7 @@ def run(args: argparse.Namespace) -> int:
             raise ConfigError(f"--threshold {args.threshold:g}: --method threshold keeps "
                               "attention weights at or above it, so give a value above 0 and "
                               "at most 1 (e.g. 0.3)")
+        layer = _layer_choice(info, args)
         reverse_info = ws.get_run(args.reverse_run) if args.reverse_run else None
         if reverse_info is not None:
             alignment.check_reverse_direction(ws, info, reverse_info)
@@ -188,11 +199,11 @@ def run(args: argparse.Namespace) -> int:
             systems = alignment.symmetrized_systems(
                 session, info.name, reverse, reverse_info.name, gold,
                 args.symmetrize, args.method, args.threshold,
-                asked[0] if asked else None, args.no_sink)
+                asked[0] if asked else None, args.no_sink, layer)
         else:
             systems = alignment.attention_systems(
                 session, info.name, gold, alignment.reading_list(args.reading, session.first.config),
-                args.no_sink, args.method, args.threshold)
+                args.no_sink, args.method, args.threshold, layer)
         if train_src is not None:
             print(f"eflomal: aligning {len(train_src)} training pairs + {len(gold)} gold "
                   "pairs", file=sys.stderr)
@@ -213,6 +224,31 @@ def run(args: argparse.Namespace) -> int:
             for path in alignment.write_alignments(args.out_dir, systems):
                 print(f"wrote {path}", file=sys.stderr)
     return 0
+
+
+def _layer_choice(info, args: argparse.Namespace) -> tuple[int, int | None] | None:
+    """--layer / --head as a 0-based (layer, head or None), checked against the run's
+    decoder before a model is loaded (ConfigError naming what to do); None without
+    --layer."""
+    if args.layer is None:
+        if args.head is not None:
+            raise ConfigError("--head H reads one head of a decoder layer: give --layer N too")
+        return None
+    model = RunConfig.from_dict(info.config).model
+    if not family_traits(model.family).layered:
+        raise ConfigError(f"--layer: run {info.name!r} ({model.family}) has one attention, no "
+                          "decoder layers to choose among; leave out --layer and --head")
+    if args.remember or "head" in (args.reading or []):
+        raise ConfigError("--layer reads one decoder layer's attention: leave out --remember "
+                          "(it stores a reading of the run's averaged attention) and --reading "
+                          "head")
+    if not 1 <= args.layer <= model.dec_layers:
+        raise ConfigError(f"--layer {args.layer}: run {info.name!r} has decoder layers 1 to "
+                          f"{model.dec_layers}")
+    if args.head is not None and not 1 <= args.head <= model.heads:
+        raise ConfigError(f"--head {args.head}: the layers of run {info.name!r} have heads 1 "
+                          f"to {model.heads}")
+    return args.layer - 1, None if args.head is None else args.head - 1
 
 
 def _choose_by_anchors(ws: Workspace, info, args: argparse.Namespace) -> int:

@@ -22,7 +22,7 @@ into pieces on its own and the piece-level attention is summed back to words
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -103,6 +103,24 @@ class GoldForcing:
         `reading`, without the final-punctuation sink when `no_sink`; the links)."""
         return read_links(self.word_rows(reading), self.src_words, self.tgt_words, no_sink,
                           method, threshold)
+
+
+def at_layer(pair: GoldForcing, layer: int, head: int | None = None) -> GoldForcing:
+    """`pair` read from one decoder layer's cross-attention instead of the averaged last
+    layer (a Transformer-family run: the forced result's layer_attention, layers x heads
+    x (T + 1) x S): the mean of layer `layer`'s heads, or head `head` alone (both
+    0-based). Which layer and head align best is a property of the trained run (Garg et
+    al. 2019 read a penultimate layer; experiments/RESULTS.md, section H). ValueError
+    for a result without layers, or a layer or head it does not have."""
+    layers = getattr(pair.result, "layer_attention", None)
+    if layers is None:
+        raise ValueError("this run has one attention, no decoder layers to choose among")
+    n_layers, n_heads = layers.shape[:2]
+    if not 0 <= layer < n_layers or (head is not None and not 0 <= head < n_heads):
+        raise ValueError(f"layer {layer + 1}" + ("" if head is None else f", head {head + 1}")
+                         + f": the run has {n_layers} decoder layers of {n_heads} heads")
+    matrix = layers[layer].mean(axis=0) if head is None else layers[layer, head]
+    return replace(pair, result=replace(pair.result, attention=matrix), _rows={})
 
 
 def force_gold(session: TranslationSession,

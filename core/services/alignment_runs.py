@@ -32,6 +32,10 @@ from core.workspace.store import Workspace
 if TYPE_CHECKING:  # annotations only: importing the session would load torch
     from core.infer.session import TranslationSession
 
+#: a decoder layer and one of its heads (None: the mean of its heads), 0-based: where a
+#: Transformer-family run's attention is read instead of its averaged last layer
+Layer = tuple[int, int | None]
+
 
 def baseline_training_text(ws: Workspace, run_info, src_pre, tgt_pre, corpus: str | None = None,
                            src_file: str | Path | None = None,
@@ -169,29 +173,40 @@ def run_baseline_alignments(ws: Workspace, run_ref: int | str, src_words: Sequen
 
 def attention_systems(session: TranslationSession,
                       name: str, gold, readings: Sequence[str], no_sink: bool,
-                      method: str = "argmax", threshold: float = 0.0
-                      ) -> dict[str, list[Alignment]]:
+                      method: str = "argmax", threshold: float = 0.0,
+                      layer: Layer | None = None) -> dict[str, list[Alignment]]:
     """The run's attention alignments of the gold sentences (forced decoding,
     attention_aer.score_gold), one system per reading (and per reading without the
-    sink, with `no_sink`)."""
+    sink, with `no_sink`); with `layer` = (layer, head or None), 0-based, read from that
+    decoder layer or head of a Transformer-family run (attention_aer.at_layer)."""
     # lazy: a top-level import would load sacremoses, sentencepiece, torch
-    from core.evaluate.attention_aer import force_gold, score_gold
+    from core.evaluate.attention_aer import score_gold
 
     variants = [(r, sink) for r in readings for sink in ((False, True) if no_sink else (False,))]
-    scores = score_gold(force_gold(session, gold.src_tokens, gold.tgt_tokens), gold.alignments,
-                        variants, method, threshold)
-    return {system_name(name, reading, sink): row.links
+    scores = score_gold(_forced(session, gold.src_tokens, gold.tgt_tokens, layer),
+                        gold.alignments, variants, method, threshold)
+    return {system_name(name, reading, sink, layer): row.links
             for (reading, sink), row in scores.readings.items()}
+
+
+def _forced(session: TranslationSession, src_words, tgt_words, layer: Layer | None):
+    """force_gold's pairs, read from `layer` (attention_aer.at_layer) when given."""
+    # lazy: a top-level import would load sacremoses, sentencepiece, torch
+    from core.evaluate.attention_aer import at_layer, force_gold
+
+    forced = force_gold(session, src_words, tgt_words)
+    return forced if layer is None else (at_layer(p, *layer) for p in forced)
 
 
 def symmetrized_systems(session: TranslationSession, name: str, reverse, reverse_name: str, gold,
                         heuristic: str, method: str = "argmax", threshold: float = 0.0,
-                        reading: str | None = None, no_sink: bool = False
-                        ) -> dict[str, list[Alignment]]:
+                        reading: str | None = None, no_sink: bool = False,
+                        layer: Layer | None = None) -> dict[str, list[Alignment]]:
     """A src->tgt run's and a tgt->src run's attention alignments and their
     symmetrisation by `heuristic` (grow-diag-final-and, intersection, ...), by
     attention_aer.score_gold (as the Attention screen's "symmetrise with" row); each run
-    is read at `reading`, or at its own default reading when None."""
+    is read at `reading`, or at its own default reading when None; the src->tgt run
+    from `layer` when given (attention_systems)."""
     # lazy: a top-level import would load sacremoses, sentencepiece, torch
     from core.evaluate.attention_aer import force_gold, score_gold
 
@@ -204,13 +219,14 @@ def symmetrized_systems(session: TranslationSession, name: str, reverse, reverse
                               "(model.alignment_head); leave out --reading to read each run "
                               "at its own default")
     back = force_gold(reverse, gold.tgt_tokens, gold.src_tokens)  # the run's reversed pairs
-    scores = score_gold(force_gold(session, gold.src_tokens, gold.tgt_tokens), gold.alignments,
-                        [(fwd_reading, no_sink)], method, threshold,
+    scores = score_gold(_forced(session, gold.src_tokens, gold.tgt_tokens, layer),
+                        gold.alignments, [(fwd_reading, no_sink)], method, threshold,
                         (back, (rev_reading, no_sink)), heuristic)
     tail = ", no sink" if no_sink else ""
     rev_what = "alignment head" if rev_reading == "head" else "attention"
     what = "alignment heads" if fwd_reading == rev_reading == "head" else "attention"
-    return {system_name(name, fwd_reading, no_sink): scores.readings[(fwd_reading, no_sink)].links,
+    return {system_name(name, fwd_reading, no_sink, layer):
+            scores.readings[(fwd_reading, no_sink)].links,
             f"{reverse_name} {rev_what} (rev, {rev_reading}{tail})": scores.reverse.links,
             f"{what} {heuristic} ({fwd_reading} + {rev_reading}{tail})":
                 scores.symmetrized.links}
@@ -264,12 +280,15 @@ def reading_list(asked: Sequence[str] | None, config=None) -> list[str]:
     return [r for r in READINGS if r in asked]
 
 
-def system_name(run: str, reading: str, no_sink: bool) -> str:
+def system_name(run: str, reading: str, no_sink: bool, layer: Layer | None = None) -> str:
     """'RUN attention', 'RUN attention (shift)', 'RUN attention (sum, no sink)', 'RUN
-    alignment head (no sink)'."""
+    alignment head (no sink)', 'RUN attention layer 1 head 2 (shift)' (`layer`
+    0-based)."""
     notes = [r for r in (None if reading in ("predict", "head") else reading,
                          "no sink" if no_sink else None) if r]
     what = "alignment head" if reading == "head" else "attention"
+    if layer is not None:
+        what += f" layer {layer[0] + 1}" + ("" if layer[1] is None else f" head {layer[1] + 1}")
     return f"{run} {what}" + (f" ({', '.join(notes)})" if notes else "")
 
 
