@@ -4,8 +4,8 @@ free decoding; gold links overlaid (sure filled, possible outlined) with each mo
 extracted alignment; AER per sentence and per corpus; next / previous; sort by the AER
 difference between two models. Transformer-family models get a "Layer / head" selector
 over their heatmap (forced decoding): the averaged attention, one decoder layer (mean of
-its heads) or one head; the pair's AER follows the matrix shown, the whole-set table
-stays on the averaged attention. On a gold set each run reads the pairs in its own
+its heads) or one head; the pair's AER follows the matrix shown, and the whole-set
+table adds a row for it under the averaged attention's. On a gold set each run reads the pairs in its own
 orientation: a run of the reversed language pair from the other side, a run of another
 pair not at all (a note in its place); "Symmetrise with" shows model 1's links
 symmetrised with a reverse-direction run's (app/panels/symmetrize_control.py). The
@@ -365,7 +365,7 @@ class AttentionPanel(PairBrowser, PairHeatmaps, LayerSelector, QWidget):
         runs = [(r, f"{r}: {self.names.get(r, '?')}") for r in run_ids]
         sym = self.sym_choice()
         readings = {r: self.reading_choice(r) for r in run_ids + ([sym.reverse] if sym else [])}
-        rows = corpus_aer_rows(self.views, golds, runs, readings, sym)
+        rows = corpus_aer_rows(self.views, golds, runs, readings, sym, self.shown_layers())
         if self.baseline_alignments is not None and len(self.baseline_alignments) == len(golds):
             c = corpus_aer(self.baseline_alignments, golds)
             rows.append(["eflomal grow-diag-final-and", len(golds), c.aer, c.precision, c.recall,

@@ -1,15 +1,16 @@
 """The Attention screen's "Layer / head" selector under each heatmap of a
 Transformer-family run: the averaged cross-attention, one decoder layer (mean of its
 heads) or one head. `LayerSelector` is mixed into app.panels.attention.AttentionPanel,
-whose boxes (`layer_boxes`, `layer_labels`), choices and views it fills and follows."""
+whose boxes (`layer_boxes`, `layer_labels`), choices and views it fills and follows; the
+whole-set table gets a row for each layer or head shown (`shown_layers`)."""
 from __future__ import annotations
 
 from core.services.attention_view import PairView
 
 AVERAGE = (None, None)  # the selector's "average" entry: (layer, head)
 LAYER_TIP = ("Cross-attention of one decoder layer (mean of its heads) or of one head; "
-             "the AER of this pair follows the matrix shown, the whole-set table uses the "
-             "averaged attention")
+             "the AER of this pair follows the matrix shown, and the whole-set table adds "
+             "a row for it under the averaged attention's")
 FREE_TIP = ("Free decoding keeps only the averaged attention: turn on forced decoding of "
             "the reference to see each layer and head")
 
@@ -61,3 +62,11 @@ class LayerSelector:
         self._draw(i)
         self._apply_overlays()
         self._fill_aer()
+        self._fill_corpus_table()
+
+    def shown_layers(self) -> dict[int, tuple[int, int | None]]:
+        """{run: (layer, head or None)} of the heatmaps showing one decoder layer or head
+        (0-based), for the whole-set table's extra rows (corpus_aer_rows' `layers`)."""
+        return {view.run_id: selection
+                for view, selection in zip(self.base, self.layer_selected, strict=False)
+                if selection != AVERAGE and not view.skipped and view.layers is not None}

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from core.errors import ConfigError
 from core.evaluate.alignment import Alignment
-from core.evaluate.attention_aer import Variant, force_gold, score_gold
+from core.evaluate.attention_aer import Variant, at_layer, force_gold, score_gold
 from core.evaluate.goldsets import (
     NO_MATCH,
     REVERSED,
@@ -33,6 +33,7 @@ from core.services.attention_view import (
     gold_view,
     has_head,
     joined,
+    layer_text,
     pair_view,
     reversed_pair,
     skipped_view,
@@ -147,7 +148,9 @@ def reverse_pair_runs(langs: dict[int, tuple[str, str]], run_id: int) -> list[in
 def corpus_aer_rows(views: dict[tuple[int, int], PairView], golds: Sequence[Alignment],
                     runs: Sequence[tuple[int, str]],
                     readings: dict[int, tuple[str, bool]] | None = None,
-                    sym: Symmetrization | None = None) -> list[list[Any]]:
+                    sym: Symmetrization | None = None,
+                    layers: dict[int, tuple[int, int | None]] | None = None
+                    ) -> list[list[Any]]:
     """[model, sentences scored, AER, precision, recall, note] per run over the pairs
     forced on the gold's words (others are left out and counted), each run in its own
     orientation (a run of the reversed pair against the swapped gold links: the same
@@ -157,18 +160,25 @@ def corpus_aer_rows(views: dict[tuple[int, int], PairView], golds: Sequence[Alig
     attention, whatever layer a heatmap shows), each run's read as readings[run] =
     (reading, no_sink) (default: the predicting step; 'head' of a run without an
     alignment head: its predicting step, with a note). With `sym`, each forward run's row
-    is followed by the row of its links symmetrised with the reverse run's."""
+    is followed by the row of its links symmetrised with the reverse run's. With
+    `layers` = {run: (layer, head or None)}, 0-based (a Transformer run's heatmap showing
+    one decoder layer or head), that run's rows are followed by the same rows read from
+    that layer or head (attention_aer.at_layer, as `align --layer` reads it)."""
     rows = []
     for run_id, label in runs:
         first = views.get((0, run_id))
         if first is not None and first.skipped:
             rows.append([label, 0, None, None, None, first.note])
             continue
-        rows.append(_aer_row(label, views, golds, run_id, readings or {}, None))
-        if sym is not None and run_id in sym.forward and run_id != sym.reverse:
-            rows.append(_aer_row(f"{label} + {sym.label}: {sym.heuristic}", views, golds,
-                                 run_id, readings or {}, sym))
+        selections = [None] + ([layers[run_id]] if layers and run_id in layers else [])
+        for layer in selections:
+            shown = label if layer is None else f"{label} · {layer_text(*layer)}"
+            rows.append(_aer_row(shown, views, golds, run_id, readings or {}, None, layer))
+            if sym is not None and run_id in sym.forward and run_id != sym.reverse:
+                rows.append(_aer_row(f"{shown} + {sym.label}: {sym.heuristic}", views, golds,
+                                     run_id, readings or {}, sym, layer))
     return rows
+
 
 
 def _shown_reading(views: dict[tuple[int, int], PairView], run_id: int,
@@ -184,9 +194,11 @@ def _shown_reading(views: dict[tuple[int, int], PairView], run_id: int,
 
 def _aer_row(label: str, views: dict[tuple[int, int], PairView], golds: Sequence[Alignment],
              run_id: int, readings: dict[int, tuple[str, bool]],
-             sym: Symmetrization | None) -> list[Any]:
-    """One row of corpus_aer_rows: run `run_id`'s links (symmetrised with `sym`'s reverse
-    run's, where given) over the pairs scored (attention_aer.score_gold)."""
+             sym: Symmetrization | None, layer: tuple[int, int | None] | None = None
+             ) -> list[Any]:
+    """One row of corpus_aer_rows: run `run_id`'s links (read from `layer` where given;
+    symmetrised with `sym`'s reverse run's, where given) over the pairs scored
+    (attention_aer.score_gold)."""
     runs = [run_id] if sym is None else [run_id, sym.reverse]
     scored = [i for i in range(len(golds))
               if all(views.get((i, r)) is not None and views[(i, r)].forced is not None
@@ -200,7 +212,8 @@ def _aer_row(label: str, views: dict[tuple[int, int], PairView], golds: Sequence
     if sym is not None:
         reverse = ([views[(i, sym.reverse)].forced for i in scored],
                    _shown_reading(views, sym.reverse, readings)[0])
-    scores = score_gold([v.forced for v in own], [view_gold(v, golds[i]) for i, v in
+    forced = [v.forced if layer is None else at_layer(v.forced, *layer) for v in own]
+    scores = score_gold(forced, [view_gold(v, golds[i]) for i, v in
                                                   zip(scored, own, strict=True)],
                         [variant], reverse=reverse,
                         heuristic=sym.heuristic if sym is not None else "grow-diag-final-and")

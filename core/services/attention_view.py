@@ -23,6 +23,7 @@ from core.evaluate.aer import sentence_aer
 from core.evaluate.alignment import Alignment
 from core.evaluate.attention_aer import (
     GoldForcing,
+    at_layer,
     force_gold,
     read_links,
     symmetrize_with_reverse,
@@ -54,7 +55,8 @@ class PairView:
     note: str = ""
     #: Transformer families under forced decoding: every decoder layer's and head's
     #: cross-attention, layers x heads x (tgt + 1) x src; `matrix` (as computed) is the
-    #: last layer's mean over heads
+    #: last layer's mean over heads. On the model's tokens, also where the view is in the
+    #: gold's words (select_layer sums the layer chosen to words through `forced`)
     layers: np.ndarray | None = None
     #: the model has layers and heads (a Transformer family), even where this view (free
     #: decoding) kept only the averaged attention
@@ -94,9 +96,12 @@ class PairView:
         """What the matrix shows: "average", "layer L (mean of heads)" or "layer L · head H"
         (1-based), for the heatmap's title."""
         layer, head = self.selection
-        if layer is None:
-            return "average"
-        return f"layer {layer + 1}" + (" (mean of heads)" if head is None else f" · head {head + 1}")
+        return "average" if layer is None else layer_text(layer, head)
+
+
+def layer_text(layer: int, head: int | None) -> str:
+    """'layer 1 (mean of heads)' or 'layer 1 · head 2' for a 0-based (layer, head)."""
+    return f"layer {layer + 1}" + (" (mean of heads)" if head is None else f" · head {head + 1}")
 
 
 @dataclass
@@ -194,8 +199,10 @@ def gold_view(session: TranslationSession, run_id: int, label: str, forced: Gold
         view = _token_view(session, run_id, label, forced.result, forced.src_tokens,
                            forced.tgt_tokens)
     else:
+        layers = getattr(forced.result, "layer_attention", None)
         view = PairView(run_id, label, np.asarray(forced.word_rows("predict"), dtype=np.float32),
                         list(src), list(tgt), in_words=True,
+                        layers=None if layers is None else np.asarray(layers, dtype=np.float32),
                         layered=family_traits(session.first.config.model.family).layered,
                         note="subword attention summed to the gold words")
     view.forced = forced
@@ -220,12 +227,23 @@ def select_layer(view: PairView, gold: Alignment | None, layer: int | None = Non
     """`view` (as `pair_view` made it: the averaged attention) showing instead one decoder
     layer's cross-attention, the mean of its heads (`head` None) or one head (0-based):
     a copy with that matrix, its argmax alignment and, where the view had an AER against
-    `gold`, the AER of that alignment. `layer` None gives `view` itself."""
+    `gold`, the AER of that alignment; a view in the gold's words (a subword run) gets
+    the layer's pieces summed to words, and its forced pair read at that layer
+    (attention_aer.at_layer), so that every reading and the whole-set row follow it.
+    `layer` None gives `view` itself."""
     if layer is None or view.skipped:
         return view
     if view.layers is None:
         raise ValueError(f"{view.label}: no per-layer attention (forced decoding of a "
                          "Transformer-family model has it)")
+    if view.in_words:  # the layer's pieces summed to the gold's words, as `align --layer`
+        chosen = at_layer(view.forced, layer, head)
+        out = replace(view, matrix=np.asarray(chosen.word_rows("predict"), dtype=np.float32),
+                      selection=(layer, head), forced=chosen)
+        out.predicted = set(chosen.links("predict")[1].sure)
+        if view.aer is not None and gold is not None:
+            score_view(out, gold)
+        return out
     per_layer = view.layers[layer]  # heads x (tgt + 1) x src
     matrix = per_layer.mean(axis=0) if head is None else per_layer[head]
     out = replace(view, matrix=np.ascontiguousarray(matrix, dtype=np.float32),
@@ -263,7 +281,7 @@ def select_reading(view: PairView, gold: Alignment | None, reading: str = "predi
     full = np.asarray(view.matrix, dtype=np.float32)  # (tgt + 1) x src
     if reading == "head":
         full = view.alignment
-    if view.forced is not None and view.selection == (None, None):
+    if view.forced is not None and (view.selection == (None, None) or view.in_words):
         rows, links = view.forced.links(reading, no_sink)  # what score_gold counts
     else:  # one layer or head, or a pair not forced on the gold's words
         rows, links = read_links(read_attention(full, reading), view.src_tokens,  # tgt x src

@@ -1,8 +1,8 @@
 """Attention screen, "Layer / head" selector: a Transformer run's heatmap can show the
 averaged attention, one decoder layer (mean of its heads) or one head, exactly the
-forced-decoding arrays; the pair's AER follows the matrix shown while the whole-set table
-stays on the averaged attention; an RNN run gets no selector; under free decoding the
-selector is disabled."""
+forced-decoding arrays; the pair's AER follows the matrix shown, and the whole-set table
+adds a row for the layer or head shown beside the averaged attention's; an RNN run gets
+no selector; under free decoding the selector is disabled."""
 from __future__ import annotations
 
 import numpy as np
@@ -10,7 +10,7 @@ import pytest
 
 from app.panels.attention import AttentionPanel
 from app.panels.attention_layers import FREE_TIP
-from core.evaluate.aer import sentence_aer
+from core.evaluate.aer import corpus_aer, sentence_aer
 from core.evaluate.extract import argmax_alignment
 from core.evaluate.goldsets import load_gold_set
 from core.infer.session import TranslationSession
@@ -105,18 +105,29 @@ def test_layer_head_selector_shows_that_matrix_and_its_aer(qtbot, panel, errors)
     assert float(panel.aer_table.item(0, 1).text()) == pytest.approx(
         100 * sentence_aer(argmax_alignment(forced.attention, drop_eos=True), g).aer, abs=0.05)
 
-    # the choice stays while navigating; the whole-set table stays on the averaged attention
+    # the choice stays while navigating; the whole-set table keeps the averaged
+    # attention's rows and adds one for the head shown, over every gold pair
     panel.set_layer(0, 0, 1)
     panel.step(1)
     nxt = panel.views[(panel.current, ids["tf"])]
     assert np.array_equal(heat.image.image, nxt.layers[0, 1])
     corpus_after = [[panel.corpus_table.item(r, c).text() for c in range(5)]
                     for r in range(panel.corpus_table.rowCount())]
-    assert corpus_after == corpus_before and len(corpus_after) == 2
+    assert len(corpus_before) == 2 and len(corpus_after) == 3
+    assert corpus_after[0] == corpus_before[0] and corpus_after[2] == corpus_before[1]
+    assert corpus_after[1][0] == f"{ids['tf']}: tf · layer 1 · head 2"
+    every = sorted(i for i, r in panel.views if r == ids["tf"])
+    head_links = [argmax_alignment(panel.views[(i, ids["tf"])].layers[0, 1], drop_eos=True)
+                  for i in every]
+    head_aer = corpus_aer(head_links, [gold.alignments[i] for i in every]).aer
+    assert float(corpus_after[1][2]) == pytest.approx(100 * head_aer, abs=0.05)
+    assert corpus_after[1][1] == str(len(every))
     runs = [(r, f"{r}: {panel.names[r]}") for r in (ids["tf"], ids["rnn"])]
     rows = corpus_aer_rows(panel.views, gold.alignments, runs)
     assert float(corpus_after[0][2]) == pytest.approx(100 * rows[0][2], abs=0.05)
     assert np.allclose(panel.views[(index, ids["tf"])].matrix, forced.attention, atol=1e-6)
+    panel.set_layer(0)  # back to the average: the extra row goes
+    assert panel.corpus_table.rowCount() == 2
 
 
 def test_free_decoding_disables_the_selector(panel):

@@ -92,3 +92,34 @@ def test_a_recurrent_run_has_no_layers_to_choose(demo_root, capsys, monkeypatch)
                     "--layer", "1"]) == 2
     assert "(luong) has one attention, no decoder layers to choose among" in \
         capsys.readouterr().err
+
+
+def test_the_screen_reads_a_subword_transformers_head_in_words_as_align_does(demo_root):
+    """On a word-level gold set the subword Transformer's views are in the gold's words;
+    the screen's "Layer / head" choice sums that head's pieces to words (its forced pair
+    read at the layer), and the whole-set table's extra row is align --layer's 33.8 %."""
+    from core.jobs import JobContext
+    from core.services.attention_set import attention_views, corpus_aer_rows, gold_pairs
+    from core.services.attention_view import present_view
+    from core.services.translation import SessionCache
+    from core.workspace.store import Workspace
+
+    with Workspace.open(demo_root, create=False) as ws:
+        run_id = ws.get_run(RUN).id
+        pairs = list(enumerate(gold_pairs(ws, WPT03_GOLD)))
+        views = attention_views(ws, SessionCache(), [(run_id, RUN)], pairs, True, JobContext())
+    golds = [pair.gold for _, pair in pairs]
+    view = views[(0, run_id)]
+    assert view.in_words and view.layers is not None and view.layers.shape[:2] == (3, 4)
+    shown = present_view(view, golds[0], ("shift", True), (0, 1))
+    expected = at_layer(view.forced, 0, 1).links("shift", True)[1]
+    assert shown.predicted == expected.sure and shown.selection == (0, 1)
+    assert shown.matrix.shape == (len(view.tgt_tokens), len(view.src_tokens))  # words
+    assert shown.predicted != present_view(view, golds[0], ("shift", True)).predicted
+
+    rows = corpus_aer_rows(views, golds, [(run_id, RUN)], {run_id: ("shift", True)}, None,
+                           {run_id: (0, 1)})
+    assert [r[0] for r in rows] == [RUN, f"{RUN} · layer 1 · head 2"]
+    assert rows[1][1] == len(golds) == 37
+    assert abs(100 * rows[1][2] - 33.8) <= 0.05  # align --layer 1 --head 2's figure
+    assert abs(100 * rows[0][2] - 66.2) <= 0.5  # the averaged last layer, read at shift
