@@ -123,8 +123,12 @@ class EvaluationPanel(QWidget):
         self.bleu_curves = CurvesPlot("Dev BLEU", "BLEU")
         self.by_length = pg.PlotWidget(background="w")
         self.by_length.setTitle("BLEU by source length", size="11pt")
-        self.by_length.setLabel("bottom", "source length (tokens); n = sentences, * = fewer "
-                                f"than {MIN_BUCKET_SENTENCES}: faint, BLEU means little")
+        # short enough for the plot's third of a 1280-pixel window; the rest in the tooltip
+        self.by_length.setLabel("bottom", "source length (tokens); n = sentences; "
+                                f"*: under {MIN_BUCKET_SENTENCES}")
+        self.by_length.setToolTip(f"n = sentences of the bucket; * = fewer than "
+                                  f"{MIN_BUCKET_SENTENCES} sentences, drawn faint: their "
+                                  "BLEU means little")
         self.by_length.setLabel("left", "BLEU")
         self.by_length.showGrid(y=True, alpha=0.15)
         self.by_length_legend = self.by_length.addLegend(offset=(10, 8), labelTextSize="9pt",

@@ -99,8 +99,13 @@ def set_comparison_columns(table: QTableWidget, comparing: bool, main_name: str 
         header.setSectionResizeMode(QHeaderView.ResizeMode.Stretch)
         return
     table.setColumnCount(4)
-    table.setHorizontalHeaderLabels(["Source", f"{main_name or 'Model'} (editable)",
-                                     f"Baseline: {baseline_name}", DIFFERS])
+    labels = ["Source", f"{main_name or 'Model'} (editable)", f"Baseline: {baseline_name}",
+              DIFFERS]
+    table.setHorizontalHeaderLabels(labels)
+    # a run's name can be wider than its column: cut in the middle, whole in the tooltip
+    header.setTextElideMode(Qt.TextElideMode.ElideMiddle)
+    for column in (TARGET, BASELINE):
+        table.horizontalHeaderItem(column).setToolTip(labels[column])
     for column in (0, TARGET, BASELINE):
         header.setSectionResizeMode(column, QHeaderView.ResizeMode.Stretch)
     header.setSectionResizeMode(MARK, QHeaderView.ResizeMode.ResizeToContents)

@@ -5,7 +5,7 @@
               [--target-context] [--warnings]
 
 Reads one sentence per line from stdin or --input (with --document, or an --input
-ending in .docx: a .txt/.md/.docx document split into sentences, or a TMX/XLIFF file's
+ending in .docx, .tmx, .xlf or .xliff: a .txt/.md/.docx document split into sentences, or a TMX/XLIFF file's
 source segments; the whole file is one document, so a context model's context crosses
 paragraph ends) and writes one detokenised translation per line (per paragraph with
 --document, the blank lines between paragraphs kept) to stdout or --output
@@ -46,6 +46,8 @@ from core.services import n_best, translation
 from core.workspace.store import Workspace
 
 EXPORT_SUFFIXES = (".tmx", ".xlf", ".xliff", ".tsv", ".jsonl", ".docx")
+#: --input files always read as documents (their segments or paragraphs, never their lines)
+STRUCTURED_SUFFIXES = (".docx", ".tmx", ".xlf", ".xliff")
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -81,7 +83,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="--input is a document (.txt, .md, .docx, .tmx, .xlf): split it into "
                    "sentences and translate them in order as one document (context "
                    "models see the previous ones); one output line per paragraph, blank "
-                   "lines kept (implied by a .docx --input)")
+                   "lines kept (implied by a .docx, .tmx, .xlf or .xliff --input)")
     p.add_argument("--target-context", action="store_true",
                    help="context models: use the model's own previous translations as the "
                    "context, not the previous source sentences (sentence i waits for i - 1); "
@@ -258,8 +260,8 @@ def run(args: argparse.Namespace) -> int:
     if args.n_best > 1 and (args.json or args.target_context or args.warnings):
         raise ConfigError("--n-best cannot be combined with --json, --target-context or "
                           "--warnings: drop one of them")
-    if args.input and Path(args.input).suffix.lower() == ".docx":
-        args.document = True  # a Word document has no lines to read one by one
+    if args.input and Path(args.input).suffix.lower() in STRUCTURED_SUFFIXES:
+        args.document = True  # its lines are markup, not sentences
     if args.output:
         check_output(args.output, args.n_best, args.input)
     from core.infer.shortlist import parse_spec  # lazy: a top-level import would load numpy, torch

@@ -51,6 +51,11 @@ _WORD_HYPHEN = re.compile(r"(\w)-(?=\w)")
 #: the French release writes "50 p. 100" (per cent) as "50p. 100"
 _PERCENT_WRITTEN = re.compile(r"(\d) p\. (?=\d)")
 _PERCENT_RELEASE = re.compile(r"(\d)p\. (?=\d)")
+#: the French release glues a title to the word before it ("deM. Manning", "queM.",
+#: "deSt. John's", "Lehon. Don Boudria", "trèshon."): a model trained on it writes so too
+_GLUED_TITLE = re.compile(r"([^\W\d_A-Z]+)(M\.|MM\.|Mme|Mlle|St\.|Ste\.)|([Ll]e|[Tt]rès)(hon\.)")
+#: a French amount's "$" follows it ("20 000 $ en 1998"); Moses joins it to the next word
+_DOLLAR_BEFORE_WORD = re.compile(r"(^|\s)\$(?=[^\W\d_])")
 
 
 def _starts_with_vowel_sound(word: str) -> bool:
@@ -106,6 +111,21 @@ def _join_percent(tokens: list[str]) -> list[str]:
         if t == "." and out and re.fullmatch(r"[\d,]+p", out[-1]) \
                 and k + 1 < len(tokens) and tokens[k + 1].isdigit():
             out[-1] += "."
+        else:
+            out.append(t)
+    return out
+
+
+def _split_glued_titles(tokens: list[str]) -> list[str]:
+    """["deM.", "Smith"] -> ["de", "M.", "Smith"], ["Lehon."] -> ["Le", "hon."]: a word in
+    lowercase (or capitalised) glued to a title, as the release writes it (_GLUED_TITLE)."""
+    out: list[str] = []
+    for t in tokens:
+        m = _GLUED_TITLE.fullmatch(t)
+        if m and (m.group(1) or "").islower():
+            out += [m.group(1), m.group(2)]
+        elif m and m.group(3):
+            out += [m.group(3), m.group(4)]
         else:
             out.append(t)
     return out
@@ -198,15 +218,17 @@ def _capitalise_first(text: str) -> str:
 
 def from_model(tokens: list[str], lang: str, detokenizer: MosesDetokenizer) -> str:
     """The model's tokens in the release's form -> a sentence as a person writes it:
-    elisions and contractions made (French), apostrophes joined (English), hyphens
+    titles glued to the word before split off and elisions and contractions made, "$"
+    after the amount (French), apostrophes joined (English), hyphens
     joined ("est-ce", "porte-parole"), Moses detokenised, the first word capitalised
     (_capitalise_first)."""
     tokens = [t for t in tokens if t]
     if lang == "fr":
-        tokens = _contract_fr(tokens)
+        tokens = _contract_fr(_split_glued_titles(tokens))
     elif lang == "en":
         tokens = _join_english_apostrophes(tokens)
     text = detokenizer.detokenize(_join_hyphens(tokens), unescape=False)
     if lang == "fr":
         text = _PERCENT_RELEASE.sub(r"\1 p. ", text)
+        text = _DOLLAR_BEFORE_WORD.sub(r"\1$ ", text)
     return _capitalise_first(text)

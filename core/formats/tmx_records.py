@@ -51,10 +51,22 @@ def read_tmx(path: str | Path, src_lang: str | None = None,
 def read_tmx_from(path: str | Path, lang: str) -> tuple[list[TranslationRecord], str]:
     """A TMX read as a document to translate from `lang`: `lang`'s side as the source
     where some <tu> has it (a memory holds both sides), else the header's srclang ->
-    (records, the source language read)."""
+    (records, the source language read). Every <tu> with that side is read, the ones
+    with no other side too (their translation is ""); CorpusError when there is no side
+    to read."""
     found = parse_tmx(path)
     has = any(lang_matches(lang, tuv_lang) for unit in found.units for tuv_lang, _ in unit.tuvs)
-    return _records(path, found, lang if has else None, None)
+    src = lang if has else found.srclang
+    if not src:
+        raise CorpusError(path, None, f"no <tuv> is in {lang!r} and the <header> names no "
+                          f"srclang: add srclang=\"LANG\" to the header")
+    decoding = from_pairs(found.props)
+    # every <tu> with a source side: one not translated yet is what there is to translate
+    records = [TranslationRecord(text, "", id=unit.tuid or str(k),
+                                 meta=with_decoding({}, decoding))
+               for k, unit in enumerate(found.units, start=1)
+               if (text := unit.pick(src)) is not None]
+    return records, src
 
 
 def _records(path, found, src_lang: str | None, tgt_lang: str | None

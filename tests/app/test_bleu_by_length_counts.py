@@ -61,3 +61,25 @@ def test_buckets_show_their_sentences_and_small_ones_are_marked(qtbot, tmp_path)
     assert by_length[1:] == [["0-9", "120", "31.50", ""], ["10-19", "43", "27.25", ""],
                              ["20+", "4", "8.00", FEW_SENTENCES]]
     ws.close()
+
+
+def test_the_bars_caption_is_whole_at_1280x720(qtbot, qapp, tmp_path):
+    """The caption under the bars fits its plot in a 1280 x 720 window (it was 546
+    pixels wide under a 363-pixel axis, cut at both ends); what it leaves out is in the
+    plot's tooltip."""
+    from app.main_window import MainWindow, apply_style
+
+    apply_style(qapp)
+    Workspace.open(tmp_path / "ws", create=True).close()
+    window = MainWindow(tmp_path / "ws")
+    qtbot.addWidget(window)
+    window.resize(1280, 720)
+    window.show()
+    qtbot.waitExposed(window)
+    window.tabs.setCurrentWidget(window.evaluation)
+    for _ in range(20):
+        qapp.processEvents()
+    axis = window.evaluation.by_length.getAxis("bottom")
+    assert 0 < axis.label.boundingRect().width() <= axis.geometry().width()
+    assert "their BLEU means little" in window.evaluation.by_length.toolTip()
+    window.close()

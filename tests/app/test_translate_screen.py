@@ -149,3 +149,21 @@ def test_editing_a_compared_target_updates_its_mark_and_the_filter(panel):
     assert "<b" in table.item(1, BASELINE).data(RICH_ROLE)[1]
     panel.compare.only_differing.setChecked(True)
     assert [table.isRowHidden(r) for r in range(2)] == [True, False]
+
+
+def test_compared_runs_long_names_are_cut_in_the_middle_and_whole_in_tooltips(panel):
+    """Two demo runs' names in the comparison's headers: clipped at both ends before
+    ('sards-subs-context-target (edita'), now elided in the middle so that the start and
+    '(editable)' stay, and whole in the headers' tooltips."""
+    from PySide6.QtCore import Qt
+
+    from app.panels.translate_compare import set_comparison_columns
+
+    set_comparison_columns(panel.table, True, "hansards-subs-context-target",
+                           "hansards-subs-transformer")
+    header = panel.table.horizontalHeader()
+    assert header.textElideMode() == Qt.TextElideMode.ElideMiddle
+    assert panel.table.horizontalHeaderItem(TARGET).toolTip() == \
+        "hansards-subs-context-target (editable)"
+    assert panel.table.horizontalHeaderItem(BASELINE).toolTip() == \
+        "Baseline: hansards-subs-transformer"

@@ -50,6 +50,31 @@ def test_a_model_writing_ce_before_a_vowel_gets_cet():
         "Cet avion part"
 
 
+def test_titles_the_release_glues_to_the_word_before_are_written_apart():
+    """The release writes "deM. Manning" (376 times in 300k lines), "queM.", "deSt.",
+    "Lehon. Don Boudria" (7,637) and "trèshon."; a model trained on it answers so."""
+    det = MosesDetokenizer("fr")
+    assert from_model("la motion deM. Manning et queM. Roy .".split(), "fr", det) == \
+        "La motion de M. Manning et que M. Roy."
+    assert from_model("Lehon. Don Boudria et le trèshon. député de St. John .".split(),
+                      "fr", det) == "L'hon. Don Boudria et le très hon. député de St. John."
+    assert from_model("à M. Roy , àM. Smith et àMme Jones".split(), "fr", det) == \
+        "À M. Roy, à M. Smith et à Mme Jones"
+    # a word that merely ends in capitals or in 'hon.' stays whole
+    assert from_model("il aime Python. et EUM.".split(), "fr", det) == "Il aime Python. et EUM."
+
+
+def test_a_french_amount_keeps_its_dollar_sign_apart_from_the_next_word():
+    """French writes "$" after the amount; Moses' rule for a currency sign before an
+    amount joined it to the word after ("20 000 $en 1998")."""
+    det = MosesDetokenizer("fr")
+    assert from_model("il a coûté 20 000 $ en 1998 , soit 5 millions de $ par an .".split(),
+                      "fr", det) == "Il a coûté 20 000 $ en 1998, soit 5 millions de $ par an."
+    assert from_model("20 $ , 30 $ .".split(), "fr", det) == "20 $, 30 $."
+    release = "le coût est de 20 $ par jour .".split()
+    assert to_model(from_model(release, "fr", det), "fr", MosesTokenizer("fr")) == release
+
+
 def test_english_apostrophes_stand_alone_in_the_release_and_join_in_text():
     release = "i think the member ' s point is that we don ' t know .".split()
     assert from_model(release, "en", MosesDetokenizer("en")) == \

@@ -314,3 +314,63 @@ def test_translate_refuses_a_document_in_another_language(tmp_path, capsys):
                     "--document", "--input", str(german), "--output", str(out)]) != 0
     assert "brief.xlf says its source text is in 'de'" in capsys.readouterr().err
     assert not out.exists()
+
+
+SPANISH_TMX = """<?xml version="1.0" encoding="UTF-8"?>
+<tmx version="1.4"><header srclang="es" datatype="plaintext" segtype="sentence"
+ adminlang="en" o-tmf="x" creationtool="t" creationtoolversion="1"/><body>
+ <tu tuid="a7"><tuv xml:lang="es"><seg>Hola.</seg></tuv></tu>
+ <tu tuid="b9"><tuv xml:lang="es"><seg>El perro come.</seg></tuv></tu>
+</body></tmx>
+"""
+
+
+def test_a_tmx_or_xliff_input_is_read_as_segments_without_document(tmp_path, capsys):
+    """`translate --input x.tmx` (no --document) translates the memory's segments, not
+    its lines of XML (which it used to, markup and all), and a TMX in another language
+    than the run's is refused as with --document."""
+    from core.services.demo import ensure_demo_workspace
+    from core.workspace.store import Workspace
+
+    root = ensure_demo_workspace(tmp_path / "demo", models_dir=TOY_MODELS)
+    memory = tmp_path / "memoria.tmx"
+    memory.write_text(SPANISH_TMX, encoding="utf-8")
+    with Workspace.open(root) as ws:
+        session = translation.open_session(ws, ["demo-rnnsearch"])
+        expected = [t.text for para in translation.translate_document(
+            session, translation.read_document(memory, "es"), beam=1) for t in para]
+    capsys.readouterr()
+    base = ["--workspace", str(root), "translate", "--run", "demo-rnnsearch", "--beam", "1"]
+    assert run_cli([*base, "--input", str(memory)]) == 0
+    assert capsys.readouterr().out == f"{expected[0]}\n{expected[1]}\n"
+    out = tmp_path / "memoria_en.xlf"
+    assert run_cli([*base, "--input", str(memory), "--output", str(out)]) == 0
+    assert [(r.id, r.source, r.translation) for r in read_xliff(out)] == [
+        ("a7", "Hola.", expected[0]), ("b9", "El perro come.", expected[1])]
+    german = tmp_path / "brief.xlf"
+    german.write_text(GERMAN_XLIFF, encoding="utf-8")
+    assert run_cli([*base, "--input", str(german)]) == 2
+    assert "brief.xlf says its source text is in 'de'" in capsys.readouterr().err
+
+
+def test_a_tmx_segment_not_translated_yet_is_read_with_the_others(tmp_path):
+    """A memory's <tu> with only its source side is what a user wants translated: it
+    used to be dropped (one of three segments read), and a memory with no target side
+    at all was refused as having no languages."""
+    memory = tmp_path / "partial.tmx"
+    memory.write_text(SPANISH_TMX.replace(
+        '<tuv xml:lang="es"><seg>Hola.</seg></tuv>',
+        '<tuv xml:lang="es"><seg>Hola.</seg></tuv><tuv xml:lang="en"><seg>Hi.</seg></tuv>'),
+        encoding="utf-8")
+    document = translation.read_document(memory, "es")
+    assert document.sentences == ["Hola.", "El perro come."]
+    assert document.ids == ["a7", "b9"] and document.src_langs == ("es",)
+    only = tmp_path / "only.tmx"
+    only.write_text(SPANISH_TMX, encoding="utf-8")
+    # read from the header's srclang when the run's language is not there
+    assert translation.read_document(only, "en").sentences == ["Hola.", "El perro come."]
+    nameless = tmp_path / "nameless.tmx"
+    nameless.write_text(SPANISH_TMX.replace(' srclang="es"', ""), encoding="utf-8")
+    with pytest.raises(CorpusError, match="no <tuv> is in 'en' and the <header> names no "
+                       "srclang: add srclang="):
+        translation.read_document(nameless, "en")
