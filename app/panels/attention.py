@@ -185,7 +185,8 @@ class AttentionPanel(PairBrowser, PairHeatmaps, LayerSelector, QWidget):
         centre_layout.addWidget(self.pair_label)
         centre_layout.addWidget(self.heatmap_grid, 1)
         tables = tables_box((("This pair (the matrix shown)", self.aer_table),
-                             ("Whole set (averaged attention)", self.corpus_table)))
+                             ("Whole set (averaged attention; + the layer shown)",
+                              self.corpus_table)))
         vertical = QSplitter(Qt.Orientation.Vertical)
         vertical.addWidget(centre)
         vertical.addWidget(tables)

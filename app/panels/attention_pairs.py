@@ -205,14 +205,18 @@ class PairBrowser:
         self.order = order
         self.pair_list.blockSignals(True)
         self.pair_list.clear()
+        shown = checked[:4]  # the models with a heatmap, in their order
         for i in order:
-            scores = [self._aer(i, r) for r in checked[:2]]
-            prefix = ""
+            scores = [self._aer(i, r) for r in shown]
+            prefix, tip = "", ""
             if scores and all(s is not None for s in scores):
                 prefix = "[" + " / ".join(percent_text(s) for s in scores) + "]  "
+                tip = "\nAER %: " + ", ".join(
+                    f"{self.names.get(r, r)} {percent_text(s)}" for r, s in zip(
+                        shown, scores, strict=True))
             text = f"{i + 1}. {prefix}{self.pairs[i].source}"
             item = QListWidgetItem(text)
-            item.setToolTip(f"{self.pairs[i].source}\n{self.pairs[i].target}")
+            item.setToolTip(f"{self.pairs[i].source}\n{self.pairs[i].target}{tip}")
             self.pair_list.addItem(item)
         if self.current in order:
             self.pair_list.setCurrentRow(order.index(self.current))

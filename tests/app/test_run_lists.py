@@ -88,7 +88,10 @@ def test_attention_screen_follows_the_checked_models(qtbot, attention, errors):
     assert job.state == workers.FINISHED, errors
     panel.pair_list.setCurrentRow(0)
     assert any("locp" in t for t in _titles(panel))
-    assert " / " in panel.pair_list.item(0).text()  # [AER glob / AER locp]
+    first = panel.pair_list.item(0)
+    assert " / " in first.text()  # [AER glob / AER locp]
+    shown = first.text().split("[", 1)[1].split("]")[0].split(" / ")
+    assert first.toolTip().endswith(f"AER %: glob {shown[0]}, locp {shown[1]}")  # which is which
 
     panel.models.item(panel.models.run_ids().index(ids["locp"])).setCheckState(
         Qt.CheckState.Unchecked)
