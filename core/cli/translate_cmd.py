@@ -290,6 +290,9 @@ def run(args: argparse.Namespace) -> int:
             session.drop_fp32()
         src_lang, tgt_lang = session.first.src_pre.lang, session.first.tgt_pre.lang
         document = read_input(args, src_lang)
+        if not any(s.strip() for s in document.sentences):  # nothing a file could hold
+            raise CorpusError(args.input or "<stdin>", None, "no text to translate (empty, or "
+                              "blank lines only): nothing was written")
         translation.check_document_language(document, src_lang, session.names[0])
         if args.target_context:
             translation.check_target_context(session)

@@ -157,6 +157,10 @@ def read_document(path: str | Path, lang: str = "en") -> Document:
     are CorpusErrors naming the file (and the line where the format has lines)."""
     path = Path(path)
     suffix = path.suffix.lower()
+    if suffix not in DOCUMENT_SUFFIXES:
+        raise CorpusError(path, None, f"cannot read {suffix or 'a file without a suffix'} as a "
+                          f"document: open a {', '.join(DOCUMENT_SUFFIXES)} file (plain text "
+                          "of one sentence a line: rename it .txt)")
     if suffix in (".tmx", ".xlf", ".xliff"):
         if suffix == ".tmx":  # the side in `lang` where the memory has it
             records, src = read_tmx_from(path, lang)

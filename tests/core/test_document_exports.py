@@ -374,3 +374,26 @@ def test_a_tmx_segment_not_translated_yet_is_read_with_the_others(tmp_path):
     with pytest.raises(CorpusError, match="no <tuv> is in 'en' and the <header> names no "
                        "srclang: add srclang="):
         translation.read_document(nameless, "en")
+
+
+def test_an_input_with_no_text_is_refused_and_nothing_is_written(tmp_path, capsys):
+    """An empty or blank-only input (file or stdin) is one error line naming it, and no
+    output file appears (it used to write an empty XLIFF and say 'wrote 0
+    translations'); a document of an unknown suffix names every suffix it could be."""
+    from core.services.demo import ensure_demo_workspace
+
+    root = ensure_demo_workspace(tmp_path / "demo", models_dir=TOY_MODELS)
+    base = ["--workspace", str(root), "translate", "--run", "demo-rnnsearch", "--beam", "1"]
+    blank = tmp_path / "blank.txt"
+    blank.write_text("\n  \n\n", encoding="utf-8")
+    out = tmp_path / "blank_en.xlf"
+    assert run_cli([*base, "--input", str(blank), "--output", str(out)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err[-1] == f"error: {blank}: no text to translate (empty, or blank lines only): " \
+                      "nothing was written"
+    assert not out.exists()
+    notes = tmp_path / "notes.es"
+    notes.write_text("Hola.\n", encoding="utf-8")
+    assert run_cli([*base, "--document", "--input", str(notes)]) == 2
+    assert "cannot read .es as a document: open a .txt, .md, .docx, .tmx, .xlf, .xliff " \
+           "file" in capsys.readouterr().err
