@@ -37,7 +37,8 @@ bench-vs-onmt: $(STAMP)
 # the README's pictures, from the demo workspace, at 1400 x 900 and 1280 x 720
 screenshots: $(STAMP)
 	$(PY) -m app.screenshots docs/screenshots
-	@# lossless: Qt's PNGs are about a quarter larger, and the repository has 45 MB in all
+	@# the screens are lossless WebP (app/screenshots.py); the exported figure is a PNG,
+	@# about a quarter smaller recompressed, and the repository has 45 MB in all
 	@if command -v optipng >/dev/null; then optipng -quiet -o2 docs/screenshots/*.png; \
 	else echo "optipng not found: the pictures are not recompressed (apt install optipng)"; fi
 

@@ -337,7 +337,9 @@ def apply_style(app: QApplication) -> None:
         "#hint { color: #555; }"
         "#caption { font-weight: 600; color: #333; padding: 2px 0; }"
         "#pairLabel { font-size: 11pt; padding: 2px 4px; }"
-        "QHeaderView::section { padding: 3px 6px; font-weight: 600; }"
+        # the header's own font is the bolder one (not its sections'): Qt measures a
+        # long header in it, so it elides to what fits instead of clipping both ends
+        "QHeaderView { font-weight: 600; } QHeaderView::section { padding: 3px 6px; }"
     )
 
 

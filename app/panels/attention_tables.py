@@ -3,8 +3,8 @@ the whole set (averaged attention, and a row for each decoder layer or head a he
 shows), side by side under the heatmaps.
 
 Each keeps room for three rows whatever the window's size, and its columns fit its
-width: the model's name takes what the numbers leave (elided in the middle, whole in its
-tooltip),
+width: the model's name takes what the numbers leave (elided, whole in its tooltip; a
+row's own part first: "grow-diag-final-and: 4: …", "layer 1 · head 2 of 8: …"),
 each number column is as wide as its header, and the "Note" column is shown only when
 a row has a note."""
 from __future__ import annotations
@@ -68,9 +68,6 @@ def aer_table(columns: Sequence[tuple[str, str]]) -> QTableWidget:
     table.verticalHeader().setVisible(False)
     table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
     table.setWordWrap(False)
-    # a long name keeps both ends: "4: hansards-…-head" and its symmetrised row
-    # "4: hansards-…-final-and" stay apart
-    table.setTextElideMode(Qt.TextElideMode.ElideMiddle)
     header = table.horizontalHeader()
     for c, (name, _) in enumerate(columns):
         mode = QHeaderView.ResizeMode.Stretch if name in STRETCHED else \

@@ -172,10 +172,12 @@ def corpus_aer_rows(views: dict[tuple[int, int], PairView], golds: Sequence[Alig
             continue
         selections = [None] + ([layers[run_id]] if layers and run_id in layers else [])
         for layer in selections:
-            shown = label if layer is None else f"{label} · {layer_text(*layer)}"
+            # what tells a row from the run's first comes first: a narrow column elides
+            # the end ("layer 1 · head 2 of 8: hansards-…", "grow-diag-final-and: 4: …")
+            shown = label if layer is None else f"{layer_text(*layer)} of {label}"
             rows.append(_aer_row(shown, views, golds, run_id, readings or {}, None, layer))
             if sym is not None and run_id in sym.forward and run_id != sym.reverse:
-                rows.append(_aer_row(f"{shown} + {sym.label}: {sym.heuristic}", views, golds,
+                rows.append(_aer_row(f"{sym.heuristic}: {shown} + {sym.label}", views, golds,
                                      run_id, readings or {}, sym, layer))
     return rows
 

@@ -115,7 +115,7 @@ def test_layer_head_selector_shows_that_matrix_and_its_aer(qtbot, panel, errors)
                     for r in range(panel.corpus_table.rowCount())]
     assert len(corpus_before) == 2 and len(corpus_after) == 3
     assert corpus_after[0] == corpus_before[0] and corpus_after[2] == corpus_before[1]
-    assert corpus_after[1][0] == f"{ids['tf']}: tf · layer 1 · head 2"
+    assert corpus_after[1][0] == f"layer 1 · head 2 of {ids['tf']}: tf"
     every = sorted(i for i, r in panel.views if r == ids["tf"])
     head_links = [argmax_alignment(panel.views[(i, ids["tf"])].layers[0, 1], drop_eos=True)
                   for i in every]

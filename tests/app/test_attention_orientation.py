@@ -152,7 +152,7 @@ def test_symmetrise_with_adds_the_symmetrised_row(qtbot, pairs_ws, errors, forwa
     for heuristic in ("intersection", "grow-diag-final-and"):
         control.heuristic.setCurrentText(heuristic)
         rows = table(panel)
-        sym_label = f"{label} + {ids[reverse]}: {reverse}: {heuristic}"
+        sym_label = f"{heuristic}: {label} + {ids[reverse]}: {reverse}"
         assert list(rows)[:2] == [label, sym_label]
         assert rows[sym_label][0] == rows[label][0] == str(len(panel.pairs))
     shown = panel.shown[0]

@@ -1,4 +1,4 @@
-"""The .docx round trip picture (app.docx_pages, `make screenshots`: translate-docx.png)
+"""The .docx round trip picture (app.docx_pages, `make screenshots`: translate-docx.webp)
 draws what is in the files: the exported document's paragraphs, styles and bold runs
 where the source has them, a blank paragraph as a gap."""
 from __future__ import annotations

@@ -119,7 +119,7 @@ def test_the_screen_reads_a_subword_transformers_head_in_words_as_align_does(dem
 
     rows = corpus_aer_rows(views, golds, [(run_id, RUN)], {run_id: ("shift", True)}, None,
                            {run_id: (0, 1)})
-    assert [r[0] for r in rows] == [RUN, f"{RUN} · layer 1 · head 2"]
+    assert [r[0] for r in rows] == [RUN, f"layer 1 · head 2 of {RUN}"]
     assert rows[1][1] == len(golds) == 37
     assert abs(100 * rows[1][2] - 33.8) <= 0.05  # align --layer 1 --head 2's figure
     assert abs(100 * rows[0][2] - 66.2) <= 0.5  # the averaged last layer, read at shift
