@@ -59,6 +59,16 @@ from core.services.translation import SessionCache
 from core.workspace.store import Workspace
 
 
+def dev_bleu_tip(samples: list[str]) -> str:
+    """The Dev BLEU plot's tooltip: what its points are (not the table's test BLEU) and
+    how many dev sentences each run scored (`samples`: 'run: N' lines)."""
+    tip = ("Greedy BLEU of the first dev sentences at each validation while training "
+           "(data.dev_sample; tokenised BLEU for a pre-tokenised corpus): a training "
+           "curve, not comparable with the table's test BLEU (beam, whole test split, "
+           "the corpus's text convention)")
+    return tip + ("\nDev sentences scored: " + "; ".join(samples) if samples else "")
+
+
 class NumberItem(QTableWidgetItem):
     """A number shown with a fixed number of decimals ('34.0', not Qt's '34' for a
     float), right-aligned, sorted by its value."""
@@ -268,14 +278,18 @@ class EvaluationPanel(QWidget):
             self.by_length.removeItem(item)
         self.bars = []
         self.by_length_legend.clear()
-        names = {r.id: r.name for r in self.workspace.list_runs()}
+        runs = {r.id: r for r in self.workspace.list_runs()}
+        samples = []
         for rid in self.selected_run_ids():
             valid = self.workspace.curves(rid, "valid")
-            label = f"{rid}: {names.get(rid, '?')}"
+            label = f"{rid}: {runs[rid].name if rid in runs else '?'}"
             if "dev_ppl" in valid:
                 self.curves.add_points(label, "dev_ppl", *valid["dev_ppl"])
             if "dev_bleu" in valid:
                 self.bleu_curves.add_points(label, "dev_bleu", *valid["dev_bleu"])
+                dev = (runs[rid].config.get("data") or {}) if rid in runs else {}
+                samples.append(f"{label}: {dev.get('dev_sample', '?')}")
+        self.bleu_curves.plot.setToolTip(dev_bleu_tip(samples))
         self.draw_bleu_by_length(length_systems(self.selected()))
 
     def draw_bleu_by_length(self, systems: list[tuple[str, dict[str, float], dict[str, int]]]

@@ -90,3 +90,23 @@ def test_numbers_keep_their_decimals_and_sort_by_value(qtbot):
     assert NumberItem(9.5, 2) < NumberItem(10.0, 2)
     assert not NumberItem(10.0, 2) < NumberItem(9.5, 2)
 
+
+
+def test_the_dev_bleu_plot_says_what_its_points_are(qtbot, scored_ws):
+    """The Dev BLEU curves are greedy BLEU on each run's first dev sentences while it
+    trained, not the table's test BLEU: the plot's tooltip says so, with each selected
+    run's number of dev sentences (a run without dev BLEU points is not listed)."""
+    from app.panels.evaluation import EvaluationPanel
+    from core.workspace.store import Workspace
+
+    with Workspace.open(scored_ws) as ws:
+        run = ws.list_runs()[0]
+        for step, bleu in ((100, 12.0), (200, 18.5)):
+            ws.log_metrics(run.id, step, "valid", {"dev_ppl": 30.0, "dev_bleu": bleu})
+        sample = run.config["data"]["dev_sample"]
+    panel = next(shown_panel(qtbot, EvaluationPanel, scored_ws, 1600, 900))
+    panel.table.selectAll()
+    tip = panel.bleu_curves.plot.toolTip()
+    assert tip.startswith("Greedy BLEU of the first dev sentences at each validation")
+    assert "not comparable with the table's test BLEU" in tip
+    assert tip.endswith(f"Dev sentences scored: {run.id}: scored: {sample}")
