@@ -23,6 +23,26 @@ def gc_on_gui_thread(qapp):
     collector.stop()
 
 
+@pytest.fixture
+def workbench_style(qapp):
+    """The workbench's look (app.main_window.apply_style: Qt style, font, style sheet,
+    pyqtgraph's foreground and antialiasing) for one test, and the test session's back
+    after it: the style is process-wide, and the pixel tests after it draw unstyled."""
+    import pyqtgraph as pg
+
+    from app.main_window import apply_style
+
+    before = (qapp.style().name(), qapp.font(), qapp.styleSheet(),
+              {k: pg.getConfigOption(k) for k in ("foreground", "antialias")})
+    apply_style(qapp)
+    yield qapp
+    style, font, sheet, options = before
+    qapp.setStyleSheet(sheet)
+    qapp.setFont(font)
+    qapp.setStyle(style)
+    pg.setConfigOptions(**options)
+
+
 @pytest.fixture(autouse=True)
 def temp_settings(tmp_path_factory):
     folder = tmp_path_factory.mktemp("qsettings")

@@ -63,13 +63,11 @@ def test_buckets_show_their_sentences_and_small_ones_are_marked(qtbot, tmp_path)
     ws.close()
 
 
-def test_the_bars_caption_is_whole_at_1280x720(qtbot, qapp, tmp_path):
+def test_the_bars_caption_is_whole_at_1280x720(qtbot, qapp, workbench_style, tmp_path):
     """The caption under the bars fits its plot in a 1280 x 720 window (it was 546
     pixels wide under a 363-pixel axis, cut at both ends); what it leaves out is in the
     plot's tooltip."""
-    from app.main_window import MainWindow, apply_style
-
-    apply_style(qapp)
+    from app.main_window import MainWindow
     Workspace.open(tmp_path / "ws", create=True).close()
     window = MainWindow(tmp_path / "ws")
     qtbot.addWidget(window)

@@ -74,7 +74,8 @@ def test_the_context_model_is_evaluated_document_by_document(two_runs, monkeypat
 def test_a_tmx_gives_the_same_pairs_to_corpus_import_and_to_open_document(tmp_path):
     """One TMX parser: a file with region tags, a highlighted word, a formatting code, a
     pretty-printed segment and a unit lacking a language reads the same through corpus
-    import (core.data.readers) and the Translate screen's "Open document"."""
+    import (core.data.readers) and the Translate screen's "Open document", which also
+    keeps the unit lacking a language to translate it."""
     from core.data.readers import read_corpus
     from core.formats.tmx_records import read_tmx
     from core.services.translation_jobs import read_document_job
@@ -97,7 +98,12 @@ def test_a_tmx_gives_the_same_pairs_to_corpus_import_and_to_open_document(tmp_pa
     assert [" ".join(r.source.split()) for r in records] == [q.src for q in corpus.pairs]
     assert [" ".join(r.translation.split()) for r in records] == [q.tgt for q in corpus.pairs]
     assert [r.id for r in records] == ["a", "c"]
-    assert [" ".join(s.split()) for s in read_document_job(p, "es", JobContext()).sentences] == [q.src for q in corpus.pairs]
+    # the same parser; a document to translate also keeps the unit not translated yet
+    # ("b", no English side), which a training pair cannot be
+    document = read_document_job(p, "es", JobContext())
+    assert [" ".join(s.split()) for s in document.sentences] == [
+        "La casa verde.", "Solo español.", "Mi hermana vive en Madrid."]
+    assert document.ids == ["a", "b", "c"]
     assert [q.line for q in corpus.pairs] == [4, 7]
 
 

@@ -15,10 +15,7 @@ def ink_columns(image, x0: int, x1: int) -> int:
                for x in range(x0, x1))
 
 
-def test_a_long_header_is_elided_inside_its_section(qtbot, qapp):
-    from app.main_window import apply_style
-
-    apply_style(qapp)
+def test_a_long_header_is_elided_inside_its_section(qtbot, workbench_style):
     table = QTableWidget(1, 2)
     qtbot.addWidget(table)
     table.setHorizontalHeaderLabels(["hansards-subs-context-target (editable)",

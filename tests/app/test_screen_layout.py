@@ -54,12 +54,10 @@ def _settle(qapp, job=None, timeout: float = 300.0) -> None:
 
 
 @pytest.fixture
-def window(qtbot, qapp, four_runs_ws, tmp_path):
+def window(qtbot, qapp, workbench_style, four_runs_ws, tmp_path):
     """The main window on a copy of the workspace; the Attention screen shows pair 4 of
     demo-gold under all four runs."""
-    from app.main_window import MainWindow, apply_style
-
-    apply_style(qapp)
+    from app.main_window import MainWindow
     root = tmp_path / "ws"
     shutil.copytree(four_runs_ws, root)
     window = MainWindow(root)
