@@ -52,8 +52,10 @@ MIN_INT8 = 4096
 #: the engines tried, in this order (torch.backends.quantized.supported_engines)
 ENGINES = ("x86", "fbgemm", "onednn")
 REDUCE_RANGE = True  # 7-bit activations: see the module doc
-#: weights with at least this many rows (output layers over a vocabulary) are packed on
-#: wide_engine() where it names one
+#: weights with at least this many rows are packed on wide_engine() where it names one:
+#: output layers over a vocabulary, and a matrix as wide (a Transformer's default
+#: 2,048-row feed-forward layer: oneDNN 1.05-1.1x fbgemm's speed on a 160 x 512 x 2,048
+#: beam product on the bench host, single thread, so not a loss)
 WIDE_ROWS = 2048
 #: ONEDNN_MAX_CPU_ISA values that leave oneDNN its VNNI kernels
 VNNI_ISAS = ("AVX512_CORE_VNNI", "AVX512_CORE_BF16", "AVX512_CORE_AMX", "AVX10")
@@ -306,13 +308,15 @@ def rnn_step(rnn: nn.RNNBase, x: Tensor, hidden):
 
 
 def status_text(models: list[nn.Module], dropped: int = 0) -> str:
-    """One line naming the path: 'int8 (x86 engine, 11 weight matrices, 9 with the
-    checkpoint's own int8 rows and scales)'; `dropped`: the bytes of fp32 copies
-    core.models.int8_release freed, said when any."""
+    """One line naming the path: 'int8 (x86 engine, 11 weight matrices, per-row scales;
+    9 as stored in the checkpoint; 1 of 2,048 rows or more (output layers, and other
+    matrices as wide) on the onednn engine)', the last part where wide_engine() packed
+    any; `dropped`: the bytes of fp32 copies core.models.int8_release freed, said when
+    any."""
     count, stored, wide = (sum(_prepared.get(m, (0, 0, 0))[k] for m in models) for k in range(3))
     return (f"int8 ({engine()} engine, {count} weight matrices, per-row scales; "
             f"{stored} as stored in the checkpoint"
-            + (f"; {wide} of {WIDE_ROWS:,} rows or more (output layers) on the "
-               f"{wide_engine()} engine" if wide else "")
+            + (f"; {wide} of {WIDE_ROWS:,} rows or more (output layers, and other "
+               f"matrices as wide) on the {wide_engine()} engine" if wide else "")
             + (f"; their fp32 copies dropped, {dropped / 2**20:.1f} MiB" if dropped else "")
             + ")")

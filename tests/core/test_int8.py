@@ -211,3 +211,24 @@ def test_a_weight_packed_on_onednn_computes_fbgemms_products(monkeypatch):
         assert float(a.abs().max()) > 10  # real numbers compared
         assert float((a - o).abs().max()) < 1e-4
     assert torch.backends.quantized.engine == int8.engine()
+
+
+@pytest.mark.parametrize("wide", ["onednn", None])
+def test_the_decoding_line_counts_every_matrix_packed_on_the_wide_engine(monkeypatch, wide):
+    """A Transformer of the default feed-forward width (2,048 rows) has those matrices
+    packed on oneDNN beside its output layer: the line counts all three and does not
+    call them output layers; where oneDNN's VNNI kernels do not run (wide None: an
+    AVX2-only CPU) the line is as before."""
+    monkeypatch.setattr(int8, "wide_engine", lambda: wide)
+    config = ModelConfig(family="transformer", d_model=64, ff_size=2048, heads=4,
+                         enc_layers=1, dec_layers=1)
+    model = build_model(config, 50, 3000).eval()
+    int8.prepare(model)
+    line = int8.status_text([model])
+    rows = sorted(p.size(0) for p in model.parameters() if p in int8._sources)
+    assert rows.count(2048) == 2 and rows[-1] == 3000  # two feed-forward, the output layer
+    if wide is None:
+        assert "rows or more" not in line and "onednn" not in line
+    else:
+        assert "; 3 of 2,048 rows or more (output layers, and other matrices as wide) " \
+            "on the onednn engine" in line
