@@ -206,7 +206,8 @@ def symmetrized_systems(session: TranslationSession, name: str, reverse, reverse
     symmetrisation by `heuristic` (grow-diag-final-and, intersection, ...), by
     attention_aer.score_gold (as the Attention screen's "symmetrise with" row); each run
     is read at `reading`, or at its own default reading when None; the src->tgt run
-    from `layer` when given (attention_systems)."""
+    from `layer` when given (attention_systems), named in its row and in the
+    symmetrised row."""
     # lazy: a top-level import would load sacremoses, sentencepiece, torch
     from core.evaluate.attention_aer import force_gold, score_gold
 
@@ -228,7 +229,7 @@ def symmetrized_systems(session: TranslationSession, name: str, reverse, reverse
     return {system_name(name, fwd_reading, no_sink, layer):
             scores.readings[(fwd_reading, no_sink)].links,
             f"{reverse_name} {rev_what} (rev, {rev_reading}{tail})": scores.reverse.links,
-            f"{what} {heuristic} ({fwd_reading} + {rev_reading}{tail})":
+            f"{what}{_layer_words(layer)} {heuristic} ({fwd_reading} + {rev_reading}{tail})":
                 scores.symmetrized.links}
 
 
@@ -286,10 +287,16 @@ def system_name(run: str, reading: str, no_sink: bool, layer: Layer | None = Non
     0-based)."""
     notes = [r for r in (None if reading in ("predict", "head") else reading,
                          "no sink" if no_sink else None) if r]
-    what = "alignment head" if reading == "head" else "attention"
-    if layer is not None:
-        what += f" layer {layer[0] + 1}" + ("" if layer[1] is None else f" head {layer[1] + 1}")
+    what = ("alignment head" if reading == "head" else "attention") + _layer_words(layer)
     return f"{run} {what}" + (f" ({', '.join(notes)})" if notes else "")
+
+
+def _layer_words(layer: Layer | None) -> str:
+    """' layer 1 head 2', ' layer 3' (`layer` 0-based) or '' for None: the part of a
+    system's name that tells which decoder layer or head it was read from."""
+    if layer is None:
+        return ""
+    return f" layer {layer[0] + 1}" + ("" if layer[1] is None else f" head {layer[1] + 1}")
 
 
 def file_name(system: str) -> str:

@@ -123,3 +123,24 @@ def test_the_screen_reads_a_subword_transformers_head_in_words_as_align_does(dem
     assert rows[1][1] == len(golds) == 37
     assert abs(100 * rows[1][2] - 33.8) <= 0.05  # align --layer 1 --head 2's figure
     assert abs(100 * rows[0][2] - 66.2) <= 0.5  # the averaged last layer, read at shift
+
+
+def test_the_symmetrised_row_of_one_head_names_that_head(demo_root, capsys, tmp_path):
+    """With --reverse-run, the row symmetrised from one head says so (its --out-dir file,
+    like the forward row's, is not the averaged attention's; the reverse run's is): on
+    the WPT-03 trial gold layer 1 head 2 at its predicting step, grow-diag-final-and with
+    the fr -> en run's alignment head, 48.2 % (the Attention screen's row for that head:
+    48.21 %), the averaged attention's 28.3 %."""
+    base = ["--workspace", str(demo_root), "align", "--run", RUN, "--gold-set", WPT03_GOLD,
+            "--reverse-run", "hansards-luong-guided-head-fr-en"]
+    assert run_cli([*base, "--out-dir", str(tmp_path / "avg")]) == 0
+    averaged = aer_rows(capsys.readouterr().out)
+    assert run_cli([*base, "--layer", "1", "--head", "2", "--out-dir",
+                    str(tmp_path / "head")]) == 0
+    rows = aer_rows(capsys.readouterr().out)
+    assert abs(averaged["attention grow-diag-final-and (predict + head)"] - 28.3) <= 0.1
+    assert abs(rows["attention layer 1 head 2 grow-diag-final-and (predict + head)"]
+               - 48.2) <= 0.1
+    avg_files = {p.name for p in (tmp_path / "avg").iterdir()}
+    head_files = {p.name for p in (tmp_path / "head").iterdir()}
+    assert len(head_files) == len(avg_files) == 3 and len(avg_files & head_files) == 1
