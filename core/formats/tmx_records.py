@@ -53,7 +53,7 @@ def read_tmx_from(path: str | Path, lang: str) -> tuple[list[TranslationRecord],
     where some <tu> has it (a memory holds both sides), else the header's srclang ->
     (records, the source language read). Every <tu> with that side is read, the ones
     with no other side too (their translation is ""); CorpusError when there is no side
-    to read."""
+    to read (naming the languages the memory holds)."""
     found = parse_tmx(path)
     has = any(lang_matches(lang, tuv_lang) for unit in found.units for tuv_lang, _ in unit.tuvs)
     src = lang if has else found.srclang
@@ -66,6 +66,11 @@ def read_tmx_from(path: str | Path, lang: str) -> tuple[list[TranslationRecord],
                                  meta=with_decoding({}, decoding))
                for k, unit in enumerate(found.units, start=1)
                if (text := unit.pick(src)) is not None]
+    if not records and found.units:  # srclang '*all*', or a language no <tuv> is in
+        held = ", ".join(sorted(found.langs_seen))
+        which = held if len(found.langs_seen) == 1 else f"one of {held}"
+        raise CorpusError(path, None, f"no <tuv> is in {lang!r} or in the header's srclang "
+                          f"{src!r}: it holds {held}; translate it with a run from {which}")
     return records, src
 
 

@@ -3,6 +3,7 @@ styles and first runs' formatting, a text file with its blank lines, an XLIFF wi
 ids; from the `translate` command and from the service the Translate screen uses."""
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import docx
@@ -375,6 +376,19 @@ def test_a_tmx_segment_not_translated_yet_is_read_with_the_others(tmp_path):
                        "srclang: add srclang="):
         translation.read_document(nameless, "en")
 
+
+
+@pytest.mark.parametrize("srclang", ["*all*", "de"])
+def test_a_tmx_with_no_side_to_read_names_the_languages_it_holds(tmp_path, srclang):
+    """A memory in neither the run's language nor its header's srclang (TMX's '*all*',
+    or a language none of its <tuv>s is in) is one error naming the languages it does
+    hold: it read as a document of no sentences, which translate then called empty."""
+    memory = tmp_path / "memoria.tmx"
+    memory.write_text(SPANISH_TMX.replace(' srclang="es"', f' srclang="{srclang}"'),
+                      encoding="utf-8")
+    with pytest.raises(CorpusError, match=f"no <tuv> is in 'en' or in the header's srclang "
+                       f"'{re.escape(srclang)}': it holds es; translate it with a run from es"):
+        translation.read_document(memory, "en")
 
 def test_an_input_with_no_text_is_refused_and_nothing_is_written(tmp_path, capsys):
     """An empty or blank-only input (file or stdin) is one error line naming it, and no
