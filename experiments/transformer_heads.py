@@ -42,6 +42,7 @@ from core.train.artifacts import load_model  # noqa: E402
 from core.workspace.store import Workspace  # noqa: E402
 
 READINGS = ("predict", "shift", "sum", "previous")
+SYMMETRISATIONS = ("grow-diag-final-and", "grow-diag", "intersection")
 
 
 def candidates(n_layers: int, n_heads: int) -> list[tuple[int, int | None, str]]:
@@ -163,18 +164,19 @@ def main() -> None:
     forced = forced_words(args.workspace, args.run, src, tgt)
     reverse = (head_links(args.reverse_ws or args.workspace, args.reverse_run, tgt, src)
                if args.reverse_run else None)
-    print("# AER % on the gold of every reading, alone / grow-diag-final-and with the reverse head")
+    print("# AER % on the gold of every reading, alone / with the reverse head: "
+          + " / ".join(SYMMETRISATIONS))
     scored = []
     for cand in candidates(*forced[0].result.layer_attention.shape[:2]):
         found = links_of(forced, cand)
         alone = 100 * corpus_aer(found, gold).aer
-        both = (100 * corpus_aer(symmetrize_with_reverse(found, reverse), gold).aer
-                if reverse is not None else float("nan"))
+        both = [100 * corpus_aer(symmetrize_with_reverse(found, reverse, h), gold).aer
+                if reverse is not None else float("nan") for h in SYMMETRISATIONS]
         scored.append((alone, both, cand))
     for alone, both, cand in sorted(scored, key=lambda row: row[0])[:args.top]:
         ranks = ", ".join(f"{rule} rank {sorted(s, key=s.get, reverse=True).index(cand) + 1}"
                           for rule, s in rules.items())
-        print(f"{alone:5.2f} / {both:5.2f}  {name(cand)}  ({ranks})")
+        print(f"{alone:5.2f} / {' / '.join(f'{b:5.2f}' for b in both)}  {name(cand)}  ({ranks})")
 
 
 if __name__ == "__main__":

@@ -110,7 +110,7 @@ def wide_engine() -> str | None:
     0.21 against 0.26 ms for a 4,000-word output layer, while it lost on products of
     fewer output rows (a fixed cost of about 8 us a call); with AVX2 kernels the two are
     equal on the output layer (docs/benchmarks.md, "oneDNN for the output layer"). Their
-    outputs differ by the float rounding of the dequantisation (about 2e-5 on a logit),
+    outputs differ by the float rounding of the dequantisation (at most 1.5e-5 on a logit),
     not in the int8 products."""
     if engine() is None or "onednn" not in torch.backends.quantized.supported_engines:
         return None
