@@ -98,7 +98,8 @@ class PairBrowser:
         """The pair list, Previous / Next and their keys."""
         self.pair_list = QListWidget()
         self.pair_list.setAlternatingRowColors(True)
-        self.pair_list.setToolTip("[AER % of model 1 / model 2] after Compute attention")
+        self.pair_list.setToolTip("[AER % of each model shown, in order] after Compute "
+                                  "attention; a pair's tooltip names them")
         self.pair_list.currentRowChanged.connect(self._row_changed)
         self.prev_button, self.next_button = QPushButton("◀ Previous"), QPushButton("Next ▶")
         self.prev_button.setToolTip("Previous pair (Alt+Left / PgUp)")
