@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 import shutil
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -32,6 +33,7 @@ from core.services.bundle_weights import BASE_KEY, bundle_checkpoint_state
 from core.services.training import ensure_split
 from core.train import artifacts
 from core.train import checkpoint as ckpt
+from core.workspace.info import RunInfo
 from core.workspace.paths import APP_NAME, BUNDLED_MARK  # noqa: F401 (re-exported)
 from core.workspace.store import Workspace
 
@@ -315,38 +317,40 @@ def ensure_demo_workspace(path: str | Path | None = None, models_dir: Path = MOD
         return ws.root
 
 
-def mark_bundled_runs(ws: Workspace, models_dir: Path = MODELS_DIR) -> int:
-    """Write BUNDLED_MARK into the folder of every installed bundled run that lacks it (a
-    demo workspace made before the mark existed): the run of a bundle's name whose
-    folder holds the bundle's checkpoint. Returns how many were marked."""
-    marked = 0
+def installed_bundled_runs(ws: Workspace, models_dir: Path = MODELS_DIR
+                           ) -> Iterator[tuple[Path, dict[str, Any], RunInfo]]:
+    """(bundle folder, its meta.json, run) of every installed bundled run: the run of a
+    bundle's name whose folder holds the bundle's checkpoint."""
+    runs = ws.list_runs()
     for bundle in bundled_models(models_dir):
         meta = json.loads((bundle / BUNDLE_META).read_text(encoding="utf-8"))
-        for run in (r for r in ws.list_runs() if r.name == meta["name"]):
-            folder = ws.run_dir(run.id)
-            if (folder / meta["checkpoint"]).exists() and not (folder / BUNDLED_MARK).exists():
-                (folder / BUNDLED_MARK).write_text(
-                    f"installed from the bundle {bundle.name}; trained on a corpus outside "
-                    "this workspace (see its README)\n", encoding="utf-8")
-                marked += 1
+        for run in runs:
+            if run.name == meta["name"] and (ws.run_dir(run.id) / meta["checkpoint"]).exists():
+                yield bundle, meta, run
+
+
+def mark_bundled_runs(ws: Workspace, models_dir: Path = MODELS_DIR) -> int:
+    """Write BUNDLED_MARK into the folder of every installed bundled run that lacks it (a
+    demo workspace made before the mark existed). Returns how many were marked."""
+    marked = 0
+    for bundle, _meta, run in installed_bundled_runs(ws, models_dir):
+        mark = ws.run_dir(run.id) / BUNDLED_MARK
+        if not mark.exists():
+            mark.write_text(f"installed from the bundle {bundle.name}; trained on a corpus "
+                            "outside this workspace (see its README)\n", encoding="utf-8")
+            marked += 1
     return marked
 
 
 def adopt_bundled_length_penalties(ws: Workspace, models_dir: Path = MODELS_DIR) -> int:
-    """Give every installed bundled run (the run of a bundle's name whose folder holds the
-    bundle's checkpoint) the length penalty its bundle's config states, where the run's
-    stored config has none (a demo workspace installed before the bundles carried one:
-    it would translate with alpha 0). A run's own alpha is kept: tuning or any config
-    rewrite stores the key. Returns how many runs were given one."""
-    adopted, runs = 0, ws.list_runs()
-    for bundle in bundled_models(models_dir):
-        meta = json.loads((bundle / BUNDLE_META).read_text(encoding="utf-8"))
+    """Give every installed bundled run the length penalty its bundle's config states,
+    where the run's stored config has none (a demo workspace installed before the bundles
+    carried one: it would translate with alpha 0). A run's own alpha is kept: tuning or
+    any config rewrite stores the key. Returns how many runs were given one."""
+    adopted = 0
+    for _bundle, meta, run in installed_bundled_runs(ws, models_dir):
         alpha = meta["config"].get("length_penalty")
-        if not alpha:
-            continue
-        for run in (r for r in runs if r.name == meta["name"]):
-            installed = (ws.run_dir(run.id) / meta["checkpoint"]).exists()
-            if installed and "length_penalty" not in run.config:
-                ws.update_run(run.id, config={**run.config, "length_penalty": float(alpha)})
-                adopted += 1
+        if alpha and "length_penalty" not in run.config:
+            ws.update_run(run.id, config={**run.config, "length_penalty": float(alpha)})
+            adopted += 1
     return adopted
